@@ -1,0 +1,169 @@
+package sim
+
+// ReportSchema is the value of Report.Schema.
+const ReportSchema = "scalein.report.v1"
+
+// Report is the result of one run (SPEC §3.11). Times are milliseconds that are whole
+// nanoseconds; pointers are null where a value does not apply.
+type Report struct {
+	Schema       string       `json:"schema"`
+	Name         string       `json:"name"`
+	ScenarioID   string       `json:"scenario_id"`
+	ModelVersion string       `json:"model_version"`
+	Digest       string       `json:"digest"`
+	Summary      Summary      `json:"summary"`
+	KVCR         KVCRCounts   `json:"kvcr"`
+	Workers      []WorkerRow  `json:"workers"`
+	ScaleIn      []ScaleInRow `json:"scale_in"`
+	Timeseries   Timeseries   `json:"timeseries"`
+	Requests     []RequestRow `json:"requests,omitempty"`
+	Sim          *SimStats    `json:"sim,omitempty"`
+}
+
+// Summary holds the run-wide figures.
+type Summary struct {
+	Requests      RequestCounts `json:"requests"`
+	TTFTMS        Distribution  `json:"ttft_ms"`
+	E2EMS         Distribution  `json:"e2e_ms"`
+	Tokens        TokenCounts   `json:"tokens"`
+	Preemptions   int64         `json:"preemptions"`
+	DurationMS    float64       `json:"duration_ms"`
+	WorkerSeconds float64       `json:"worker_seconds"`
+}
+
+// RequestCounts counts requests by how they ended.
+type RequestCounts struct {
+	Total     int64 `json:"total"`
+	Completed int64 `json:"completed"`
+	Killed    int64 `json:"killed"`
+}
+
+// Distribution summarises a set of durations; all null when the set is empty.
+type Distribution struct {
+	Mean *float64 `json:"mean"`
+	P50  *float64 `json:"p50"`
+	P90  *float64 `json:"p90"`
+	P99  *float64 `json:"p99"`
+	Max  *float64 `json:"max"`
+}
+
+// TokenCounts is the token accounting taken at each request's first admission:
+// Prompt = G1Reused + G2Reused + KVCRPulled + Recomputed.
+type TokenCounts struct {
+	Prompt     int64 `json:"prompt"`
+	G1Reused   int64 `json:"g1_reused"`
+	G2Reused   int64 `json:"g2_reused"`
+	KVCRPulled int64 `json:"kvcr_pulled"`
+	Recomputed int64 `json:"recomputed"`
+	Output     int64 `json:"output"`
+}
+
+// KVCRCounts counts hints and pulls by staging outcome (SPEC §3.7).
+type KVCRCounts struct {
+	Hints              int64 `json:"hints"`
+	Staged             int64 `json:"staged"`
+	Success            int64 `json:"success"`
+	Partial            int64 `json:"partial"`
+	Miss               int64 `json:"miss"`
+	NotNeeded          int64 `json:"not_needed"`
+	RejectedDraining   int64 `json:"rejected_draining"`
+	RejectedRemoved    int64 `json:"rejected_removed"`
+	StagedFromDraining int64 `json:"staged_from_draining"`
+	Aborted            int64 `json:"aborted"`
+	Blocks             int64 `json:"blocks"`
+	Bytes              int64 `json:"bytes"`
+}
+
+// Worker states.
+const (
+	StateActive   = "active"
+	StateDraining = "draining"
+	StateRemoved  = "removed"
+)
+
+// WorkerRow is one worker's lifecycle; MarkedAtMS is the instant it was marked draining and
+// RemovedAtMS its removal deadline.
+type WorkerRow struct {
+	ID                int      `json:"id"`
+	FinalState        string   `json:"final_state"`
+	MarkedAtMS        *float64 `json:"marked_at_ms"`
+	LastWorkMS        *float64 `json:"last_work_ms"`
+	RemovedAtMS       *float64 `json:"removed_at_ms"`
+	DrainMS           *float64 `json:"drain_ms"`
+	PinWaitMS         *float64 `json:"pin_wait_ms"`
+	GraceDeadlineMS   *float64 `json:"grace_deadline_ms"`
+	Forced            bool     `json:"forced"`
+	RequestsCompleted int64    `json:"requests_completed"`
+	RequestsKilled    int64    `json:"requests_killed"`
+	PullsServed       int64    `json:"pulls_served"`
+	PullsReceived     int64    `json:"pulls_received"`
+}
+
+// ScaleInRow reports one scale-in action: the ids it drained and those it skipped because they
+// were no longer active when it fired.
+type ScaleInRow struct {
+	AtMS    float64 `json:"at_ms"`
+	Drained []int   `json:"drained"`
+	Skipped []int   `json:"skipped"`
+}
+
+// Timeseries is the run cut into equal buckets (SPEC §3.11, §3.14 Report details).
+type Timeseries struct {
+	BucketMS float64  `json:"bucket_ms"`
+	Buckets  []Bucket `json:"buckets"`
+}
+
+// Bucket covers [TMS, TMS+BucketMS). Gauges are the state at its end; counters count events
+// inside it.
+type Bucket struct {
+	TMS           float64  `json:"t_ms"`
+	Active        int64    `json:"active"`
+	Draining      int64    `json:"draining"`
+	Waiting       int64    `json:"waiting"`
+	Running       int64    `json:"running"`
+	PullsStaged   int64    `json:"pulls_staged"`
+	PullsLanded   int64    `json:"pulls_landed"`
+	PullsRejected int64    `json:"pulls_rejected"`
+	Completed     int64    `json:"completed"`
+	TTFTP50MS     *float64 `json:"ttft_p50_ms"`
+}
+
+// Request statuses at the end of a run.
+const (
+	StatusCompleted = "completed"
+	StatusKilled    = "killed"
+)
+
+// Pull outcomes (SPEC §3.7).
+const (
+	OutcomeSuccess          = "success"
+	OutcomePartial          = "partial"
+	OutcomeMiss             = "miss"
+	OutcomeNotNeeded        = "not_needed"
+	OutcomeRejectedDraining = "rejected_draining"
+	OutcomeRejectedRemoved  = "rejected_removed"
+	OutcomeAborted          = "aborted"
+)
+
+// RequestRow is one request's record, present only with report.per_request.
+type RequestRow struct {
+	ID               string   `json:"id"`
+	Worker           *int     `json:"worker"`
+	ArrivalMS        float64  `json:"arrival_ms"`
+	FirstTokenMS     *float64 `json:"first_token_ms"`
+	DoneMS           *float64 `json:"done_ms"`
+	Status           string   `json:"status"`
+	PromptTokens     int64    `json:"prompt_tokens"`
+	G1ReusedTokens   int64    `json:"g1_reused_tokens"`
+	G2ReusedTokens   int64    `json:"g2_reused_tokens"`
+	KVCRPulledTokens int64    `json:"kvcr_pulled_tokens"`
+	RecomputedTokens int64    `json:"recomputed_tokens"`
+	PullOutcome      *string  `json:"pull_outcome"`
+	Preemptions      int64    `json:"preemptions"`
+}
+
+// SimStats describes the run itself, not the model; it is excluded from the digest.
+type SimStats struct {
+	Events int64   `json:"events"`
+	WallMS float64 `json:"wall_ms"`
+}

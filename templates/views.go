@@ -1,0 +1,198 @@
+package templates
+
+// The types here are view models: web turns sim and store values into display strings (every
+// number already carries its unit), so templates stay free of domain logic and of imports.
+
+// Assets are the cache-busted URLs of the static files a page may load.
+type Assets struct {
+	CSS       string
+	AppJS     string
+	ChartsJS  string
+	EChartsJS string
+}
+
+// Page is what the layout needs to know about any page.
+type Page struct {
+	Title string
+	// Nav is the current section: "new", "runs" or "traces" (highlighted in the header).
+	Nav    string
+	Assets Assets
+	// Charts loads echarts and charts.js (only pages with charts pay for them).
+	Charts bool
+	// RefreshSeconds > 0 reloads the page while a run is in progress, for browsers without
+	// JavaScript (inside <noscript>, so app.js's live progress is not interrupted).
+	RefreshSeconds int
+}
+
+// Option is one choice of a select.
+type Option struct {
+	Value, Label string
+	Selected     bool
+}
+
+// Field is one form control. Name is the scenario's JSON path (fleet.gpu_blocks,
+// scale_in[0].at_ms, …) so validation errors from sim.Parse land beside it.
+type Field struct {
+	Name        string
+	Label       string
+	Unit        string
+	Help        string
+	Kind        string // "number", "text", "select" or "textarea"
+	Value       string
+	Placeholder string
+	Options     []Option
+	Error       string
+	Wide        bool
+}
+
+// Fieldset groups fields under a legend. Workload, when set, marks the fieldset of one workload
+// type so app.js can show only the chosen one.
+type Fieldset struct {
+	Legend   string
+	Note     string
+	Workload string
+	Fields   []Field
+}
+
+// ScheduleRow is one scale-in action of the schedule editor.
+type ScheduleRow struct {
+	Index  int
+	Fields []Field
+}
+
+// PresetLink is one preset offered on the form.
+type PresetLink struct {
+	Key, Title, Description string
+}
+
+// FigureCell is one headline figure, formatted with its unit ("—" when it does not apply).
+type FigureCell struct {
+	Key, Label, Value string
+}
+
+// RunLink is one run in a list.
+type RunLink struct {
+	ID, Name, Status, Created string
+	Figures                   []FigureCell
+}
+
+// FormPage is the scenario form (GET /, and its re-render with errors).
+type FormPage struct {
+	Page Page
+	// Notice says where the values came from (a preset, a stored run).
+	Notice string
+	// Errors are problems that no form field shows (for example paths only the raw JSON has).
+	Errors     []string
+	ErrorCount int
+	General    []Fieldset
+	Schedule   []ScheduleRow
+	// ScheduleTemplate is an empty row app.js clones when "add row" is pressed.
+	ScheduleTemplate ScheduleRow
+	ScheduleError    string
+	WorkloadType     Field
+	Workloads        []Fieldset
+	RawJSON          Field
+	Presets          []PresetLink
+	Recent           []RunLink
+}
+
+// Column is a table column; Num right-aligns it.
+type Column struct {
+	Label string
+	Num   bool
+}
+
+// DataTable is a plain table of preformatted cells.
+type DataTable struct {
+	Caption string
+	Columns []Column
+	Rows    [][]string
+}
+
+// RunPage is a run's permalink.
+type RunPage struct {
+	Page     Page
+	ID       string
+	Name     string
+	Status   string
+	Error    string
+	Progress float64
+	Created  string
+	Started  string
+	Finished string
+	Attempts int
+	Figures  []FigureCell
+	Charts   []Chart
+	// Workers is the per-worker table; AllWorkers says whether every worker is shown or only
+	// the drained ones.
+	Workers      DataTable
+	AllWorkers   bool
+	DrainedCount int
+	WorkerCount  int
+	ScaleIn      DataTable
+	Summary      DataTable
+}
+
+// RunSide is one run of a comparison.
+type RunSide struct {
+	ID, Name, Status, Error, Label string
+	Progress                       float64
+}
+
+// DiffRow is one scenario field that differs between the compared runs.
+type DiffRow struct {
+	Path, A, B string
+}
+
+// CompareFigure is one headline figure of both runs with its deltas. Trend is "up", "down" or
+// "" and only colours the delta.
+type CompareFigure struct {
+	Key, Label, A, B, Delta, DeltaPct, Trend string
+}
+
+// ComparePage compares two runs side by side.
+type ComparePage struct {
+	Page       Page
+	A, B       RunSide
+	Ready      bool
+	Diffs      []DiffRow
+	OnlyToggle bool
+	Figures    []CompareFigure
+	Charts     []Chart
+}
+
+// RunsPage is the paginated list of runs.
+type RunsPage struct {
+	Page     Page
+	Runs     []RunLink
+	Total    int
+	PageNum  int
+	PrevURL  string
+	NextURL  string
+	FromItem int
+	ToItem   int
+}
+
+// TraceItem is one uploaded trace.
+type TraceItem struct {
+	SHA256, Short, Name, Size, Rows, Created, UseURL string
+}
+
+// TracesPage lists uploaded traces and offers the upload form.
+type TracesPage struct {
+	Page     Page
+	Traces   []TraceItem
+	Builtins []string
+	Notice   string
+	Error    string
+	Name     string
+}
+
+// ErrorPage is the designed page for every error status.
+type ErrorPage struct {
+	Page    Page
+	Status  int
+	Title   string
+	Message string
+	Details []string
+}

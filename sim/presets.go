@@ -1,0 +1,64 @@
+package sim
+
+import (
+	"embed"
+)
+
+//go:embed presets/*.json
+var presetFiles embed.FS
+
+// Preset is a ready-made scenario for the form and the command line.
+type Preset struct {
+	Key         string // stable, URL-safe: /?preset=KEY
+	Title       string
+	Description string
+	JSON        []byte // the scenario, as a user would write it
+}
+
+// presetCatalog orders the presets and describes them; the scenario itself is presets/KEY.json.
+var presetCatalog = []struct{ key, title, description string }{
+	{
+		"incident",
+		"Queued hint during drain (the incident)",
+		"A request queued with a hint before its source starts draining later pulls from that draining source. Compare guard on and off: with the guard, the source is removed as early as in the no-hint control.",
+	},
+	{
+		"e2",
+		"One partial pull (worked example E2)",
+		"Two workers; a follow-up request is hinted to the peer that holds its prefix in host memory and pulls 8 blocks over KVCR before a short prefill (SPEC §3.13 E2).",
+	},
+	{
+		"mooncake-16to12",
+		"16 → 12 workers on the Mooncake conversation trace",
+		"The first 3,000 requests of the Mooncake FAST'25 conversation trace on 16 workers; at 480 s the 4 highest-id workers drain with a 30 s grace period.",
+	},
+	{
+		"large-fleet",
+		"2048 → 1792 workers, 100,000 session requests",
+		"25,000 synthetic four-turn chat sessions on 2,048 workers; at 60 s the 256 least-loaded workers drain with a 30 s grace period. A test of scale: it takes a while to run.",
+	},
+}
+
+// Presets returns the built-in scenarios in display order. A preset whose file is missing is
+// left out rather than failing, so the list still works while presets are being added.
+func Presets() []Preset {
+	out := make([]Preset, 0, len(presetCatalog))
+	for _, p := range presetCatalog {
+		data, err := presetFiles.ReadFile("presets/" + p.key + ".json")
+		if err != nil {
+			continue
+		}
+		out = append(out, Preset{Key: p.key, Title: p.title, Description: p.description, JSON: data})
+	}
+	return out
+}
+
+// PresetByKey returns the preset with this key.
+func PresetByKey(key string) (Preset, bool) {
+	for _, p := range Presets() {
+		if p.Key == key {
+			return p, true
+		}
+	}
+	return Preset{}, false
+}

@@ -1,0 +1,51 @@
+// Command scalein is the Scale-in Planner: a web app (the default, "serve") and a headless
+// simulator run ("sim") over the same scenario format (SPEC §4).
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+const usageText = `usage:
+  scalein [serve] [-addr 127.0.0.1:8080] [-db ./data/scalein.db]
+      start the web app (the default)
+  scalein sim -config FILE|- [-out FILE] [-requests] [-pair hints|guard]
+      run one scenario headless and write its report as JSON
+`
+
+// run dispatches a subcommand and returns the process exit code: 0 ok, 2 bad usage or bad
+// input, 1 anything else.
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) == 0 || strings.HasPrefix(args[0], "-") && !isHelp(args[0]) {
+		return runServe(ctx, args, stdout, stderr)
+	}
+	switch args[0] {
+	case "serve":
+		return runServe(ctx, args[1:], stdout, stderr)
+	case "sim":
+		return runSim(ctx, args[1:], stdin, stdout, stderr)
+	case "help", "-h", "-help", "--help":
+		fmt.Fprint(stdout, usageText)
+		return 0
+	default:
+		fmt.Fprintf(stderr, "scalein: unknown command %q\n%s", args[0], usageText)
+		return 2
+	}
+}
+
+func isHelp(arg string) bool {
+	return arg == "-h" || arg == "-help" || arg == "--help"
+}

@@ -1,0 +1,268 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/scalein-planner/scalein/sim"
+)
+
+// simFlags are the options of "scalein sim".
+type simFlags struct {
+	config   string
+	out      string
+	requests bool
+	pair     string
+}
+
+// pairOutput is what -pair writes: both reports and their comparison.
+type pairOutput struct {
+	A          *sim.Report    `json:"a"`
+	B          *sim.Report    `json:"b"`
+	Comparison sim.Comparison `json:"comparison"`
+}
+
+// runSim runs one scenario (or a scenario and its counterpart) headless. Exit codes: 0 ok,
+// 2 bad usage or an invalid scenario (every problem on stderr, one per line), 1 anything else.
+func runSim(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	var f simFlags
+	fs := flag.NewFlagSet("scalein sim", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&f.config, "config", "", "scenario JSON file, or - for stdin (required)")
+	fs.StringVar(&f.out, "out", "", "write the report here instead of stdout (atomically)")
+	fs.BoolVar(&f.requests, "requests", false, "include one row per request in the report")
+	fs.StringVar(&f.pair, "pair", "", `also run the counterpart and compare: "hints" (hints on/off) or "guard" (draining-source guard on/off)`)
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: scalein sim -config FILE|- [-out FILE] [-requests] [-pair hints|guard]")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	usageError := func(format string, a ...any) int {
+		fmt.Fprintf(stderr, "scalein sim: "+format+"\n", a...)
+		fs.Usage()
+		return 2
+	}
+	switch {
+	case fs.NArg() > 0:
+		return usageError("unexpected argument %q", fs.Arg(0))
+	case f.config == "":
+		return usageError("-config is required (a scenario file, or - to read stdin)")
+	case f.pair != "" && f.pair != sim.CounterpartHints && f.pair != sim.CounterpartGuard:
+		return usageError("-pair must be %q or %q (got %q)", sim.CounterpartHints, sim.CounterpartGuard, f.pair)
+	}
+
+	data, displayName, baseDir, err := readConfig(f.config, stdin)
+	if err != nil {
+		fmt.Fprintf(stderr, "scalein sim: %v\n", err)
+		return 1
+	}
+	s, err := sim.Parse(data, sim.ParseEnv{ReadFile: localTraceReader(baseDir)})
+	if err != nil {
+		var ve *sim.ValidationError
+		if errors.As(err, &ve) {
+			for _, fe := range ve.Errors {
+				fmt.Fprintf(stderr, "%s: %s\n", displayName, fe)
+			}
+			return 2
+		}
+		fmt.Fprintf(stderr, "scalein sim: %s: %v\n", displayName, err)
+		return 1
+	}
+	if f.requests {
+		s.Report.PerRequest = true
+	}
+
+	progress := newProgressLine(stderr, isTerminal(stderr))
+	var out any
+	if f.pair == "" {
+		r, err := sim.Run(ctx, s, sim.RunOptions{Progress: progress.reporter(0, 1)})
+		if err != nil {
+			return runFailed(stderr, err)
+		}
+		out = r
+	} else {
+		c, err := sim.Counterpart(s, f.pair)
+		if err != nil {
+			fmt.Fprintf(stderr, "scalein sim: %v\n", err)
+			return 1
+		}
+		var reports [2]*sim.Report
+		var errs [2]error
+		var wg sync.WaitGroup
+		for i, sc := range []*sim.Scenario{s, c} {
+			wg.Go(func() {
+				reports[i], errs[i] = sim.Run(ctx, sc, sim.RunOptions{Progress: progress.reporter(i, 2)})
+			})
+		}
+		wg.Wait()
+		if err := errors.Join(errs[0], errs[1]); err != nil {
+			return runFailed(stderr, err)
+		}
+		out = pairOutput{A: reports[0], B: reports[1], Comparison: sim.Compare(s, c, reports[0], reports[1])}
+	}
+	progress.finish()
+
+	body, err := json.MarshalIndent(out, "", "  ")
+	if err != nil {
+		fmt.Fprintf(stderr, "scalein sim: encode the report: %v\n", err)
+		return 1
+	}
+	body = append(body, '\n')
+	if f.out == "" {
+		if _, err := stdout.Write(body); err != nil {
+			fmt.Fprintf(stderr, "scalein sim: write the report: %v\n", err)
+			return 1
+		}
+		return 0
+	}
+	if err := writeFileAtomic(f.out, body); err != nil {
+		fmt.Fprintf(stderr, "scalein sim: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+func runFailed(stderr io.Writer, err error) int {
+	if errors.Is(err, context.Canceled) {
+		fmt.Fprintln(stderr, "scalein sim: interrupted; no report written")
+		return 1
+	}
+	fmt.Fprintf(stderr, "scalein sim: the run failed: %v\n", err)
+	return 1
+}
+
+// readConfig reads the scenario (at most sim.MaxScenarioBytes + 1 bytes, so Parse reports an
+// oversized file) and says how to name it in messages and where its relative trace paths start.
+func readConfig(path string, stdin io.Reader) (data []byte, displayName, baseDir string, err error) {
+	if path == "-" {
+		data, err = io.ReadAll(io.LimitReader(stdin, sim.MaxScenarioBytes+1))
+		if err != nil {
+			return nil, "", "", fmt.Errorf("read the scenario from stdin: %w", err)
+		}
+		return data, "stdin", ".", nil
+	}
+	file, err := os.Open(path)
+	if err != nil {
+		return nil, "", "", fmt.Errorf("read the scenario: %w", err)
+	}
+	defer file.Close()
+	data, err = io.ReadAll(io.LimitReader(file, sim.MaxScenarioBytes+1))
+	if err != nil {
+		return nil, "", "", fmt.Errorf("read the scenario %s: %w", path, err)
+	}
+	return data, path, filepath.Dir(path), nil
+}
+
+// localTraceReader reads {"path": …} traces; a relative path is relative to the scenario file.
+func localTraceReader(baseDir string) func(string) ([]byte, error) {
+	return func(p string) ([]byte, error) {
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(baseDir, p)
+		}
+		file, err := os.Open(p)
+		if err != nil {
+			return nil, err
+		}
+		defer file.Close()
+		return io.ReadAll(io.LimitReader(file, sim.MaxTraceBytes+1))
+	}
+}
+
+// writeFileAtomic writes through a temporary file in the same directory and renames it, so a
+// reader never sees half a report and an interrupted run leaves any old report intact.
+func writeFileAtomic(path string, data []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".scalein-report-*.tmp")
+	if err != nil {
+		return fmt.Errorf("write the report: %w", err)
+	}
+	defer os.Remove(tmp.Name()) // a no-op after the rename
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return fmt.Errorf("write the report %s: %w", path, err)
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return fmt.Errorf("write the report %s: %w", path, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("write the report %s: %w", path, err)
+	}
+	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
+		return fmt.Errorf("write the report %s: %w", path, err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("write the report %s: %w", path, err)
+	}
+	return nil
+}
+
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	info, err := f.Stat()
+	return err == nil && info.Mode()&os.ModeCharDevice != 0
+}
+
+// progressLine prints "progress 42%" on stderr at most once a second while runs go on. With
+// several runs it shows their average.
+type progressLine struct {
+	mu        sync.Mutex
+	w         io.Writer
+	enabled   bool
+	fractions []float64
+	lastPrint time.Time
+	printed   bool
+}
+
+func newProgressLine(w io.Writer, enabled bool) *progressLine {
+	return &progressLine{w: w, enabled: enabled, lastPrint: time.Now()}
+}
+
+// reporter returns the Progress callback of run i of n, or nil when progress is off.
+func (p *progressLine) reporter(i, n int) func(float64) {
+	if !p.enabled {
+		return nil
+	}
+	p.mu.Lock()
+	if len(p.fractions) < n {
+		p.fractions = make([]float64, n)
+	}
+	p.mu.Unlock()
+	return func(fraction float64) {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		p.fractions[i] = fraction
+		if time.Since(p.lastPrint) < time.Second {
+			return
+		}
+		total := 0.0
+		for _, f := range p.fractions {
+			total += f
+		}
+		fmt.Fprintf(p.w, "progress %d%%\n", int(100*total/float64(len(p.fractions))))
+		p.lastPrint, p.printed = time.Now(), true
+	}
+}
+
+func (p *progressLine) finish() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.enabled && p.printed {
+		fmt.Fprintln(p.w, "progress 100%")
+	}
+}

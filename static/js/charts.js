@@ -1,0 +1,103 @@
+// charts.js draws every chart the server rendered as <div data-echarts-option="{…}">.
+// The option is built and validated in Go (web/charts*.go); this file only hands it to echarts.
+// Where echarts needs a function, the option carries a name and the function comes from
+// `registry` below, so the page needs neither eval nor inline scripts (strict CSP).
+(function () {
+  'use strict';
+
+  var selector = '[data-echarts-option]';
+
+  function fmtMS(v) {
+    return (Math.round(v * 1000) / 1000).toString();
+  }
+
+  var registry = {
+    // Gantt-like bar for one segment of a worker's drain: value = [row, fromMS, toMS].
+    removalTimeline: function (params, api) {
+      var row = api.value(0);
+      var from = api.coord([api.value(1), row]);
+      var to = api.coord([api.value(2), row]);
+      var height = api.size([0, 1])[1] * 0.55;
+      var cs = params.coordSys;
+      var shape = echarts.graphic.clipRectByRect(
+        { x: from[0], y: from[1] - height / 2, width: Math.max(to[0] - from[0], 1), height: height },
+        { x: cs.x, y: cs.y, width: cs.width, height: cs.height }
+      );
+      return shape && { type: 'rect', transition: ['shape'], shape: shape, style: api.style() };
+    },
+    // Plain text: tooltips render in the canvas (renderMode richText), so no HTML here.
+    removalTooltip: function (params) {
+      var v = params.value;
+      return params.seriesName + '\n' + fmtMS(v[1]) + ' → ' + fmtMS(v[2]) + ' ms (' + fmtMS(v[2] - v[1]) + ' ms)';
+    }
+  };
+
+  function named(value) {
+    return typeof value === 'string' && Object.prototype.hasOwnProperty.call(registry, value) ? registry[value] : value;
+  }
+
+  // Swap registered names for their functions where echarts expects a function.
+  function resolveFunctions(option) {
+    (option.series || []).forEach(function (s) {
+      if (s.renderItem) { s.renderItem = named(s.renderItem); }
+      if (s.tooltip && s.tooltip.formatter) { s.tooltip.formatter = named(s.tooltip.formatter); }
+    });
+    if (option.tooltip && option.tooltip.formatter) { option.tooltip.formatter = named(option.tooltip.formatter); }
+    return option;
+  }
+
+  var observer = typeof ResizeObserver === 'function' ? new ResizeObserver(function (entries) {
+    entries.forEach(function (e) {
+      var chart = echarts.getInstanceByDom(e.target);
+      if (chart) { chart.resize(); }
+    });
+  }) : null;
+
+  function draw(el) {
+    if (echarts.getInstanceByDom(el)) { return; } // already drawn (htmx:load fires again)
+    var option;
+    try {
+      option = JSON.parse(el.getAttribute('data-echarts-option'));
+    } catch (err) {
+      el.textContent = 'This chart could not be drawn; its table below has the same figures.';
+      console.error('charts.js: bad option JSON in #' + el.id + ': ' + err.message);
+      return;
+    }
+    var height = parseInt(el.getAttribute('data-height-px') || '0', 10);
+    if (height > 0) { el.style.height = height + 'px'; }
+    var chart = echarts.init(el, null, { renderer: 'canvas' });
+    chart.setOption(resolveFunctions(option));
+    el.setAttribute('data-chart-ready', 'true');
+    if (observer) { observer.observe(el); }
+  }
+
+  function drawAll(root) {
+    if (typeof echarts === 'undefined') {
+      console.error('charts.js: echarts is not loaded; include static/vendor/echarts/echarts.min.js first');
+      return;
+    }
+    var scope = root && root.querySelectorAll ? root : document;
+    if (scope.matches && scope.matches(selector)) { draw(scope); }
+    Array.prototype.forEach.call(scope.querySelectorAll(selector), draw);
+  }
+
+  var resizeTimer = null;
+  window.addEventListener('resize', function () {
+    clearTimeout(resizeTimer);
+    resizeTimer = setTimeout(function () {
+      Array.prototype.forEach.call(document.querySelectorAll(selector), function (el) {
+        var chart = echarts.getInstanceByDom(el);
+        if (chart) { chart.resize(); }
+      });
+    }, 100);
+  });
+
+  // htmx (if the page uses it) announces swapped-in content with htmx:load.
+  document.addEventListener('htmx:load', function (e) { drawAll(e.detail && e.detail.elt); });
+
+  if (document.readyState === 'loading') {
+    document.addEventListener('DOMContentLoaded', function () { drawAll(document); });
+  } else {
+    drawAll(document);
+  }
+})();

@@ -1,0 +1,176 @@
+package web
+
+import (
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/go-echarts/go-echarts/v2/charts"
+	"github.com/go-echarts/go-echarts/v2/opts"
+
+	"github.com/scalein-planner/scalein/sim"
+	"github.com/scalein-planner/scalein/templates"
+)
+
+// Names of the JavaScript functions charts.js registers: the option carries the name, never
+// code, so the page needs no eval and no inline script.
+const (
+	jsRemovalTimeline = "removalTimeline"
+	jsRemovalTooltip  = "removalTooltip"
+)
+
+// timeline is what the removal timelines of a page share so they align: the worker rows (every
+// worker drained in any of the runs, in id order) and the time range.
+type timeline struct {
+	workerIDs []int
+	xMaxMS    float64
+}
+
+func timelineAxes(runs []runView) timeline {
+	var tl timeline
+	for _, r := range runs {
+		tl.xMaxMS = math.Max(tl.xMaxMS, runEndMS(r.rep))
+		for _, w := range r.rep.Workers {
+			if w.MarkedAtMS == nil {
+				continue
+			}
+			tl.workerIDs = append(tl.workerIDs, w.ID)
+			// A grace deadline after the end of the run is still worth seeing: the worker went
+			// well before it.
+			for _, t := range []*float64{w.GraceDeadlineMS, w.RemovedAtMS} {
+				if t != nil {
+					tl.xMaxMS = math.Max(tl.xMaxMS, *t)
+				}
+			}
+		}
+	}
+	slices.Sort(tl.workerIDs)
+	tl.workerIDs = slices.Compact(tl.workerIDs)
+	return tl
+}
+
+// drainSegments splits a drained worker's drain into its own work (marked → last work done)
+// and the pin wait (last work done → removed). A worker still draining at the end of the run
+// is drawn up to the run's end.
+func drainSegments(w sim.WorkerRow, runEndMS float64) (markedMS, lastWorkMS, endMS float64) {
+	markedMS = *w.MarkedAtMS
+	endMS = runEndMS
+	if w.RemovedAtMS != nil {
+		endMS = *w.RemovedAtMS
+	}
+	endMS = math.Max(endMS, markedMS)
+	lastWorkMS = markedMS
+	if w.LastWorkMS != nil {
+		lastWorkMS = *w.LastWorkMS
+	}
+	lastWorkMS = min(max(lastWorkMS, markedMS), endMS)
+	return markedMS, lastWorkMS, endMS
+}
+
+func rowLabel(w sim.WorkerRow, drained bool) string {
+	switch {
+	case !drained:
+		return fmt.Sprintf("w%d (not drained)", w.ID)
+	case w.Forced:
+		return fmt.Sprintf("w%d (forced)", w.ID)
+	case w.RemovedAtMS == nil:
+		return fmt.Sprintf("w%d (not removed)", w.ID)
+	}
+	return fmt.Sprintf("w%d", w.ID)
+}
+
+// removalTimelineChart draws one row per drained worker: own work, pin wait (highlighted), the
+// grace deadline and forced removals. tl fixes rows and time range so compared runs align.
+func removalTimelineChart(id, title string, rep *sim.Report, tl timeline) templates.Chart {
+	table := removalTable(rep)
+	if len(tl.workerIDs) == 0 {
+		return emptyChart(id, title, "No worker was drained in this run, so there is no removal to show.", table)
+	}
+	byID := make(map[int]sim.WorkerRow, len(rep.Workers))
+	for _, w := range rep.Workers {
+		byID[w.ID] = w
+	}
+	end := runEndMS(rep)
+	labels := make([]string, len(tl.workerIDs))
+	var own, pin []opts.CustomData
+	var grace, forced []opts.ScatterData
+	for row, wid := range tl.workerIDs {
+		w, ok := byID[wid]
+		drained := ok && w.MarkedAtMS != nil
+		if !ok {
+			w = sim.WorkerRow{ID: wid}
+		}
+		labels[row] = rowLabel(w, drained)
+		if !drained {
+			continue
+		}
+		marked, lastWork, removed := drainSegments(w, end)
+		// Zero-length segments are left out: nothing to draw, and the tooltip would mislead.
+		if lastWork > marked {
+			own = append(own, opts.CustomData{Value: []any{row, marked, lastWork}})
+		}
+		if removed > lastWork {
+			pin = append(pin, opts.CustomData{Value: []any{row, lastWork, removed}})
+		}
+		if w.GraceDeadlineMS != nil {
+			grace = append(grace, opts.ScatterData{Value: []any{*w.GraceDeadlineMS, row}})
+		}
+		if w.Forced && w.RemovedAtMS != nil {
+			forced = append(forced, opts.ScatterData{Value: []any{*w.RemovedAtMS, row}})
+		}
+	}
+
+	cart := cartesian{title: title, yName: "worker", yCats: labels, xMaxMS: tl.xMaxMS, zoom: true, tooltip: "item"}
+	c := charts.NewCustom()
+	c.SetGlobalOptions(cart.globalOpts()...)
+	segment := func(color string) []charts.SeriesOpts {
+		return []charts.SeriesOpts{
+			charts.WithCustomChartOpts(opts.CustomChart{RenderItem: jsRemovalTimeline}),
+			// x spans both ends so the axis and the zoom take the segment's extent into account.
+			charts.WithEncodeOpts(opts.Encode{X: []int{1, 2}, Y: 0}),
+			charts.WithItemStyleOpts(opts.ItemStyle{Color: color}),
+			charts.WithSeriesTooltipOpts(opts.SeriesTooltip{Formatter: jsRemovalTooltip}),
+		}
+	}
+	// Every series is added even when empty so the legend always explains the same marks.
+	c.AddSeries("own work (marked → last request done)", own, segment(colorOwnWork)...)
+	c.AddSeries("pin wait (peers still pulling)", pin, segment(colorPinWait)...)
+	marker := func(name, symbol string, size []int, color string, data []opts.ScatterData) charts.Overlaper {
+		s := charts.NewScatter()
+		s.AddSeries(name, data,
+			charts.WithScatterChartOpts(opts.ScatterChart{Symbol: symbol, SymbolSize: size}),
+			charts.WithItemStyleOpts(opts.ItemStyle{Color: color}))
+		return s
+	}
+	c.Overlap(
+		marker("grace deadline", "rect", []int{3, 18}, colorGrace, grace),
+		marker("forced removal", "triangle", []int{12, 12}, colorForced, forced),
+	)
+	height := max(timelineMinHeight, len(labels)*timelineRowPX+90)
+	return templates.Chart{ID: id, Title: title, OptionJSON: encodeOption(c, true), Table: table, HeightPX: height}
+}
+
+// removalTable lists every drained worker's lifecycle with units in the headers.
+func removalTable(rep *sim.Report) templates.Table {
+	t := templates.Table{
+		Caption: "Drained workers: when each was marked, finished its own work and was removed",
+		Columns: []string{"worker", "marked (ms)", "last request done (ms)", "removed (ms)",
+			"drain (ms)", "pin wait (ms)", "grace deadline (ms)", "forced"},
+	}
+	for _, w := range rep.Workers {
+		if w.MarkedAtMS == nil {
+			continue
+		}
+		forced := "no"
+		if w.Forced {
+			forced = "yes"
+		}
+		removed := fmtOpt(w.RemovedAtMS)
+		if w.RemovedAtMS == nil {
+			removed = "not removed by the end"
+		}
+		t.Rows = append(t.Rows, []string{fmt.Sprintf("w%d", w.ID), fmtOpt(w.MarkedAtMS), fmtOpt(w.LastWorkMS),
+			removed, fmtOpt(w.DrainMS), fmtOpt(w.PinWaitMS), fmtOpt(w.GraceDeadlineMS), forced})
+	}
+	return t
+}

@@ -1,0 +1,371 @@
+package web
+
+import (
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/scalein-planner/scalein/sim"
+	"github.com/scalein-planner/scalein/templates"
+)
+
+func ptr(v float64) *float64 { return &v }
+
+// chartsFixture is a small hand-built report: 4 workers, 10 ms buckets over 57 ms; w3 is
+// drained at 10 ms, finishes its own work at 25 ms and is removed at 40 ms (15 ms of pin wait);
+// w2 is drained at 20 ms and force-removed at its grace deadline, 50 ms.
+func chartsFixture() *sim.Report {
+	rep := &sim.Report{
+		Schema: sim.ReportSchema,
+		Summary: sim.Summary{
+			DurationMS: 57,
+			TTFTMS:     sim.Distribution{Mean: ptr(12), P50: ptr(10), P90: ptr(20), P99: ptr(31), Max: ptr(31)},
+		},
+		Workers: []sim.WorkerRow{
+			{ID: 0, FinalState: sim.StateActive},
+			{ID: 1, FinalState: sim.StateActive},
+			{ID: 2, FinalState: sim.StateRemoved, MarkedAtMS: ptr(20), LastWorkMS: ptr(50), RemovedAtMS: ptr(50),
+				DrainMS: ptr(30), PinWaitMS: ptr(0), GraceDeadlineMS: ptr(50), Forced: true},
+			{ID: 3, FinalState: sim.StateRemoved, MarkedAtMS: ptr(10), LastWorkMS: ptr(25), RemovedAtMS: ptr(40),
+				DrainMS: ptr(30), PinWaitMS: ptr(15)},
+		},
+		Timeseries: sim.Timeseries{BucketMS: 10, Buckets: []sim.Bucket{
+			{TMS: 0, Active: 4, PullsStaged: 2, PullsLanded: 0, TTFTP50MS: ptr(8)},
+			{TMS: 10, Active: 3, Draining: 1, PullsStaged: 1, PullsLanded: 2, PullsRejected: 1, TTFTP50MS: ptr(12)},
+			{TMS: 20, Active: 2, Draining: 2, PullsLanded: 1, PullsRejected: 3},
+			{TMS: 30, Active: 2, Draining: 2, TTFTP50MS: ptr(31)},
+			{TMS: 40, Active: 2, Draining: 1},
+			{TMS: 50, Active: 2},
+		}},
+	}
+	return rep
+}
+
+// option decodes a chart's option JSON into a generic map, failing the test if it is not JSON.
+func option(t *testing.T, c templates.Chart) map[string]any {
+	t.Helper()
+	require.NotEmpty(t, c.OptionJSON, "chart %s has no option (empty: %q)", c.ID, c.Empty)
+	var m map[string]any
+	require.NoError(t, json.Unmarshal([]byte(c.OptionJSON), &m), "chart %s", c.ID)
+	return m
+}
+
+func chartByID(t *testing.T, cs []templates.Chart, id string) templates.Chart {
+	t.Helper()
+	for _, c := range cs {
+		if c.ID == id {
+			return c
+		}
+	}
+	t.Fatalf("no chart %q among %d charts", id, len(cs))
+	return templates.Chart{}
+}
+
+func axis(t *testing.T, opt map[string]any, name string) map[string]any {
+	t.Helper()
+	list, ok := opt[name].([]any)
+	require.True(t, ok, "%s is not a list: %v", name, opt[name])
+	require.NotEmpty(t, list)
+	return list[0].(map[string]any)
+}
+
+func series(t *testing.T, opt map[string]any) []map[string]any {
+	t.Helper()
+	list, ok := opt["series"].([]any)
+	require.True(t, ok, "series is not a list")
+	out := make([]map[string]any, len(list))
+	for i, s := range list {
+		out[i] = s.(map[string]any)
+	}
+	return out
+}
+
+func seriesNamed(t *testing.T, opt map[string]any, name string) map[string]any {
+	t.Helper()
+	for _, s := range series(t, opt) {
+		if s["name"] == name {
+			return s
+		}
+	}
+	t.Fatalf("no series %q", name)
+	return nil
+}
+
+// TestRunChartsCommonShape checks every chart of a run page: fixed unique ids, a title, valid
+// option JSON without animation, axes named with units, a legend on top above the grid, a
+// tooltip, series, and a table fallback whose headers carry units.
+func TestRunChartsCommonShape(t *testing.T) {
+	cs := runCharts(chartsFixture())
+	wantIDs := []string{idRemovalTimeline, idKVCRPulls, idWorkersOverTime, idTTFTOverTime, idTTFTDistribution}
+	var gotIDs []string
+	for _, c := range cs {
+		gotIDs = append(gotIDs, c.ID)
+	}
+	require.Equal(t, wantIDs, gotIDs)
+
+	unitsIn := func(s string) bool {
+		return strings.Contains(s, "(ms)") || s == "workers" || s == "pulls" || s == "requests" || s == "worker" || s == "statistic"
+	}
+	for _, c := range cs {
+		t.Run(c.ID, func(t *testing.T) {
+			assert.NotEmpty(t, c.Title)
+			opt := option(t, c)
+			assert.Equal(t, false, opt["animation"], "animation must be off for deterministic rendering")
+			assert.Equal(t, c.Title, opt["title"].(map[string]any)["text"])
+
+			x, y := axis(t, opt, "xAxis"), axis(t, opt, "yAxis")
+			assert.True(t, unitsIn(x["name"].(string)) || strings.Contains(x["name"].(string), "(ms)"), "x axis name %q lacks a unit", x["name"])
+			assert.True(t, unitsIn(y["name"].(string)), "y axis name %q lacks a unit", y["name"])
+
+			legend := opt["legend"].(map[string]any)
+			assert.Equal(t, legendTopPX, legend["top"], "legend is placed explicitly on top")
+			grid := opt["grid"].([]any)[0].(map[string]any)
+			assert.Equal(t, gridTopPX, grid["top"], "grid leaves room for the legend")
+			assert.Equal(t, true, opt["tooltip"].(map[string]any)["show"])
+			assert.NotEmpty(t, series(t, opt))
+
+			require.NotEmpty(t, c.Table.Rows, "table fallback")
+			for _, row := range c.Table.Rows {
+				assert.Len(t, row, len(c.Table.Columns))
+			}
+			var withUnit int
+			for _, col := range c.Table.Columns {
+				if strings.Contains(col, "(") {
+					withUnit++
+				}
+			}
+			assert.Positive(t, withUnit, "table columns %v name no unit", c.Table.Columns)
+		})
+	}
+}
+
+func TestRemovalTimeline(t *testing.T) {
+	c := chartByID(t, runCharts(chartsFixture()), idRemovalTimeline)
+	opt := option(t, c)
+
+	y := axis(t, opt, "yAxis")
+	assert.Equal(t, "category", y["type"])
+	assert.Equal(t, []any{"w2 (forced)", "w3"}, y["data"], "one row per drained worker, forced ones flagged")
+
+	own := seriesNamed(t, opt, "own work (marked → last request done)")
+	assert.Equal(t, "custom", own["type"])
+	assert.Equal(t, jsRemovalTimeline, own["renderItem"], "charts.js swaps the name for its function")
+	assert.Equal(t, []any{
+		map[string]any{"value": []any{0.0, 20.0, 50.0}},
+		map[string]any{"value": []any{1.0, 10.0, 25.0}},
+	}, own["data"])
+
+	pin := seriesNamed(t, opt, "pin wait (peers still pulling)")
+	assert.Equal(t, colorPinWait, pin["itemStyle"].(map[string]any)["color"])
+	// w2 has no pin wait (last work = removal), so only w3's 25 → 40 ms is drawn.
+	assert.Equal(t, []any{map[string]any{"value": []any{1.0, 25.0, 40.0}}}, pin["data"])
+
+	grace := seriesNamed(t, opt, "grace deadline")
+	assert.Equal(t, []any{map[string]any{"value": []any{50.0, 0.0}}}, grace["data"])
+	forced := seriesNamed(t, opt, "forced removal")
+	assert.Equal(t, []any{map[string]any{"value": []any{50.0, 0.0}}}, forced["data"])
+
+	assert.Len(t, c.Table.Rows, 2)
+	assert.Equal(t, []string{"w2", "20", "50", "50", "30", "0", "50", "yes"}, c.Table.Rows[0])
+	assert.Positive(t, c.HeightPX)
+}
+
+func TestRemovalTimelineStillDraining(t *testing.T) {
+	rep := chartsFixture()
+	rep.Workers[3].RemovedAtMS, rep.Workers[3].LastWorkMS, rep.Workers[3].FinalState = nil, nil, sim.StateDraining
+	opt := option(t, chartByID(t, runCharts(rep), idRemovalTimeline))
+	assert.Contains(t, axis(t, opt, "yAxis")["data"], "w3 (not removed)")
+	// No last work time: the whole drain up to the end of the run (60 ms) is pin wait.
+	pin := seriesNamed(t, opt, "pin wait (peers still pulling)")
+	assert.Equal(t, []any{map[string]any{"value": []any{1.0, 10.0, 60.0}}}, pin["data"])
+}
+
+func TestEmptyStates(t *testing.T) {
+	rep := chartsFixture()
+	for i := range rep.Workers {
+		rep.Workers[i] = sim.WorkerRow{ID: i, FinalState: sim.StateActive}
+	}
+	for i := range rep.Timeseries.Buckets {
+		b := &rep.Timeseries.Buckets[i]
+		b.PullsStaged, b.PullsLanded, b.PullsRejected, b.TTFTP50MS = 0, 0, 0, nil
+	}
+	rep.Summary.TTFTMS = sim.Distribution{}
+	cs := runCharts(rep)
+	for _, id := range []string{idRemovalTimeline, idKVCRPulls, idTTFTOverTime, idTTFTDistribution} {
+		c := chartByID(t, cs, id)
+		assert.Empty(t, c.OptionJSON, id)
+		assert.NotEmpty(t, c.Empty, "%s explains why it is empty", id)
+	}
+	// Workers over time still has something to say.
+	assert.NotEmpty(t, chartByID(t, cs, idWorkersOverTime).OptionJSON)
+
+	rep.Timeseries.Buckets = nil
+	assert.NotEmpty(t, chartByID(t, runCharts(rep), idWorkersOverTime).Empty)
+	assert.Nil(t, runCharts(nil))
+	assert.Nil(t, compareCharts(nil, rep, "a", "b"))
+}
+
+func TestTTFTOverTimeGaps(t *testing.T) {
+	opt := option(t, chartByID(t, runCharts(chartsFixture()), idTTFTOverTime))
+	s := seriesNamed(t, opt, "TTFT p50")
+	data := s["data"].([]any)
+	require.Len(t, data, 6)
+	// Points at bucket middles; buckets without a first token are null, so the line has gaps.
+	assert.Equal(t, []any{5.0, 8.0}, data[0].(map[string]any)["value"])
+	assert.Equal(t, []any{25.0, nil}, data[2].(map[string]any)["value"])
+	assert.Equal(t, false, s["connectNulls"])
+	assert.Equal(t, 60.0, axis(t, opt, "xAxis")["max"], "x axis ends where the last bucket does")
+}
+
+func TestWorkersStepsCloseLastBucket(t *testing.T) {
+	opt := option(t, chartByID(t, runCharts(chartsFixture()), idWorkersOverTime))
+	active := seriesNamed(t, opt, "active")
+	data := active["data"].([]any)
+	require.Len(t, data, 7, "one point per bucket plus the end of the last one")
+	assert.Equal(t, []any{60.0, 2.0}, data[6].(map[string]any)["value"])
+	assert.Equal(t, "end", active["step"])
+	draining := seriesNamed(t, opt, "draining")
+	assert.Equal(t, "dashed", draining["lineStyle"].(map[string]any)["type"])
+}
+
+func TestKVCRPullsStacks(t *testing.T) {
+	opt := option(t, chartByID(t, runCharts(chartsFixture()), idKVCRPulls))
+	assert.Equal(t, "staging", seriesNamed(t, opt, "staged")["stack"])
+	assert.Equal(t, "staging", seriesNamed(t, opt, "rejected at staging")["stack"])
+	assert.Equal(t, "landed", seriesNamed(t, opt, "landed")["stack"])
+	// Tallest bar: bucket 20 ms has 0 staged + 3 rejected; 5 is the next readable maximum.
+	assert.Equal(t, 5.0, axis(t, opt, "yAxis")["max"])
+	assert.Equal(t, "pulls", axis(t, opt, "yAxis")["name"])
+	assert.Equal(t, 1.0, axis(t, opt, "yAxis")["minInterval"])
+}
+
+func TestTTFTDistributionHistogramOrPercentiles(t *testing.T) {
+	rep := chartsFixture()
+	c := chartByID(t, runCharts(rep), idTTFTDistribution)
+	assert.Contains(t, c.Title, "percentiles", "no per-request rows: summary percentiles")
+	opt := option(t, c)
+	assert.Equal(t, []any{"mean", "p50", "p90", "p99", "max"}, axis(t, opt, "xAxis")["data"])
+
+	arrival := []float64{0, 1, 2, 3, 4}
+	ttft := []float64{3, 7, 7, 18, 41}
+	for i := range arrival {
+		ft := arrival[i] + ttft[i]
+		rep.Requests = append(rep.Requests, sim.RequestRow{ID: string(rune('a' + i)), ArrivalMS: arrival[i], FirstTokenMS: &ft})
+	}
+	rep.Requests = append(rep.Requests, sim.RequestRow{ID: "killed-before-first-token", ArrivalMS: 9})
+	c = chartByID(t, runCharts(rep), idTTFTDistribution)
+	assert.Contains(t, c.Title, "histogram")
+	opt = option(t, c)
+	// Max 41 ms over ~20 bins: 2.05 → 5 ms bins, 0–5 … 40–45.
+	labels := axis(t, opt, "xAxis")["data"].([]any)
+	require.Len(t, labels, 9)
+	assert.Equal(t, "0–5", labels[0])
+	assert.Equal(t, "40–45", labels[8])
+	var counts []float64
+	var total float64
+	for _, d := range seriesNamed(t, opt, "requests")["data"].([]any) {
+		n := d.(map[string]any)["value"].([]any)[1].(float64)
+		counts = append(counts, n)
+		total += n
+	}
+	assert.Equal(t, 5.0, total, "the request without a first token is not counted")
+	assert.Equal(t, []float64{1, 2, 0, 1, 0, 0, 0, 0, 1}, counts)
+}
+
+// TestCompareChartsAlignedAxes: both runs share every axis — the same time range (the longer
+// run's), the same y maximum — and legends name the runs.
+func TestCompareChartsAlignedAxes(t *testing.T) {
+	a := chartsFixture()
+	b := chartsFixture()
+	b.Summary.DurationMS = 123
+	b.Timeseries.BucketMS = 20
+	for i := range b.Timeseries.Buckets {
+		b.Timeseries.Buckets[i].TMS = float64(i) * 20
+	}
+	b.Timeseries.Buckets[1].PullsStaged = 9
+	b.Workers[3].RemovedAtMS, b.Workers[3].PinWaitMS = ptr(90), ptr(65)
+	b.Workers[1].MarkedAtMS, b.Workers[1].RemovedAtMS, b.Workers[1].LastWorkMS = ptr(5), ptr(6), ptr(6)
+
+	cs := compareCharts(a, b, "hinted", "no-hint")
+	var ids []string
+	for _, c := range cs {
+		ids = append(ids, c.ID)
+	}
+	assert.Equal(t, []string{
+		"cmp-removal-timeline-a", "cmp-removal-timeline-b", "cmp-kvcr-pulls-a", "cmp-kvcr-pulls-b",
+		"cmp-workers-over-time", "cmp-ttft-over-time", "cmp-ttft-distribution",
+	}, ids)
+
+	for _, id := range []string{"cmp-kvcr-pulls-a", "cmp-kvcr-pulls-b", "cmp-workers-over-time", "cmp-ttft-over-time"} {
+		assert.Equal(t, 123.0, axis(t, option(t, chartByID(t, cs, id)), "xAxis")["max"], "%s spans the longer run", id)
+	}
+	pa, pb := option(t, chartByID(t, cs, "cmp-kvcr-pulls-a")), option(t, chartByID(t, cs, "cmp-kvcr-pulls-b"))
+	assert.Equal(t, 10.0, axis(t, pa, "yAxis")["max"], "b's 9+1 pulls set the shared maximum")
+	assert.Equal(t, axis(t, pa, "yAxis")["max"], axis(t, pb, "yAxis")["max"])
+
+	ta, tb := option(t, chartByID(t, cs, "cmp-removal-timeline-a")), option(t, chartByID(t, cs, "cmp-removal-timeline-b"))
+	assert.Equal(t, axis(t, ta, "xAxis")["max"], axis(t, tb, "xAxis")["max"])
+	assert.Equal(t, []any{"w1 (not drained)", "w2 (forced)", "w3"}, axis(t, ta, "yAxis")["data"], "rows are the union of both runs' drained workers")
+	assert.Equal(t, []any{"w1", "w2 (forced)", "w3"}, axis(t, tb, "yAxis")["data"])
+
+	w := option(t, chartByID(t, cs, "cmp-workers-over-time"))
+	assert.Equal(t, colorRunA, seriesNamed(t, w, "hinted · active")["lineStyle"].(map[string]any)["color"])
+	assert.Equal(t, colorRunB, seriesNamed(t, w, "no-hint · draining")["lineStyle"].(map[string]any)["color"])
+	ttft := option(t, chartByID(t, cs, "cmp-ttft-over-time"))
+	assert.Len(t, series(t, ttft), 2)
+
+	table := chartByID(t, cs, "cmp-workers-over-time").Table
+	assert.Equal(t, []string{"bucket start (ms)", "hinted: active (workers)", "hinted: draining (workers)",
+		"no-hint: active (workers)", "no-hint: draining (workers)"}, table.Columns)
+	// Bucket starts of both runs (10 ms and 20 ms buckets), "—" where a run has none.
+	assert.Equal(t, []string{"10", "3", "1", "—", "—"}, table.Rows[1])
+}
+
+func TestCompareChartsSameLabels(t *testing.T) {
+	cs := compareCharts(chartsFixture(), chartsFixture(), "run", "run")
+	w := option(t, chartByID(t, cs, "cmp-workers-over-time"))
+	seriesNamed(t, w, "run (A) · active")
+	seriesNamed(t, w, "run (B) · active")
+}
+
+func TestNiceCeil(t *testing.T) {
+	for _, tc := range []struct{ in, want float64 }{
+		{0, 0}, {-3, 0}, {1, 1}, {1.2, 2}, {3, 5}, {5, 5}, {7, 10}, {10, 10}, {0.03, 0.05}, {123, 200}, {4000, 5000},
+	} {
+		assert.InDelta(t, tc.want, niceCeil(tc.in), 1e-12, "niceCeil(%v)", tc.in)
+	}
+}
+
+// updatingGolden reports whether golden files should be rewritten: `go test ./web -update`
+// when the package defines that flag, or UPDATE_GOLDEN=1. The flag is looked up rather than
+// defined here so the page tests can own it without a "flag redefined" panic.
+func updatingGolden() bool {
+	if f := flag.Lookup("update"); f != nil {
+		return f.Value.String() == "true"
+	}
+	return os.Getenv("UPDATE_GOLDEN") == "1"
+}
+
+func TestChartOptionGolden(t *testing.T) {
+	for _, id := range []string{idRemovalTimeline, idWorkersOverTime} {
+		c := chartByID(t, runCharts(chartsFixture()), id)
+		var pretty strings.Builder
+		enc := json.NewEncoder(&pretty)
+		enc.SetIndent("", "  ")
+		require.NoError(t, enc.Encode(json.RawMessage(c.OptionJSON)))
+		path := filepath.Join("testdata", "charts", id+".golden.json")
+		if updatingGolden() {
+			require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
+			require.NoError(t, os.WriteFile(path, []byte(pretty.String()), 0o644))
+		}
+		want, err := os.ReadFile(path)
+		require.NoError(t, err, "run `go test ./web -run TestChartOptionGolden -update` (or UPDATE_GOLDEN=1) to create it")
+		assert.Equal(t, string(want), pretty.String(), "option JSON of %s changed; rerun with -update if intended", id)
+	}
+}

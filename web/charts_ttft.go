@@ -1,0 +1,160 @@
+package web
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/go-echarts/go-echarts/v2/charts"
+	"github.com/go-echarts/go-echarts/v2/opts"
+
+	"github.com/scalein-planner/scalein/sim"
+	"github.com/scalein-planner/scalein/templates"
+)
+
+// histogramTargetBins is roughly how many bins a TTFT histogram gets; the bin width is rounded
+// to 1, 2 or 5 × 10^k ms so bin edges are readable.
+const histogramTargetBins = 20
+
+// requestTTFTsMS returns first_token_ms − arrival_ms of every request that got a first token,
+// or nil when the report has no per-request rows.
+func requestTTFTsMS(rep *sim.Report) []float64 {
+	var out []float64
+	for _, q := range rep.Requests {
+		if q.FirstTokenMS != nil {
+			out = append(out, *q.FirstTokenMS-q.ArrivalMS)
+		}
+	}
+	return out
+}
+
+// ttftDistributionChart draws a histogram of per-request TTFT when every run has per-request
+// rows, and otherwise bars of the summary's mean and percentiles (the title says which). Compared
+// runs share bins and categories.
+func ttftDistributionChart(id string, runs []runView) templates.Chart {
+	samples := make([][]float64, len(runs))
+	histogram := true
+	for i, r := range runs {
+		samples[i] = requestTTFTsMS(r.rep)
+		if len(samples[i]) == 0 {
+			histogram = false
+		}
+	}
+	if histogram {
+		return ttftHistogram(id, runs, samples)
+	}
+	return ttftPercentiles(id, runs)
+}
+
+func ttftHistogram(id string, runs []runView, samples [][]float64) templates.Chart {
+	const title = "TTFT distribution (histogram of requests)"
+	var maxMS float64
+	for _, s := range samples {
+		for _, v := range s {
+			maxMS = math.Max(maxMS, v)
+		}
+	}
+	widthMS := niceCeil(maxMS / histogramTargetBins)
+	if widthMS == 0 {
+		widthMS = 1 // every TTFT is zero: one bin [0, 1)
+	}
+	bins := int(math.Floor(maxMS/widthMS)) + 1
+	labels := make([]string, bins)
+	for i := range labels {
+		labels[i] = fmt.Sprintf("%s–%s", fmtNum(float64(i)*widthMS), fmtNum(float64(i+1)*widthMS))
+	}
+	counts := make([][]int64, len(runs))
+	var yMax float64
+	for i, s := range samples {
+		counts[i] = make([]int64, bins)
+		for _, v := range s {
+			counts[i][min(bins-1, max(0, int(v/widthMS)))]++
+		}
+		for _, n := range counts[i] {
+			yMax = math.Max(yMax, float64(n))
+		}
+	}
+
+	table := templates.Table{Caption: "Requests by time to first token", Columns: []string{"TTFT (ms)"}}
+	for _, r := range runs {
+		table.Columns = append(table.Columns, column(r, "requests"))
+	}
+	for b, label := range labels {
+		row := []string{label}
+		for i := range runs {
+			row = append(row, fmtInt(counts[i][b]))
+		}
+		table.Rows = append(table.Rows, row)
+	}
+
+	cart := cartesian{title: title, xName: "TTFT (ms), bins of " + fmtNum(widthMS) + " ms", xCats: labels,
+		yName: "requests", yMax: niceCeil(yMax), tooltip: "axis", integerY: true}
+	bar := charts.NewBar()
+	bar.SetGlobalOptions(cart.globalOpts()...)
+	bar.SetXAxis(labels)
+	for i, r := range runs {
+		data := make([]opts.BarData, bins)
+		for b, n := range counts[i] {
+			data[b] = opts.BarData{Value: []any{labels[b], n}}
+		}
+		bar.AddSeries(seriesName(r, "requests"), data, charts.WithItemStyleOpts(opts.ItemStyle{Color: colorOr(r.color, colorHistogram)}))
+	}
+	return templates.Chart{ID: id, Title: title, OptionJSON: encodeOption(bar, false), Table: table, HeightPX: chartHeightPX}
+}
+
+func ttftPercentiles(id string, runs []runView) templates.Chart {
+	const title = "TTFT distribution (summary percentiles)"
+	stats := []struct {
+		label string
+		of    func(sim.Distribution) *float64
+	}{
+		{"mean", func(d sim.Distribution) *float64 { return d.Mean }},
+		{"p50", func(d sim.Distribution) *float64 { return d.P50 }},
+		{"p90", func(d sim.Distribution) *float64 { return d.P90 }},
+		{"p99", func(d sim.Distribution) *float64 { return d.P99 }},
+		{"max", func(d sim.Distribution) *float64 { return d.Max }},
+	}
+	labels := make([]string, len(stats))
+	table := templates.Table{Caption: "Time to first token: mean and nearest-rank percentiles", Columns: []string{"statistic"}}
+	for _, r := range runs {
+		table.Columns = append(table.Columns, column(r, "TTFT (ms)"))
+	}
+	var yMax float64
+	for i, s := range stats {
+		labels[i] = s.label
+		row := []string{s.label}
+		for _, r := range runs {
+			v := s.of(r.rep.Summary.TTFTMS)
+			row = append(row, fmtOpt(v))
+			if v != nil {
+				yMax = math.Max(yMax, *v)
+			}
+		}
+		table.Rows = append(table.Rows, row)
+	}
+	if yMax == 0 {
+		return emptyChart(id, title, "No request emitted a first token, so there is no TTFT to draw.", table)
+	}
+	cart := cartesian{title: title, xName: "statistic", xCats: labels, yName: "TTFT (ms)", yMax: niceCeil(yMax), tooltip: "axis"}
+	bar := charts.NewBar()
+	bar.SetGlobalOptions(cart.globalOpts()...)
+	bar.SetXAxis(labels)
+	for _, r := range runs {
+		data := make([]opts.BarData, len(stats))
+		for i, s := range stats {
+			var v any // null: no bar
+			if p := s.of(r.rep.Summary.TTFTMS); p != nil {
+				v = *p
+			}
+			data[i] = opts.BarData{Value: []any{labels[i], v}}
+		}
+		bar.AddSeries(seriesName(r, "TTFT"), data, charts.WithItemStyleOpts(opts.ItemStyle{Color: colorOr(r.color, colorHistogram)}))
+	}
+	return templates.Chart{ID: id, Title: title, OptionJSON: encodeOption(bar, false), Table: table, HeightPX: chartHeightPX}
+}
+
+func colorOr(c, fallback string) string {
+	if c == "" {
+		return fallback
+	}
+	return c
+}

@@ -251,6 +251,11 @@ func encodeOption(c interface {
 		option["tooltip"] = map[string]any{"show": true, "trigger": t.Trigger, "renderMode": "richText", "confine": true}
 	}
 	if zoom {
+		// Time axes end exactly at 0 and the run's end, so charts stacked on a page line up:
+		// echarts would otherwise widen a bar chart's axis to fit its outermost bars.
+		if xs, ok := option["xAxis"].([]opts.XAxis); ok && len(xs) == 1 {
+			option["xAxis"] = []any{withExtra(xs[0], map[string]any{"containShape": false})}
+		}
 		// filterMode "none" keeps step lines and bars continuous at the window's edges.
 		option["dataZoom"] = []map[string]any{
 			{"type": "inside", "xAxisIndex": 0, "filterMode": "none"},
@@ -264,6 +269,22 @@ func encodeOption(c interface {
 		return ""
 	}
 	return string(b)
+}
+
+// withExtra adds options go-echarts has no field for to a go-echarts struct.
+func withExtra(v any, extra map[string]any) any {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return v
+	}
+	m := map[string]any{}
+	if json.Unmarshal(b, &m) != nil {
+		return v
+	}
+	for k, e := range extra {
+		m[k] = e
+	}
+	return m
 }
 
 // emptyChart is a chart with nothing to draw: ChartBlock shows the message instead.

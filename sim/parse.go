@@ -368,8 +368,9 @@ func decodeBlockLabels(errs *fieldErrors, path string, n *jsonNode) []string {
 		}
 		if _, _, err := splitBlockLabel(e.text); err != nil {
 			errs.add(p, "%v", err)
-			continue
 		}
+		// A bad label is kept (counted as one block) so the prompt-size rules do not report
+		// a second, misleading problem for the same request.
 		labels = append(labels, e.text)
 	}
 	return labels
@@ -479,6 +480,8 @@ func labelBlockCount(labels []string) int64 {
 	for _, l := range labels {
 		if _, n, err := splitBlockLabel(l); err == nil {
 			total += int64(n)
+		} else {
+			total++
 		}
 	}
 	return total

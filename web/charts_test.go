@@ -1,13 +1,17 @@
 package web
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/PuerkitoBio/goquery"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -243,6 +247,49 @@ func TestKVCRPullsStacks(t *testing.T) {
 	assert.Equal(t, 5.0, axis(t, opt, "yAxis")["max"])
 	assert.Equal(t, "pulls", axis(t, opt, "yAxis")["name"])
 	assert.Equal(t, 1.0, axis(t, opt, "yAxis")["minInterval"])
+	assert.Equal(t, false, axis(t, opt, "xAxis")["containShape"], "bars must not widen the time axis")
+	assert.Equal(t, 0.0, axis(t, opt, "xAxis")["min"])
+}
+
+// TestChartsJSRegistersNamedFunctions: every function name an option carries must be one
+// charts.js registers, or echarts would get a string where it needs a function.
+func TestChartsJSRegistersNamedFunctions(t *testing.T) {
+	js, err := os.ReadFile(filepath.Join("..", "static", "js", "charts.js"))
+	require.NoError(t, err)
+	for _, name := range []string{jsRemovalTimeline, jsRemovalTooltip} {
+		assert.Contains(t, string(js), "    "+name+": function", "charts.js registry lacks %s", name)
+	}
+}
+
+// TestChartBlock renders the component: a drawn chart carries its option and height for
+// charts.js; an empty one shows its message and no chart container; both keep the table.
+func TestChartBlock(t *testing.T) {
+	render := func(c templates.Chart) *goquery.Document {
+		var buf bytes.Buffer
+		require.NoError(t, templates.ChartBlock(c).Render(context.Background(), &buf))
+		doc, err := goquery.NewDocumentFromReader(&buf)
+		require.NoError(t, err)
+		return doc
+	}
+	c := chartByID(t, runCharts(chartsFixture()), idRemovalTimeline)
+	doc := render(c)
+	fig := doc.Find(`figure[data-testid="chart-removal-timeline"]`)
+	require.Equal(t, 1, fig.Length())
+	assert.Equal(t, "Removal timeline", strings.TrimSpace(fig.Find("figcaption").Text()))
+	div := fig.Find("div#removal-timeline.chart")
+	require.Equal(t, 1, div.Length())
+	opt, _ := div.Attr("data-echarts-option")
+	assert.JSONEq(t, c.OptionJSON, opt, "the option survives HTML escaping intact")
+	h, _ := div.Attr("data-height-px")
+	assert.Equal(t, fmt.Sprint(c.HeightPX), h)
+	assert.Equal(t, len(c.Table.Rows), fig.Find(`table[data-testid="chart-table-removal-timeline"] tbody tr`).Length())
+	assert.Equal(t, "marked (ms)", fig.Find("thead th").Eq(1).Text())
+
+	empty := emptyChart("x", "Nothing", "No worker was drained.", templates.Table{})
+	doc = render(empty)
+	assert.Equal(t, 0, doc.Find("[data-echarts-option]").Length())
+	assert.Equal(t, "No worker was drained.", strings.TrimSpace(doc.Find(`[data-testid="chart-empty-x"]`).Text()))
+	assert.Equal(t, 0, doc.Find("details").Length(), "no table without rows")
 }
 
 func TestTTFTDistributionHistogramOrPercentiles(t *testing.T) {

@@ -185,7 +185,7 @@ func TestBrowserChartsRender(t *testing.T) {
 	b := newBrowser(t)
 	a, other := chartsFixture(), chartsFixture()
 	other.Summary.DurationMS = 95
-	other.Workers[3].RemovedAtMS = ptr(80)
+	other.Workers[3].RemovedAtMS = msPtr(80)
 	cases := []struct {
 		name   string
 		charts []templates.Chart

@@ -19,7 +19,7 @@ import (
 	"github.com/scalein-planner/scalein/templates"
 )
 
-func ptr(v float64) *float64 { return &v }
+func msPtr(v float64) *float64 { return &v }
 
 // chartsFixture is a small hand-built report: 4 workers, 10 ms buckets over 57 ms; w3 is
 // drained at 10 ms, finishes its own work at 25 ms and is removed at 40 ms (15 ms of pin wait);
@@ -29,21 +29,21 @@ func chartsFixture() *sim.Report {
 		Schema: sim.ReportSchema,
 		Summary: sim.Summary{
 			DurationMS: 57,
-			TTFTMS:     sim.Distribution{Mean: ptr(12), P50: ptr(10), P90: ptr(20), P99: ptr(31), Max: ptr(31)},
+			TTFTMS:     sim.Distribution{Mean: msPtr(12), P50: msPtr(10), P90: msPtr(20), P99: msPtr(31), Max: msPtr(31)},
 		},
 		Workers: []sim.WorkerRow{
 			{ID: 0, FinalState: sim.StateActive},
 			{ID: 1, FinalState: sim.StateActive},
-			{ID: 2, FinalState: sim.StateRemoved, MarkedAtMS: ptr(20), LastWorkMS: ptr(50), RemovedAtMS: ptr(50),
-				DrainMS: ptr(30), PinWaitMS: ptr(0), GraceDeadlineMS: ptr(50), Forced: true},
-			{ID: 3, FinalState: sim.StateRemoved, MarkedAtMS: ptr(10), LastWorkMS: ptr(25), RemovedAtMS: ptr(40),
-				DrainMS: ptr(30), PinWaitMS: ptr(15)},
+			{ID: 2, FinalState: sim.StateRemoved, MarkedAtMS: msPtr(20), LastWorkMS: msPtr(50), RemovedAtMS: msPtr(50),
+				DrainMS: msPtr(30), PinWaitMS: msPtr(0), GraceDeadlineMS: msPtr(50), Forced: true},
+			{ID: 3, FinalState: sim.StateRemoved, MarkedAtMS: msPtr(10), LastWorkMS: msPtr(25), RemovedAtMS: msPtr(40),
+				DrainMS: msPtr(30), PinWaitMS: msPtr(15)},
 		},
 		Timeseries: sim.Timeseries{BucketMS: 10, Buckets: []sim.Bucket{
-			{TMS: 0, Active: 4, PullsStaged: 2, PullsLanded: 0, TTFTP50MS: ptr(8)},
-			{TMS: 10, Active: 3, Draining: 1, PullsStaged: 1, PullsLanded: 2, PullsRejected: 1, TTFTP50MS: ptr(12)},
+			{TMS: 0, Active: 4, PullsStaged: 2, PullsLanded: 0, TTFTP50MS: msPtr(8)},
+			{TMS: 10, Active: 3, Draining: 1, PullsStaged: 1, PullsLanded: 2, PullsRejected: 1, TTFTP50MS: msPtr(12)},
 			{TMS: 20, Active: 2, Draining: 2, PullsLanded: 1, PullsRejected: 3},
-			{TMS: 30, Active: 2, Draining: 2, TTFTP50MS: ptr(31)},
+			{TMS: 30, Active: 2, Draining: 2, TTFTP50MS: msPtr(31)},
 			{TMS: 40, Active: 2, Draining: 1},
 			{TMS: 50, Active: 2},
 		}},
@@ -336,8 +336,8 @@ func TestCompareChartsAlignedAxes(t *testing.T) {
 		b.Timeseries.Buckets[i].TMS = float64(i) * 20
 	}
 	b.Timeseries.Buckets[1].PullsStaged = 9
-	b.Workers[3].RemovedAtMS, b.Workers[3].PinWaitMS = ptr(90), ptr(65)
-	b.Workers[1].MarkedAtMS, b.Workers[1].RemovedAtMS, b.Workers[1].LastWorkMS = ptr(5), ptr(6), ptr(6)
+	b.Workers[3].RemovedAtMS, b.Workers[3].PinWaitMS = msPtr(90), msPtr(65)
+	b.Workers[1].MarkedAtMS, b.Workers[1].RemovedAtMS, b.Workers[1].LastWorkMS = msPtr(5), msPtr(6), msPtr(6)
 
 	cs := compareCharts(a, b, "hinted", "no-hint")
 	var ids []string

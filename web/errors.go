@@ -1,0 +1,174 @@
+package web
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+
+	"github.com/a-h/templ"
+	"github.com/scalein-planner/scalein/sim"
+	"github.com/scalein-planner/scalein/store"
+	"github.com/scalein-planner/scalein/templates"
+)
+
+// Error is an error with the status and the words the user sees. Handlers return it (or any
+// error; see problemOf) and one wrapper renders it as a page or as JSON.
+type Error struct {
+	Status  int
+	Title   string
+	Message string
+	// Fields are per-field validation problems (JSON API: the "fields" member).
+	Fields []sim.FieldError
+	// Err is the cause, logged for 5xx and never shown.
+	Err error
+}
+
+func (e *Error) Error() string {
+	if e.Err != nil {
+		return fmt.Sprintf("%d %s: %v", e.Status, e.Message, e.Err)
+	}
+	return fmt.Sprintf("%d %s", e.Status, e.Message)
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+func notFound(what string) *Error {
+	return &Error{Status: http.StatusNotFound, Title: "Not found", Message: what}
+}
+
+func badRequest(msg string) *Error {
+	return &Error{Status: http.StatusBadRequest, Title: "Bad request", Message: msg}
+}
+
+// problemOf is the one mapping from errors to statuses and user-facing messages.
+func problemOf(err error) *Error {
+	var e *Error
+	var maxBytes *http.MaxBytesError
+	var invalid *sim.ValidationError
+	switch {
+	case errors.As(err, &e):
+		return e
+	case errors.As(err, &maxBytes):
+		return &Error{Status: http.StatusRequestEntityTooLarge, Title: "Too large",
+			Message: fmt.Sprintf("the request body is larger than the %s limit; trim the scenario or the trace, or split it", formatBytes(maxBytes.Limit))}
+	case errors.As(err, &invalid):
+		return &Error{Status: http.StatusBadRequest, Title: "Invalid scenario",
+			Message: fmt.Sprintf("the scenario is invalid: %d problem(s); each is listed with its field path", len(invalid.Errors)),
+			Fields:  invalid.Errors}
+	case errors.Is(err, errQueueFull):
+		return &Error{Status: http.StatusTooManyRequests, Title: "The run queue is full",
+			Message: "every worker is busy and the queue is full; try again in a minute, or cancel a run you no longer need"}
+	case errors.Is(err, store.ErrNotFound):
+		return notFound("no such run or trace; check the link (run ids are 16 characters)")
+	case errors.Is(err, context.Canceled):
+		return &Error{Status: 499, Title: "Request cancelled", Message: "the request was cancelled", Err: err}
+	default:
+		return &Error{Status: http.StatusInternalServerError, Title: "Something went wrong",
+			Message: "an internal error stopped this page; it has been logged. Try again, and report it if it persists", Err: err}
+	}
+}
+
+// htmlHandler is a page handler that returns an error instead of writing it.
+type htmlHandler func(w http.ResponseWriter, r *http.Request) error
+
+// page adapts an htmlHandler: an error becomes the designed error page with its status.
+func (s *Server) page(h htmlHandler) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if err := h(w, r); err != nil {
+			s.renderError(w, r, err)
+		}
+	}
+}
+
+// api adapts a JSON handler: an error becomes {"error": …, "fields": […]} with its status.
+func (s *Server) api(h htmlHandler) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if err := h(w, r); err != nil {
+			s.writeAPIError(w, r, err)
+		}
+	}
+}
+
+func (s *Server) logProblem(r *http.Request, p *Error) {
+	if p.Status >= 500 {
+		s.log.ErrorContext(r.Context(), "request failed", "method", r.Method, "path", r.URL.Path, "status", p.Status, "err", p.Err)
+	}
+}
+
+func (s *Server) renderError(w http.ResponseWriter, r *http.Request, err error) {
+	p := problemOf(err)
+	s.logProblem(r, p)
+	if p.Status == 499 {
+		return
+	}
+	details := make([]string, 0, len(p.Fields))
+	for _, f := range p.Fields {
+		details = append(details, f.String())
+	}
+	view := templates.ErrorView(templates.ErrorPage{
+		Page:    s.pageInfo(p.Title, ""),
+		Status:  p.Status,
+		Title:   p.Title,
+		Message: p.Message,
+		Details: details,
+	})
+	if err := s.render(w, r, p.Status, view); err != nil {
+		s.log.ErrorContext(r.Context(), "rendering the error page failed", "err", err)
+		http.Error(w, p.Message, p.Status)
+	}
+}
+
+// apiError is the JSON body of every API error.
+type apiError struct {
+	Error  string           `json:"error"`
+	Fields []sim.FieldError `json:"fields,omitempty"`
+}
+
+func (s *Server) writeAPIError(w http.ResponseWriter, r *http.Request, err error) {
+	p := problemOf(err)
+	s.logProblem(r, p)
+	if p.Status == 499 {
+		return
+	}
+	writeJSON(w, p.Status, apiError{Error: p.Message, Fields: p.Fields})
+}
+
+// render writes a component into a buffer first, so a render error never leaves half a page
+// behind a 200.
+func (s *Server) render(w http.ResponseWriter, r *http.Request, status int, c templ.Component) error {
+	var buf bytes.Buffer
+	if err := c.Render(r.Context(), &buf); err != nil {
+		return fmt.Errorf("render %s: %w", r.URL.Path, err)
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.WriteHeader(status)
+	_, err := w.Write(buf.Bytes())
+	return err
+}
+
+// writeJSON encodes v before writing anything, for the same reason as render.
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	body, err := json.Marshal(v)
+	if err != nil {
+		http.Error(w, `{"error":"encoding the response failed"}`, http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(append(body, '\n'))
+}
+
+func formatBytes(n int64) string {
+	switch {
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return fmt.Sprintf("%d MiB", n>>20)
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d bytes", n)
+}

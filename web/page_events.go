@@ -1,0 +1,86 @@
+package web
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/scalein-planner/scalein/store"
+)
+
+// sseKeepAlive is how often an idle stream gets a comment line, and how often a run that this
+// process does not hold is re-read from the store.
+const sseKeepAlive = time.Second
+
+type progressEvent struct {
+	Status   string  `json:"status"`
+	Progress float64 `json:"progress"`
+	Error    string  `json:"error,omitempty"`
+}
+
+// handleEvents is GET /runs/{id}/events: "progress" events while the run is queued or running,
+// then one final event named after its end state (done, failed or cancelled), then the stream
+// ends. It has no timeout: a run may take minutes.
+func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) error {
+	id := chi.URLParam(r, "id")
+	run, err := s.store.GetRunStatus(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	rc := http.NewResponseController(w)
+	_ = rc.SetWriteDeadline(time.Time{}) // the server's write timeout must not cut the stream
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache")
+	h.Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+
+	send := func(name string, ev progressEvent) error {
+		data, _ := json.Marshal(ev)
+		if _, err := fmt.Fprintf(w, "event: %s\ndata: %s\n\n", name, data); err != nil {
+			return err
+		}
+		return rc.Flush()
+	}
+	last := -1.0
+	lastStatus := ""
+	ticker := time.NewTicker(sseKeepAlive)
+	defer ticker.Stop()
+	for {
+		snap, live := s.queue.watch(id)
+		if !live {
+			// Not (or no longer) held here: the store has the truth.
+			if run, err = s.store.GetRunStatus(r.Context(), id); err != nil {
+				return nil // headers are sent; the client reconnects or gives up
+			}
+			if isFinal(run.Status) {
+				_ = send(run.Status, progressEvent{Status: run.Status, Progress: run.Progress, Error: run.Error})
+				return nil
+			}
+			snap = watchSnapshot{status: run.Status, progress: run.Progress}
+		}
+		if snap.progress != last || snap.status != lastStatus {
+			last, lastStatus = snap.progress, snap.status
+			if err := send("progress", progressEvent{Status: snap.status, Progress: snap.progress}); err != nil {
+				return nil
+			}
+		}
+		select {
+		case <-r.Context().Done():
+			return nil
+		case <-snap.changed: // nil when not live: only the ticker wakes us then
+		case <-ticker.C:
+			if _, err := fmt.Fprint(w, ": keep-alive\n\n"); err != nil {
+				return nil
+			}
+			if err := rc.Flush(); err != nil {
+				return nil
+			}
+		}
+	}
+}
+
+// finalStatuses are the event names that end a stream.
+var finalStatuses = []string{store.StatusDone, store.StatusFailed, store.StatusCancelled}

@@ -1,0 +1,245 @@
+package web
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/scalein-planner/scalein/sim"
+	"github.com/scalein-planner/scalein/store"
+	"github.com/scalein-planner/scalein/templates"
+)
+
+const recentRunsOnForm = 8
+
+// handleForm is GET /: the scenario form, empty (defaults), from a preset (?preset=KEY), from
+// a stored run (?from=ID, "edit as new") or with an uploaded trace chosen (?trace=SHA).
+func (s *Server) handleForm(w http.ResponseWriter, r *http.Request) error {
+	q := r.URL.Query()
+	form := defaultForm()
+	notice := ""
+	switch {
+	case q.Get("preset") != "":
+		key := q.Get("preset")
+		p, ok := findPreset(key)
+		if !ok {
+			return notFound(fmt.Sprintf("there is no preset %q; pick one of the presets listed on the form", key))
+		}
+		sc, err := sim.Parse(p.JSON, sim.ParseEnv{Traces: s.store})
+		if err != nil {
+			// Still useful: show the preset as raw JSON so its problems can be fixed in place.
+			form.values[rawJSONField] = string(p.JSON)
+			notice = "Preset " + p.Title + " did not validate; its JSON is in the box at the bottom."
+		} else {
+			form = formFromScenario(sc)
+			notice = "Prefilled from the preset " + p.Title + ": " + p.Description
+		}
+	case q.Get("from") != "":
+		id := q.Get("from")
+		if !runIDPattern.MatchString(id) {
+			return notFound("no run has this id; run ids are 16 characters of a–z and 2–7")
+		}
+		run, err := s.store.GetRun(r.Context(), id)
+		if err != nil {
+			return err
+		}
+		sc, err := sim.Parse(run.ScenarioJSON, sim.ParseEnv{Traces: s.store})
+		if err != nil {
+			form.values[rawJSONField] = string(run.ScenarioJSON)
+			notice = "The scenario of run " + id + " no longer validates; its JSON is in the box at the bottom."
+		} else {
+			form = formFromScenario(sc)
+			notice = "Prefilled from run " + id + " (" + run.Name + "). Change what you like and run it as a new scenario."
+		}
+	case q.Get("trace") != "":
+		info, err := s.store.GetTraceInfo(r.Context(), q.Get("trace"))
+		if err != nil {
+			return notFound("no uploaded trace has this SHA-256; upload it on the Traces page")
+		}
+		form.values[workloadTypeField.Path] = sim.WorkloadTrace
+		form.values[traceSourceField] = "sha256:" + info.SHA256
+		notice = "Workload set to the uploaded trace " + info.Name + "."
+	}
+	return s.renderForm(w, r, http.StatusOK, form, formErrors{byField: map[string]string{}}, notice)
+}
+
+// handleFormEdit is POST /: the no-JavaScript schedule editor. "Add row" and "Remove" post the
+// whole form here and get it back with one row more or less; nothing runs.
+func (s *Server) handleFormEdit(w http.ResponseWriter, r *http.Request) error {
+	if err := r.ParseForm(); err != nil {
+		return formParseError(err)
+	}
+	form := formFromValues(r.PostForm)
+	action := r.PostForm.Get("action")
+	switch {
+	case action == "add_row":
+		form.shown = max(form.shown, len(form.rows)) + 1
+	case strings.HasPrefix(action, "remove_row:"):
+		i, err := strconv.Atoi(strings.TrimPrefix(action, "remove_row:"))
+		if err == nil && i >= 0 && i < len(form.rows) {
+			form.rows = append(form.rows[:i], form.rows[i+1:]...)
+		}
+		form.shown = max(form.shown-1, 0)
+	}
+	return s.renderForm(w, r, http.StatusOK, form, formErrors{byField: map[string]string{}}, "")
+}
+
+// handleCreateRun is POST /runs: validate, then 303 to the run (new or identical existing).
+func (s *Server) handleCreateRun(w http.ResponseWriter, r *http.Request) error {
+	sc, err := s.scenarioFromForm(w, r)
+	if sc == nil || err != nil {
+		return err
+	}
+	subs, err := s.submit(r.Context(), sc)
+	if err != nil {
+		return err
+	}
+	http.Redirect(w, r, "/runs/"+subs[0].Run.ID, http.StatusSeeOther)
+	return nil
+}
+
+// handleCreatePair is POST /pairs: a scenario (from the form, or from a stored run with
+// from=ID) and its counterpart, then 303 to the compare page.
+func (s *Server) handleCreatePair(w http.ResponseWriter, r *http.Request) error {
+	if err := r.ParseForm(); err != nil {
+		return formParseError(err)
+	}
+	kind := r.PostForm.Get("kind")
+	if kind != "hints" && kind != "guard" {
+		return badRequest(fmt.Sprintf("kind must be hints or guard (got %q)", kind))
+	}
+	var sc *sim.Scenario
+	if from := r.PostForm.Get("from"); from != "" {
+		if !runIDPattern.MatchString(from) {
+			return notFound("no run has this id; run ids are 16 characters of a–z and 2–7")
+		}
+		run, err := s.store.GetRun(r.Context(), from)
+		if err != nil {
+			return err
+		}
+		sc, err = sim.Parse(run.ScenarioJSON, sim.ParseEnv{Traces: s.store})
+		if err != nil {
+			return &Error{Status: http.StatusUnprocessableEntity, Title: "Stored scenario is invalid",
+				Message: "the stored scenario no longer validates; open it with Edit as new and fix it", Err: err}
+		}
+	} else {
+		var err error
+		sc, err = s.scenarioFromForm(w, r)
+		if sc == nil || err != nil {
+			return err
+		}
+	}
+	a, b, err := pairOrder(sc, kind)
+	if err != nil {
+		return err
+	}
+	if _, err := s.submit(r.Context(), a, b); err != nil {
+		return err
+	}
+	http.Redirect(w, r, "/compare?a="+url.QueryEscape(a.ID())+"&b="+url.QueryEscape(b.ID()), http.StatusSeeOther)
+	return nil
+}
+
+// scenarioFromForm reads and validates the posted form. On validation errors it renders the
+// form again (422) and returns a nil scenario and a nil error.
+func (s *Server) scenarioFromForm(w http.ResponseWriter, r *http.Request) (*sim.Scenario, error) {
+	if err := r.ParseForm(); err != nil {
+		return nil, formParseError(err)
+	}
+	form := formFromValues(r.PostForm)
+	raw := strings.TrimSpace(form.values[rawJSONField])
+	var (
+		doc   []byte
+		errs  []sim.FieldError
+		rowOf []int
+	)
+	if raw != "" {
+		doc = []byte(raw)
+	} else {
+		doc, errs, rowOf = form.toJSON()
+	}
+	if len(errs) == 0 {
+		sc, err := sim.Parse(doc, sim.ParseEnv{Traces: s.store})
+		if err == nil {
+			return sc, nil
+		}
+		var invalid *sim.ValidationError
+		if !errors.As(err, &invalid) {
+			return nil, err
+		}
+		errs = invalid.Errors
+	}
+	placed := placeErrors(errs, rowOf, raw != "")
+	return nil, s.renderForm(w, r, http.StatusUnprocessableEntity, form, placed, "")
+}
+
+func formParseError(err error) error {
+	var tooBig *http.MaxBytesError
+	if errors.As(err, &tooBig) {
+		return err
+	}
+	return badRequest("the form could not be read (" + err.Error() + "); reload the page and submit it again")
+}
+
+func (s *Server) renderForm(w http.ResponseWriter, r *http.Request, status int, form *scenarioForm, errs formErrors, notice string) error {
+	options, err := s.traceOptions(r.Context(), form.values[traceSourceField])
+	if err != nil {
+		return err
+	}
+	view := form.view(s.pageInfo("New scenario", "new"), errs, options)
+	view.Notice = notice
+	for _, p := range sim.Presets() {
+		view.Presets = append(view.Presets, templates.PresetLink{Key: p.Key, Title: p.Title, Description: p.Description})
+	}
+	recent, _, err := s.store.ListRuns(r.Context(), recentRunsOnForm, 0)
+	if err != nil {
+		return err
+	}
+	for _, run := range recent {
+		view.Recent = append(view.Recent, templates.RunLink{ID: run.ID, Name: run.Name, Status: run.Status})
+	}
+	return s.render(w, r, status, templates.FormView(view))
+}
+
+// traceOptions lists the built-in and uploaded traces for the workload's trace select, keeping
+// the current choice even if it is no longer listed.
+func (s *Server) traceOptions(ctx context.Context, current string) ([][2]string, error) {
+	var opts [][2]string
+	seen := map[string]bool{}
+	for _, name := range sim.BuiltinTraces() {
+		v := "name:" + name
+		opts = append(opts, [2]string{v, "built-in: " + name})
+		seen[v] = true
+	}
+	traces, err := s.store.ListTraces(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, t := range traces {
+		v := "sha256:" + t.SHA256
+		opts = append(opts, [2]string{v, fmt.Sprintf("uploaded: %s (%s…, %d rows)", t.Name, t.SHA256[:12], t.Rows)})
+		seen[v] = true
+	}
+	if current != "" && !seen[current] {
+		opts = append(opts, [2]string{current, current})
+	}
+	return opts, nil
+}
+
+func findPreset(key string) (sim.Preset, bool) {
+	for _, p := range sim.Presets() {
+		if p.Key == key {
+			return p, true
+		}
+	}
+	return sim.Preset{}, false
+}
+
+// isFinal reports whether a run status is an end state.
+func isFinal(status string) bool {
+	return status == store.StatusDone || status == store.StatusFailed || status == store.StatusCancelled
+}

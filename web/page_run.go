@@ -1,0 +1,307 @@
+package web
+
+import (
+	"bytes"
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/scalein-planner/scalein/sim"
+	"github.com/scalein-planner/scalein/store"
+	"github.com/scalein-planner/scalein/templates"
+)
+
+// handleRun is GET /runs/{id}, the permalink.
+func (s *Server) handleRun(w http.ResponseWriter, r *http.Request) error {
+	run, err := s.store.GetRun(r.Context(), chi.URLParam(r, "id"))
+	if err != nil {
+		return err
+	}
+	p := templates.RunPage{
+		Page:     s.pageInfo(run.Name, "runs"),
+		ID:       run.ID,
+		Name:     run.Name,
+		Status:   run.Status,
+		Error:    run.Error,
+		Progress: s.progressOf(run),
+		Created:  formatTime(run.CreatedAt),
+		Started:  formatTime(run.StartedAt),
+		Finished: formatTime(run.FinishedAt),
+		Attempts: run.Attempts,
+	}
+	if !isFinal(run.Status) {
+		p.Page.RefreshSeconds = 2
+	}
+	if run.Status == store.StatusDone {
+		rep, err := decodeReport(run)
+		if err != nil {
+			return err
+		}
+		p.Page.Charts = true
+		p.Figures = figureCells(headlineOf(run, rep))
+		p.Charts = runCharts(rep)
+		p.AllWorkers = r.URL.Query().Get("workers") == "all"
+		p.Workers, p.DrainedCount = workersTable(rep, p.AllWorkers)
+		p.WorkerCount = len(rep.Workers)
+		p.ScaleIn = scaleInTable(rep)
+		p.Summary = summaryTable(rep)
+	}
+	return s.render(w, r, http.StatusOK, templates.RunView(p))
+}
+
+// progressOf prefers the live progress of a run this process is running.
+func (s *Server) progressOf(run store.Run) float64 {
+	if w, ok := s.queue.watch(run.ID); ok && w.status == store.StatusRunning {
+		return w.progress
+	}
+	return run.Progress
+}
+
+func decodeReport(run store.Run) (*sim.Report, error) {
+	var rep sim.Report
+	if err := json.Unmarshal(run.ReportJSON, &rep); err != nil {
+		return nil, fmt.Errorf("decode stored report of run %s: %w", run.ID, err)
+	}
+	return &rep, nil
+}
+
+// headlineOf reads the headline stored with the run, so a page shows what was computed when the
+// run finished; it falls back to computing it from the report.
+func headlineOf(run store.Run, rep *sim.Report) []sim.Figure {
+	var figs []sim.Figure
+	if len(run.HeadlineJSON) > 0 && json.Unmarshal(run.HeadlineJSON, &figs) == nil && len(figs) > 0 {
+		return figs
+	}
+	return sim.Headline(rep)
+}
+
+func optMS(v *float64) string { return withUnit(v, "") }
+
+// workersTable lists drained workers (or all) with every time in ms.
+func workersTable(rep *sim.Report, all bool) (templates.DataTable, int) {
+	t := templates.DataTable{
+		Caption: "Per-worker lifecycle (times in ms from the start of the run)",
+		Columns: []templates.Column{
+			{Label: "Worker"}, {Label: "Final state"},
+			{Label: "Marked (ms)", Num: true}, {Label: "Own work ended (ms)", Num: true},
+			{Label: "Removed (ms)", Num: true}, {Label: "Drain (ms)", Num: true},
+			{Label: "Pin wait (ms)", Num: true}, {Label: "Grace deadline (ms)", Num: true},
+			{Label: "Forced"}, {Label: "Completed (requests)", Num: true}, {Label: "Killed (requests)", Num: true},
+			{Label: "Pulls served", Num: true}, {Label: "Pulls received", Num: true},
+		},
+	}
+	drained := 0
+	for _, wr := range rep.Workers {
+		if wr.MarkedAtMS != nil {
+			drained++
+		} else if !all {
+			continue
+		}
+		forced := "no"
+		if wr.Forced {
+			forced = "yes"
+		}
+		t.Rows = append(t.Rows, []string{
+			strconv.Itoa(wr.ID), wr.FinalState,
+			optMS(wr.MarkedAtMS), optMS(wr.LastWorkMS), optMS(wr.RemovedAtMS), optMS(wr.DrainMS),
+			optMS(wr.PinWaitMS), optMS(wr.GraceDeadlineMS), forced,
+			strconv.FormatInt(wr.RequestsCompleted, 10), strconv.FormatInt(wr.RequestsKilled, 10),
+			strconv.FormatInt(wr.PullsServed, 10), strconv.FormatInt(wr.PullsReceived, 10),
+		})
+	}
+	return t, drained
+}
+
+func idList(ids []int) string {
+	if len(ids) == 0 {
+		return dash
+	}
+	parts := make([]string, len(ids))
+	for i, id := range ids {
+		parts[i] = strconv.Itoa(id)
+	}
+	return strings.Join(parts, ", ")
+}
+
+func scaleInTable(rep *sim.Report) templates.DataTable {
+	t := templates.DataTable{
+		Caption: "Scale-in actions in scenario order",
+		Columns: []templates.Column{{Label: "Action"}, {Label: "At (ms)", Num: true}, {Label: "Drained (worker ids)"}, {Label: "Skipped (no longer active)"}},
+	}
+	for i, a := range rep.ScaleIn {
+		t.Rows = append(t.Rows, []string{strconv.Itoa(i + 1), formatNumber(a.AtMS), idList(a.Drained), idList(a.Skipped)})
+	}
+	return t
+}
+
+func summaryTable(rep *sim.Report) templates.DataTable {
+	t := templates.DataTable{Columns: []templates.Column{{Label: "Figure"}, {Label: "Value", Num: true}}}
+	add := func(label, value string) { t.Rows = append(t.Rows, []string{label, value}) }
+	count := func(n int64, unit string) string { return formatNumber(float64(n)) + " " + unit }
+	sm := rep.Summary
+	add("Requests", count(sm.Requests.Total, "requests"))
+	add("Completed", count(sm.Requests.Completed, "requests"))
+	add("Killed", count(sm.Requests.Killed, "requests"))
+	for _, d := range []struct {
+		name string
+		dist sim.Distribution
+	}{{"TTFT", sm.TTFTMS}, {"End-to-end latency", sm.E2EMS}} {
+		add(d.name+" mean", withUnit(d.dist.Mean, "ms"))
+		add(d.name+" p50", withUnit(d.dist.P50, "ms"))
+		add(d.name+" p90", withUnit(d.dist.P90, "ms"))
+		add(d.name+" p99", withUnit(d.dist.P99, "ms"))
+		add(d.name+" max", withUnit(d.dist.Max, "ms"))
+	}
+	tk := sm.Tokens
+	add("Prompt tokens", count(tk.Prompt, "tokens"))
+	add("Reused from GPU cache (G1)", count(tk.G1Reused, "tokens"))
+	add("Reused from host cache (G2)", count(tk.G2Reused, "tokens"))
+	add("Pulled by KVCR", count(tk.KVCRPulled, "tokens"))
+	add("Recomputed", count(tk.Recomputed, "tokens"))
+	add("Output tokens", count(tk.Output, "tokens"))
+	add("Preemptions", count(sm.Preemptions, "preemptions"))
+	add("Duration", formatNumber(sm.DurationMS)+" ms")
+	add("Worker-seconds", formatNumber(sm.WorkerSeconds)+" s")
+	k := rep.KVCR
+	add("Hints", count(k.Hints, "hints"))
+	add("Pulls staged", count(k.Staged, "pulls"))
+	add("Pulls success", count(k.Success, "pulls"))
+	add("Pulls partial", count(k.Partial, "pulls"))
+	add("Hints miss", count(k.Miss, "hints"))
+	add("Hints not needed", count(k.NotNeeded, "hints"))
+	add("Rejected: source draining", count(k.RejectedDraining, "hints"))
+	add("Rejected: source removed", count(k.RejectedRemoved, "hints"))
+	add("Staged from a draining source", count(k.StagedFromDraining, "pulls"))
+	add("Pulls aborted", count(k.Aborted, "pulls"))
+	add("Blocks pulled", count(k.Blocks, "blocks"))
+	add("Bytes pulled", count(k.Bytes, "bytes"))
+	return t
+}
+
+// handleReportJSON serves the stored report byte for byte: a permalink never changes.
+func (s *Server) handleReportJSON(w http.ResponseWriter, r *http.Request) error {
+	run, err := s.doneRun(r)
+	if err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Disposition", `inline; filename="`+run.ID+`-report.json"`)
+	_, err = w.Write(run.ReportJSON)
+	return err
+}
+
+func (s *Server) handleScenarioJSON(w http.ResponseWriter, r *http.Request) error {
+	run, err := s.store.GetRun(r.Context(), chi.URLParam(r, "id"))
+	if err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Disposition", `inline; filename="`+run.ID+`-scenario.json"`)
+	_, err = w.Write(run.ScenarioJSON)
+	return err
+}
+
+// workersCSVHeader names the columns of workers.csv; times are ms, empty where they do not apply.
+var workersCSVHeader = []string{"id", "final_state", "marked_at_ms", "last_work_ms", "removed_at_ms", "drain_ms",
+	"pin_wait_ms", "grace_deadline_ms", "forced", "requests_completed", "requests_killed", "pulls_served", "pulls_received"}
+
+func (s *Server) handleWorkersCSV(w http.ResponseWriter, r *http.Request) error {
+	run, err := s.doneRun(r)
+	if err != nil {
+		return err
+	}
+	rep, err := decodeReport(run)
+	if err != nil {
+		return err
+	}
+	var buf bytes.Buffer
+	cw := csv.NewWriter(&buf)
+	_ = cw.Write(workersCSVHeader)
+	num := func(v *float64) string {
+		if v == nil {
+			return ""
+		}
+		return strconv.FormatFloat(*v, 'f', -1, 64)
+	}
+	for _, wr := range rep.Workers {
+		_ = cw.Write([]string{strconv.Itoa(wr.ID), wr.FinalState, num(wr.MarkedAtMS), num(wr.LastWorkMS),
+			num(wr.RemovedAtMS), num(wr.DrainMS), num(wr.PinWaitMS), num(wr.GraceDeadlineMS),
+			strconv.FormatBool(wr.Forced), strconv.FormatInt(wr.RequestsCompleted, 10),
+			strconv.FormatInt(wr.RequestsKilled, 10), strconv.FormatInt(wr.PullsServed, 10),
+			strconv.FormatInt(wr.PullsReceived, 10)})
+	}
+	cw.Flush()
+	if err := cw.Error(); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "text/csv; charset=utf-8")
+	w.Header().Set("Content-Disposition", `attachment; filename="`+run.ID+`-workers.csv"`)
+	_, err = w.Write(buf.Bytes())
+	return err
+}
+
+// doneRun loads a run whose report exists, or explains why there is none yet.
+func (s *Server) doneRun(r *http.Request) (store.Run, error) {
+	run, err := s.store.GetRun(r.Context(), chi.URLParam(r, "id"))
+	if err != nil {
+		return store.Run{}, err
+	}
+	if run.Status != store.StatusDone {
+		return store.Run{}, &Error{Status: http.StatusConflict, Title: "No report yet",
+			Message: fmt.Sprintf("run %s is %s, so it has no report; open /runs/%s to follow it", run.ID, run.Status, run.ID)}
+	}
+	return run, nil
+}
+
+// handleCancel is POST /runs/{id}/cancel: a queued run is dropped, a running one is stopped.
+func (s *Server) handleCancel(w http.ResponseWriter, r *http.Request) error {
+	id := chi.URLParam(r, "id")
+	run, err := s.store.GetRunStatus(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	switch run.Status {
+	case store.StatusQueued:
+		// Ending it in the store first means a worker that picks it up meanwhile will not
+		// start it (StartRun requires queued).
+		if err := s.store.EndRun(r.Context(), id, store.StatusCancelled, "cancelled by a user before it started", s.now()); err != nil {
+			return err
+		}
+		s.queue.dropQueued(id)
+	case store.StatusRunning:
+		if !s.queue.cancelRunning(id) {
+			// Running in the store but not here: left by a process that stopped.
+			if err := s.store.EndRun(r.Context(), id, store.StatusCancelled, "cancelled by a user", s.now()); err != nil {
+				return err
+			}
+		} else {
+			s.waitFinal(r, id, 5*time.Second)
+		}
+	}
+	http.Redirect(w, r, "/runs/"+id, http.StatusSeeOther)
+	return nil
+}
+
+// waitFinal waits (briefly) for a run this process holds to end, so the redirect after a
+// cancel shows the cancelled state rather than "running".
+func (s *Server) waitFinal(r *http.Request, id string, limit time.Duration) {
+	deadline := time.After(limit)
+	for {
+		snap, ok := s.queue.watch(id)
+		if !ok {
+			return
+		}
+		select {
+		case <-snap.changed:
+		case <-deadline:
+			return
+		case <-r.Context().Done():
+			return
+		}
+	}
+}

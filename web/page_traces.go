@@ -1,0 +1,95 @@
+package web
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"path/filepath"
+	"strings"
+
+	"github.com/scalein-planner/scalein/sim"
+	"github.com/scalein-planner/scalein/templates"
+)
+
+// handleTraces is GET /traces: uploaded traces and the upload form.
+func (s *Server) handleTraces(w http.ResponseWriter, r *http.Request) error {
+	notice := ""
+	switch r.URL.Query().Get("stored") {
+	case "new":
+		notice = "The trace was validated and stored."
+	case "existing":
+		notice = "This trace was already stored (same SHA-256); nothing was added."
+	}
+	return s.renderTraces(w, r, http.StatusOK, notice, "", "")
+}
+
+func (s *Server) renderTraces(w http.ResponseWriter, r *http.Request, status int, notice, errMsg, name string) error {
+	traces, err := s.store.ListTraces(r.Context())
+	if err != nil {
+		return err
+	}
+	p := templates.TracesPage{Page: s.pageInfo("Traces", "traces"), Notice: notice, Error: errMsg, Name: name,
+		Builtins: sim.BuiltinTraces()}
+	for _, t := range traces {
+		p.Traces = append(p.Traces, templates.TraceItem{
+			SHA256: t.SHA256, Short: t.SHA256[:12] + "…", Name: t.Name,
+			Size: formatBytes(t.SizeBytes), Rows: formatNumber(float64(t.Rows)) + " rows",
+			Created: formatTime(t.CreatedAt), UseURL: "/?trace=" + url.QueryEscape(t.SHA256),
+		})
+	}
+	return s.render(w, r, status, templates.TracesView(p))
+}
+
+// handleUploadTrace is POST /traces: a multipart upload, validated with sim.ParseTrace and stored
+// once by SHA-256.
+func (s *Server) handleUploadTrace(w http.ResponseWriter, r *http.Request) error {
+	if err := r.ParseMultipartForm(8 << 20); err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			return &Error{Status: http.StatusRequestEntityTooLarge, Title: "Trace too large",
+				Message: "the upload is larger than the 64 MiB limit; upload the first part of the trace, or use the trace's limit option on a smaller file"}
+		}
+		return s.renderTraces(w, r, http.StatusBadRequest, "", "the upload could not be read ("+err.Error()+"); choose a file and try again", "")
+	}
+	defer func() { _ = r.MultipartForm.RemoveAll() }()
+	name := strings.TrimSpace(r.FormValue("name"))
+	file, header, err := r.FormFile("file")
+	if err != nil {
+		return s.renderTraces(w, r, http.StatusUnprocessableEntity, "", "choose a trace file to upload (a Mooncake-format JSONL file)", name)
+	}
+	defer file.Close()
+	content, err := io.ReadAll(io.LimitReader(file, maxTraceBytes+1))
+	if err != nil {
+		return fmt.Errorf("read uploaded trace: %w", err)
+	}
+	if len(content) > maxTraceBytes {
+		return &Error{Status: http.StatusRequestEntityTooLarge, Title: "Trace too large",
+			Message: "the trace is larger than the 64 MiB limit; upload the first part of it"}
+	}
+	if name == "" {
+		name = filepath.Base(header.Filename)
+	}
+	if len(name) > 200 {
+		name = name[:200]
+	}
+	rows, err := sim.ParseTrace(content)
+	if err != nil {
+		return s.renderTraces(w, r, http.StatusUnprocessableEntity, "", "The trace was not stored: "+err.Error(), name)
+	}
+	sum := sha256.Sum256(content)
+	sha := hex.EncodeToString(sum[:])
+	created, err := s.store.PutTrace(r.Context(), sha, name, content, len(rows), s.now())
+	if err != nil {
+		return err
+	}
+	stored := "existing"
+	if created {
+		stored = "new"
+	}
+	http.Redirect(w, r, "/traces?stored="+stored, http.StatusSeeOther)
+	return nil
+}

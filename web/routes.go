@@ -1,0 +1,135 @@
+package web
+
+import (
+	"log/slog"
+	"net/http"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/go-chi/chi/v5/middleware"
+	"github.com/go-chi/httplog/v3"
+	"github.com/go-chi/httprate"
+	"github.com/scalein-planner/scalein/templates"
+)
+
+// routes wires SPEC §5. The cross-origin check wraps everything (it only looks at unsafe
+// methods); the rate limit applies to run creation only.
+func (s *Server) routes() http.Handler {
+	r := chi.NewRouter()
+	r.Use(middleware.RequestID)
+	r.Use(middleware.ClientIPFromRemoteAddr)
+	r.Use(httplog.RequestLogger(s.log, &httplog.Options{
+		Level:  slog.LevelInfo,
+		Schema: httplog.SchemaECS.Concise(true),
+		LogExtraAttrs: func(req *http.Request, _ string, _ int) []slog.Attr {
+			return []slog.Attr{slog.String("request_id", middleware.GetReqID(req.Context()))}
+		},
+	}))
+	r.Use(s.recoverer)
+	r.Use(securityHeaders)
+	r.Use(limitBody)
+
+	r.NotFound(s.page(func(w http.ResponseWriter, r *http.Request) error {
+		return notFound("there is no page at " + r.URL.Path)
+	}))
+	r.MethodNotAllowed(s.page(func(w http.ResponseWriter, r *http.Request) error {
+		return &Error{Status: http.StatusMethodNotAllowed, Title: "Method not allowed",
+			Message: r.Method + " is not allowed on " + r.URL.Path}
+	}))
+
+	createLimit := httprate.LimitBy(s.cfg.RunsPerMinute, time.Minute,
+		func(r *http.Request) (string, error) {
+			return httprate.CanonicalizeIP(middleware.GetClientIP(r.Context())), nil
+		},
+		httprate.WithLimitHandler(func(w http.ResponseWriter, r *http.Request) {
+			err := &Error{Status: http.StatusTooManyRequests, Title: "Too many runs",
+				Message: "you started too many runs in the last minute; wait a minute and try again"}
+			if strings.HasPrefix(r.URL.Path, "/api/") {
+				s.writeAPIError(w, r, err)
+				return
+			}
+			s.renderError(w, r, err)
+		}))
+
+	r.Get("/healthz", s.healthz)
+	r.Handle("/static/*", s.assets)
+
+	r.Get("/", s.page(s.handleForm))
+	r.Post("/", s.page(s.handleFormEdit))
+	r.With(createLimit).Post("/runs", s.page(s.handleCreateRun))
+	r.With(createLimit).Post("/pairs", s.page(s.handleCreatePair))
+	r.Get("/runs", s.page(s.handleRuns))
+	r.Route("/runs/{id}", func(r chi.Router) {
+		r.Use(s.requireRunID(false))
+		r.Get("/", s.page(s.handleRun))
+		r.Get("/report.json", s.page(s.handleReportJSON))
+		r.Get("/scenario.json", s.page(s.handleScenarioJSON))
+		r.Get("/workers.csv", s.page(s.handleWorkersCSV))
+		r.Get("/events", s.page(s.handleEvents))
+		r.Post("/cancel", s.page(s.handleCancel))
+	})
+	r.Get("/compare", s.page(s.handleCompare))
+	r.Get("/traces", s.page(s.handleTraces))
+	r.Post("/traces", s.page(s.handleUploadTrace))
+
+	r.Route("/api/v1", func(r chi.Router) {
+		r.NotFound(s.api(func(w http.ResponseWriter, r *http.Request) error {
+			return notFound("no API route " + r.Method + " " + r.URL.Path)
+		}))
+		r.With(createLimit).Post("/runs", s.api(s.apiCreateRun))
+		r.With(createLimit).Post("/pairs", s.api(s.apiCreatePair))
+		r.Get("/runs", s.api(s.apiListRuns))
+		r.With(s.requireRunID(true)).Get("/runs/{id}", s.api(s.apiGetRun))
+	})
+
+	protect := http.NewCrossOriginProtection()
+	protect.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		err := &Error{Status: http.StatusForbidden, Title: "Cross-origin request refused",
+			Message: "this form was posted from another site; open the page on this server and submit it from there"}
+		if strings.HasPrefix(r.URL.Path, "/api/") {
+			s.writeAPIError(w, r, err)
+			return
+		}
+		s.renderError(w, r, err)
+	}))
+	return protect.Handler(r)
+}
+
+// runIDPattern is the shape of a scenario id: 16 characters of lower-case base32.
+var runIDPattern = regexp.MustCompile(`^[a-z2-7]{16}$`)
+
+// requireRunID answers 404 for a malformed id without touching the store.
+func (s *Server) requireRunID(isAPI bool) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if !runIDPattern.MatchString(chi.URLParam(r, "id")) {
+				err := notFound("no run has this id; run ids are 16 characters of a–z and 2–7")
+				if isAPI {
+					s.writeAPIError(w, r, err)
+				} else {
+					s.renderError(w, r, err)
+				}
+				return
+			}
+			next.ServeHTTP(w, r)
+		})
+	}
+}
+
+func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
+	// A one-row read proves the database answers (store has no Ping of its own).
+	if _, _, err := s.store.ListRuns(r.Context(), 1, 0); err != nil {
+		s.log.ErrorContext(r.Context(), "health check failed", "err", err)
+		http.Error(w, "database unavailable", http.StatusServiceUnavailable)
+		return
+	}
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	_, _ = w.Write([]byte("ok\n"))
+}
+
+// pageInfo is the layout data every page starts from.
+func (s *Server) pageInfo(title, nav string) templates.Page {
+	return templates.Page{Title: title, Nav: nav, Assets: s.assets.templ()}
+}

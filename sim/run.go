@@ -1,9 +1,6 @@
 package sim
 
-import (
-	"context"
-	"errors"
-)
+import "errors"
 
 // RunOptions are the caller's controls over one run.
 type RunOptions struct {
@@ -18,9 +15,3 @@ type RunOptions struct {
 
 // ErrLimit is returned (wrapped) when a run exceeds its event or virtual-time limit.
 var ErrLimit = errors.New("run limit exceeded")
-
-// Run simulates the scenario and returns its report. Cancelling ctx stops it promptly with
-// ctx.Err().
-func Run(ctx context.Context, s *Scenario, opt RunOptions) (*Report, error) {
-	return nil, errors.New("sim: not implemented yet")
-}

@@ -1,0 +1,306 @@
+package sim
+
+// blockIndex maps a block key to the workers holding it in one tier, so that routing and hints
+// walk a prompt once instead of probing every worker (SPEC §3.9).
+type blockIndex struct {
+	holders map[uint64][]int32
+}
+
+func newBlockIndex() *blockIndex { return &blockIndex{holders: make(map[uint64][]int32)} }
+
+func (x *blockIndex) add(key uint64, w int32) {
+	x.holders[key] = append(x.holders[key], w)
+}
+
+func (x *blockIndex) remove(key uint64, w int32) {
+	h := x.holders[key]
+	for i, v := range h {
+		if v == w {
+			h[i] = h[len(h)-1]
+			h = h[:len(h)-1]
+			break
+		}
+	}
+	if len(h) == 0 {
+		delete(x.holders, key)
+	} else {
+		x.holders[key] = h
+	}
+}
+
+// gpuCache is a worker's G1: slots hold KV blocks; keyed slots are shared by prefix, and keyed
+// slots no request holds are cached and evictable.
+type gpuCache struct {
+	capacity int
+	worker   int32
+	index    *blockIndex
+	byKey    map[uint64]int32
+	key      []uint64
+	keyed    []bool
+	ref      []int32
+	depth    []int32
+	free     []int32 // released or never-used slots below len(ref)
+	lru      lru
+}
+
+func newGPUCache(capacity int, worker int32, index *blockIndex) *gpuCache {
+	return &gpuCache{capacity: capacity, worker: worker, index: index, byKey: make(map[uint64]int32)}
+}
+
+// freeCount is the number of slots holding nothing.
+func (c *gpuCache) freeCount() int { return c.capacity - len(c.ref) + len(c.free) }
+
+// used is the number of distinct slots held by requests.
+func (c *gpuCache) used() int { return c.capacity - c.freeCount() - c.lru.len() }
+
+// keyedCount is the number of keyed slots, cached or in use.
+func (c *gpuCache) keyedCount() int { return len(c.byKey) }
+
+// run counts the leading keys present (cached or in use), stopping at limit.
+func (c *gpuCache) run(keys []uint64, limit int) int {
+	n := 0
+	for n < limit && n < len(keys) {
+		if _, ok := c.byKey[keys[n]]; !ok {
+			break
+		}
+		n++
+	}
+	return n
+}
+
+// fits reports whether n new slots can be had while keeping the first k1 keys, which the caller
+// is about to share.
+func (c *gpuCache) fits(keys []uint64, k1, n int) bool {
+	avail := c.freeCount() + c.lru.len()
+	for _, k := range keys[:k1] {
+		if s := c.byKey[k]; c.ref[s] == 0 {
+			avail--
+		}
+	}
+	return avail >= n
+}
+
+// acquire shares the slots of the first k1 keys and takes n new slots, evicting cached slots
+// least recent first. The caller has checked fits.
+func (c *gpuCache) acquire(dst []int32, keys []uint64, k1, n int) []int32 {
+	for _, k := range keys[:k1] {
+		s := c.byKey[k]
+		if c.ref[s] == 0 {
+			c.lru.remove(s)
+		}
+		c.ref[s]++
+		dst = append(dst, s)
+	}
+	for i := 0; i < n; i++ {
+		dst = append(dst, c.take())
+	}
+	return dst
+}
+
+// take returns one unkeyed slot with a reference, or -1 when nothing is free or evictable.
+func (c *gpuCache) take() int32 {
+	var s int32
+	switch {
+	case len(c.free) > 0:
+		s = c.free[len(c.free)-1]
+		c.free = c.free[:len(c.free)-1]
+	case len(c.ref) < c.capacity:
+		s = int32(len(c.ref))
+		c.key = append(c.key, 0)
+		c.keyed = append(c.keyed, false)
+		c.ref = append(c.ref, 0)
+		c.depth = append(c.depth, 0)
+		c.lru.grow(len(c.ref))
+	case c.lru.len() > 0:
+		s = c.lru.pop()
+		c.unkey(s)
+	default:
+		return -1
+	}
+	c.ref[s] = 1
+	return s
+}
+
+func (c *gpuCache) unkey(s int32) {
+	delete(c.byKey, c.key[s])
+	c.index.remove(c.key[s], c.worker)
+	c.keyed[s] = false
+}
+
+// setKey keys a computed block; a key already present leaves the copy unkeyed (SPEC §3.14).
+func (c *gpuCache) setKey(s int32, key uint64, depth int) {
+	if c.keyed[s] {
+		return
+	}
+	if _, ok := c.byKey[key]; ok {
+		return
+	}
+	c.byKey[key] = s
+	c.key[s], c.keyed[s], c.depth[s] = key, true, int32(depth)
+	c.index.add(key, c.worker)
+}
+
+// release drops one reference; a keyed slot becomes cached and evictable as of now.
+func (c *gpuCache) release(s int32, now int64) {
+	c.ref[s]--
+	if c.ref[s] > 0 {
+		return
+	}
+	if c.keyed[s] {
+		c.lru.push(s, now, c.depth[s])
+		return
+	}
+	c.free = append(c.free, s)
+}
+
+// clear drops everything (the worker is removed).
+func (c *gpuCache) clear() {
+	for k := range c.byKey {
+		c.index.remove(k, c.worker)
+	}
+	*c = gpuCache{capacity: c.capacity, worker: c.worker, index: c.index, byKey: make(map[uint64]int32)}
+}
+
+// hostCache is a worker's G2: entries are pending (a transfer into G2 is in flight) or resident,
+// with a pin count; unpinned resident entries are evictable.
+type hostCache struct {
+	capacity int
+	worker   int32
+	index    *blockIndex // resident entries only
+	byKey    map[uint64]int32
+	key      []uint64
+	depth    []int32
+	pins     []int32
+	resident []bool
+	free     []int32
+	lru      lru
+	// residentCount is the number of resident entries.
+	residentCount int
+}
+
+func newHostCache(capacity int, worker int32, index *blockIndex) *hostCache {
+	return &hostCache{capacity: capacity, worker: worker, index: index, byKey: make(map[uint64]int32)}
+}
+
+func (c *hostCache) held() int { return len(c.key) - len(c.free) }
+
+// holds reports whether key is held, pending or resident.
+func (c *hostCache) holds(key uint64) bool {
+	_, ok := c.byKey[key]
+	return ok
+}
+
+// residentSlot returns the slot of key if it is resident.
+func (c *hostCache) residentSlot(key uint64) (int32, bool) {
+	s, ok := c.byKey[key]
+	if !ok || !c.resident[s] {
+		return -1, false
+	}
+	return s, true
+}
+
+// run counts resident keys from keys[from] on, stopping at limit.
+func (c *hostCache) run(keys []uint64, from, limit int) int {
+	n := from
+	for n < limit && n < len(keys) {
+		if _, ok := c.residentSlot(keys[n]); !ok {
+			break
+		}
+		n++
+	}
+	return n - from
+}
+
+// reserve makes a pending entry for key, evicting the least recent unpinned resident entry if
+// the cache is full. protect, if not nil, names entries that must not be evicted. It returns
+// -1 when no room can be made.
+func (c *hostCache) reserve(key uint64, depth int, protect func(key uint64, depth int32) bool) int32 {
+	var s int32
+	switch {
+	case len(c.free) > 0:
+		s = c.free[len(c.free)-1]
+		c.free = c.free[:len(c.free)-1]
+	case len(c.key) < c.capacity:
+		s = int32(len(c.key))
+		c.key = append(c.key, 0)
+		c.depth = append(c.depth, 0)
+		c.pins = append(c.pins, 0)
+		c.resident = append(c.resident, false)
+		c.lru.grow(len(c.key))
+	default:
+		s = c.evict(protect)
+		if s < 0 {
+			return -1
+		}
+	}
+	c.byKey[key] = s
+	c.key[s], c.depth[s], c.pins[s], c.resident[s] = key, int32(depth), 0, false
+	return s
+}
+
+// evict removes the least recent evictable entry that protect allows and returns its slot.
+func (c *hostCache) evict(protect func(key uint64, depth int32) bool) int32 {
+	var kept []int32
+	victim := int32(-1)
+	for c.lru.len() > 0 {
+		s := c.lru.pop()
+		if protect != nil && protect(c.key[s], c.depth[s]) {
+			kept = append(kept, s)
+			continue
+		}
+		victim = s
+		break
+	}
+	for _, s := range kept {
+		// Re-insert with the original ordering fields.
+		c.lru.pos[s] = int32(len(c.lru.heap))
+		c.lru.heap = append(c.lru.heap, s)
+		c.lru.up(len(c.lru.heap) - 1)
+	}
+	if victim >= 0 {
+		delete(c.byKey, c.key[victim])
+		c.index.remove(c.key[victim], c.worker)
+		c.resident[victim] = false
+		c.residentCount--
+	}
+	return victim
+}
+
+// makeResident completes a transfer into G2.
+func (c *hostCache) makeResident(s int32, now int64) {
+	c.resident[s] = true
+	c.residentCount++
+	c.index.add(c.key[s], c.worker)
+	if c.pins[s] == 0 {
+		c.lru.push(s, now, c.depth[s])
+	}
+}
+
+func (c *hostCache) pin(s int32) {
+	if c.pins[s] == 0 && c.resident[s] {
+		c.lru.remove(s)
+	}
+	c.pins[s]++
+}
+
+func (c *hostCache) unpin(s int32, now int64) {
+	c.pins[s]--
+	if c.pins[s] == 0 && c.resident[s] {
+		c.lru.push(s, now, c.depth[s])
+	}
+}
+
+// drop frees a pending entry whose transfer was aborted.
+func (c *hostCache) drop(s int32) {
+	delete(c.byKey, c.key[s])
+	c.free = append(c.free, s)
+}
+
+func (c *hostCache) clear() {
+	for k, s := range c.byKey {
+		if c.resident[s] {
+			c.index.remove(k, c.worker)
+		}
+	}
+	*c = hostCache{capacity: c.capacity, worker: c.worker, index: c.index, byKey: make(map[uint64]int32)}
+}

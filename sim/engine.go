@@ -1,0 +1,370 @@
+package sim
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"sort"
+	"time"
+)
+
+// Default run limits.
+const (
+	DefaultMaxEvents    = 4_000_000_000
+	DefaultMaxVirtualMS = 30 * 24 * 3600 * 1000.0 // 30 days
+)
+
+type engine struct {
+	s    *Scenario
+	opt  RunOptions
+	now  int64
+	ws   []*worker
+	g1x  *blockIndex
+	g2x  *blockIndex
+	src  source
+	done func() // progress bookkeeping
+
+	nextIdx int64
+	seq     int64 // one global sequence for transfers and pulls (SPEC §3.14)
+	admSeq  int64
+	rr      int
+
+	transfers eventHeap
+	passes    eventHeap
+	graces    eventHeap
+	actions   []int // indexes into s.ScaleIn, by (at, index)
+	nextAct   int
+	actRows   []ScaleInRow
+
+	draining []*worker // by id
+	dirty    []*worker
+
+	blockBytes int64
+	latencyNS  int64
+	guard      bool
+	hints      bool
+
+	// gauges
+	active, drainingN int64
+	waitingN, running int64
+
+	// results
+	kv          KVCRCounts
+	tokens      TokenCounts
+	preemptions int64
+	total       int64
+	completedN  int64
+	killedN     int64
+	ttft        []int64
+	ttftAt      []int64
+	e2e         []int64
+	rows        []*request
+	lastChange  int64
+	events      int64
+	ts          *seriesRecorder
+	instChanged bool
+	inst        instantCounters
+
+	scratch routeScratch
+}
+
+// instantCounters accumulates the time-series counters of the current instant.
+type instantCounters struct{ staged, landed, rejected, completed int64 }
+
+func (e *engine) changed() {
+	e.instChanged = true
+	e.lastChange = e.now
+}
+
+// Run simulates the scenario and returns its report. Cancelling ctx stops it promptly with
+// ctx.Err().
+func Run(ctx context.Context, s *Scenario, opt RunOptions) (*Report, error) {
+	start := time.Now()
+	if opt.MaxEvents <= 0 {
+		opt.MaxEvents = DefaultMaxEvents
+	}
+	if opt.MaxVirtualMS <= 0 {
+		opt.MaxVirtualMS = DefaultMaxVirtualMS
+	}
+	e, err := newEngine(s, opt)
+	if err != nil {
+		return nil, err
+	}
+	if err := e.loop(ctx); err != nil {
+		return nil, err
+	}
+	rep := e.report()
+	rep.Sim = &SimStats{Events: e.events, WallMS: float64(time.Since(start).Microseconds()) / 1000}
+	if opt.Progress != nil {
+		opt.Progress(1)
+	}
+	return rep, nil
+}
+
+func newEngine(s *Scenario, opt RunOptions) (*engine, error) {
+	e := &engine{s: s, opt: opt, g1x: newBlockIndex(), g2x: newBlockIndex()}
+	f := s.Fleet
+	if f.Workers < 1 || f.BlockSize < 1 || f.GPUBlocks < 1 || f.MaxNumSeqs < 1 || f.MaxBatchedTokens < f.MaxNumSeqs {
+		return nil, fmt.Errorf("sim: scenario is not validated (fleet %+v); use sim.Parse", f)
+	}
+	e.blockBytes = int64(f.BlockSize) * f.BytesPerToken
+	e.latencyNS = msToNS(s.KVCR.LatencyMS)
+	e.guard = s.KVCR.RejectDrainingSources
+	e.hints = s.KVCR.Enabled && s.Router.Hints && f.HostBlocks > 0
+	for i := 0; i < f.Workers; i++ {
+		w := &worker{id: int32(i), state: StateActive, g1: newGPUCache(f.GPUBlocks, int32(i), e.g1x)}
+		if f.HostBlocks > 0 {
+			w.g2 = newHostCache(f.HostBlocks, int32(i), e.g2x)
+		}
+		e.ws = append(e.ws, w)
+	}
+	e.active = int64(f.Workers)
+	switch s.Workload.Type {
+	case WorkloadRequests:
+		e.src = newScriptedSource(s)
+	case WorkloadSessions:
+		if s.Workload.Sessions == nil {
+			return nil, fmt.Errorf("sim: sessions workload without its settings; use sim.Parse")
+		}
+		e.src = newSessionSource(s)
+	case WorkloadTrace:
+		rows, err := s.loadTrace(opt.Traces)
+		if err != nil {
+			return nil, err
+		}
+		e.src = newTraceSource(s, rows)
+	default:
+		return nil, fmt.Errorf("sim: unknown workload type %q", s.Workload.Type)
+	}
+	for i := range s.ScaleIn {
+		e.actions = append(e.actions, i)
+		e.actRows = append(e.actRows, ScaleInRow{AtMS: nsToMS(msToNS(s.ScaleIn[i].AtMS)), Drained: []int{}, Skipped: []int{}})
+	}
+	sort.SliceStable(e.actions, func(a, b int) bool {
+		return msToNS(s.ScaleIn[e.actions[a]].AtMS) < msToNS(s.ScaleIn[e.actions[b]].AtMS)
+	})
+	e.ts = newSeriesRecorder(int64(f.Workers))
+	return e, nil
+}
+
+// nextInstant is the earliest pending event time.
+func (e *engine) nextInstant() (int64, bool) {
+	t, ok := int64(math.MaxInt64), false
+	consider := func(v int64, has bool) {
+		if has && v < t {
+			t, ok = v, true
+		}
+	}
+	consider(e.transfers.top())
+	consider(e.passes.top())
+	consider(e.graces.top())
+	consider(e.src.peek())
+	if e.nextAct < len(e.actions) {
+		consider(msToNS(e.s.ScaleIn[e.actions[e.nextAct]].AtMS), true)
+	}
+	return t, ok
+}
+
+func (e *engine) loop(ctx context.Context) error {
+	maxNS := msToNS(e.opt.MaxVirtualMS)
+	lastProgress := time.Now()
+	for iter := 0; ; iter++ {
+		t, ok := e.nextInstant()
+		if !ok {
+			break
+		}
+		if t > maxNS {
+			return fmt.Errorf("%w: virtual time passed %.0f ms; shorten the workload or raise the limit", ErrLimit, e.opt.MaxVirtualMS)
+		}
+		e.now = t
+		e.instant()
+		if iter&1023 == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			if e.events > e.opt.MaxEvents {
+				return fmt.Errorf("%w: more than %d events; shrink the workload or the fleet", ErrLimit, e.opt.MaxEvents)
+			}
+			if e.opt.Progress != nil && time.Since(lastProgress) > 250*time.Millisecond {
+				lastProgress = time.Now()
+				if tot := e.src.total(); tot > 0 {
+					e.opt.Progress(math.Min(0.99, float64(e.completedN+e.killedN)/float64(tot)))
+				}
+			}
+		}
+	}
+	if n := e.total - e.completedN - e.killedN; n > 0 {
+		return fmt.Errorf("sim: internal error: %d requests neither completed nor killed at %v ms", n, nsToMS(e.now))
+	}
+	return nil
+}
+
+// instant processes everything at e.now in the order of SPEC §3.5, repeating until nothing
+// changes.
+func (e *engine) instant() {
+	e.instChanged = false
+	for {
+		c := e.stepTransfers()
+		c = e.stepPasses() || c
+		c = e.stepArrivals() || c
+		c = e.stepPassStarts() || c
+		c = e.stepRemovals() || c
+		c = e.stepScaleIn() || c
+		if !c {
+			break
+		}
+	}
+	if e.instChanged {
+		e.ts.record(e.now, gauges{e.active, e.drainingN, e.waitingN, e.running}, e.inst)
+		e.inst = instantCounters{}
+	}
+}
+
+func (e *engine) markDirty(w *worker) {
+	if !w.dirty {
+		w.dirty = true
+		e.dirty = append(e.dirty, w)
+	}
+}
+
+// touch records that the worker has work at this instant (for pin_wait_ms).
+func (e *engine) touch(w *worker) {
+	w.lastWork = e.now
+	w.hadWork = true
+}
+
+// stepTransfers is step 1: pull landings, H2D, D2H (each in queue order), then pulls whose
+// latency ends start moving; sources whose set of moving pulls changed recompute shares once.
+func (e *engine) stepTransfers() bool {
+	var lands, h2d, d2h, starts []event
+	for len(e.transfers) > 0 && e.transfers[0].t <= e.now {
+		ev := e.transfers.pop()
+		if ev.stale() {
+			continue
+		}
+		switch {
+		case ev.kind == evPullLand:
+			lands = append(lands, ev)
+		case ev.kind == evPullStart:
+			starts = append(starts, ev)
+		case ev.tr.kind == trH2D:
+			h2d = append(h2d, ev)
+		default:
+			d2h = append(d2h, ev)
+		}
+	}
+	if len(lands)+len(h2d)+len(d2h)+len(starts) == 0 {
+		return false
+	}
+	bySeq := func(s []event) {
+		sort.Slice(s, func(i, j int) bool { return s[i].seq < s[j].seq })
+	}
+	bySeq(lands)
+	bySeq(h2d)
+	bySeq(d2h)
+	bySeq(starts)
+	var reshare []*worker
+	for _, ev := range lands {
+		e.land(ev.p)
+		reshare = append(reshare, ev.p.src)
+	}
+	for _, ev := range h2d {
+		e.finishH2D(ev.tr)
+	}
+	for _, ev := range d2h {
+		e.finishD2H(ev.tr)
+	}
+	for _, ev := range starts {
+		p := ev.p
+		p.moving = true
+		p.tLast = e.now
+		p.remaining = p.bytes
+		p.src.moving = append(p.src.moving, p)
+		reshare = append(reshare, p.src)
+	}
+	for _, w := range reshare {
+		e.reshare(w)
+	}
+	e.events += int64(len(lands) + len(h2d) + len(d2h) + len(starts))
+	e.changed()
+	return true
+}
+
+// stepPasses is step 2: pass completions by worker id.
+func (e *engine) stepPasses() bool {
+	var due []*worker
+	for len(e.passes) > 0 && e.passes[0].t <= e.now {
+		ev := e.passes.pop()
+		if ev.stale() {
+			continue
+		}
+		due = append(due, ev.w)
+	}
+	if len(due) == 0 {
+		return false
+	}
+	sort.Slice(due, func(i, j int) bool { return due[i].id < due[j].id })
+	for _, w := range due {
+		e.endPass(w)
+	}
+	e.events += int64(len(due))
+	e.changed()
+	return true
+}
+
+// stepArrivals is step 3: arrivals in input order, routed at arrival.
+func (e *engine) stepArrivals() bool {
+	any := false
+	for {
+		t, ok := e.src.peek()
+		if !ok || t > e.now {
+			break
+		}
+		e.arrive(e.src.pop())
+		any = true
+	}
+	if any {
+		e.changed()
+	}
+	return any
+}
+
+// stepPassStarts is step 4: the scan on every idle active or draining worker, by id. Only
+// workers whose state changed since their last scan can get a different result.
+func (e *engine) stepPassStarts() bool {
+	if len(e.dirty) == 0 {
+		return false
+	}
+	ws := e.dirty
+	e.dirty = nil
+	sort.Slice(ws, func(i, j int) bool { return ws[i].id < ws[j].id })
+	changed := false
+	for _, w := range ws {
+		w.dirty = false
+		if w.busy || w.state == StateRemoved {
+			continue
+		}
+		if e.startPass(w) {
+			changed = true
+		}
+	}
+	if changed {
+		e.changed()
+	}
+	return changed
+}
+
+func (e *engine) setState(r *request, s reqState) {
+	waitingLike := func(s reqState) bool { return s == rsWaiting || s == rsLoading || s == rsPulling }
+	if waitingLike(r.state) {
+		e.waitingN--
+	} else if r.state == rsRunning {
+		e.running--
+	}
+	if waitingLike(s) {
+		e.waitingN++
+	} else if s == rsRunning {
+		e.running++
+	}
+	r.state = s
+}

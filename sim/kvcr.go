@@ -1,0 +1,161 @@
+package sim
+
+// stage runs KVCR staging for a request's hint at its lookup (SPEC §3.7, §3.14 "KVCR details").
+// It reports whether a pull started (the request is then pulling).
+func (e *engine) stage(w *worker, r *request, k1, k2 int) bool {
+	m := k1 + k2
+	src := e.ws[r.hint]
+	switch {
+	case m >= r.reuse:
+		r.outcome = ocNotNeeded
+		e.kv.NotNeeded++
+		return false
+	case src.state == StateRemoved:
+		r.outcome = ocRejectedRemoved
+		e.kv.RejectedRemoved++
+		e.inst.rejected++
+		return false
+	case src.state == StateDraining && e.guard:
+		r.outcome = ocRejectedDraining
+		e.kv.RejectedDraining++
+		e.inst.rejected++
+		return false
+	}
+	// Reserving room never evicts entries of this request's blocks 0 … m−1.
+	protect := func(key uint64, depth int32) bool { return int(depth) < m && r.keys[depth] == key }
+	var srcSlots, dstSlots []int32
+	for p := m; p < r.reuse; p++ {
+		ss, ok := src.g2.residentSlot(r.keys[p])
+		if !ok || w.g2.holds(r.keys[p]) {
+			break
+		}
+		ds := w.g2.reserve(r.keys[p], p, protect)
+		if ds < 0 {
+			break
+		}
+		srcSlots = append(srcSlots, ss)
+		dstSlots = append(dstSlots, ds)
+	}
+	j := len(dstSlots)
+	if j == 0 {
+		r.outcome = ocMiss
+		e.kv.Miss++
+		return false
+	}
+	for _, s := range srcSlots {
+		src.g2.pin(s)
+	}
+	p := &pull{seq: e.seq, src: src, dst: w, r: r, srcSlots: srcSlots, dstSlots: dstSlots, lo: m,
+		bytes: float64(int64(j) * e.blockBytes), fromDraining: src.state == StateDraining}
+	e.seq++
+	r.pull = p
+	if m+j == r.reuse {
+		r.outcome = ocSuccess
+		e.kv.Success++
+	} else {
+		r.outcome = ocPartial
+		e.kv.Partial++
+	}
+	e.kv.Staged++
+	e.kv.Blocks += int64(j)
+	e.kv.Bytes += int64(j) * e.blockBytes
+	if p.fromDraining {
+		e.kv.StagedFromDraining++
+	}
+	e.inst.staged++
+	src.pullsServed++
+	w.pullsReceived++
+	src.outPulls = append(src.outPulls, p)
+	e.setState(r, rsPulling)
+	e.transfers.push(event{t: e.now + e.latencyNS, seq: p.seq, kind: evPullStart, p: p})
+	return true
+}
+
+// reshare recomputes the processor-sharing rates of a source's moving pulls at e.now
+// (SPEC §3.14 Arithmetic): each moving pull first loses rate_old × (t − t_last) bytes, then
+// gets bandwidth / n and the landing instant t + max(0, ceil(remaining / rate)).
+func (e *engine) reshare(src *worker) {
+	n := len(src.moving)
+	if n == 0 {
+		return
+	}
+	rate := e.s.KVCR.BandwidthGBps / float64(n)
+	for _, p := range src.moving {
+		if p.rate > 0 && p.tLast != e.now {
+			p.remaining -= float64(p.rate * float64(e.now-p.tLast))
+		}
+		p.rate = rate
+		p.tLast = e.now
+		land := ceilFloat(p.remaining / rate)
+		if land < 0 {
+			land = 0
+		}
+		p.landAt = e.now + int64(land)
+		p.ver++
+		e.transfers.push(event{t: p.landAt, seq: p.seq, kind: evPullLand, ver: p.ver, p: p})
+	}
+}
+
+func removePull(s []*pull, p *pull) []*pull {
+	for i, x := range s {
+		if x == p {
+			return append(s[:i], s[i+1:]...)
+		}
+	}
+	return s
+}
+
+// land completes a pull: the target's entries become resident (pinned by the request until its
+// next lookup), the source's pins are released whatever its state, and the request waits again
+// in its original queue position.
+func (e *engine) land(p *pull) {
+	p.ended, p.moving = true, false
+	src, dst, r := p.src, p.dst, p.r
+	src.moving = removePull(src.moving, p)
+	src.outPulls = removePull(src.outPulls, p)
+	for _, s := range p.dstSlots {
+		dst.g2.pin(s)
+		dst.g2.makeResident(s, e.now)
+	}
+	for _, s := range p.srcSlots {
+		src.g2.unpin(s, e.now)
+	}
+	r.landed = p.dstSlots
+	r.pullLo, r.pullHi = p.lo, p.lo+len(p.dstSlots)
+	r.pull = nil
+	e.setState(r, rsWaiting)
+	e.inst.landed++
+	e.touch(dst)
+	e.markDirty(dst)
+	e.markDirty(src)
+}
+
+// abortPull ends a pull whose source or target is force-removed (SPEC §3.8 Grace).
+func (e *engine) abortPull(p *pull, sourceGone bool) {
+	p.ended = true
+	wasMoving := p.moving
+	p.moving = false
+	src, dst, r := p.src, p.dst, p.r
+	src.moving = removePull(src.moving, p)
+	src.outPulls = removePull(src.outPulls, p)
+	e.kv.Aborted++
+	r.outcome = ocAborted
+	r.pull = nil
+	if sourceGone {
+		// The target releases its pending entries and carries on without those blocks.
+		for _, s := range p.dstSlots {
+			dst.g2.drop(s)
+		}
+		r.hint = -1
+		e.setState(r, rsWaiting)
+		e.markDirty(dst)
+		return
+	}
+	for _, s := range p.srcSlots {
+		src.g2.unpin(s, e.now)
+	}
+	if wasMoving {
+		e.reshare(src)
+	}
+	e.markDirty(src)
+}

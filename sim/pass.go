@@ -1,0 +1,353 @@
+package sim
+
+// ceilDiv is ceil(a / b) for non-negative a and positive b.
+func ceilDiv(a, b int) int { return (a + b - 1) / b }
+
+// startPass builds a batch on an idle worker (SPEC §3.4, §3.14 "The pass") and starts the
+// pass if it has work. It reports whether anything changed.
+func (e *engine) startPass(w *worker) bool {
+	bs := e.s.Fleet.BlockSize
+	changed := false
+
+	// Decode growth, in admission order.
+	for i := 0; i < len(w.running); i++ {
+		r := w.running[i]
+		if r.computed < r.target {
+			continue
+		}
+		need := ceilDiv(r.promptTokens+r.emitted, bs)
+		for len(r.blocks) < need {
+			if s := w.g1.take(); s >= 0 {
+				r.blocks = append(r.blocks, s)
+				changed = true
+				continue
+			}
+			victim := w.running[len(w.running)-1]
+			e.preempt(w, victim)
+			changed = true
+			if victim == r {
+				break
+			}
+		}
+	}
+
+	budget := e.s.Fleet.MaxBatchedTokens
+	batch := w.batch[:0]
+	for _, r := range w.running {
+		if r.computed >= r.target {
+			r.passTokens, r.passEmit = 0, true
+			budget--
+			batch = append(batch, r)
+		}
+	}
+	for _, r := range w.running {
+		if r.computed < r.target && budget > 0 {
+			n := min(r.target-r.computed, budget)
+			budget -= n
+			r.passTokens, r.passEmit = n, r.computed+n == r.target
+			batch = append(batch, r)
+		}
+	}
+
+	// The scan of the waiting queue: preempted requests first, then the others.
+	r := w.pre.head
+	if r == nil {
+		r = w.fresh.head
+	}
+	for r != nil && budget > 0 {
+		next := r.next
+		if next == nil && r.preempted {
+			next = w.fresh.head
+		}
+		if r.state != rsWaiting {
+			r = next
+			continue
+		}
+		k1 := w.g1.run(r.keys, r.reuse)
+		k2 := 0
+		if w.g2 != nil {
+			k2 = w.g2.run(r.keys, k1, r.reuse)
+		}
+		if len(r.landed) > 0 {
+			for _, s := range r.landed {
+				w.g2.unpin(s, e.now)
+			}
+			r.landed = nil
+			changed = true
+		}
+		if r.hint >= 0 && !r.hintLooked {
+			r.hintLooked = true
+			changed = true
+			if e.stage(w, r, k1, k2) {
+				r = next
+				continue
+			}
+		}
+		total := r.promptTokens + r.emitted
+		need := ceilDiv(total, bs) - k1
+		if len(w.running)+w.loading >= e.s.Fleet.MaxNumSeqs || !w.g1.fits(r.keys, k1, need) {
+			break // head-of-line blocking
+		}
+		changed = true
+		e.admit(w, r, k1, k2, need)
+		if k2 == 0 {
+			n := min(r.target-r.computed, budget)
+			budget -= n
+			r.passTokens, r.passEmit = n, r.computed+n == r.target
+			batch = append(batch, r)
+		}
+		r = next
+	}
+	w.batch = batch
+	if len(batch) == 0 {
+		return changed
+	}
+
+	// Pass duration (SPEC §3.14 Arithmetic), evaluated as written in doubles.
+	t := e.s.Fleet.Timing
+	P, D := 0, 0
+	for _, r := range batch {
+		P += r.passTokens
+		if r.passEmit {
+			D++
+		}
+	}
+	d := 0.0
+	if P > 0 {
+		d += t.PrefillMS + float64(t.PrefillMSPer1kTokens*float64(P))/1000
+	}
+	if D > 0 {
+		d += t.DecodeMS + float64(t.DecodeMSPerSeq*float64(D))
+	}
+	w.busy = true
+	w.passVer++
+	e.touch(w)
+	e.passes.push(event{t: e.now + msToNS(d), seq: int64(w.id), kind: evPass, ver: w.passVer, w: w})
+	e.events++
+	return true
+}
+
+// admit takes a request into a sequence slot with its G1 blocks: it runs, or with k2 > 0 it
+// loads its G2 prefix through one H2D transfer first.
+func (e *engine) admit(w *worker, r *request, k1, k2, need int) {
+	bs := e.s.Fleet.BlockSize
+	if r.preempted {
+		w.pre.remove(r)
+		r.preempted = false
+	} else {
+		w.fresh.remove(r)
+	}
+	r.blocks = w.g1.acquire(r.blocks[:0], r.keys, k1, need)
+	r.admSeq = e.admSeq
+	e.admSeq++
+	r.computed = k1 * bs
+	r.target = r.promptTokens + r.emitted
+	if !r.admitted {
+		r.admitted = true
+		r.firstAdm = r.admSeq
+		kv := 0
+		for p := k1; p < k1+k2; p++ {
+			if p >= r.pullLo && p < r.pullHi {
+				kv++
+			}
+		}
+		r.g1, r.kv, r.g2 = k1*bs, kv*bs, (k2-kv)*bs
+		e.tokens.Prompt += int64(r.promptTokens)
+		e.tokens.G1Reused += int64(r.g1)
+		e.tokens.G2Reused += int64(r.g2)
+		e.tokens.KVCRPulled += int64(r.kv)
+		e.tokens.Recomputed += int64(r.promptTokens - r.g1 - r.g2 - r.kv)
+	}
+	if k2 == 0 {
+		e.setState(r, rsRunning)
+		w.running = append(w.running, r)
+		return
+	}
+	e.setState(r, rsLoading)
+	w.loading++
+	r.restLo = k1
+	r.restore = r.restore[:0]
+	for p := k1; p < k1+k2; p++ {
+		s, _ := w.g2.residentSlot(r.keys[p])
+		w.g2.pin(s)
+		r.restore = append(r.restore, s)
+	}
+	e.queueTransfer(w, &transfer{kind: trH2D, w: w, r: r}, int64(k2)*e.blockBytes)
+}
+
+// queueTransfer puts a transfer on the worker's FIFO lane.
+func (e *engine) queueTransfer(w *worker, tr *transfer, bytes int64) {
+	var gbps float64
+	var free *int64
+	if tr.kind == trH2D {
+		gbps, free = e.s.Fleet.H2DGBps, &w.h2dFree
+	} else {
+		gbps, free = e.s.Fleet.D2HGBps, &w.d2hFree
+	}
+	start := max(e.now, *free)
+	var dur int64
+	if gbps > 0 {
+		dur = int64(ceilFloat(float64(bytes) / gbps))
+	}
+	tr.end = start + dur
+	*free = tr.end
+	tr.seq = e.seq
+	e.seq++
+	w.ownTransfers++
+	w.transfers = append(w.transfers, tr)
+	e.transfers.push(event{t: tr.end, seq: tr.seq, kind: evTransfer, tr: tr})
+}
+
+func (e *engine) dropTransfer(w *worker, tr *transfer) {
+	w.ownTransfers--
+	for i, x := range w.transfers {
+		if x == tr {
+			w.transfers = append(w.transfers[:i], w.transfers[i+1:]...)
+			break
+		}
+	}
+}
+
+// finishH2D completes a restore: the restored blocks are keyed in G1, the pins released, and
+// the request runs from the next pass.
+func (e *engine) finishH2D(tr *transfer) {
+	w, r := tr.w, tr.r
+	e.dropTransfer(w, tr)
+	e.touch(w)
+	bs := e.s.Fleet.BlockSize
+	for i, s := range r.restore {
+		w.g2.unpin(s, e.now)
+		p := r.restLo + i
+		w.g1.setKey(r.blocks[p], r.keys[p], p)
+	}
+	r.computed = (r.restLo + len(r.restore)) * bs
+	r.restore = r.restore[:0]
+	w.loading--
+	e.setState(r, rsRunning)
+	// Insert by admission sequence.
+	i := len(w.running)
+	for i > 0 && w.running[i-1].admSeq > r.admSeq {
+		i--
+	}
+	w.running = append(w.running, nil)
+	copy(w.running[i+1:], w.running[i:])
+	w.running[i] = r
+	e.markDirty(w)
+}
+
+// finishD2H completes a write-through: the entries become resident.
+func (e *engine) finishD2H(tr *transfer) {
+	w := tr.w
+	e.dropTransfer(w, tr)
+	e.touch(w)
+	for _, s := range tr.slots {
+		w.g2.makeResident(s, e.now)
+	}
+	e.markDirty(w)
+}
+
+// preempt frees a running request's blocks and puts it back at the front of the queue, among
+// preempted requests in the order of their first admission.
+func (e *engine) preempt(w *worker, v *request) {
+	for i, x := range w.running {
+		if x == v {
+			w.running = append(w.running[:i], w.running[i+1:]...)
+			break
+		}
+	}
+	for _, s := range v.blocks {
+		w.g1.release(s, e.now)
+	}
+	v.blocks = v.blocks[:0]
+	v.preemptions++
+	e.preemptions++
+	e.setState(v, rsWaiting)
+	at := w.pre.head
+	for at != nil && at.firstAdm < v.firstAdm {
+		at = at.next
+	}
+	w.pre.insertBefore(v, at)
+	v.preempted = true
+}
+
+// endPass handles the end of a pass, request by request in batch order (SPEC §3.14).
+func (e *engine) endPass(w *worker) {
+	bs := e.s.Fleet.BlockSize
+	w.busy = false
+	e.touch(w)
+	for _, r := range w.batch {
+		if r.passTokens > 0 {
+			old := r.computed
+			r.computed += r.passTokens
+			lo := old / bs
+			hi := min(r.computed/bs, len(r.keys))
+			for j := lo; j < hi; j++ {
+				w.g1.setKey(r.blocks[j], r.keys[j], j)
+			}
+			if w.g2 != nil && lo < hi {
+				var slots []int32
+				for j := lo; j < hi; j++ {
+					if w.g2.holds(r.keys[j]) {
+						continue
+					}
+					s := w.g2.reserve(r.keys[j], j, nil)
+					if s < 0 {
+						break
+					}
+					slots = append(slots, s)
+				}
+				if len(slots) > 0 {
+					e.queueTransfer(w, &transfer{kind: trD2H, w: w, slots: slots}, int64(len(slots))*e.blockBytes)
+				}
+			}
+		}
+		if r.passEmit {
+			r.emitted++
+			if r.firstToken < 0 {
+				r.firstToken = e.now
+				e.ttft = append(e.ttft, e.now-r.atNS)
+				e.ttftAt = append(e.ttftAt, e.now)
+				w.pendingPrefill -= int64(r.pending)
+			}
+			e.tokens.Output++
+			if r.emitted >= r.outputTokens {
+				e.complete(w, r)
+			}
+		}
+		r.passTokens, r.passEmit = 0, false
+	}
+	w.batch = w.batch[:0]
+	e.markDirty(w)
+}
+
+func (e *engine) complete(w *worker, r *request) {
+	for i, x := range w.running {
+		if x == r {
+			w.running = append(w.running[:i], w.running[i+1:]...)
+			break
+		}
+	}
+	for _, s := range r.blocks {
+		w.g1.release(s, e.now)
+	}
+	r.blocks = nil
+	e.setState(r, rsCompleted)
+	r.done = e.now
+	w.nReq--
+	w.completed++
+	e.completedN++
+	e.inst.completed++
+	e.e2e = append(e.e2e, e.now-r.atNS)
+	e.src.ended(r.arrival, e.now, true)
+	e.release(r)
+}
+
+// release drops what a finished request no longer needs, unless the report keeps its row.
+func (e *engine) release(r *request) {
+	r.keys = nil
+	r.landed = nil
+	r.restore = nil
+	if !e.s.Report.PerRequest {
+		r.arrival = nil
+	}
+}

@@ -1,0 +1,130 @@
+package sim
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"math"
+	"slices"
+	"sort"
+)
+
+func msPtr(ns int64) *float64 {
+	v := nsToMS(ns)
+	return &v
+}
+
+// distribution summarises durations in ns: nearest-rank percentiles and a mean rounded half up.
+func distribution(vals []int64) Distribution {
+	if len(vals) == 0 {
+		return Distribution{}
+	}
+	s := slices.Clone(vals)
+	slices.Sort(s)
+	var sum int64
+	for _, v := range s {
+		sum += v
+	}
+	n := len(s)
+	mean := int64(math.Floor(float64(sum)/float64(n) + 0.5))
+	return Distribution{
+		Mean: msPtr(mean),
+		P50:  msPtr(s[nearestRank(50, n)]),
+		P90:  msPtr(s[nearestRank(90, n)]),
+		P99:  msPtr(s[nearestRank(99, n)]),
+		Max:  msPtr(s[n-1]),
+	}
+}
+
+func (e *engine) report() *Report {
+	duration := e.lastChange
+	r := &Report{
+		Schema:       ReportSchema,
+		Name:         e.s.Name,
+		ScenarioID:   e.s.ID(),
+		ModelVersion: ModelVersion,
+		KVCR:         e.kv,
+		ScaleIn:      e.actRows,
+		Timeseries:   e.ts.build(duration, e.ttftAt, e.ttft),
+	}
+	r.Summary = Summary{
+		Requests:    RequestCounts{Total: e.total, Completed: e.completedN, Killed: e.killedN},
+		TTFTMS:      distribution(e.ttft),
+		E2EMS:       distribution(e.e2e),
+		Tokens:      e.tokens,
+		Preemptions: e.preemptions,
+		DurationMS:  nsToMS(duration),
+	}
+	var workerNS int64
+	for _, w := range e.ws {
+		row := WorkerRow{ID: int(w.id), FinalState: w.state, Forced: w.forced,
+			RequestsCompleted: w.completed, RequestsKilled: w.killed,
+			PullsServed: w.pullsServed, PullsReceived: w.pullsReceived}
+		end := duration
+		if w.state != StateActive {
+			row.MarkedAtMS = msPtr(w.markedAt)
+			if w.hasGrace {
+				row.GraceDeadlineMS = msPtr(w.graceAt)
+			}
+		}
+		if w.state == StateRemoved {
+			end = w.removedAt
+			last := w.markedAt
+			if w.hadWork && w.lastWork > last {
+				last = w.lastWork
+			}
+			row.LastWorkMS = msPtr(last)
+			row.RemovedAtMS = msPtr(w.removedAt)
+			row.DrainMS = msPtr(w.removedAt - w.markedAt)
+			row.PinWaitMS = msPtr(w.removedAt - last)
+		}
+		workerNS += end
+		r.Workers = append(r.Workers, row)
+	}
+	r.Summary.WorkerSeconds = float64(workerNS) / 1e9
+	if e.s.Report.PerRequest {
+		rows := e.rows
+		sort.SliceStable(rows, func(i, j int) bool { return rows[i].order < rows[j].order })
+		r.Requests = make([]RequestRow, len(rows))
+		for i, q := range rows {
+			row := RequestRow{ID: q.id, ArrivalMS: nsToMS(q.atNS), PromptTokens: int64(q.promptTokens),
+				G1ReusedTokens: int64(q.g1), G2ReusedTokens: int64(q.g2), KVCRPulledTokens: int64(q.kv),
+				Preemptions: int64(q.preemptions)}
+			if q.admitted {
+				row.RecomputedTokens = int64(q.promptTokens - q.g1 - q.g2 - q.kv)
+			}
+			wid := int(q.w.id)
+			row.Worker = &wid
+			if q.firstToken >= 0 {
+				row.FirstTokenMS = msPtr(q.firstToken)
+			}
+			if q.done >= 0 {
+				row.DoneMS = msPtr(q.done)
+			}
+			if q.state == rsKilled {
+				row.Status = StatusKilled
+			} else {
+				row.Status = StatusCompleted
+			}
+			if q.outcome != ocNone {
+				s := outcomeNames[q.outcome]
+				row.PullOutcome = &s
+			}
+			r.Requests[i] = row
+		}
+	}
+	r.Digest = digest(r)
+	return r
+}
+
+// digest is the SHA-256 of the report's JSON without its sim section and digest.
+func digest(r *Report) string {
+	c := *r
+	c.Sim, c.Digest = nil, ""
+	b, err := json.Marshal(&c)
+	if err != nil {
+		return ""
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}

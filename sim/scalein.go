@@ -1,0 +1,192 @@
+package sim
+
+import "sort"
+
+// removable is the removal rule of SPEC §3.8: no requests, no pass, no own transfer in flight
+// and no source pins held by pulls from it.
+func (w *worker) removable() bool {
+	return w.nReq == 0 && !w.busy && w.ownTransfers == 0 && len(w.outPulls) == 0
+}
+
+// stepRemovals is step 5: draining workers that meet the rule are removed; otherwise a worker
+// whose grace deadline has come is force-removed.
+func (e *engine) stepRemovals() bool {
+	changed := false
+	for i := 0; i < len(e.draining); {
+		w := e.draining[i]
+		switch {
+		case w.removable():
+			e.remove(w, false)
+		case w.hasGrace && e.now >= w.graceAt:
+			e.remove(w, true)
+		default:
+			i++
+			continue
+		}
+		e.draining = append(e.draining[:i], e.draining[i+1:]...)
+		changed = true
+	}
+	if changed {
+		e.changed()
+	}
+	return changed
+}
+
+// remove takes a draining worker out of the fleet; forced removal kills its requests, aborts
+// pulls from and into it, cancels its transfers and discards its pass (SPEC §3.8, §3.14).
+func (e *engine) remove(w *worker, forced bool) {
+	if forced {
+		w.forced = true
+		if w.nReq > 0 || w.busy || w.ownTransfers > 0 {
+			e.touch(w)
+		}
+		// Pulls from it: the targets carry on without those blocks.
+		for _, p := range append([]*pull(nil), w.outPulls...) {
+			e.abortPull(p, true)
+		}
+		w.moving = nil
+		var victims []*request
+		for q := w.pre.head; q != nil; q = q.next {
+			victims = append(victims, q)
+		}
+		for q := w.fresh.head; q != nil; q = q.next {
+			victims = append(victims, q)
+		}
+		victims = append(victims, w.running...)
+		for _, tr := range w.transfers {
+			tr.cancelled = true
+			if tr.kind == trH2D {
+				victims = append(victims, tr.r)
+			}
+		}
+		sort.Slice(victims, func(i, j int) bool { return victims[i].idx < victims[j].idx })
+		for _, r := range victims {
+			if r.pull != nil {
+				e.abortPull(r.pull, false)
+			}
+			e.kill(w, r)
+		}
+		w.transfers = nil
+		w.ownTransfers = 0
+		w.busy = false
+		w.batch = nil
+		w.running = nil
+		w.pre, w.fresh = queue{}, queue{}
+		w.loading = 0
+	}
+	w.state = StateRemoved
+	w.removedAt = e.now
+	e.drainingN--
+	w.g1.clear()
+	if w.g2 != nil {
+		w.g2.clear()
+	}
+	w.pendingPrefill = 0
+}
+
+func (e *engine) kill(w *worker, r *request) {
+	if r.firstToken < 0 {
+		w.pendingPrefill -= int64(r.pending)
+	}
+	e.setState(r, rsKilled)
+	r.done = e.now
+	w.nReq--
+	w.killed++
+	e.killedN++
+	e.src.ended(r.arrival, e.now, false)
+	e.release(r)
+}
+
+// stepScaleIn is step 6: actions at this instant in scenario order, then removal checks.
+func (e *engine) stepScaleIn() bool {
+	changed := false
+	for e.nextAct < len(e.actions) {
+		i := e.actions[e.nextAct]
+		a := e.s.ScaleIn[i]
+		if msToNS(a.AtMS) > e.now {
+			break
+		}
+		e.nextAct++
+		e.events++
+		row := &e.actRows[i]
+		var chosen []*worker
+		if len(a.Workers) > 0 {
+			ids := append([]int(nil), a.Workers...)
+			sort.Ints(ids)
+			for _, id := range ids {
+				if id < 0 || id >= len(e.ws) || e.ws[id].state != StateActive {
+					row.Skipped = append(row.Skipped, id)
+					continue
+				}
+				chosen = append(chosen, e.ws[id])
+			}
+		} else {
+			chosen = e.selectWorkers(a.Count, a.Select)
+		}
+		for _, w := range chosen {
+			e.markDraining(w, a.GraceMS)
+			row.Drained = append(row.Drained, int(w.id))
+		}
+		sort.Ints(row.Drained)
+		if len(chosen) > 0 {
+			changed = true
+		}
+	}
+	if changed {
+		e.changed()
+		e.stepRemovals()
+	}
+	return changed
+}
+
+// selectWorkers picks count active workers by policy, ties to the highest id; at least one
+// worker always stays active.
+func (e *engine) selectWorkers(count int, policy string) []*worker {
+	var act []*worker
+	for _, w := range e.ws {
+		if w.state == StateActive {
+			act = append(act, w)
+		}
+	}
+	score := func(w *worker) int {
+		switch policy {
+		case SelectLeastLoaded:
+			return w.nReq
+		case SelectLeastCached:
+			n := w.g1.keyedCount()
+			if w.g2 != nil {
+				n += w.g2.residentCount
+			}
+			return n
+		}
+		return 0
+	}
+	sort.SliceStable(act, func(i, j int) bool {
+		si, sj := score(act[i]), score(act[j])
+		if si != sj {
+			return si < sj
+		}
+		return act[i].id > act[j].id
+	})
+	count = min(count, len(act)-1)
+	if count < 0 {
+		count = 0
+	}
+	return act[:count]
+}
+
+func (e *engine) markDraining(w *worker, graceMS *float64) {
+	w.state = StateDraining
+	w.markedAt = e.now
+	e.active--
+	e.drainingN++
+	if graceMS != nil {
+		w.hasGrace = true
+		w.graceAt = e.now + msToNS(*graceMS)
+		e.graces.push(event{t: w.graceAt, seq: int64(w.id), kind: evGrace, w: w})
+	}
+	i := sort.Search(len(e.draining), func(i int) bool { return e.draining[i].id > w.id })
+	e.draining = append(e.draining, nil)
+	copy(e.draining[i+1:], e.draining[i:])
+	e.draining[i] = w
+}

@@ -1,0 +1,135 @@
+package sim
+
+import (
+	"slices"
+)
+
+type gauges struct{ active, draining, waiting, running int64 }
+
+type seriesBucket struct {
+	set    bool
+	g      gauges
+	c      instantCounters
+	lastAt int64
+}
+
+// seriesFamily keeps buckets of width base × 10^k ns, coarsening ×10 whenever an instant falls
+// past the 200th bucket, so memory stays constant whatever the run's length.
+type seriesFamily struct {
+	width   int64
+	buckets []seriesBucket
+}
+
+const maxBuckets = 200
+
+func (f *seriesFamily) record(t int64, g gauges, c instantCounters) {
+	for t/f.width >= maxBuckets {
+		f.coarsen()
+	}
+	i := int(t / f.width)
+	for len(f.buckets) <= i {
+		f.buckets = append(f.buckets, seriesBucket{})
+	}
+	b := &f.buckets[i]
+	b.set, b.g, b.lastAt = true, g, t
+	b.c.staged += c.staged
+	b.c.landed += c.landed
+	b.c.rejected += c.rejected
+	b.c.completed += c.completed
+}
+
+func (f *seriesFamily) coarsen() {
+	var out []seriesBucket
+	for i, b := range f.buckets {
+		j := i / 10
+		for len(out) <= j {
+			out = append(out, seriesBucket{})
+		}
+		o := &out[j]
+		if b.set {
+			o.set, o.g, o.lastAt = true, b.g, b.lastAt
+		}
+		o.c.staged += b.c.staged
+		o.c.landed += b.c.landed
+		o.c.rejected += b.c.rejected
+		o.c.completed += b.c.completed
+	}
+	f.buckets = out
+	f.width *= 10
+}
+
+// seriesRecorder records gauges and counters per instant into three families of bucket widths
+// (1, 2 and 5 × 10^k µs); the report uses the smallest width that gives at most 200 buckets.
+type seriesRecorder struct {
+	families [3]seriesFamily
+	initial  gauges
+}
+
+func newSeriesRecorder(workers int64) *seriesRecorder {
+	return &seriesRecorder{
+		families: [3]seriesFamily{{width: 1000}, {width: 2000}, {width: 5000}},
+		initial:  gauges{active: workers},
+	}
+}
+
+func (s *seriesRecorder) record(t int64, g gauges, c instantCounters) {
+	for i := range s.families {
+		s.families[i].record(t, g, c)
+	}
+}
+
+// build produces the report's time series for a run of the given duration. ttftAt and ttft are
+// the first-token instants (non-decreasing) and their TTFTs.
+func (s *seriesRecorder) build(duration int64, ttftAt, ttft []int64) Timeseries {
+	best := -1
+	for i := range s.families {
+		f := &s.families[i]
+		for duration/f.width >= maxBuckets {
+			f.coarsen()
+		}
+		if best < 0 || f.width < s.families[best].width {
+			best = i
+		}
+	}
+	f := &s.families[best]
+	n := int(duration/f.width) + 1
+	ts := Timeseries{BucketMS: nsToMS(f.width), Buckets: make([]Bucket, n)}
+	g := s.initial
+	k := 0
+	var vals []int64
+	for i := 0; i < n; i++ {
+		var c instantCounters
+		if i < len(f.buckets) {
+			b := f.buckets[i]
+			if b.set {
+				g = b.g
+			}
+			c = b.c
+		}
+		out := &ts.Buckets[i]
+		*out = Bucket{TMS: nsToMS(int64(i) * f.width), Active: g.active, Draining: g.draining,
+			Waiting: g.waiting, Running: g.running, PullsStaged: c.staged, PullsLanded: c.landed,
+			PullsRejected: c.rejected, Completed: c.completed}
+		end := int64(i+1) * f.width
+		vals = vals[:0]
+		for k < len(ttftAt) && ttftAt[k] < end {
+			vals = append(vals, ttft[k])
+			k++
+		}
+		if len(vals) > 0 {
+			slices.Sort(vals)
+			v := nsToMS(vals[nearestRank(50, len(vals))])
+			out.TTFTP50MS = &v
+		}
+	}
+	return ts
+}
+
+// nearestRank is the 0-based index of the p-th percentile by nearest rank: ceil(p/100 × n) − 1.
+func nearestRank(p, n int) int {
+	r := (p*n + 99) / 100
+	if r < 1 {
+		r = 1
+	}
+	return r - 1
+}

@@ -1,0 +1,279 @@
+package sim
+
+import (
+	"container/heap"
+	"fmt"
+	"hash/fnv"
+	"math"
+	"math/rand/v2"
+	"strconv"
+)
+
+// arrival is one request as the workload hands it to the engine.
+type arrival struct {
+	id           string
+	atNS         int64
+	keys         []uint64 // chained keys of the prompt's complete blocks
+	promptTokens int
+	outputTokens int
+	routeTo      int // -1: none
+	session      int32
+	turn         int32
+	order        int64 // position in input order; -1: the order of arrival
+}
+
+// source yields arrivals in time order, then input order.
+type source interface {
+	// peek returns the time of the next arrival.
+	peek() (int64, bool)
+	// pop returns the next arrival; its index in input order is assigned by the engine.
+	pop() *arrival
+	// ended tells the source a request left the system, so a session can schedule its next turn.
+	ended(a *arrival, atNS int64, completed bool)
+	// total is the number of requests expected (an upper bound), for progress.
+	total() int64
+}
+
+// mix64 is a 64-bit finaliser with full avalanche (splitmix64).
+func mix64(x uint64) uint64 {
+	x += 0x9e3779b97f4a7c15
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9
+	x = (x ^ (x >> 27)) * 0x94d049bb133111eb
+	return x ^ (x >> 31)
+}
+
+// chainKey is key[j] = H(key[j-1], content[j]) (SPEC §3.3).
+func chainKey(prev, content uint64) uint64 {
+	return mix64(mix64(prev^0x6a09e667f3bcc909) ^ content)
+}
+
+const keyRoot = 0x243f6a8885a308d3
+
+func labelHash(label string) uint64 {
+	h := fnv.New64a()
+	h.Write([]byte(label))
+	return mix64(h.Sum64())
+}
+
+// msToNS converts a configured time: ns = floor(ms × 1e6 + 0.5) (SPEC §3.14).
+func msToNS(ms float64) int64 {
+	return int64(math.Floor(float64(ms*1e6) + 0.5))
+}
+
+func nsToMS(ns int64) float64 { return float64(ns) / 1e6 }
+
+// scriptedSource replays a "requests" workload.
+type scriptedSource struct {
+	reqs []*arrival
+	next int
+}
+
+func newScriptedSource(s *Scenario) *scriptedSource {
+	bs := s.Fleet.BlockSize
+	src := &scriptedSource{}
+	for _, r := range s.Workload.Requests {
+		labels := ExpandBlockLabels(r.Blocks)
+		keys := make([]uint64, len(labels))
+		prev := uint64(keyRoot)
+		for j, l := range labels {
+			prev = chainKey(prev, labelHash(l))
+			keys[j] = prev
+		}
+		route := -1
+		if r.RouteTo != nil {
+			route = *r.RouteTo
+		}
+		src.reqs = append(src.reqs, &arrival{
+			id: r.ID, atNS: msToNS(r.AtMS), keys: keys,
+			promptTokens: len(labels)*bs + r.TailTokens, outputTokens: r.OutputTokens,
+			routeTo: route, session: -1, order: int64(len(src.reqs)),
+		})
+	}
+	// Stable by time: same-instant arrivals keep input order.
+	sortStableBy(src.reqs, func(a, b *arrival) bool { return a.atNS < b.atNS })
+	return src
+}
+
+func (s *scriptedSource) peek() (int64, bool) {
+	if s.next >= len(s.reqs) {
+		return 0, false
+	}
+	return s.reqs[s.next].atNS, true
+}
+
+func (s *scriptedSource) pop() *arrival {
+	a := s.reqs[s.next]
+	s.reqs[s.next] = nil
+	s.next++
+	return a
+}
+
+func (s *scriptedSource) ended(*arrival, int64, bool) {}
+func (s *scriptedSource) total() int64              { return int64(len(s.reqs)) }
+
+// traceSource replays a Mooncake-format trace. Engine block j takes its content from trace
+// block j × block_size / trace_block_tokens and its position inside that block (SPEC §3.10).
+type traceSource struct {
+	rows      []TraceRow
+	next      int
+	bs, tbt   int
+	speedup   float64
+	offsetMS  float64
+	unique    uint64
+	remaining int64
+}
+
+func newTraceSource(s *Scenario, rows []TraceRow) *traceSource {
+	t := s.Workload.Trace
+	return &traceSource{rows: rows, bs: s.Fleet.BlockSize, tbt: t.TraceBlockTokens,
+		speedup: t.Speedup, offsetMS: t.OffsetMS, remaining: int64(len(rows))}
+}
+
+func (s *traceSource) atNS(r *TraceRow) int64 {
+	return msToNS(float64(r.TimestampMS/s.speedup) + s.offsetMS)
+}
+
+func (s *traceSource) peek() (int64, bool) {
+	if s.next >= len(s.rows) {
+		return 0, false
+	}
+	return s.atNS(&s.rows[s.next]), true
+}
+
+func (s *traceSource) pop() *arrival {
+	r := &s.rows[s.next]
+	s.next++
+	n := r.InputLength / s.bs
+	keys := make([]uint64, n)
+	prev := uint64(keyRoot)
+	per := s.tbt / s.bs
+	for j := 0; j < n; j++ {
+		tb := j / per
+		var content uint64
+		if tb < len(r.HashIDs) {
+			content = mix64(uint64(r.HashIDs[tb])*0x100000001b3 ^ uint64(j%per))
+		} else {
+			// The row names no content for this block: make it unique to the row.
+			content = mix64(uint64(s.next)<<20 ^ uint64(j) ^ 0x5bd1e995)
+		}
+		prev = chainKey(prev, content)
+		keys[j] = prev
+	}
+	return &arrival{id: "L" + strconv.Itoa(r.Line), atNS: s.atNS(r), keys: keys,
+		promptTokens: r.InputLength, outputTokens: r.OutputLength, routeTo: -1, session: -1, order: -1}
+}
+
+func (s *traceSource) ended(*arrival, int64, bool) {}
+func (s *traceSource) total() int64              { return int64(len(s.rows)) }
+
+// sessionSource generates the seeded multi-turn workload (SPEC §3.10): sessions arrive as a
+// Poisson process; a turn's prompt is the group's system prompt, every earlier turn's input and
+// output, then new input; the next turn arrives think_time after the previous one completes.
+type sessionSource struct {
+	cfg       Sessions
+	bs        int
+	rng       *rand.Rand
+	started   int   // sessions whose first turn has been generated
+	nextStart int64 // arrival of the next session's first turn
+	groups    []int32
+	pending   arrivalHeap
+	seq       int64
+	thinkNS   int64
+}
+
+func newSessionSource(s *Scenario) *sessionSource {
+	cfg := *s.Workload.Sessions
+	src := &sessionSource{cfg: cfg, bs: s.Fleet.BlockSize,
+		rng:     rand.New(rand.NewPCG(uint64(s.Seed), 0x5e55105)),
+		thinkNS: msToNS(cfg.ThinkTimeMS)}
+	src.nextStart = src.gap()
+	return src
+}
+
+// gap draws one exponential inter-arrival time in ns.
+func (s *sessionSource) gap() int64 {
+	return msToNS(float64(s.rng.ExpFloat64()/s.cfg.RatePerS) * 1000)
+}
+
+func (s *sessionSource) turnArrival(session, group int32, turn int32, atNS int64) *arrival {
+	c := s.cfg
+	prompt := c.SystemPromptTokens + int(turn)*(c.NewInputTokens+c.OutputTokens) + c.NewInputTokens
+	n := prompt / s.bs
+	keys := make([]uint64, n)
+	prev := uint64(keyRoot)
+	for j := 0; j < n; j++ {
+		var content uint64
+		if (j+1)*s.bs <= c.SystemPromptTokens {
+			content = mix64(uint64(group)<<32 ^ uint64(j) ^ 0x9a7)
+		} else {
+			content = mix64(uint64(session)<<24 ^ uint64(j) ^ 0x5e5<<52)
+		}
+		prev = chainKey(prev, content)
+		keys[j] = prev
+	}
+	return &arrival{id: fmt.Sprintf("s%d-t%d", session, turn+1), atNS: atNS, keys: keys,
+		promptTokens: prompt, outputTokens: c.OutputTokens, routeTo: -1,
+		session: session, turn: turn, order: -1}
+}
+
+func (s *sessionSource) fill() {
+	// Generate the next first turn lazily, so memory follows sessions in flight.
+	for s.started < s.cfg.Count && (len(s.pending) == 0 || s.nextStart <= s.pending[0].atNS) {
+		g := int32(s.rng.IntN(s.cfg.PrefixGroups))
+		a := s.turnArrival(int32(s.started), g, 0, s.nextStart)
+		s.groups = append(s.groups, g)
+		s.started++
+		s.nextStart += s.gap()
+		s.push(a)
+	}
+}
+
+func (s *sessionSource) push(a *arrival) {
+	heap.Push(&s.pending, heapArrival{a, s.seq})
+	s.seq++
+}
+
+func (s *sessionSource) peek() (int64, bool) {
+	s.fill()
+	if len(s.pending) == 0 {
+		return 0, false
+	}
+	return s.pending[0].atNS, true
+}
+
+func (s *sessionSource) pop() *arrival {
+	s.fill()
+	return heap.Pop(&s.pending).(heapArrival).arrival
+}
+
+func (s *sessionSource) ended(a *arrival, atNS int64, completed bool) {
+	if !completed || int(a.turn)+1 >= s.cfg.Turns {
+		return
+	}
+	s.push(s.turnArrival(a.session, s.groups[a.session], a.turn+1, atNS+s.thinkNS))
+}
+
+func (s *sessionSource) total() int64 { return int64(s.cfg.Count) * int64(s.cfg.Turns) }
+
+type heapArrival struct {
+	*arrival
+	seq int64
+}
+
+type arrivalHeap []heapArrival
+
+func (h arrivalHeap) Len() int { return len(h) }
+func (h arrivalHeap) Less(i, j int) bool {
+	if h[i].atNS != h[j].atNS {
+		return h[i].atNS < h[j].atNS
+	}
+	return h[i].seq < h[j].seq
+}
+func (h arrivalHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+func (h *arrivalHeap) Push(x any)   { *h = append(*h, x.(heapArrival)) }
+func (h *arrivalHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}

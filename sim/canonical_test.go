@@ -1,0 +1,140 @@
+package sim
+
+import (
+	"crypto/sha256"
+	"encoding/json"
+	"regexp"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+const fullScenario = `{
+  "name": "drain two",
+  "seed": 42,
+  "fleet": {
+    "workers": 4, "gpu_blocks": 64, "host_blocks": 64, "block_size": 16, "bytes_per_token": 131072,
+    "max_num_seqs": 128, "max_batched_tokens": 8192, "h2d_gbps": 32, "d2h_gbps": 32,
+    "timing": {"prefill_ms": 2, "prefill_ms_per_1k_tokens": 65, "decode_ms": 8, "decode_ms_per_seq": 0.05}
+  },
+  "kvcr": {"enabled": true, "latency_ms": 1.0, "bandwidth_gbps": 50.0, "reject_draining_sources": true},
+  "router": {"policy": "kv_aware", "hints": true, "prefill_load_scale": 1.0, "host_hit_weight": 0.75},
+  "scale_in": [{"at_ms": 10, "workers": [3]}, {"at_ms": 20, "count": 1, "select": "highest_id", "grace_ms": 5}],
+  "workload": {"type": "requests", "requests": [
+    {"id": "a", "at_ms": 0, "blocks": ["P*4"], "tail_tokens": 0, "output_tokens": 3},
+    {"id": "b", "at_ms": 1.5, "blocks": ["P*4", "Q"], "tail_tokens": 7, "output_tokens": 2, "route_to": 1}
+  ]},
+  "report": {"per_request": false}
+}`
+
+// The same scenario with members reordered, defaults left out and numbers written differently.
+const sparseScenario = `{
+  "workload": {"requests": [
+    {"output_tokens": 3, "blocks": ["P*4"], "at_ms": 0, "id": "a"},
+    {"route_to": 1, "tail_tokens": 7, "blocks": ["P*4", "Q"], "id": "b", "output_tokens": 2, "at_ms": 15e-1}
+  ], "type": "requests"},
+  "scale_in": [{"workers": [3], "at_ms": 10.0}, {"grace_ms": 5, "count": 1, "at_ms": 20}],
+  "fleet": {"block_size": 16, "host_blocks": 64, "gpu_blocks": 64, "workers": 4},
+  "name": "drain two"
+}`
+
+func TestScenarioIDIgnoresOrderAndOmittedDefaults(t *testing.T) {
+	full := mustParse(t, fullScenario)
+	sparse := mustParse(t, sparseScenario)
+	assert.Equal(t, string(full.CanonicalJSON()), string(sparse.CanonicalJSON()))
+	assert.Equal(t, full.ID(), sparse.ID())
+	assert.Regexp(t, regexp.MustCompile(`^[a-z2-7]{16}$`), full.ID())
+
+	// Parsing the canonical JSON again is a fixed point.
+	again := mustParse(t, string(full.CanonicalJSON()))
+	assert.Equal(t, full.CanonicalJSON(), again.CanonicalJSON())
+	assert.Equal(t, full.ID(), again.ID())
+}
+
+func TestScenarioIDChangesWithEveryField(t *testing.T) {
+	base := mustParse(t, fullScenario)
+	f := func(v float64) *float64 { return &v }
+	mutations := map[string]func(s *Scenario){
+		"name":                   func(s *Scenario) { s.Name = "other" },
+		"seed":                   func(s *Scenario) { s.Seed = 43 },
+		"workers":                func(s *Scenario) { s.Fleet.Workers = 5 },
+		"gpu_blocks":             func(s *Scenario) { s.Fleet.GPUBlocks = 65 },
+		"host_blocks":            func(s *Scenario) { s.Fleet.HostBlocks = 65 },
+		"block_size":             func(s *Scenario) { s.Fleet.BlockSize = 32 },
+		"bytes_per_token":        func(s *Scenario) { s.Fleet.BytesPerToken = 1 },
+		"max_num_seqs":           func(s *Scenario) { s.Fleet.MaxNumSeqs = 1 },
+		"max_batched_tokens":     func(s *Scenario) { s.Fleet.MaxBatchedTokens = 1 },
+		"h2d_gbps":               func(s *Scenario) { s.Fleet.H2DGBps = 1 },
+		"d2h_gbps":               func(s *Scenario) { s.Fleet.D2HGBps = 1 },
+		"prefill_ms":             func(s *Scenario) { s.Fleet.Timing.PrefillMS = 2.000001 },
+		"prefill_per_1k":         func(s *Scenario) { s.Fleet.Timing.PrefillMSPer1kTokens = 1 },
+		"decode_ms":              func(s *Scenario) { s.Fleet.Timing.DecodeMS = 1 },
+		"decode_per_seq":         func(s *Scenario) { s.Fleet.Timing.DecodeMSPerSeq = 1 },
+		"kvcr enabled":           func(s *Scenario) { s.KVCR.Enabled = false },
+		"kvcr latency":           func(s *Scenario) { s.KVCR.LatencyMS = 2 },
+		"kvcr bandwidth":         func(s *Scenario) { s.KVCR.BandwidthGBps = 2 },
+		"guard":                  func(s *Scenario) { s.KVCR.RejectDrainingSources = false },
+		"policy":                 func(s *Scenario) { s.Router.Policy = PolicyRoundRobin },
+		"hints":                  func(s *Scenario) { s.Router.Hints = false },
+		"prefill_load_scale":     func(s *Scenario) { s.Router.PrefillLoadScale = 2 },
+		"host_hit_weight":        func(s *Scenario) { s.Router.HostHitWeight = 1 },
+		"scale_in at":            func(s *Scenario) { s.ScaleIn[0].AtMS = 11 },
+		"scale_in workers":       func(s *Scenario) { s.ScaleIn[0].Workers = []int{2} },
+		"scale_in count":         func(s *Scenario) { s.ScaleIn[1].Count = 2 },
+		"scale_in select":        func(s *Scenario) { s.ScaleIn[1].Select = SelectLeastCached },
+		"scale_in grace":         func(s *Scenario) { s.ScaleIn[1].GraceMS = f(6) },
+		"scale_in grace removed": func(s *Scenario) { s.ScaleIn[1].GraceMS = nil },
+		"scale_in dropped":       func(s *Scenario) { s.ScaleIn = s.ScaleIn[:1] },
+		"request id":             func(s *Scenario) { s.Workload.Requests[0].ID = "z" },
+		"request at":             func(s *Scenario) { s.Workload.Requests[1].AtMS = 1.25 },
+		"request blocks":         func(s *Scenario) { s.Workload.Requests[1].Blocks = []string{"P*4", "R"} },
+		"request tail":           func(s *Scenario) { s.Workload.Requests[1].TailTokens = 8 },
+		"request output":         func(s *Scenario) { s.Workload.Requests[0].OutputTokens = 4 },
+		"request route_to":       func(s *Scenario) { s.Workload.Requests[1].RouteTo = nil },
+		"per_request":            func(s *Scenario) { s.Report.PerRequest = true },
+		"workload becomes traced": func(s *Scenario) {
+			s.Workload = Workload{Type: WorkloadTrace, Trace: &TraceSpec{Name: BuiltinMooncakeConversation, TraceBlockTokens: 512, Speedup: 1}}
+		},
+	}
+	seen := map[string]string{base.ID(): "base"}
+	for name, mutate := range mutations {
+		c := cloneScenario(base)
+		mutate(c)
+		id := c.ID()
+		if other, dup := seen[id]; dup {
+			t.Errorf("%s gives the same id as %s", name, other)
+		}
+		seen[id] = name
+	}
+	assert.Len(t, seen, len(mutations)+1)
+	// Mutating clones never touched the base.
+	assert.Equal(t, mustParse(t, fullScenario).ID(), base.ID())
+}
+
+func TestScenarioIDDependsOnModelVersion(t *testing.T) {
+	s := mustParse(t, fullScenario)
+	// Recompute the id without the model version: it must differ, so a new model version
+	// gives new ids.
+	saved := lowerBase32.EncodeToString(sha256Sum(s.CanonicalJSON()))[:16]
+	assert.NotEqual(t, saved, s.ID())
+}
+
+func TestCanonicalJSONNegativeZeroAndFloats(t *testing.T) {
+	a := mustParse(t, `{"scale_in": [{"at_ms": -0.0, "count": 1}], "workload": {"type": "sessions", "sessions": {"think_time_ms": 0.1}}}`)
+	b := mustParse(t, `{"scale_in": [{"at_ms": 0, "count": 1}], "workload": {"type": "sessions", "sessions": {"think_time_ms": 1e-1}}}`)
+	assert.Equal(t, a.ID(), b.ID())
+	assert.NotContains(t, string(a.CanonicalJSON()), "-0")
+
+	// The canonical JSON is complete: it decodes with every member present.
+	var m map[string]any
+	require.NoError(t, json.Unmarshal(a.CanonicalJSON(), &m))
+	for _, k := range []string{"name", "seed", "fleet", "kvcr", "router", "scale_in", "workload", "report"} {
+		assert.Contains(t, m, k)
+	}
+}
+
+func sha256Sum(data []byte) []byte {
+	sum := sha256.Sum256(data)
+	return sum[:]
+}

@@ -95,7 +95,7 @@ func (b *browserSession) do(t *testing.T, what string, steps ...chromedp.Action[
 	require.NoError(t, chromedp.Do(ctx, steps...), what)
 }
 
-func evaluate[T any](t *testing.T, b *browserSession, expr string) T {
+func browserEval[T any](t *testing.T, b *browserSession, expr string) T {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(b.ctx, 30*time.Second)
 	defer cancel()
@@ -115,7 +115,7 @@ func (b *browserSession) problems(t *testing.T) []string {
 		}
 	}
 	b.mu.Unlock()
-	for _, v := range evaluate[[]string](t, b, `window.__cspViolations || []`) {
+	for _, v := range browserEval[[]string](t, b, `window.__cspViolations || []`) {
 		out = append(out, "CSP violation: "+v)
 	}
 	return out
@@ -146,7 +146,7 @@ const chartState = `Array.from(document.querySelectorAll('[data-echarts-option]'
 
 func requireChartsDrawn(t *testing.T, b *browserSession, wantAtLeast int) {
 	t.Helper()
-	state := evaluate[[]string](t, b, chartState)
+	state := browserEval[[]string](t, b, chartState)
 	require.GreaterOrEqual(t, len(state), wantAtLeast, "charts on the page: %v", state)
 	for _, s := range state {
 		require.True(t, strings.HasSuffix(s, ":ready:canvas"), "chart not drawn: %s (all: %v)", s, state)

@@ -133,16 +133,16 @@ func compareCharts(a, b *sim.Report, labelA, labelB string) []templates.Chart {
 	return out
 }
 
-// axes is the shared coordinate range of a chart (or of a group of charts that must align).
-type axes struct {
+// chartAxes is the shared coordinate range of a chart (or of a group of charts that must align).
+type chartAxes struct {
 	xMaxMS float64
 	yMax   float64
 }
 
 // axisRange gives the time range covering every run and a rounded y maximum covering every
 // run's values as measured by yOf.
-func axisRange(runs []runView, yOf func(*sim.Report) float64) axes {
-	var ax axes
+func axisRange(runs []runView, yOf func(*sim.Report) float64) chartAxes {
+	var ax chartAxes
 	for _, r := range runs {
 		ax.xMaxMS = math.Max(ax.xMaxMS, runEndMS(r.rep))
 		ax.yMax = math.Max(ax.yMax, yOf(r.rep))
@@ -316,8 +316,8 @@ func fmtOpt(v *float64) string {
 // fmtInt formats a count.
 func fmtInt(v int64) string { return strconv.FormatInt(v, 10) }
 
-// column names a table column after the run it belongs to, if any.
-func column(r runView, name string) string {
+// runColumn names a table column after the run it belongs to, if any.
+func runColumn(r runView, name string) string {
 	if r.label == "" {
 		return name
 	}

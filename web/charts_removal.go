@@ -19,15 +19,15 @@ const (
 	jsRemovalTooltip  = "removalTooltip"
 )
 
-// timeline is what the removal timelines of a page share so they align: the worker rows (every
-// worker drained in any of the runs, in id order) and the time range.
-type timeline struct {
+// timelineLayout is what the removal timelines of a page share so they align: the worker rows
+// (every worker drained in any of the runs, in id order) and the time range.
+type timelineLayout struct {
 	workerIDs []int
 	xMaxMS    float64
 }
 
-func timelineAxes(runs []runView) timeline {
-	var tl timeline
+func timelineAxes(runs []runView) timelineLayout {
+	var tl timelineLayout
 	for _, r := range runs {
 		tl.xMaxMS = math.Max(tl.xMaxMS, runEndMS(r.rep))
 		for _, w := range r.rep.Workers {
@@ -81,7 +81,7 @@ func rowLabel(w sim.WorkerRow, drained bool) string {
 
 // removalTimelineChart draws one row per drained worker: own work, pin wait (highlighted), the
 // grace deadline and forced removals. tl fixes rows and time range so compared runs align.
-func removalTimelineChart(id, title string, rep *sim.Report, tl timeline) templates.Chart {
+func removalTimelineChart(id, title string, rep *sim.Report, tl timelineLayout) templates.Chart {
 	table := removalTable(rep)
 	if len(tl.workerIDs) == 0 {
 		return emptyChart(id, title, "No worker was drained in this run, so there is no removal to show.", table)

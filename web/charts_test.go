@@ -52,7 +52,7 @@ func chartsFixture() *sim.Report {
 }
 
 // option decodes a chart's option JSON into a generic map, failing the test if it is not JSON.
-func option(t *testing.T, c templates.Chart) map[string]any {
+func chartOption(t *testing.T, c templates.Chart) map[string]any {
 	t.Helper()
 	require.NotEmpty(t, c.OptionJSON, "chart %s has no option (empty: %q)", c.ID, c.Empty)
 	var m map[string]any
@@ -71,7 +71,7 @@ func chartByID(t *testing.T, cs []templates.Chart, id string) templates.Chart {
 	return templates.Chart{}
 }
 
-func axis(t *testing.T, opt map[string]any, name string) map[string]any {
+func chartAxis(t *testing.T, opt map[string]any, name string) map[string]any {
 	t.Helper()
 	list, ok := opt[name].([]any)
 	require.True(t, ok, "%s is not a list: %v", name, opt[name])
@@ -79,7 +79,7 @@ func axis(t *testing.T, opt map[string]any, name string) map[string]any {
 	return list[0].(map[string]any)
 }
 
-func series(t *testing.T, opt map[string]any) []map[string]any {
+func chartSeries(t *testing.T, opt map[string]any) []map[string]any {
 	t.Helper()
 	list, ok := opt["series"].([]any)
 	require.True(t, ok, "series is not a list")
@@ -92,7 +92,7 @@ func series(t *testing.T, opt map[string]any) []map[string]any {
 
 func seriesNamed(t *testing.T, opt map[string]any, name string) map[string]any {
 	t.Helper()
-	for _, s := range series(t, opt) {
+	for _, s := range chartSeries(t, opt) {
 		if s["name"] == name {
 			return s
 		}
@@ -119,11 +119,11 @@ func TestRunChartsCommonShape(t *testing.T) {
 	for _, c := range cs {
 		t.Run(c.ID, func(t *testing.T) {
 			assert.NotEmpty(t, c.Title)
-			opt := option(t, c)
+			opt := chartOption(t, c)
 			assert.Equal(t, false, opt["animation"], "animation must be off for deterministic rendering")
 			assert.Equal(t, c.Title, opt["title"].(map[string]any)["text"])
 
-			x, y := axis(t, opt, "xAxis"), axis(t, opt, "yAxis")
+			x, y := chartAxis(t, opt, "xAxis"), chartAxis(t, opt, "yAxis")
 			assert.True(t, unitsIn(x["name"].(string)) || strings.Contains(x["name"].(string), "(ms)"), "x axis name %q lacks a unit", x["name"])
 			assert.True(t, unitsIn(y["name"].(string)), "y axis name %q lacks a unit", y["name"])
 
@@ -132,7 +132,7 @@ func TestRunChartsCommonShape(t *testing.T) {
 			grid := opt["grid"].([]any)[0].(map[string]any)
 			assert.Equal(t, gridTopPX, grid["top"], "grid leaves room for the legend")
 			assert.Equal(t, true, opt["tooltip"].(map[string]any)["show"])
-			assert.NotEmpty(t, series(t, opt))
+			assert.NotEmpty(t, chartSeries(t, opt))
 
 			require.NotEmpty(t, c.Table.Rows, "table fallback")
 			for _, row := range c.Table.Rows {
@@ -151,9 +151,9 @@ func TestRunChartsCommonShape(t *testing.T) {
 
 func TestRemovalTimeline(t *testing.T) {
 	c := chartByID(t, runCharts(chartsFixture()), idRemovalTimeline)
-	opt := option(t, c)
+	opt := chartOption(t, c)
 
-	y := axis(t, opt, "yAxis")
+	y := chartAxis(t, opt, "yAxis")
 	assert.Equal(t, "category", y["type"])
 	assert.Equal(t, []any{"w2 (forced)", "w3"}, y["data"], "one row per drained worker, forced ones flagged")
 
@@ -183,8 +183,8 @@ func TestRemovalTimeline(t *testing.T) {
 func TestRemovalTimelineStillDraining(t *testing.T) {
 	rep := chartsFixture()
 	rep.Workers[3].RemovedAtMS, rep.Workers[3].LastWorkMS, rep.Workers[3].FinalState = nil, nil, sim.StateDraining
-	opt := option(t, chartByID(t, runCharts(rep), idRemovalTimeline))
-	assert.Contains(t, axis(t, opt, "yAxis")["data"], "w3 (not removed)")
+	opt := chartOption(t, chartByID(t, runCharts(rep), idRemovalTimeline))
+	assert.Contains(t, chartAxis(t, opt, "yAxis")["data"], "w3 (not removed)")
 	// No last work time: the whole drain up to the end of the run (60 ms) is pin wait.
 	pin := seriesNamed(t, opt, "pin wait (peers still pulling)")
 	assert.Equal(t, []any{map[string]any{"value": []any{1.0, 10.0, 60.0}}}, pin["data"])
@@ -216,7 +216,7 @@ func TestEmptyStates(t *testing.T) {
 }
 
 func TestTTFTOverTimeGaps(t *testing.T) {
-	opt := option(t, chartByID(t, runCharts(chartsFixture()), idTTFTOverTime))
+	opt := chartOption(t, chartByID(t, runCharts(chartsFixture()), idTTFTOverTime))
 	s := seriesNamed(t, opt, "TTFT p50")
 	data := s["data"].([]any)
 	require.Len(t, data, 6)
@@ -224,11 +224,11 @@ func TestTTFTOverTimeGaps(t *testing.T) {
 	assert.Equal(t, []any{5.0, 8.0}, data[0].(map[string]any)["value"])
 	assert.Equal(t, []any{25.0, nil}, data[2].(map[string]any)["value"])
 	assert.Equal(t, false, s["connectNulls"])
-	assert.Equal(t, 60.0, axis(t, opt, "xAxis")["max"], "x axis ends where the last bucket does")
+	assert.Equal(t, 60.0, chartAxis(t, opt, "xAxis")["max"], "x axis ends where the last bucket does")
 }
 
 func TestWorkersStepsCloseLastBucket(t *testing.T) {
-	opt := option(t, chartByID(t, runCharts(chartsFixture()), idWorkersOverTime))
+	opt := chartOption(t, chartByID(t, runCharts(chartsFixture()), idWorkersOverTime))
 	active := seriesNamed(t, opt, "active")
 	data := active["data"].([]any)
 	require.Len(t, data, 7, "one point per bucket plus the end of the last one")
@@ -239,16 +239,16 @@ func TestWorkersStepsCloseLastBucket(t *testing.T) {
 }
 
 func TestKVCRPullsStacks(t *testing.T) {
-	opt := option(t, chartByID(t, runCharts(chartsFixture()), idKVCRPulls))
+	opt := chartOption(t, chartByID(t, runCharts(chartsFixture()), idKVCRPulls))
 	assert.Equal(t, "staging", seriesNamed(t, opt, "staged")["stack"])
 	assert.Equal(t, "staging", seriesNamed(t, opt, "rejected at staging")["stack"])
 	assert.Equal(t, "landed", seriesNamed(t, opt, "landed")["stack"])
 	// Tallest bar: bucket 20 ms has 0 staged + 3 rejected; 5 is the next readable maximum.
-	assert.Equal(t, 5.0, axis(t, opt, "yAxis")["max"])
-	assert.Equal(t, "pulls", axis(t, opt, "yAxis")["name"])
-	assert.Equal(t, 1.0, axis(t, opt, "yAxis")["minInterval"])
-	assert.Equal(t, false, axis(t, opt, "xAxis")["containShape"], "bars must not widen the time axis")
-	assert.Equal(t, 0.0, axis(t, opt, "xAxis")["min"])
+	assert.Equal(t, 5.0, chartAxis(t, opt, "yAxis")["max"])
+	assert.Equal(t, "pulls", chartAxis(t, opt, "yAxis")["name"])
+	assert.Equal(t, 1.0, chartAxis(t, opt, "yAxis")["minInterval"])
+	assert.Equal(t, false, chartAxis(t, opt, "xAxis")["containShape"], "bars must not widen the time axis")
+	assert.Equal(t, 0.0, chartAxis(t, opt, "xAxis")["min"])
 }
 
 // TestChartsJSRegistersNamedFunctions: every function name an option carries must be one
@@ -296,8 +296,8 @@ func TestTTFTDistributionHistogramOrPercentiles(t *testing.T) {
 	rep := chartsFixture()
 	c := chartByID(t, runCharts(rep), idTTFTDistribution)
 	assert.Contains(t, c.Title, "percentiles", "no per-request rows: summary percentiles")
-	opt := option(t, c)
-	assert.Equal(t, []any{"mean", "p50", "p90", "p99", "max"}, axis(t, opt, "xAxis")["data"])
+	opt := chartOption(t, c)
+	assert.Equal(t, []any{"mean", "p50", "p90", "p99", "max"}, chartAxis(t, opt, "xAxis")["data"])
 
 	arrival := []float64{0, 1, 2, 3, 4}
 	ttft := []float64{3, 7, 7, 18, 41}
@@ -308,9 +308,9 @@ func TestTTFTDistributionHistogramOrPercentiles(t *testing.T) {
 	rep.Requests = append(rep.Requests, sim.RequestRow{ID: "killed-before-first-token", ArrivalMS: 9})
 	c = chartByID(t, runCharts(rep), idTTFTDistribution)
 	assert.Contains(t, c.Title, "histogram")
-	opt = option(t, c)
+	opt = chartOption(t, c)
 	// Max 41 ms over ~20 bins: 2.05 → 5 ms bins, 0–5 … 40–45.
-	labels := axis(t, opt, "xAxis")["data"].([]any)
+	labels := chartAxis(t, opt, "xAxis")["data"].([]any)
 	require.Len(t, labels, 9)
 	assert.Equal(t, "0–5", labels[0])
 	assert.Equal(t, "40–45", labels[8])
@@ -350,22 +350,22 @@ func TestCompareChartsAlignedAxes(t *testing.T) {
 	}, ids)
 
 	for _, id := range []string{"cmp-kvcr-pulls-a", "cmp-kvcr-pulls-b", "cmp-workers-over-time", "cmp-ttft-over-time"} {
-		assert.Equal(t, 123.0, axis(t, option(t, chartByID(t, cs, id)), "xAxis")["max"], "%s spans the longer run", id)
+		assert.Equal(t, 123.0, chartAxis(t, chartOption(t, chartByID(t, cs, id)), "xAxis")["max"], "%s spans the longer run", id)
 	}
-	pa, pb := option(t, chartByID(t, cs, "cmp-kvcr-pulls-a")), option(t, chartByID(t, cs, "cmp-kvcr-pulls-b"))
-	assert.Equal(t, 10.0, axis(t, pa, "yAxis")["max"], "b's 9+1 pulls set the shared maximum")
-	assert.Equal(t, axis(t, pa, "yAxis")["max"], axis(t, pb, "yAxis")["max"])
+	pa, pb := chartOption(t, chartByID(t, cs, "cmp-kvcr-pulls-a")), chartOption(t, chartByID(t, cs, "cmp-kvcr-pulls-b"))
+	assert.Equal(t, 10.0, chartAxis(t, pa, "yAxis")["max"], "b's 9+1 pulls set the shared maximum")
+	assert.Equal(t, chartAxis(t, pa, "yAxis")["max"], chartAxis(t, pb, "yAxis")["max"])
 
-	ta, tb := option(t, chartByID(t, cs, "cmp-removal-timeline-a")), option(t, chartByID(t, cs, "cmp-removal-timeline-b"))
-	assert.Equal(t, axis(t, ta, "xAxis")["max"], axis(t, tb, "xAxis")["max"])
-	assert.Equal(t, []any{"w1 (not drained)", "w2 (forced)", "w3"}, axis(t, ta, "yAxis")["data"], "rows are the union of both runs' drained workers")
-	assert.Equal(t, []any{"w1", "w2 (forced)", "w3"}, axis(t, tb, "yAxis")["data"])
+	ta, tb := chartOption(t, chartByID(t, cs, "cmp-removal-timeline-a")), chartOption(t, chartByID(t, cs, "cmp-removal-timeline-b"))
+	assert.Equal(t, chartAxis(t, ta, "xAxis")["max"], chartAxis(t, tb, "xAxis")["max"])
+	assert.Equal(t, []any{"w1 (not drained)", "w2 (forced)", "w3"}, chartAxis(t, ta, "yAxis")["data"], "rows are the union of both runs' drained workers")
+	assert.Equal(t, []any{"w1", "w2 (forced)", "w3"}, chartAxis(t, tb, "yAxis")["data"])
 
-	w := option(t, chartByID(t, cs, "cmp-workers-over-time"))
+	w := chartOption(t, chartByID(t, cs, "cmp-workers-over-time"))
 	assert.Equal(t, colorRunA, seriesNamed(t, w, "hinted · active")["lineStyle"].(map[string]any)["color"])
 	assert.Equal(t, colorRunB, seriesNamed(t, w, "no-hint · draining")["lineStyle"].(map[string]any)["color"])
-	ttft := option(t, chartByID(t, cs, "cmp-ttft-over-time"))
-	assert.Len(t, series(t, ttft), 2)
+	ttft := chartOption(t, chartByID(t, cs, "cmp-ttft-over-time"))
+	assert.Len(t, chartSeries(t, ttft), 2)
 
 	table := chartByID(t, cs, "cmp-workers-over-time").Table
 	assert.Equal(t, []string{"bucket start (ms)", "hinted: active (workers)", "hinted: draining (workers)",
@@ -376,7 +376,7 @@ func TestCompareChartsAlignedAxes(t *testing.T) {
 
 func TestCompareChartsSameLabels(t *testing.T) {
 	cs := compareCharts(chartsFixture(), chartsFixture(), "run", "run")
-	w := option(t, chartByID(t, cs, "cmp-workers-over-time"))
+	w := chartOption(t, chartByID(t, cs, "cmp-workers-over-time"))
 	seriesNamed(t, w, "run (A) · active")
 	seriesNamed(t, w, "run (B) · active")
 }

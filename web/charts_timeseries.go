@@ -25,7 +25,7 @@ func timeTable(caption string, runs []runView, cols []bucketColumn) templates.Ta
 	var starts []float64
 	for i, r := range runs {
 		for _, c := range cols {
-			t.Columns = append(t.Columns, column(r, c.name))
+			t.Columns = append(t.Columns, runColumn(r, c.name))
 		}
 		byRun[i] = make(map[float64]sim.Bucket, len(r.rep.Timeseries.Buckets))
 		for _, b := range r.rep.Timeseries.Buckets {
@@ -178,7 +178,7 @@ func pullsMax(rep *sim.Report) float64 {
 // kvcrPullsChart: per bucket, the pulls staged and rejected at staging (stacked: together
 // they are every staging attempt) beside the pulls that landed. Landed pulls were staged
 // earlier, so stacking them on "staged" would count one pull twice.
-func kvcrPullsChart(id, title string, r runView, ax axes) templates.Chart {
+func kvcrPullsChart(id, title string, r runView, ax chartAxes) templates.Chart {
 	table := timeTable("KVCR pulls per bucket", []runView{r}, []bucketColumn{
 		{"staged (pulls)", func(b sim.Bucket) string { return fmtInt(b.PullsStaged) }},
 		{"rejected at staging (pulls)", func(b sim.Bucket) string { return fmtInt(b.PullsRejected) }},

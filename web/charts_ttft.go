@@ -76,7 +76,7 @@ func ttftHistogram(id string, runs []runView, samples [][]float64) templates.Cha
 
 	table := templates.Table{Caption: "Requests by time to first token", Columns: []string{"TTFT (ms)"}}
 	for _, r := range runs {
-		table.Columns = append(table.Columns, column(r, "requests"))
+		table.Columns = append(table.Columns, runColumn(r, "requests"))
 	}
 	for b, label := range labels {
 		row := []string{label}
@@ -116,7 +116,7 @@ func ttftPercentiles(id string, runs []runView) templates.Chart {
 	labels := make([]string, len(stats))
 	table := templates.Table{Caption: "Time to first token: mean and nearest-rank percentiles", Columns: []string{"statistic"}}
 	for _, r := range runs {
-		table.Columns = append(table.Columns, column(r, "TTFT (ms)"))
+		table.Columns = append(table.Columns, runColumn(r, "TTFT (ms)"))
 	}
 	var yMax float64
 	for i, s := range stats {

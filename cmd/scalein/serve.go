@@ -2,13 +2,114 @@ package main
 
 import (
 	"context"
+	"errors"
+	"flag"
 	"fmt"
 	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/scalein-planner/scalein/store"
+	"github.com/scalein-planner/scalein/web"
 )
 
-// runServe starts the web app. This is a placeholder until the web server lands (helper C
-// replaces this file).
+// shutdownGrace is how long a stop waits for open requests and for running runs to be put back
+// in the queue.
+const shutdownGrace = 15 * time.Second
+
+// runServe starts the web app (SPEC §4) and serves until ctx is cancelled or SIGINT/SIGTERM
+// arrives; then it stops taking requests, requeues running runs and closes the store.
 func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fmt.Fprintln(stderr, "scalein serve: the web app is not built into this binary yet")
-	return 1
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	addr := fs.String("addr", envOr("SCALEIN_ADDR", "127.0.0.1:8080"), "listen address (env SCALEIN_ADDR)")
+	dbPath := fs.String("db", envOr("SCALEIN_DB", "./data/scalein.db"), "SQLite database file, created if missing (env SCALEIN_DB)")
+	workers := fs.Int("workers", 0, "runs executed at once (default: one per CPU)")
+	queue := fs.Int("queue", 0, "runs waiting for a worker before submissions get 429 (default 64)")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "scalein serve: unexpected argument %q\n", fs.Arg(0))
+		return 2
+	}
+	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	st, err := store.Open(ctx, *dbPath)
+	if err != nil {
+		fmt.Fprintf(stderr, "scalein serve: %v\n", err)
+		return 1
+	}
+	defer st.Close()
+
+	srv, err := web.New(web.Config{Store: st, Logger: logger, Workers: *workers, QueueSize: *queue})
+	if err != nil {
+		fmt.Fprintf(stderr, "scalein serve: %v\n", err)
+		return 1
+	}
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		fmt.Fprintf(stderr, "scalein serve: listen on %s: %v; choose another -addr\n", *addr, err)
+		return 1
+	}
+	if err := srv.Start(ctx); err != nil {
+		fmt.Fprintf(stderr, "scalein serve: %v\n", err)
+		return 1
+	}
+	// Requests derive from streamsCtx, which is cancelled as shutdown begins, so open event
+	// streams end at once instead of holding the shutdown for its whole grace.
+	streamsCtx, endStreams := context.WithCancel(context.Background())
+	defer endStreams()
+	httpServer := &http.Server{
+		BaseContext:       func(net.Listener) context.Context { return streamsCtx },
+		Handler:           srv.Handler(),
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       2 * time.Minute, // a 64 MiB upload on a slow link
+		IdleTimeout:       2 * time.Minute,
+		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+	}
+	httpServer.RegisterOnShutdown(endStreams)
+	fmt.Fprintf(stdout, "Scale-in Planner listening on http://%s/ (database %s)\n", ln.Addr(), *dbPath)
+
+	serveErr := make(chan error, 1)
+	go func() { serveErr <- httpServer.Serve(ln) }()
+
+	code := 0
+	select {
+	case err := <-serveErr:
+		logger.Error("server stopped", "err", err)
+		code = 1
+	case <-ctx.Done():
+		logger.Info("shutting down")
+	}
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
+	defer cancel()
+	// Event streams never end on their own; Shutdown waits for them only until the grace ends.
+	if err := httpServer.Shutdown(shutdownCtx); err != nil {
+		logger.Warn("closing open requests", "err", err)
+		_ = httpServer.Close()
+	}
+	if err := srv.Shutdown(shutdownCtx); err != nil {
+		logger.Warn("stopping runs", "err", err)
+		code = 1
+	}
+	return code
+}
+
+func envOr(key, fallback string) string {
+	if v := os.Getenv(key); v != "" {
+		return v
+	}
+	return fallback
 }

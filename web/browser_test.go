@@ -15,11 +15,15 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/base64"
+	"encoding/json"
 	"fmt"
+	"math"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -29,6 +33,8 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
 
+	"github.com/scalein-planner/scalein/sim"
+	"github.com/scalein-planner/scalein/store"
 	"github.com/scalein-planner/scalein/templates"
 )
 
@@ -203,5 +209,140 @@ func TestBrowserChartsRender(t *testing.T) {
 			b.screenshot(t, tc.name)
 			require.Empty(t, b.problems(t), "console errors or CSP violations")
 		})
+	}
+}
+
+// waitFor evaluates a JavaScript condition until it is true, across page loads (an evaluation
+// that fails while a page is navigating counts as "not yet").
+func (b *browserSession) waitFor(t *testing.T, what, condition string, limit time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(limit)
+	for {
+		ctx, cancel := context.WithTimeout(b.ctx, 5*time.Second)
+		ok, err := chromedp.Run(ctx, chromedp.Evaluate[bool](condition))
+		cancel()
+		if err == nil && ok {
+			return
+		}
+		if time.Now().After(deadline) {
+			b.screenshot(t, "timeout")
+			t.Fatalf("waited %v for %s (last error: %v)", limit, what, err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// startApp runs the real server on a temporary database.
+func startApp(t *testing.T) *httptest.Server {
+	t.Helper()
+	ctx := context.Background()
+	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "scalein.db"))
+	require.NoError(t, err)
+	app, err := New(Config{Store: st, Workers: 2})
+	require.NoError(t, err)
+	require.NoError(t, app.Start(ctx))
+	ts := httptest.NewServer(app.Handler())
+	t.Cleanup(func() {
+		ts.Close()
+		sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		_ = app.Shutdown(sctx)
+		_ = st.Close()
+	})
+	return ts
+}
+
+func fetchReport(t *testing.T, base, id string) *sim.Report {
+	t.Helper()
+	resp, err := http.Get(base + "/runs/" + id + "/report.json")
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode, "report.json of %s", id)
+	var rep sim.Report
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&rep))
+	return &rep
+}
+
+// leadingNumber reads the number a formatted cell starts with ("1 234.5 ms" → 1234.5); ok is
+// false for a dash or text.
+func leadingNumber(cell string) (float64, bool) {
+	cell = strings.NewReplacer("\u202f", "", "\u00a0", "", ",", "").Replace(strings.TrimSpace(cell))
+	end := 0
+	for end < len(cell) && strings.ContainsRune("+-.0123456789eE", rune(cell[end])) {
+		end++
+	}
+	v, err := strconv.ParseFloat(cell[:end], 64)
+	return v, err == nil
+}
+
+// requireFigureCell checks a headline cell against the report's figure: the same number to
+// display precision, or a dash where the figure does not apply.
+func requireFigureCell(t *testing.T, where string, f sim.Figure, cell string) {
+	t.Helper()
+	got, ok := leadingNumber(cell)
+	if f.Value == nil {
+		require.False(t, ok, "%s %s: report has no value but the page shows %q", where, f.Key, cell)
+		return
+	}
+	require.True(t, ok, "%s %s: page shows %q, report has %v", where, f.Key, cell, *f.Value)
+	require.InDelta(t, *f.Value, got, 1e-6*math.Max(1, math.Abs(*f.Value)), "%s %s: page shows %q", where, f.Key, cell)
+}
+
+// TestBrowserIncidentCompare is the SRE's path through the app: open the form, choose the
+// incident preset, run hinted vs no-hint, and read the compare page and a run page. Every
+// chart must be drawn, nothing logged as an error or blocked by the CSP, and the headline
+// figures must be the runs' report.json figures.
+func TestBrowserIncidentCompare(t *testing.T) {
+	b := newBrowser(t)
+	ts := startApp(t)
+	problems := func(page string) {
+		t.Helper()
+		require.Empty(t, b.problems(t), "console errors or CSP violations on the %s page", page)
+	}
+
+	b.do(t, "open the form", chromedp.Navigate(ts.URL+"/"),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="preset-incident"]`)))
+	b.do(t, "choose the incident preset", chromedp.Click(chromedp.CSS(`[data-testid="preset-incident"]`)))
+	b.waitFor(t, "the form with the incident preset", `location.search.indexOf('preset=incident') >= 0 &&
+		document.readyState === 'complete' && !!document.querySelector('[data-testid="run-pair-hints"]')`, 20*time.Second)
+	b.screenshot(t, "form")
+	problems("form")
+
+	b.do(t, "press Run hinted vs no-hint", chromedp.Click(chromedp.CSS(`[data-testid="run-pair-hints"]`)))
+	b.waitFor(t, "the compare page with both runs done and charts drawn", `location.pathname === '/compare' &&
+		document.readyState === 'complete' && !document.querySelector('[data-testid="compare-waiting"]') &&
+		document.querySelectorAll('[data-echarts-option]').length > 0 &&
+		document.querySelectorAll('[data-echarts-option]').length === document.querySelectorAll('[data-chart-ready="true"]').length`,
+		90*time.Second)
+	requireChartsDrawn(t, b, 5)
+	b.screenshot(t, "compare")
+	problems("compare")
+
+	loc, err := url.Parse(browserEval[string](t, b, `location.href`))
+	require.NoError(t, err)
+	idA, idB := loc.Query().Get("a"), loc.Query().Get("b")
+	require.NotEmpty(t, idA)
+	require.NotEmpty(t, idB)
+	repA, repB := fetchReport(t, ts.URL, idA), fetchReport(t, ts.URL, idB)
+	cellsOf := func(key string) []string {
+		return browserEval[[]string](t, b, `Array.from(document.querySelectorAll('[data-testid="cmp-figure-`+key+`"] td')).map(function (td) { return td.textContent; })`)
+	}
+	figsB := sim.Headline(repB)
+	for i, f := range sim.Headline(repA) {
+		cells := cellsOf(f.Key)
+		require.GreaterOrEqual(t, len(cells), 2, "compare row for %s", f.Key)
+		requireFigureCell(t, "compare A", f, cells[0])
+		requireFigureCell(t, "compare B", figsB[i], cells[1])
+	}
+
+	b.do(t, "open run A", chromedp.Navigate(ts.URL+"/runs/"+idA))
+	b.waitFor(t, "run A's charts", `document.readyState === 'complete' && document.querySelectorAll('[data-echarts-option]').length > 0 &&
+		document.querySelectorAll('[data-echarts-option]').length === document.querySelectorAll('[data-chart-ready="true"]').length`, 30*time.Second)
+	requireChartsDrawn(t, b, 5)
+	b.screenshot(t, "run")
+	problems("run")
+	for _, f := range sim.Headline(repA) {
+		cell := browserEval[string](t, b, `(function () { var td = document.querySelector('[data-testid="figure-`+f.Key+`"] td'); return td ? td.textContent : ''; })()`)
+		requireFigureCell(t, "run A", f, cell)
 	}
 }

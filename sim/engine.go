@@ -66,6 +66,9 @@ type engine struct {
 	inst        instantCounters
 
 	scratch routeScratch
+
+	// afterInstant, when set (tests), is called after every instant.
+	afterInstant func()
 }
 
 // instantCounters accumulates the time-series counters of the current instant.
@@ -213,6 +216,9 @@ func (e *engine) instant() {
 		if !c {
 			break
 		}
+	}
+	if e.afterInstant != nil {
+		e.afterInstant()
 	}
 	if e.instChanged {
 		e.ts.record(e.now, gauges{e.active, e.drainingN, e.waitingN, e.running}, e.inst)

@@ -1,0 +1,221 @@
+package sim
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func mustRun(t testing.TB, s *Scenario) *Report {
+	t.Helper()
+	rep, err := Run(context.Background(), s, RunOptions{})
+	require.NoError(t, err)
+	return rep
+}
+
+func reqRow(t testing.TB, rep *Report, id string) RequestRow {
+	t.Helper()
+	for _, r := range rep.Requests {
+		if r.ID == id {
+			return r
+		}
+	}
+	t.Fatalf("no request %q in report", id)
+	return RequestRow{}
+}
+
+func ms(p *float64) float64 {
+	if p == nil {
+		return -1
+	}
+	return *p
+}
+
+const e1Fleet = `"fleet": {"workers": %d, "gpu_blocks": 64, "host_blocks": 0, "block_size": 16,
+	"max_num_seqs": 4, "max_batched_tokens": %d,
+	"timing": {"prefill_ms": 2, "decode_ms": 1, "prefill_ms_per_1k_tokens": 0, "decode_ms_per_seq": 0}},
+	"kvcr": {"enabled": false}, "report": {"per_request": true}`
+
+func e1(batched int) string {
+	return `{` + sprintf(e1Fleet, 1, batched) + `,
+	"workload": {"type": "requests", "requests": [{"id": "r", "at_ms": 0, "blocks": ["A*4"], "output_tokens": 3}]}}`
+}
+
+// E1 of SPEC §3.13: one request, then chunked prefill.
+func TestE1OneRequest(t *testing.T) {
+	rep := mustRun(t, mustParse(t, e1(64)))
+	r := reqRow(t, rep, "r")
+	assert.Equal(t, 3.0, ms(r.FirstTokenMS))
+	assert.Equal(t, 5.0, ms(r.DoneMS))
+	assert.Equal(t, 3.0, ms(rep.Summary.TTFTMS.P50))
+
+	rep = mustRun(t, mustParse(t, e1(32)))
+	r = reqRow(t, rep, "r")
+	assert.Equal(t, 5.0, ms(r.FirstTokenMS))
+	assert.Equal(t, 7.0, ms(r.DoneMS))
+}
+
+// E2 of SPEC §3.13: one partial pull, and the no-hint run recomputes.
+func TestE2OnePartialPull(t *testing.T) {
+	p, ok := PresetByKey("e2")
+	require.True(t, ok)
+	s, err := Parse(p.JSON, ParseEnv{})
+	require.NoError(t, err)
+	rep := mustRun(t, s)
+	r1 := reqRow(t, rep, "r1")
+	assert.Equal(t, 104.859833, ms(r1.FirstTokenMS))
+	assert.Equal(t, 4.859833, ms(rep.Summary.TTFTMS.Max)) // r1 is the slower of the two
+	assert.Equal(t, int64(128), r1.KVCRPulledTokens)
+	assert.Equal(t, int64(32), r1.RecomputedTokens)
+	assert.Equal(t, "partial", *r1.PullOutcome)
+	assert.Equal(t, KVCRCounts{Hints: 1, Staged: 1, Partial: 1, Blocks: 8, Bytes: 16777216}, rep.KVCR)
+	assert.Equal(t, 3.0, ms(reqRow(t, rep, "r0").DoneMS))
+
+	noHint, err := Counterpart(s, "hints")
+	require.NoError(t, err)
+	require.False(t, noHint.Router.Hints)
+	rep = mustRun(t, noHint)
+	r1 = reqRow(t, rep, "r1")
+	assert.Equal(t, 103.0, ms(r1.FirstTokenMS))
+	assert.Equal(t, 3.0, ms(rep.Summary.TTFTMS.Max))
+	assert.Nil(t, r1.PullOutcome)
+	assert.Equal(t, KVCRCounts{}, rep.KVCR)
+}
+
+// E2's intermediate instants: the pull lands at 101.335545 and the H2D ends at 101.859833.
+func TestE2Landing(t *testing.T) {
+	p, _ := PresetByKey("e2")
+	s, err := Parse(p.JSON, ParseEnv{})
+	require.NoError(t, err)
+	e, err := newEngine(s, RunOptions{MaxEvents: DefaultMaxEvents, MaxVirtualMS: DefaultMaxVirtualMS})
+	require.NoError(t, err)
+	var landed, restored int64 = -1, -1
+	e.afterInstant = func() {
+		for _, w := range e.ws {
+			if w.id == 0 && w.g2 != nil && w.g2.residentCount == 8 && landed < 0 {
+				landed = e.now
+			}
+		}
+		if e.running > 0 && e.now > 100_000_000 && restored < 0 {
+			restored = e.now
+		}
+	}
+	require.NoError(t, e.loop(context.Background()))
+	assert.Equal(t, int64(101_335_545), landed)
+	assert.Equal(t, int64(101_859_833), restored)
+}
+
+// E3 of SPEC §3.13: removal waits for the worker's own work.
+func TestE3RemovalWaitsForOwnWork(t *testing.T) {
+	js := `{` + sprintf(e1Fleet, 2, 64) + `,
+	"scale_in": [{"at_ms": 10, "workers": [1]}],
+	"workload": {"type": "requests", "requests": [{"id": "r", "at_ms": 0, "blocks": ["A*4"], "output_tokens": 48, "route_to": 1}]}}`
+	rep := mustRun(t, mustParse(t, js))
+	assert.Equal(t, 50.0, ms(reqRow(t, rep, "r").DoneMS))
+	w1 := rep.Workers[1]
+	assert.Equal(t, StateRemoved, w1.FinalState)
+	assert.Equal(t, 10.0, ms(w1.MarkedAtMS))
+	assert.Equal(t, 50.0, ms(w1.RemovedAtMS))
+	assert.Equal(t, 40.0, ms(w1.DrainMS))
+	assert.Equal(t, 0.0, ms(w1.PinWaitMS))
+	assert.Equal(t, StateActive, rep.Workers[0].FinalState)
+	assert.Nil(t, rep.Workers[0].RemovedAtMS)
+}
+
+func incident(t *testing.T) *Scenario {
+	t.Helper()
+	p, ok := PresetByKey("incident")
+	require.True(t, ok)
+	s, err := Parse(p.JSON, ParseEnv{})
+	require.NoError(t, err)
+	return s
+}
+
+// The incident of SPEC §7: a hinted request queued on a busy target behind another waiting
+// request; its source is marked draining at 20 ms while still busy with its own work (until
+// 77 ms); the target's scan reaches the request at 52 ms.
+func TestIncidentGuard(t *testing.T) {
+	guardOn := incident(t)
+	require.True(t, guardOn.KVCR.RejectDrainingSources)
+	noHint, err := Counterpart(guardOn, "hints")
+	require.NoError(t, err)
+	guardOff, err := Counterpart(guardOn, "guard")
+	require.NoError(t, err)
+
+	on, ctl, off := mustRun(t, guardOn), mustRun(t, noHint), mustRun(t, guardOff)
+
+	// Guard on: nothing staged from the draining source, removed as early as the control.
+	assert.Equal(t, int64(0), on.KVCR.StagedFromDraining)
+	assert.Equal(t, int64(0), on.KVCR.Staged)
+	assert.GreaterOrEqual(t, on.KVCR.RejectedDraining, int64(1))
+	assert.Equal(t, "rejected_draining", *reqRow(t, on, "hinted").PullOutcome)
+	assert.Equal(t, 77.0, ms(ctl.Workers[1].RemovedAtMS))
+	assert.Equal(t, ms(ctl.Workers[1].RemovedAtMS), ms(on.Workers[1].RemovedAtMS))
+	assert.Equal(t, 0.0, ms(on.Workers[1].PinWaitMS))
+
+	// Guard off: a pull is staged from the draining source at 52 ms, moves from 53 ms at
+	// 1 GB/s for 33,554,432 bytes and lands at 86.554432 ms, after the source's own work ended
+	// at 77 ms: the removal waits for the landing.
+	assert.GreaterOrEqual(t, off.KVCR.StagedFromDraining, int64(1))
+	assert.Equal(t, int64(33554432), off.KVCR.Bytes)
+	assert.Equal(t, 86.554432, ms(off.Workers[1].RemovedAtMS))
+	assert.Greater(t, ms(off.Workers[1].RemovedAtMS), ms(ctl.Workers[1].RemovedAtMS))
+	assert.Equal(t, 9.554432, ms(off.Workers[1].PinWaitMS))
+	assert.Equal(t, 77.0, ms(off.Workers[1].LastWorkMS))
+	// The hinted request restores the pulled blocks (H2D 1.048576 ms) and prefills 16 tokens.
+	assert.Equal(t, 90.603008, ms(reqRow(t, off, "hinted").FirstTokenMS))
+	assert.Equal(t, int64(128), reqRow(t, off, "hinted").KVCRPulledTokens)
+}
+
+// A pull staged before its source is marked draining still lands, and the source is removed
+// only after it lands.
+func TestStagedPullOutlivesDrainMark(t *testing.T) {
+	s := incident(t)
+	s.ScaleIn[0].AtMS = 60 // after the staging at 52 ms
+	rep := mustRun(t, s)
+	assert.Equal(t, int64(1), rep.KVCR.Staged)
+	assert.Equal(t, int64(0), rep.KVCR.StagedFromDraining)
+	assert.Equal(t, int64(0), rep.KVCR.RejectedDraining)
+	assert.Equal(t, "success", *reqRow(t, rep, "hinted").PullOutcome)
+	assert.Equal(t, 86.554432, ms(rep.Workers[1].RemovedAtMS))
+	assert.Equal(t, 9.554432, ms(rep.Workers[1].PinWaitMS))
+}
+
+// Grace: a forced removal kills the source's own request and aborts the pull from it.
+func TestGraceForcesRemovalAndAbortsPulls(t *testing.T) {
+	s := incident(t)
+	s.KVCR.RejectDrainingSources = false
+	g := 50.0 // deadline at 70 ms, while the source still works and the pull moves
+	s.ScaleIn[0].GraceMS = &g
+	rep := mustRun(t, s)
+	w1 := rep.Workers[1]
+	assert.True(t, w1.Forced)
+	assert.Equal(t, 70.0, ms(w1.RemovedAtMS))
+	assert.Equal(t, 0.0, ms(w1.PinWaitMS))
+	assert.Equal(t, int64(1), rep.KVCR.Aborted)
+	assert.Equal(t, int64(1), rep.Summary.Requests.Killed)
+	own := reqRow(t, rep, "source-own-work")
+	assert.Equal(t, StatusKilled, own.Status)
+	assert.Equal(t, 70.0, ms(own.DoneMS))
+	h := reqRow(t, rep, "hinted")
+	assert.Equal(t, "aborted", *h.PullOutcome)
+	assert.Equal(t, StatusCompleted, h.Status)
+	// Back in the queue at 70 ms without its blocks, it recomputes: one 3 ms pass.
+	assert.Equal(t, 73.0, ms(h.FirstTokenMS))
+	assert.Equal(t, int64(0), h.KVCRPulledTokens)
+}
+
+// Reports are byte-identical on a second run, apart from the sim section.
+func TestDeterministicReport(t *testing.T) {
+	s := incident(t)
+	a, b := mustRun(t, s), mustRun(t, s)
+	a.Sim, b.Sim = nil, nil
+	ja, _ := json.Marshal(a)
+	jb, _ := json.Marshal(b)
+	assert.Equal(t, string(ja), string(jb))
+	assert.Equal(t, a.Digest, b.Digest)
+	assert.Len(t, a.Digest, 64)
+}

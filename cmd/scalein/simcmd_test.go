@@ -1,0 +1,209 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+const examples = "../../sim/testdata/examples"
+
+// runCLI runs the command in-process and returns its exit code, stdout and stderr.
+func runCLI(t *testing.T, stdin string, args ...string) (int, string, string) {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	code := run(context.Background(), args, strings.NewReader(stdin), &stdout, &stderr)
+	return code, stdout.String(), stderr.String()
+}
+
+func TestSimInvalidExamplesExitTwo(t *testing.T) {
+	wantPath := map[string]string{
+		"batched-tokens-below-max-num-seqs.json":  "fleet.max_batched_tokens",
+		"duplicate-request-id.json":               "workload.requests[1].id",
+		"empty-prompt.json":                       "workload.requests[0]",
+		"kvcr-bandwidth-zero.json":                "kvcr.bandwidth_gbps",
+		"kvcr-enabled-without-host-cache.json":    "kvcr.enabled",
+		"kvcr-latency-negative.json":              "kvcr.latency_ms",
+		"lane-bandwidth-negative.json":            "fleet.h2d_gbps",
+		"request-too-large.json":                  "workload.requests[0]",
+		"scale-in-id-twice-in-one-action.json":    "scale_in[0].workers[1]",
+		"scale-in-leaves-no-active-worker.json":   "scale_in",
+		"scale-in-neither-workers-nor-count.json": "scale_in[0]",
+		"scale-in-worker-named-twice.json":        "scale_in[1].workers[0]",
+		"scale-in-worker-outside-fleet.json":      "scale_in[0].workers[0]",
+		"scale-in-workers-and-count.json":         "scale_in[0]",
+		"tail-tokens-not-below-block-size.json":   "workload.requests[0].tail_tokens",
+		"timing-negative.json":                    "fleet.timing.decode_ms",
+	}
+	files, err := filepath.Glob(filepath.Join(examples, "invalid", "*.json"))
+	require.NoError(t, err)
+	require.Len(t, files, len(wantPath))
+	for _, f := range files {
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			code, stdout, stderr := runCLI(t, "", "sim", "-config", f)
+			assert.Equal(t, 2, code)
+			assert.Empty(t, stdout, "no report for an invalid scenario")
+			assert.True(t, strings.HasPrefix(stderr, f+": "+wantPath[filepath.Base(f)]+": "), "stderr: %s", stderr)
+		})
+	}
+}
+
+func TestSimListsEveryProblemOnItsOwnLine(t *testing.T) {
+	code, _, stderr := runCLI(t, `{"fleet": {"workers": 0, "gpu_blocks": -1}, "router": {"policy": "x"}, "workload": {"type": "sessions"}}`, "sim", "-config", "-")
+	assert.Equal(t, 2, code)
+	lines := strings.Split(strings.TrimSpace(stderr), "\n")
+	require.Len(t, lines, 3, stderr)
+	assert.Equal(t, "stdin: fleet.workers: must be ≥ 1 (got 0)", lines[0])
+	assert.True(t, strings.HasPrefix(lines[1], "stdin: fleet.gpu_blocks: "))
+	assert.True(t, strings.HasPrefix(lines[2], "stdin: router.policy: "))
+}
+
+func TestSimUsageErrors(t *testing.T) {
+	cases := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"unknown flag", []string{"sim", "-bogus"}, "flag provided but not defined"},
+		{"missing config", []string{"sim"}, "-config is required"},
+		{"bad pair", []string{"sim", "-config", "x.json", "-pair", "bandwidth"}, `-pair must be "hints" or "guard"`},
+		{"extra argument", []string{"sim", "-config", "x.json", "extra"}, `unexpected argument "extra"`},
+		{"unknown command", []string{"simulate"}, `unknown command "simulate"`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			code, stdout, stderr := runCLI(t, "", c.args...)
+			assert.Equal(t, 2, code)
+			assert.Empty(t, stdout)
+			assert.Contains(t, stderr, c.want)
+			assert.Contains(t, stderr, "usage")
+		})
+	}
+	code, stdout, _ := runCLI(t, "", "help")
+	assert.Equal(t, 0, code)
+	assert.Contains(t, stdout, "scalein sim -config")
+}
+
+func TestSimUnreadableConfigExitsOne(t *testing.T) {
+	code, _, stderr := runCLI(t, "", "sim", "-config", filepath.Join(t.TempDir(), "missing.json"))
+	assert.Equal(t, 1, code)
+	assert.Contains(t, stderr, "read the scenario")
+}
+
+func TestSimTracePathIsRelativeToTheConfig(t *testing.T) {
+	dir := t.TempDir()
+	// The second row cannot fit a 16-block worker, so validation names its line: proof that
+	// the file next to the config was read, whatever the working directory is.
+	trace := "{\"timestamp\": 0, \"input_length\": 100, \"output_length\": 1, \"hash_ids\": []}\n" +
+		"{\"timestamp\": 1, \"input_length\": 5000, \"output_length\": 1, \"hash_ids\": [1, 2, 3, 4, 5, 6, 7, 8, 9]}\n"
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "t.jsonl"), []byte(trace), 0o644))
+	config := filepath.Join(dir, "scenario.json")
+	require.NoError(t, os.WriteFile(config, []byte(`{"fleet": {"gpu_blocks": 16}, "workload": {"type": "trace", "trace": {"path": "t.jsonl"}}}`), 0o644))
+	code, _, stderr := runCLI(t, "", "sim", "-config", config)
+	assert.Equal(t, 2, code)
+	assert.Contains(t, stderr, config+": workload.trace: line 2:")
+
+	require.NoError(t, os.WriteFile(config, []byte(`{"workload": {"type": "trace", "trace": {"path": "nope.jsonl"}}}`), 0o644))
+	code, _, stderr = runCLI(t, "", "sim", "-config", config)
+	assert.Equal(t, 2, code)
+	assert.Contains(t, stderr, "workload.trace.path: cannot read")
+}
+
+func TestWriteFileAtomic(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "report.json")
+	require.NoError(t, os.WriteFile(path, []byte("old"), 0o644))
+	require.NoError(t, writeFileAtomic(path, []byte("new")))
+	got, err := os.ReadFile(path)
+	require.NoError(t, err)
+	assert.Equal(t, "new", string(got))
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	assert.Len(t, entries, 1, "no temporary file is left behind")
+
+	err = writeFileAtomic(filepath.Join(dir, "missing-dir", "r.json"), []byte("x"))
+	require.Error(t, err)
+}
+
+func TestProgressLine(t *testing.T) {
+	var buf bytes.Buffer
+	p := newProgressLine(&buf, true)
+	report := p.reporter(0, 2)
+	p.reporter(1, 2)(1)
+	p.lastPrint = p.lastPrint.Add(-2e9) // pretend a second has passed
+	report(0.5)
+	p.finish()
+	assert.Equal(t, "progress 75%\nprogress 100%\n", buf.String())
+
+	quiet := newProgressLine(&buf, false)
+	assert.Nil(t, quiet.reporter(0, 1), "no callback when stderr is not a terminal")
+}
+
+// The tests below need the simulation engine (sim.Run); they pass once it is in place.
+
+func TestSimRunsAnExample(t *testing.T) {
+	config := filepath.Join(examples, "eviction_deepest_first.json")
+	code, stdout, stderr := runCLI(t, "", "sim", "-config", config)
+	require.Equal(t, 0, code, stderr)
+	var report map[string]any
+	require.NoError(t, json.Unmarshal([]byte(stdout), &report))
+	assert.Equal(t, "scalein.report.v1", report["schema"])
+	assert.Contains(t, report, "requests", "the example asks for per-request rows")
+
+	// -out writes the same report to a file and nothing to stdout.
+	out := filepath.Join(t.TempDir(), "r.json")
+	code, stdout, stderr = runCLI(t, "", "sim", "-config", config, "-out", out)
+	require.Equal(t, 0, code, stderr)
+	assert.Empty(t, stdout)
+	data, err := os.ReadFile(out)
+	require.NoError(t, err)
+	var fromFile map[string]any
+	require.NoError(t, json.Unmarshal(data, &fromFile))
+	assert.Equal(t, report["digest"], fromFile["digest"], "the same scenario gives the same report")
+}
+
+func TestSimReadsStdinAndForcesRequests(t *testing.T) {
+	scenario := `{"fleet": {"workers": 2, "gpu_blocks": 64, "host_blocks": 64, "block_size": 16},
+		"workload": {"type": "requests", "requests": [{"id": "a", "at_ms": 0, "blocks": ["A*2"], "output_tokens": 2}]}}`
+	code, stdout, stderr := runCLI(t, scenario, "sim", "-config", "-")
+	require.Equal(t, 0, code, stderr)
+	assert.NotContains(t, stdout, `"requests": [`)
+
+	code, stdout, stderr = runCLI(t, scenario, "sim", "-config", "-", "-requests")
+	require.Equal(t, 0, code, stderr)
+	var report struct {
+		Requests []struct{ ID string } `json:"requests"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(stdout), &report))
+	require.Len(t, report.Requests, 1)
+	assert.Equal(t, "a", report.Requests[0].ID)
+}
+
+func TestSimPair(t *testing.T) {
+	config := filepath.Join(examples, "budget_zero_stops_scan.json")
+	code, stdout, stderr := runCLI(t, "", "sim", "-config", config, "-pair", "hints")
+	require.Equal(t, 0, code, stderr)
+	var out struct {
+		A, B       map[string]any
+		Comparison struct {
+			Kind       string `json:"kind"`
+			OnlyToggle bool   `json:"only_toggle"`
+			Diffs      []struct{ Path string }
+		}
+	}
+	require.NoError(t, json.Unmarshal([]byte(stdout), &out))
+	assert.Equal(t, "scalein.report.v1", out.A["schema"])
+	assert.Equal(t, "scalein.report.v1", out.B["schema"])
+	assert.NotEqual(t, out.A["scenario_id"], out.B["scenario_id"])
+	assert.Equal(t, "hints", out.Comparison.Kind)
+	assert.True(t, out.Comparison.OnlyToggle)
+	require.Len(t, out.Comparison.Diffs, 1)
+	assert.Equal(t, "router.hints", out.Comparison.Diffs[0].Path)
+}

@@ -1,0 +1,261 @@
+package sim
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// randomScenario builds a valid scripted scenario from a seed: a small fleet under pressure,
+// shared prefixes, random scale-in with and without grace, random guard, hints and policy.
+func randomScenario(seed uint64) map[string]any {
+	rng := rand.New(rand.NewPCG(seed, 99))
+	bs := []int{4, 8, 16}[rng.IntN(3)]
+	workers := 1 + rng.IntN(6)
+	gpu := 8 + rng.IntN(40)
+	host := 0
+	if rng.IntN(4) > 0 {
+		host = 4 + rng.IntN(40)
+	}
+	seqs := 1 + rng.IntN(4)
+	batched := seqs + rng.IntN(64)
+	pick := func(xs ...float64) float64 { return xs[rng.IntN(len(xs))] }
+	fleet := map[string]any{
+		"workers": workers, "gpu_blocks": gpu, "host_blocks": host, "block_size": bs,
+		"bytes_per_token": []int{1000, 65536, 131072}[rng.IntN(3)],
+		"max_num_seqs": seqs, "max_batched_tokens": batched,
+		"h2d_gbps": pick(0, 1, 4, 32), "d2h_gbps": pick(0, 1, 8, 32),
+		"timing": map[string]any{
+			"prefill_ms": pick(0, 1, 2), "prefill_ms_per_1k_tokens": pick(0, 10, 65),
+			"decode_ms": pick(0, 1, 0.5), "decode_ms_per_seq": pick(0, 0.05),
+		},
+	}
+	kvcr := map[string]any{"enabled": host > 0 && rng.IntN(5) > 0, "latency_ms": pick(0, 0.5, 1),
+		"bandwidth_gbps": pick(0.3, 1, 3, 50), "reject_draining_sources": rng.IntN(2) == 0}
+	router := map[string]any{"policy": []string{"kv_aware", "kv_aware", "round_robin", "least_loaded"}[rng.IntN(4)],
+		"hints": rng.IntN(4) > 0}
+
+	var actions []any
+	budget := workers - 1
+	used := map[int]bool{}
+	for i := 0; i < 3 && budget > 0; i++ {
+		at := float64(rng.IntN(80))
+		a := map[string]any{"at_ms": at}
+		if rng.IntN(2) == 0 {
+			id := rng.IntN(workers)
+			if used[id] {
+				continue
+			}
+			used[id] = true
+			a["workers"] = []int{id}
+		} else {
+			a["count"] = 1
+			a["select"] = []string{"highest_id", "least_loaded", "least_cached"}[rng.IntN(3)]
+		}
+		if rng.IntN(2) == 0 {
+			a["grace_ms"] = float64(rng.IntN(40))
+		}
+		budget--
+		actions = append(actions, a)
+	}
+
+	prefixes := []string{"S", "T", "U"}
+	var reqs []any
+	n := 5 + rng.IntN(35)
+	for i := 0; i < n; i++ {
+		var blocks []string
+		maxBlocks := max(1, min(gpu/2, 12))
+		nb := rng.IntN(maxBlocks)
+		if nb > 0 {
+			shared := rng.IntN(nb + 1)
+			if shared > 0 {
+				blocks = append(blocks, fmt.Sprintf("%s*%d", prefixes[rng.IntN(len(prefixes))], shared))
+			}
+			for k := shared; k < nb; k++ {
+				blocks = append(blocks, fmt.Sprintf("u%d-%d", i, k))
+			}
+		}
+		tail := rng.IntN(bs)
+		if nb == 0 && tail == 0 {
+			tail = 1
+		}
+		prompt := nb*bs + tail
+		maxOut := gpu*bs - prompt
+		out := 1 + rng.IntN(max(1, min(maxOut, 20)))
+		r := map[string]any{"id": fmt.Sprintf("r%d", i), "at_ms": float64(rng.IntN(100)) / 2,
+			"blocks": blocks, "tail_tokens": tail, "output_tokens": out}
+		if blocks == nil {
+			r["blocks"] = []string{}
+		}
+		if rng.IntN(4) == 0 {
+			r["route_to"] = rng.IntN(workers)
+		}
+		reqs = append(reqs, r)
+	}
+	return map[string]any{
+		"name": fmt.Sprintf("random %d", seed), "seed": seed, "fleet": fleet, "kvcr": kvcr,
+		"router": router, "scale_in": append([]any{}, actions...),
+		"workload": map[string]any{"type": "requests", "requests": reqs},
+		"report":   map[string]any{"per_request": true},
+	}
+}
+
+// checkInvariants verifies conservation of G1 and G2 blocks and pins against the requests,
+// transfers and pulls that hold them.
+func checkInvariants(t *testing.T, e *engine) {
+	t.Helper()
+	g1refs := map[*worker]map[int32]int32{}
+	g2pins := map[*worker]map[int32]int32{}
+	pending := map[*worker]map[int32]bool{}
+	for _, w := range e.ws {
+		g1refs[w], g2pins[w], pending[w] = map[int32]int32{}, map[int32]int32{}, map[int32]bool{}
+	}
+	for _, w := range e.ws {
+		if w.state == StateRemoved {
+			require.Empty(t, w.outPulls, "worker %d removed while pulls pin it", w.id)
+			require.Zero(t, w.nReq, "worker %d removed with requests", w.id)
+			continue
+		}
+		seen := map[*request]bool{}
+		hold := func(r *request) {
+			if seen[r] {
+				return
+			}
+			seen[r] = true
+			for _, s := range r.blocks {
+				g1refs[w][s]++
+			}
+			for _, s := range r.restore {
+				g2pins[w][s]++
+			}
+			for _, s := range r.landed {
+				g2pins[w][s]++
+			}
+		}
+		nReq := 0
+		for q := w.pre.head; q != nil; q = q.next {
+			hold(q)
+			nReq++
+		}
+		for q := w.fresh.head; q != nil; q = q.next {
+			hold(q)
+			nReq++
+		}
+		for _, q := range w.running {
+			hold(q)
+			nReq++
+		}
+		for _, tr := range w.transfers {
+			if tr.kind == trH2D {
+				hold(tr.r)
+				nReq++
+			}
+			for _, s := range tr.slots {
+				pending[w][s] = true
+			}
+		}
+		require.Equal(t, w.nReq, nReq, "worker %d request count", w.id)
+		for _, p := range w.outPulls {
+			for _, s := range p.srcSlots {
+				g2pins[w][s]++
+			}
+			for _, s := range p.dstSlots {
+				pending[p.dst][s] = true
+			}
+		}
+	}
+	for _, w := range e.ws {
+		if w.state == StateRemoved {
+			continue
+		}
+		c := w.g1
+		inUse, lruN, freeN := 0, 0, 0
+		for s := range c.ref {
+			require.Equal(t, g1refs[w][int32(s)], c.ref[s], "worker %d G1 slot %d refs", w.id, s)
+			switch {
+			case c.ref[s] > 0:
+				inUse++
+			case c.keyed[s]:
+				lruN++
+				require.True(t, c.lru.contains(int32(s)), "cached G1 slot not evictable")
+			default:
+				freeN++
+			}
+		}
+		require.Equal(t, lruN, c.lru.len())
+		require.Equal(t, freeN, len(c.free))
+		require.Equal(t, c.capacity, inUse+lruN+c.freeCount(), "G1 blocks conserved")
+		if h := w.g2; h != nil {
+			require.LessOrEqual(t, h.held(), h.capacity)
+			require.Equal(t, h.held(), len(h.byKey))
+			res := 0
+			for k, s := range h.byKey {
+				require.Equal(t, k, h.key[s])
+				require.Equal(t, g2pins[w][s], h.pins[s], "worker %d G2 slot %d pins", w.id, s)
+				if h.resident[s] {
+					res++
+					require.Equal(t, h.pins[s] == 0, h.lru.contains(s))
+				} else {
+					require.True(t, pending[w][s], "worker %d: pending G2 entry without a transfer", w.id)
+				}
+			}
+			require.Equal(t, res, h.residentCount)
+		}
+	}
+}
+
+func TestInvariantsOnRandomScenarios(t *testing.T) {
+	n := 300
+	if testing.Short() {
+		n = 60
+	}
+	for seed := uint64(1); seed <= uint64(n); seed++ {
+		js, err := json.Marshal(randomScenario(seed))
+		require.NoError(t, err)
+		s, err := Parse(js, ParseEnv{})
+		require.NoError(t, err, "seed %d: %s", seed, js)
+		e, err := newEngine(s, RunOptions{MaxEvents: DefaultMaxEvents, MaxVirtualMS: DefaultMaxVirtualMS})
+		require.NoError(t, err)
+		e.afterInstant = func() { checkInvariants(t, e) }
+		require.NoError(t, e.loop(context.Background()), "seed %d", seed)
+		// At the end every pin is released and every block is back to free or cached.
+		for _, w := range e.ws {
+			if w.state == StateRemoved {
+				continue
+			}
+			require.Zero(t, w.g1.used(), "seed %d worker %d holds G1 blocks at the end", seed, w.id)
+			if w.g2 != nil {
+				for _, s := range w.g2.byKey {
+					require.Zero(t, w.g2.pins[s], "seed %d worker %d G2 pin left", seed, w.id)
+					require.True(t, w.g2.resident[s], "seed %d: pending entry at the end", seed)
+				}
+			}
+			require.Empty(t, w.outPulls)
+			require.Equal(t, StateActive, w.state, "seed %d: worker %d still draining at the end", seed, w.id)
+		}
+		rep := e.report()
+		require.Equal(t, rep.Summary.Requests.Total, rep.Summary.Requests.Completed+rep.Summary.Requests.Killed)
+		for _, r := range rep.Requests {
+			require.Contains(t, []string{StatusCompleted, StatusKilled}, r.Status)
+			if r.Status == StatusCompleted {
+				require.NotNil(t, r.DoneMS)
+			}
+		}
+		tok := rep.Summary.Tokens
+		require.Equal(t, tok.Prompt, tok.G1Reused+tok.G2Reused+tok.KVCRPulled+tok.Recomputed, "seed %d token accounting", seed)
+		k := rep.KVCR
+		require.Equal(t, k.Staged, k.Success+k.Partial)
+		require.LessOrEqual(t, k.Success+k.Partial+k.Miss+k.NotNeeded+k.RejectedDraining+k.RejectedRemoved, k.Hints)
+		if s.KVCR.RejectDrainingSources {
+			require.Zero(t, k.StagedFromDraining, "seed %d: guard on but staged from draining", seed)
+		}
+		// Deterministic: a second run gives the same report.
+		again, err := Run(context.Background(), s, RunOptions{})
+		require.NoError(t, err)
+		require.Equal(t, rep.Digest, again.Digest, "seed %d not deterministic", seed)
+	}
+}

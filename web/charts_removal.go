@@ -19,6 +19,13 @@ const (
 	jsRemovalTooltip  = "removalTooltip"
 )
 
+// Legend names are short so the legend fits a half-width chart; the table and the tooltip say
+// what each part is.
+const (
+	seriesOwnWork = "own work"
+	seriesPinWait = "pin wait"
+)
+
 // timelineLayout is what the removal timelines of a page share so they align: the worker rows
 // (every worker drained in any of the runs, in id order) and the time range.
 type timelineLayout struct {
@@ -133,8 +140,8 @@ func removalTimelineChart(id, title string, rep *sim.Report, tl timelineLayout) 
 		}
 	}
 	// Every series is added even when empty so the legend always explains the same marks.
-	c.AddSeries("own work (marked → last request done)", own, segment(colorOwnWork)...)
-	c.AddSeries("pin wait (peers still pulling)", pin, segment(colorPinWait)...)
+	c.AddSeries(seriesOwnWork, own, segment(colorOwnWork)...)
+	c.AddSeries(seriesPinWait, pin, segment(colorPinWait)...)
 	marker := func(name, symbol string, size []int, color string, data []opts.ScatterData) charts.Overlaper {
 		s := charts.NewScatter()
 		s.AddSeries(name, data,
@@ -153,7 +160,7 @@ func removalTimelineChart(id, title string, rep *sim.Report, tl timelineLayout) 
 // removalTable lists every drained worker's lifecycle with units in the headers.
 func removalTable(rep *sim.Report) templates.Table {
 	t := templates.Table{
-		Caption: "Drained workers: when each was marked, finished its own work and was removed",
+		Caption: "Drained workers: marked → last request done (own work) → removed (pin wait: peers still pulling)",
 		Columns: []string{"worker", "marked (ms)", "last request done (ms)", "removed (ms)",
 			"drain (ms)", "pin wait (ms)", "grace deadline (ms)", "forced"},
 	}

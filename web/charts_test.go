@@ -157,7 +157,7 @@ func TestRemovalTimeline(t *testing.T) {
 	assert.Equal(t, "category", y["type"])
 	assert.Equal(t, []any{"w2 (forced)", "w3"}, y["data"], "one row per drained worker, forced ones flagged")
 
-	own := seriesNamed(t, opt, "own work (marked → last request done)")
+	own := seriesNamed(t, opt, seriesOwnWork)
 	assert.Equal(t, "custom", own["type"])
 	assert.Equal(t, jsRemovalTimeline, own["renderItem"], "charts.js swaps the name for its function")
 	assert.Equal(t, []any{
@@ -165,7 +165,7 @@ func TestRemovalTimeline(t *testing.T) {
 		map[string]any{"value": []any{1.0, 10.0, 25.0}},
 	}, own["data"])
 
-	pin := seriesNamed(t, opt, "pin wait (peers still pulling)")
+	pin := seriesNamed(t, opt, seriesPinWait)
 	assert.Equal(t, colorPinWait, pin["itemStyle"].(map[string]any)["color"])
 	// w2 has no pin wait (last work = removal), so only w3's 25 → 40 ms is drawn.
 	assert.Equal(t, []any{map[string]any{"value": []any{1.0, 25.0, 40.0}}}, pin["data"])
@@ -186,7 +186,7 @@ func TestRemovalTimelineStillDraining(t *testing.T) {
 	opt := chartOption(t, chartByID(t, runCharts(rep), idRemovalTimeline))
 	assert.Contains(t, chartAxis(t, opt, "yAxis")["data"], "w3 (not removed)")
 	// No last work time: the whole drain up to the end of the run (60 ms) is pin wait.
-	pin := seriesNamed(t, opt, "pin wait (peers still pulling)")
+	pin := seriesNamed(t, opt, seriesPinWait)
 	assert.Equal(t, []any{map[string]any{"value": []any{1.0, 10.0, 60.0}}}, pin["data"])
 }
 
@@ -364,6 +364,10 @@ func TestCompareChartsAlignedAxes(t *testing.T) {
 	w := chartOption(t, chartByID(t, cs, "cmp-workers-over-time"))
 	assert.Equal(t, colorRunA, seriesNamed(t, w, "hinted · active")["lineStyle"].(map[string]any)["color"])
 	assert.Equal(t, colorRunB, seriesNamed(t, w, "no-hint · draining")["lineStyle"].(map[string]any)["color"])
+	widthOf := func(name string) float64 {
+		return seriesNamed(t, w, name)["lineStyle"].(map[string]any)["width"].(float64)
+	}
+	assert.Greater(t, widthOf("hinted · active"), widthOf("no-hint · active"), "A is drawn wider so equal lines stay visible")
 	ttft := chartOption(t, chartByID(t, cs, "cmp-ttft-over-time"))
 	assert.Len(t, chartSeries(t, ttft), 2)
 

@@ -105,18 +105,28 @@ func workersChart(id string, runs []runView) templates.Chart {
 			activeColor, drainingColor = r.color, r.color
 		}
 		ts := r.rep.Timeseries
+		width := lineWidth(r, runs)
 		line.AddSeries(seriesName(r, "active"), stepPoints(ts, func(b sim.Bucket) int64 { return b.Active }),
 			charts.WithLineChartOpts(opts.LineChart{Step: "end", ShowSymbol: opts.Bool(false)}),
 			charts.WithItemStyleOpts(opts.ItemStyle{Color: activeColor}),
-			charts.WithLineStyleOpts(opts.LineStyle{Color: activeColor, Width: 2}))
+			charts.WithLineStyleOpts(opts.LineStyle{Color: activeColor, Width: width}))
 		// In a compare chart both runs share a colour per run, so draining is told apart by a
 		// dashed line instead.
 		line.AddSeries(seriesName(r, "draining"), stepPoints(ts, func(b sim.Bucket) int64 { return b.Draining }),
 			charts.WithLineChartOpts(opts.LineChart{Step: "end", ShowSymbol: opts.Bool(false)}),
 			charts.WithItemStyleOpts(opts.ItemStyle{Color: drainingColor}),
-			charts.WithLineStyleOpts(opts.LineStyle{Color: drainingColor, Width: 2, Type: "dashed"}))
+			charts.WithLineStyleOpts(opts.LineStyle{Color: drainingColor, Width: width, Type: "dashed"}))
 	}
 	return templates.Chart{ID: id, Title: title, OptionJSON: encodeOption(line, true), Table: table, HeightPX: chartHeightPX}
+}
+
+// lineWidth draws run A wider than run B in an overlay, so where both runs have the same values
+// A still shows as a blue edge around B's orange line instead of vanishing beneath it.
+func lineWidth(r runView, runs []runView) float32 {
+	if len(runs) > 1 && r.rep == runs[0].rep {
+		return 4
+	}
+	return 2
 }
 
 func maxTTFTP50(rep *sim.Report) float64 {
@@ -157,10 +167,11 @@ func ttftOverTimeChart(id string, runs []runView) templates.Chart {
 			}
 			pts = append(pts, opts.LineData{Value: []any{b.TMS + ts.BucketMS/2, v}})
 		}
+		width := lineWidth(r, runs)
 		line.AddSeries(seriesName(r, "TTFT p50"), pts,
-			charts.WithLineChartOpts(opts.LineChart{ConnectNulls: opts.Bool(false), ShowSymbol: opts.Bool(true), SymbolSize: 4}),
+			charts.WithLineChartOpts(opts.LineChart{ConnectNulls: opts.Bool(false), ShowSymbol: opts.Bool(true), SymbolSize: 2 + 2*width}),
 			charts.WithItemStyleOpts(opts.ItemStyle{Color: color}),
-			charts.WithLineStyleOpts(opts.LineStyle{Color: color, Width: 2}))
+			charts.WithLineStyleOpts(opts.LineStyle{Color: color, Width: width}))
 	}
 	return templates.Chart{ID: id, Title: title, OptionJSON: encodeOption(line, true), Table: table, HeightPX: chartHeightPX}
 }
@@ -191,6 +202,8 @@ func kvcrPullsChart(id, title string, r runView, ax chartAxes) templates.Chart {
 	bar := charts.NewBar()
 	bar.SetGlobalOptions(cart.globalOpts()...)
 	ts := r.rep.Timeseries
+	// Buckets can be a pixel or two wide; a minimum width keeps a lone pull visible.
+	minWidth := charts.WithSeriesOpts(func(s *charts.SingleSeries) { s.BarMinWidth = "3" })
 	series := func(value func(sim.Bucket) int64) []opts.BarData {
 		out := make([]opts.BarData, 0, len(ts.Buckets))
 		for _, b := range ts.Buckets {
@@ -199,13 +212,13 @@ func kvcrPullsChart(id, title string, r runView, ax chartAxes) templates.Chart {
 		return out
 	}
 	bar.AddSeries("staged", series(func(b sim.Bucket) int64 { return b.PullsStaged }),
-		charts.WithBarChartOpts(opts.BarChart{Stack: "staging"}),
+		charts.WithBarChartOpts(opts.BarChart{Stack: "staging", BarGap: "10%"}), minWidth,
 		charts.WithItemStyleOpts(opts.ItemStyle{Color: colorStaged}))
 	bar.AddSeries("rejected at staging", series(func(b sim.Bucket) int64 { return b.PullsRejected }),
-		charts.WithBarChartOpts(opts.BarChart{Stack: "staging"}),
+		charts.WithBarChartOpts(opts.BarChart{Stack: "staging", BarGap: "10%"}), minWidth,
 		charts.WithItemStyleOpts(opts.ItemStyle{Color: colorRejected}))
 	bar.AddSeries("landed", series(func(b sim.Bucket) int64 { return b.PullsLanded }),
-		charts.WithBarChartOpts(opts.BarChart{Stack: "landed"}),
+		charts.WithBarChartOpts(opts.BarChart{Stack: "landed", BarGap: "10%"}), minWidth,
 		charts.WithItemStyleOpts(opts.ItemStyle{Color: colorLanded}))
 	return templates.Chart{ID: id, Title: title, OptionJSON: encodeOption(bar, true), Table: table, HeightPX: chartHeightPX}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math"
 	"slices"
 	"sort"
 	"strconv"
@@ -339,7 +340,9 @@ func Compare(sa, sb *Scenario, ra, rb *Report) Comparison {
 			d.B = fb[i].Value
 		}
 		if d.A != nil && d.B != nil {
-			delta := *d.B - *d.A
+			// Figures are whole nanoseconds (or counts); rounding to 1e-9 removes the noise of
+			// the subtraction (86.554432 − 77 = 9.554432000000006 in doubles).
+			delta := math.Round((*d.B-*d.A)*1e9) / 1e9
 			d.Delta = &delta
 			if *d.A != 0 {
 				pct := delta / *d.A * 100

@@ -230,6 +230,15 @@ func TestCompare(t *testing.T) {
 	assert.Nil(t, p99.Delta, "no delta when one side does not apply")
 	assert.Nil(t, p99.DeltaPct)
 
+	// Deltas carry no floating-point noise from the subtraction.
+	ra.Workers[1].RemovedAtMS, rb.Workers[1].RemovedAtMS = fp(77), fp(86.554432)
+	ra.Workers[2].RemovedAtMS, rb.Workers[2].RemovedAtMS = fp(50), fp(50)
+	for _, f := range Compare(sa, sb, ra, rb).Figures {
+		if f.Key == "latest_removal_ms" {
+			assert.Equal(t, 9.554432, *f.Delta)
+		}
+	}
+
 	// A zero baseline has a delta but no percentage.
 	ra.KVCR.Aborted, rb.KVCR.Aborted = 0, 3
 	c = Compare(sa, sb, ra, rb)

@@ -45,6 +45,8 @@ const (
 	sliderHeightPX    = 18
 	chartHeightPX     = 320
 	timelineRowPX     = 26
+	timelineMinRowPX  = 6
+	timelineMaxBodyPX = 1200
 	timelineMinHeight = 220
 )
 

@@ -153,7 +153,10 @@ func removalTimelineChart(id, title string, rep *sim.Report, tl timelineLayout) 
 		marker("grace deadline", "rect", []int{3, 18}, colorGrace, grace),
 		marker("forced removal", "triangle", []int{12, 12}, colorForced, forced),
 	)
-	height := max(timelineMinHeight, len(labels)*timelineRowPX+90)
+	// Rows shrink for big drains (256 workers would otherwise make a 7,000 px chart); echarts
+	// then thins out the row labels that would overlap.
+	rowPX := min(timelineRowPX, max(timelineMinRowPX, timelineMaxBodyPX/len(labels)))
+	height := max(timelineMinHeight, len(labels)*rowPX+90)
 	return templates.Chart{ID: id, Title: title, OptionJSON: encodeOption(c, true), Table: table, HeightPX: height}
 }
 

@@ -190,6 +190,21 @@ func TestRemovalTimelineStillDraining(t *testing.T) {
 	assert.Equal(t, []any{map[string]any{"value": []any{1.0, 10.0, 60.0}}}, pin["data"])
 }
 
+// TestRemovalTimelineManyRows: a big drain gets thinner rows, not a chart taller than a few
+// screens.
+func TestRemovalTimelineManyRows(t *testing.T) {
+	rep := chartsFixture()
+	rep.Workers = nil
+	for i := range 256 {
+		rep.Workers = append(rep.Workers, sim.WorkerRow{ID: i, MarkedAtMS: msPtr(10), LastWorkMS: msPtr(20), RemovedAtMS: msPtr(30)})
+	}
+	few := chartByID(t, runCharts(chartsFixture()), idRemovalTimeline)
+	many := chartByID(t, runCharts(rep), idRemovalTimeline)
+	assert.Len(t, chartAxis(t, chartOption(t, many), "yAxis")["data"], 256)
+	assert.Greater(t, many.HeightPX, few.HeightPX)
+	assert.LessOrEqual(t, many.HeightPX, 256*timelineMinRowPX+90)
+}
+
 func TestEmptyStates(t *testing.T) {
 	rep := chartsFixture()
 	for i := range rep.Workers {

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/go-chi/chi/v5"
-	"github.com/scalein-planner/scalein/store"
 )
 
 // sseKeepAlive is how often an idle stream gets a comment line, and how often a run that this
@@ -81,6 +80,3 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) error {
 		}
 	}
 }
-
-// finalStatuses are the event names that end a stream.
-var finalStatuses = []string{store.StatusDone, store.StatusFailed, store.StatusCancelled}

@@ -557,3 +557,16 @@ func TestRunPageWhileQueuedHasProgressAndRefresh(t *testing.T) {
 	assert.Equal(t, 1, byTestID(doc, "cancel").Length())
 	assert.Equal(t, http.StatusConflict, get(t, s, "/runs/"+id+"/report.json").Code)
 }
+
+func TestRunCreationIsRateLimitedPerClient(t *testing.T) {
+	s := newTestServer(t, Config{RunsPerMinute: 2}, false)
+	for i := range 2 {
+		rec := postJSON(t, s, "/api/v1/runs", testScenario("limited-"+string(rune('a'+i))))
+		require.Equal(t, http.StatusAccepted, rec.Code)
+	}
+	rec := postJSON(t, s, "/api/v1/runs", testScenario("limited-c"))
+	assert.Equal(t, http.StatusTooManyRequests, rec.Code)
+	assert.Contains(t, rec.Body.String(), "wait a minute")
+	// Reading is never limited.
+	assert.Equal(t, http.StatusOK, get(t, s, "/api/v1/runs").Code)
+}

@@ -239,12 +239,22 @@ func (c cartesian) globalOpts() []charts.GlobalOpts {
 	}
 }
 
+// zoomWindow is the part of the time axis a chart opens on; the slider reaches the rest.
+type zoomWindow struct{ fromMS, toMS float64 }
+
+// noZoom: no zoom slider at all (category axes). wholeAxis: a slider, opening on everything.
+var (
+	noZoom    *zoomWindow
+	wholeAxis = &zoomWindow{fromMS: math.NaN()}
+)
+
 // encodeOption validates a go-echarts chart and marshals its option, applying the few settings
-// go-echarts has no field for (the zoom slider's placement).
+// go-echarts has no field for (the zoom slider and its window).
 func encodeOption(c interface {
 	Validate()
 	JSON() map[string]interface{}
-}, zoom bool) string {
+}, window *zoomWindow) string {
+	zoom := window != nil
 	c.Validate()
 	option := c.JSON()
 	if t, ok := option["tooltip"].(opts.Tooltip); ok {
@@ -259,10 +269,14 @@ func encodeOption(c interface {
 			option["xAxis"] = []any{withExtra(xs[0], map[string]any{"containShape": false})}
 		}
 		// filterMode "none" keeps step lines and bars continuous at the window's edges.
-		option["dataZoom"] = []map[string]any{
-			{"type": "inside", "xAxisIndex": 0, "filterMode": "none"},
-			{"type": "slider", "xAxisIndex": 0, "filterMode": "none", "bottom": sliderBottomPX, "height": sliderHeightPX},
+		inside := map[string]any{"type": "inside", "xAxisIndex": 0, "filterMode": "none"}
+		slider := map[string]any{"type": "slider", "xAxisIndex": 0, "filterMode": "none", "bottom": sliderBottomPX, "height": sliderHeightPX}
+		if !math.IsNaN(window.fromMS) {
+			for _, z := range []map[string]any{inside, slider} {
+				z["startValue"], z["endValue"] = window.fromMS, window.toMS
+			}
 		}
+		option["dataZoom"] = []map[string]any{inside, slider}
 	}
 	b, err := json.Marshal(option)
 	if err != nil {

@@ -31,10 +31,29 @@ const (
 type timelineLayout struct {
 	workerIDs []int
 	xMaxMS    float64
+	// firstMS and lastMS bound what the rows show: the earliest mark, the latest removal or
+	// grace deadline.
+	firstMS, lastMS float64
+}
+
+// focus opens the timeline on the drains when they fill only a small part of the run (a
+// one-second drain in a 1,000 s trace is otherwise a sliver); the slider still reaches the
+// whole run, and compared timelines share the same window.
+func (tl timelineLayout) focus() *zoomWindow {
+	span := tl.lastMS - tl.firstMS
+	if len(tl.workerIDs) == 0 || tl.xMaxMS <= 0 || span > tl.xMaxMS/2 {
+		return wholeAxis
+	}
+	margin := max(span*0.1, tl.xMaxMS*0.005)
+	// Window edges on round numbers, so the edge labels read "475,000" rather than "475,025".
+	step := niceCeil((span + 2*margin) / 10)
+	from := math.Floor((tl.firstMS-margin)/step) * step
+	to := math.Ceil((tl.lastMS+margin)/step) * step
+	return &zoomWindow{fromMS: max(0, from), toMS: min(tl.xMaxMS, to)}
 }
 
 func timelineAxes(runs []runView) timelineLayout {
-	var tl timelineLayout
+	tl := timelineLayout{firstMS: math.Inf(1), lastMS: math.Inf(-1)}
 	for _, r := range runs {
 		tl.xMaxMS = math.Max(tl.xMaxMS, runEndMS(r.rep))
 		for _, w := range r.rep.Workers {
@@ -42,11 +61,14 @@ func timelineAxes(runs []runView) timelineLayout {
 				continue
 			}
 			tl.workerIDs = append(tl.workerIDs, w.ID)
+			tl.firstMS = min(tl.firstMS, *w.MarkedAtMS)
+			tl.lastMS = max(tl.lastMS, *w.MarkedAtMS, runEndIfUnremoved(w, r.rep))
 			// A grace deadline after the end of the run is still worth seeing: the worker went
 			// well before it.
 			for _, t := range []*float64{w.GraceDeadlineMS, w.RemovedAtMS} {
 				if t != nil {
 					tl.xMaxMS = math.Max(tl.xMaxMS, *t)
+					tl.lastMS = max(tl.lastMS, *t)
 				}
 			}
 		}
@@ -54,6 +76,15 @@ func timelineAxes(runs []runView) timelineLayout {
 	slices.Sort(tl.workerIDs)
 	tl.workerIDs = slices.Compact(tl.workerIDs)
 	return tl
+}
+
+// runEndIfUnremoved is where a drained worker's row ends when it was never removed: the end of
+// the run (0 otherwise, so it never widens the window).
+func runEndIfUnremoved(w sim.WorkerRow, rep *sim.Report) float64 {
+	if w.RemovedAtMS == nil {
+		return runEndMS(rep)
+	}
+	return 0
 }
 
 // drainSegments splits a drained worker's drain into its own work (marked → last work done)
@@ -112,8 +143,10 @@ func removalTimelineChart(id, title string, rep *sim.Report, tl timelineLayout) 
 			continue
 		}
 		marked, lastWork, removed := drainSegments(w, end)
-		// Zero-length segments are left out: nothing to draw, and the tooltip would mislead.
-		if lastWork > marked {
+		// Zero-length segments are left out, except a drain that took no time at all: it is
+		// drawn as a hairline (charts.js gives every segment at least 2 px) so the row is not
+		// mistaken for a worker that was never drained.
+		if lastWork > marked || removed == marked {
 			own = append(own, opts.CustomData{Value: []any{row, marked, lastWork}})
 		}
 		if removed > lastWork {
@@ -157,7 +190,7 @@ func removalTimelineChart(id, title string, rep *sim.Report, tl timelineLayout) 
 	// then thins out the row labels that would overlap.
 	rowPX := min(timelineRowPX, max(timelineMinRowPX, timelineMaxBodyPX/len(labels)))
 	height := max(timelineMinHeight, len(labels)*rowPX+90)
-	return templates.Chart{ID: id, Title: title, OptionJSON: encodeOption(c, true), Table: table, HeightPX: height}
+	return templates.Chart{ID: id, Title: title, OptionJSON: encodeOption(c, tl.focus()), Table: table, HeightPX: height}
 }
 
 // removalTable lists every drained worker's lifecycle with units in the headers.

@@ -190,6 +190,46 @@ func TestRemovalTimelineStillDraining(t *testing.T) {
 	assert.Equal(t, []any{map[string]any{"value": []any{1.0, 10.0, 60.0}}}, pin["data"])
 }
 
+// TestRemovalTimelineFocus: drains that fill a small part of a long run open zoomed in on
+// them, with the slider still reaching the whole run; compared timelines share the window.
+func TestRemovalTimelineFocus(t *testing.T) {
+	rep := chartsFixture()
+	zoomOf := func(opt map[string]any) (float64, float64) {
+		slider := opt["dataZoom"].([]any)[1].(map[string]any)
+		require.Contains(t, slider, "startValue")
+		return slider["startValue"].(float64), slider["endValue"].(float64)
+	}
+	opt := chartOption(t, chartByID(t, runCharts(rep), idRemovalTimeline))
+	assert.NotContains(t, opt["dataZoom"].([]any)[1].(map[string]any), "startValue", "drains span most of the run: no focus")
+
+	rep.Summary.DurationMS = 1000
+	opt = chartOption(t, chartByID(t, runCharts(rep), idRemovalTimeline))
+	from, to := zoomOf(opt)
+	assert.Equal(t, 1000.0, chartAxis(t, opt, "xAxis")["max"], "the axis still covers the run")
+	// Marks at 10 and 20 ms, last removal or deadline at 50 ms, margin max(4, 5) ms, edges
+	// rounded outward to a step of niceCeil(50/10) = 5 ms.
+	assert.InDelta(t, 5, from, 1e-9)
+	assert.InDelta(t, 55, to, 1e-9)
+
+	other := chartsFixture()
+	other.Summary.DurationMS = 1000
+	other.Workers[3].RemovedAtMS = msPtr(90)
+	cs := compareCharts(rep, other, "a", "b")
+	fa, ta := zoomOf(chartOption(t, chartByID(t, cs, "cmp-removal-timeline-a")))
+	fb, tb := zoomOf(chartOption(t, chartByID(t, cs, "cmp-removal-timeline-b")))
+	assert.Equal(t, []float64{fa, ta}, []float64{fb, tb})
+	assert.InDelta(t, 100, ta, 1e-9, "the window covers b's later removal (90 ms + 8 ms margin, rounded to 10 ms)")
+	assert.InDelta(t, 0, fa, 1e-9)
+}
+
+func TestRemovalTimelineInstantDrain(t *testing.T) {
+	rep := chartsFixture()
+	rep.Workers[3].LastWorkMS, rep.Workers[3].RemovedAtMS = msPtr(10), msPtr(10)
+	opt := chartOption(t, chartByID(t, runCharts(rep), idRemovalTimeline))
+	assert.Contains(t, seriesNamed(t, opt, seriesOwnWork)["data"], map[string]any{"value": []any{1.0, 10.0, 10.0}},
+		"a drain that took no time still marks its row")
+}
+
 // TestRemovalTimelineManyRows: a big drain gets thinner rows, not a chart taller than a few
 // screens.
 func TestRemovalTimelineManyRows(t *testing.T) {

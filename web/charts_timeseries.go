@@ -117,7 +117,7 @@ func workersChart(id string, runs []runView) templates.Chart {
 			charts.WithItemStyleOpts(opts.ItemStyle{Color: drainingColor}),
 			charts.WithLineStyleOpts(opts.LineStyle{Color: drainingColor, Width: width, Type: "dashed"}))
 	}
-	return templates.Chart{ID: id, Title: title, OptionJSON: encodeOption(line, true), Table: table, HeightPX: chartHeightPX}
+	return templates.Chart{ID: id, Title: title, OptionJSON: encodeOption(line, wholeAxis), Table: table, HeightPX: chartHeightPX}
 }
 
 // lineWidth draws run A wider than run B in an overlay, so where both runs have the same values
@@ -128,6 +128,9 @@ func lineWidth(r runView, runs []runView) float32 {
 	}
 	return 2
 }
+
+// denseLinePoints is where a line has too many points for visible symbols.
+const denseLinePoints = 60
 
 func maxTTFTP50(rep *sim.Report) float64 {
 	var m float64
@@ -168,12 +171,18 @@ func ttftOverTimeChart(id string, runs []runView) templates.Chart {
 			pts = append(pts, opts.LineData{Value: []any{b.TMS + ts.BucketMS/2, v}})
 		}
 		width := lineWidth(r, runs)
+		// Symbols keep a lone bucket between gaps visible; on a dense line they would be
+		// clutter, so they shrink to the line's width.
+		symbol := 2 + 2*width
+		if len(pts) > denseLinePoints {
+			symbol = width + 1
+		}
 		line.AddSeries(seriesName(r, "TTFT p50"), pts,
-			charts.WithLineChartOpts(opts.LineChart{ConnectNulls: opts.Bool(false), ShowSymbol: opts.Bool(true), SymbolSize: 2 + 2*width}),
+			charts.WithLineChartOpts(opts.LineChart{ConnectNulls: opts.Bool(false), ShowSymbol: opts.Bool(true), SymbolSize: symbol}),
 			charts.WithItemStyleOpts(opts.ItemStyle{Color: color}),
 			charts.WithLineStyleOpts(opts.LineStyle{Color: color, Width: width}))
 	}
-	return templates.Chart{ID: id, Title: title, OptionJSON: encodeOption(line, true), Table: table, HeightPX: chartHeightPX}
+	return templates.Chart{ID: id, Title: title, OptionJSON: encodeOption(line, wholeAxis), Table: table, HeightPX: chartHeightPX}
 }
 
 // pullsMax is the tallest bar of the pulls chart: staging attempts (staged + rejected) or
@@ -220,5 +229,5 @@ func kvcrPullsChart(id, title string, r runView, ax chartAxes) templates.Chart {
 	bar.AddSeries("landed", series(func(b sim.Bucket) int64 { return b.PullsLanded }),
 		charts.WithBarChartOpts(opts.BarChart{Stack: "landed", BarGap: "10%"}), minWidth,
 		charts.WithItemStyleOpts(opts.ItemStyle{Color: colorLanded}))
-	return templates.Chart{ID: id, Title: title, OptionJSON: encodeOption(bar, true), Table: table, HeightPX: chartHeightPX}
+	return templates.Chart{ID: id, Title: title, OptionJSON: encodeOption(bar, wholeAxis), Table: table, HeightPX: chartHeightPX}
 }

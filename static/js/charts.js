@@ -20,7 +20,7 @@
       var height = api.size([0, 1])[1] * 0.55;
       var cs = params.coordSys;
       var shape = echarts.graphic.clipRectByRect(
-        { x: from[0], y: from[1] - height / 2, width: Math.max(to[0] - from[0], 1), height: height },
+        { x: from[0], y: from[1] - height / 2, width: Math.max(to[0] - from[0], 2), height: height },
         { x: cs.x, y: cs.y, width: cs.width, height: cs.height }
       );
       return shape && { type: 'rect', transition: ['shape'], shape: shape, style: api.style() };

@@ -98,7 +98,7 @@ func ttftHistogram(id string, runs []runView, samples [][]float64) templates.Cha
 		}
 		bar.AddSeries(seriesName(r, "requests"), data, charts.WithItemStyleOpts(opts.ItemStyle{Color: colorOr(r.color, colorHistogram)}))
 	}
-	return templates.Chart{ID: id, Title: title, OptionJSON: encodeOption(bar, false), Table: table, HeightPX: chartHeightPX}
+	return templates.Chart{ID: id, Title: title, OptionJSON: encodeOption(bar, noZoom), Table: table, HeightPX: chartHeightPX}
 }
 
 func ttftPercentiles(id string, runs []runView) templates.Chart {
@@ -149,7 +149,7 @@ func ttftPercentiles(id string, runs []runView) templates.Chart {
 		}
 		bar.AddSeries(seriesName(r, "TTFT"), data, charts.WithItemStyleOpts(opts.ItemStyle{Color: colorOr(r.color, colorHistogram)}))
 	}
-	return templates.Chart{ID: id, Title: title, OptionJSON: encodeOption(bar, false), Table: table, HeightPX: chartHeightPX}
+	return templates.Chart{ID: id, Title: title, OptionJSON: encodeOption(bar, noZoom), Table: table, HeightPX: chartHeightPX}
 }
 
 func colorOr(c, fallback string) string {

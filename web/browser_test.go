@@ -346,3 +346,21 @@ func TestBrowserIncidentCompare(t *testing.T) {
 		requireFigureCell(t, "run A", f, cell)
 	}
 }
+
+// TestBrowserSeesCSPViolations proves the watch works: a page breaking the CSP (an inline
+// script without the nonce, a style attribute) and logging an error must be reported, or the
+// clean results above would mean nothing.
+func TestBrowserSeesCSPViolations(t *testing.T) {
+	b := newBrowser(t)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Security-Policy", "default-src 'self'; script-src 'self'; style-src 'self'")
+		fmt.Fprint(w, `<!doctype html><p style="color:red">x</p><script>console.error("inline ran")</script>`)
+	}))
+	defer srv.Close()
+	b.do(t, "open the offending page", chromedp.Navigate(srv.URL))
+	b.waitFor(t, "the violations to be recorded", `(window.__cspViolations || []).length >= 2`, 10*time.Second)
+	got := strings.Join(b.problems(t), "\n")
+	require.Contains(t, got, "script-src")
+	require.Contains(t, got, "style-src")
+	require.NotContains(t, got, "inline ran", "the inline script must not have run")
+}

@@ -249,7 +249,7 @@ func decodeIDList(errs *fieldErrors, path string, n *jsonNode) []int {
 	}
 	ids := make([]int, 0, len(n.elems))
 	for i, e := range n.elems {
-		id, ok := asInteger(errs, indexPath(path, i), e, 0)
+		id, ok := asInteger(errs, fieldPath{base: indexPath(path, i)}, e, 0)
 		if !ok {
 			continue
 		}
@@ -308,6 +308,10 @@ func decodeRequests(errs *fieldErrors, n *jsonNode) []ScriptedRequest {
 		errs.add(path, "must be a list of requests, not %s", n.kind)
 		return nil
 	}
+	if len(n.elems) == 0 {
+		errs.add(path, `must list at least one request, like {"id": "r1", "at_ms": 0, "blocks": ["P*8"], "output_tokens": 16}`)
+		return nil
+	}
 	if len(n.elems) > MaxScriptedRequests {
 		errs.add(path, "has %d requests; the limit is %d (use a trace or sessions workload for more)", len(n.elems), MaxScriptedRequests)
 		return nil
@@ -361,13 +365,12 @@ func decodeBlockLabels(errs *fieldErrors, path string, n *jsonNode) []string {
 	}
 	labels := make([]string, 0, len(n.elems))
 	for i, e := range n.elems {
-		p := indexPath(path, i)
 		if e.kind != kindString {
-			errs.add(p, "must be a string block label, not %s%s", e.kind, gotSuffix(e))
+			errs.add(indexPath(path, i), "must be a string block label, not %s%s", e.kind, gotSuffix(e))
 			continue
 		}
 		if _, _, err := splitBlockLabel(e.text); err != nil {
-			errs.add(p, "%v", err)
+			errs.add(indexPath(path, i), "%v", err)
 		}
 		// A bad label is kept (counted as one block) so the prompt-size rules do not report
 		// a second, misleading problem for the same request.

@@ -3,7 +3,7 @@ package sim
 import (
 	"fmt"
 	"math"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -24,13 +24,13 @@ type objectView struct {
 	errs  *fieldErrors
 	path  string
 	node  *jsonNode // nil when the object was omitted
-	known map[string]bool
+	known []string  // member names a getter asked for; a slice, as objects are small
 }
 
 // object opens the member at path. A missing member (n == nil) reads as an empty object so
 // every default applies; any non-object value is an error.
 func openObject(errs *fieldErrors, path string, n *jsonNode) *objectView {
-	v := &objectView{errs: errs, path: path, known: map[string]bool{}}
+	v := &objectView{errs: errs, path: path}
 	if n == nil {
 		return v
 	}
@@ -46,7 +46,9 @@ func (v *objectView) child(key string) string { return joinPath(v.path, key) }
 
 // get returns the member's value, or nil when it is absent.
 func (v *objectView) get(key string) *jsonNode {
-	v.known[key] = true
+	if !slices.Contains(v.known, key) {
+		v.known = append(v.known, key)
+	}
 	if v.node == nil {
 		return nil
 	}
@@ -65,13 +67,9 @@ func (v *objectView) finish() {
 	if v.node == nil {
 		return
 	}
-	knownNames := make([]string, 0, len(v.known))
-	for k := range v.known {
-		knownNames = append(knownNames, k)
-	}
-	sort.Strings(knownNames)
+	knownNames := slices.Sorted(slices.Values(v.known))
 	for _, m := range v.node.members {
-		if v.known[m.key] {
+		if slices.Contains(knownNames, m.key) {
 			continue
 		}
 		if s := closestName(m.key, knownNames); s != "" {
@@ -92,11 +90,11 @@ func (v *objectView) integer(key string, def int64, r intRange) int64 {
 	if n == nil {
 		return def
 	}
-	got, ok := asInteger(v.errs, v.child(key), n, def)
+	got, ok := asInteger(v.errs, fieldPath{v.path, key}, n, def)
 	if !ok {
 		return def
 	}
-	return checkIntRange(v.errs, v.child(key), got, r, def)
+	return checkIntRange(v.errs, fieldPath{v.path, key}, got, r, def)
 }
 
 // optionalInteger is integer for a member whose absence (or null) means "not set".
@@ -105,20 +103,31 @@ func (v *objectView) optionalInteger(key string, r intRange) *int64 {
 	if n == nil || n.kind == kindNull {
 		return nil
 	}
-	got, ok := asInteger(v.errs, v.child(key), n, 0)
+	got, ok := asInteger(v.errs, fieldPath{v.path, key}, n, 0)
 	if !ok {
 		return nil
 	}
 	if got < r.min || got > r.max {
-		checkIntRange(v.errs, v.child(key), got, r, 0)
+		checkIntRange(v.errs, fieldPath{v.path, key}, got, r, 0)
 		return nil
 	}
 	return &got
 }
 
-func asInteger(errs *fieldErrors, path string, n *jsonNode, def int64) (int64, bool) {
+// fieldPath is a member's path, joined only when an error needs it: building every path
+// eagerly cost a large scenario more than parsing it.
+type fieldPath struct{ base, key string }
+
+func (p fieldPath) String() string {
+	if p.key == "" {
+		return p.base
+	}
+	return joinPath(p.base, p.key)
+}
+
+func asInteger(errs *fieldErrors, path fieldPath, n *jsonNode, def int64) (int64, bool) {
 	if n.kind != kindNumber {
-		errs.add(path, "must be an integer, not %s%s", n.kind, gotSuffix(n))
+		errs.add(path.String(), "must be an integer, not %s%s", n.kind, gotSuffix(n))
 		return def, false
 	}
 	if i, err := strconv.ParseInt(n.text, 10, 64); err == nil {
@@ -126,27 +135,27 @@ func asInteger(errs *fieldErrors, path string, n *jsonNode, def int64) (int64, b
 	}
 	f, err := strconv.ParseFloat(n.text, 64)
 	if err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
-		errs.add(path, "must be an integer of reasonable size (got %s)", n.text)
+		errs.add(path.String(), "must be an integer of reasonable size (got %s)", n.text)
 		return def, false
 	}
 	if f != math.Trunc(f) {
-		errs.add(path, "must be a whole number (got %s)", n.text)
+		errs.add(path.String(), "must be a whole number (got %s)", n.text)
 		return def, false
 	}
 	if f < -9e18 || f > 9e18 {
-		errs.add(path, "must be an integer of reasonable size (got %s)", n.text)
+		errs.add(path.String(), "must be an integer of reasonable size (got %s)", n.text)
 		return def, false
 	}
 	return int64(f), true
 }
 
-func checkIntRange(errs *fieldErrors, path string, got int64, r intRange, def int64) int64 {
+func checkIntRange(errs *fieldErrors, path fieldPath, got int64, r intRange, def int64) int64 {
 	if got < r.min {
-		errs.add(path, "must be ≥ %d (got %d)", r.min, got)
+		errs.add(path.String(), "must be ≥ %d (got %d)", r.min, got)
 		return def
 	}
 	if got > r.max {
-		errs.add(path, "must be ≤ %d (got %d)", r.max, got)
+		errs.add(path.String(), "must be ≤ %d (got %d)", r.max, got)
 		return def
 	}
 	return got
@@ -165,8 +174,8 @@ func (v *objectView) number(key string, def float64, r floatRange) float64 {
 	if n == nil {
 		return def
 	}
-	got, ok := asNumber(v.errs, v.child(key), n)
-	if !ok || !checkFloatRange(v.errs, v.child(key), got, r) {
+	got, ok := asNumber(v.errs, fieldPath{v.path, key}, n)
+	if !ok || !checkFloatRange(v.errs, fieldPath{v.path, key}, got, r) {
 		return def
 	}
 	return got
@@ -177,21 +186,21 @@ func (v *objectView) optionalNumber(key string, r floatRange) *float64 {
 	if n == nil || n.kind == kindNull {
 		return nil
 	}
-	got, ok := asNumber(v.errs, v.child(key), n)
-	if !ok || !checkFloatRange(v.errs, v.child(key), got, r) {
+	got, ok := asNumber(v.errs, fieldPath{v.path, key}, n)
+	if !ok || !checkFloatRange(v.errs, fieldPath{v.path, key}, got, r) {
 		return nil
 	}
 	return &got
 }
 
-func asNumber(errs *fieldErrors, path string, n *jsonNode) (float64, bool) {
+func asNumber(errs *fieldErrors, path fieldPath, n *jsonNode) (float64, bool) {
 	if n.kind != kindNumber {
-		errs.add(path, "must be a number, not %s%s", n.kind, gotSuffix(n))
+		errs.add(path.String(), "must be a number, not %s%s", n.kind, gotSuffix(n))
 		return 0, false
 	}
 	f, err := strconv.ParseFloat(n.text, 64)
 	if err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
-		errs.add(path, "must be a finite number (got %s)", n.text)
+		errs.add(path.String(), "must be a finite number (got %s)", n.text)
 		return 0, false
 	}
 	if f == 0 {
@@ -200,17 +209,17 @@ func asNumber(errs *fieldErrors, path string, n *jsonNode) (float64, bool) {
 	return f, true
 }
 
-func checkFloatRange(errs *fieldErrors, path string, got float64, r floatRange) bool {
+func checkFloatRange(errs *fieldErrors, path fieldPath, got float64, r floatRange) bool {
 	if r.minExclusive && !(got > r.min) {
-		errs.add(path, "must be > %s (got %s)", fmtNum(r.min), fmtNum(got))
+		errs.add(path.String(), "must be > %s (got %s)", fmtNum(r.min), fmtNum(got))
 		return false
 	}
 	if !r.minExclusive && got < r.min {
-		errs.add(path, "must be ≥ %s (got %s)", fmtNum(r.min), fmtNum(got))
+		errs.add(path.String(), "must be ≥ %s (got %s)", fmtNum(r.min), fmtNum(got))
 		return false
 	}
 	if got > r.max {
-		errs.add(path, "must be ≤ %s (got %s)", fmtNum(r.max), fmtNum(got))
+		errs.add(path.String(), "must be ≤ %s (got %s)", fmtNum(r.max), fmtNum(got))
 		return false
 	}
 	return true

@@ -1,10 +1,12 @@
 package sim
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 // FuzzParse feeds arbitrary bytes to Parse: it must never panic, and anything it accepts must
@@ -73,6 +75,36 @@ func FuzzParseTrace(f *testing.F) {
 				}
 			}
 			prev = r.TimestampMS
+		}
+	})
+}
+
+// FuzzDecodeTree checks the hand-written JSON reader against encoding/json: both accept the
+// same documents (apart from nesting deeper than a scenario allows), and strings and numbers
+// come out the same.
+func FuzzDecodeTree(f *testing.F) {
+	f.Add([]byte(fullScenario))
+	f.Add([]byte(`{"a": "\u00e9\n\"", "b": [1, -0.5e+3, true, false, null], "a": {}}`))
+	f.Add([]byte(`[01]`))
+	f.Add([]byte(`{"x": 1,}`))
+	f.Add([]byte("\"\t\""))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if !utf8.Valid(data) {
+			return // Parse refuses invalid UTF-8 before decoding
+		}
+		root, err := decodeTree(data, func(string, string) {})
+		valid := json.Valid(data)
+		if err != nil && strings.Contains(err.Error(), "nested more than") {
+			return
+		}
+		if (err == nil) != valid {
+			t.Fatalf("decodeTree err=%v but json.Valid=%v for %q", err, valid, data)
+		}
+		if err == nil && root.kind == kindString {
+			var want string
+			if json.Unmarshal(data, &want) == nil && want != root.text {
+				t.Fatalf("string %q decoded as %q, want %q", data, root.text, want)
+			}
 		}
 	})
 }

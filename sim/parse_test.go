@@ -291,6 +291,7 @@ func TestParseScriptedRequestRules(t *testing.T) {
 		{"too many tokens", `[{"id": "a", "at_ms": 0, "blocks": ["A"], "output_tokens": 2000001}]`, "workload.requests[0].output_tokens", []string{"≤ 2000000"}},
 		{"request not object", `[5]`, "workload.requests[0]", []string{"must be an object"}},
 		{"not a list", `{}`, "workload.requests", []string{"must be a list"}},
+		{"empty list", `[]`, "workload.requests", []string{"at least one request"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -80,31 +80,32 @@ func requestTooLarge(promptTokens, outputTokens int64, f Fleet) string {
 
 func validateRequests(errs *fieldErrors, s *Scenario) {
 	f := s.Fleet
-	firstID := map[string]int{}
+	firstID := make(map[string]int, len(s.Workload.Requests))
 	var totalBlocks int64
+	// Paths are built only for requests with a problem: a scenario may hold 200,000 requests.
+	path := func(i int, key string) string { return joinPath(indexPath("workload.requests", i), key) }
 	for i, r := range s.Workload.Requests {
-		path := indexPath("workload.requests", i)
 		if first, dup := firstID[r.ID]; dup {
-			errs.add(joinPath(path, "id"), "%q is used twice (also workload.requests[%d]); request ids must be unique", r.ID, first)
+			errs.add(path(i, "id"), "%q is used twice (also workload.requests[%d]); request ids must be unique", r.ID, first)
 		} else {
 			firstID[r.ID] = i
 		}
 		if r.RouteTo != nil && *r.RouteTo >= f.Workers {
-			errs.add(joinPath(path, "route_to"), "worker %d is outside the fleet: ids go from 0 to %d", *r.RouteTo, f.Workers-1)
+			errs.add(path(i, "route_to"), "worker %d is outside the fleet: ids go from 0 to %d", *r.RouteTo, f.Workers-1)
 		}
 		if r.TailTokens >= f.BlockSize {
-			errs.add(joinPath(path, "tail_tokens"), "must be < fleet.block_size (%d): a full block of tokens is one more label in blocks (got %d)", f.BlockSize, r.TailTokens)
+			errs.add(path(i, "tail_tokens"), "must be < fleet.block_size (%d): a full block of tokens is one more label in blocks (got %d)", f.BlockSize, r.TailTokens)
 			continue
 		}
 		blocks := labelBlockCount(r.Blocks)
 		totalBlocks += blocks
 		prompt := blocks*int64(f.BlockSize) + int64(r.TailTokens)
 		if prompt < 1 {
-			errs.add(path, "the prompt is empty: give at least one block label in blocks or tail_tokens ≥ 1")
+			errs.add(path(i, ""), "the prompt is empty: give at least one block label in blocks or tail_tokens ≥ 1")
 			continue
 		}
 		if why := requestTooLarge(prompt, int64(r.OutputTokens), f); why != "" {
-			errs.add(path, "the request %s", why)
+			errs.add(path(i, ""), "the request %s", why)
 		}
 	}
 	if totalBlocks > maxScriptedBlocksTotal {

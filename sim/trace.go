@@ -18,6 +18,10 @@ const MaxTraceBytes = 64 << 20
 // builtinTraceBlockTokens is the token count per hash id in the Mooncake traces.
 const builtinTraceBlockTokens = 512
 
+// minTraceRowBytes is the length of the shortest valid row,
+// {"timestamp":0,"input_length":1,"output_length":1,"hash_ids":[]}.
+const minTraceRowBytes = 64
+
 // maxTraceLength bounds input_length and output_length so sums never overflow; the scenario
 // check applies the much smaller per-request limit.
 const maxTraceLength = 1 << 40
@@ -95,7 +99,9 @@ func parseTraceRows(data []byte, blockTokens int) ([]TraceRow, error) {
 		te.Problems = append(te.Problems, fmt.Sprintf("line %d: ", line)+fmt.Sprintf(format, args...))
 		return len(te.Problems) >= maxTraceRowErrors
 	}
-	rows := make([]TraceRow, 0, bytes.Count(data, []byte{'\n'})+1)
+	// Pre-size for the rows the data can hold: a valid row is at least minTraceRowBytes long,
+	// so a file of blank lines cannot make this allocation huge.
+	rows := make([]TraceRow, 0, min(bytes.Count(data, []byte{'\n'})+1, len(data)/minTraceRowBytes+1))
 	prevTS := 0.0
 	lineNo := 0
 	for len(data) > 0 {

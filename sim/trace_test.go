@@ -3,6 +3,7 @@ package sim
 import (
 	"errors"
 	"fmt"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -141,4 +142,16 @@ func BenchmarkParseBuiltinTrace(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+func TestParseTraceBlankFileStaysSmall(t *testing.T) {
+	blank := []byte(strings.Repeat("\n", 8<<20))
+	allocs := testing.AllocsPerRun(1, func() { _, _ = ParseTrace(blank) })
+	assert.Less(t, allocs, 100.0)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	_, err := ParseTrace(blank)
+	runtime.ReadMemStats(&after)
+	require.ErrorContains(t, err, "no rows")
+	assert.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(64<<20), "8 Mi blank lines must not pre-allocate a row each")
 }

@@ -220,6 +220,10 @@ func TestParseDocumentErrors(t *testing.T) {
 			requireFieldError(t, errs, "", c.fragments...)
 		})
 	}
+	many := "[" + strings.Repeat("1,", maxJSONValues) + "1]"
+	errs := parseErrors(t, many, ParseEnv{})
+	requireFieldError(t, errs, "", "more than 6000000 JSON values")
+
 	big := make([]byte, MaxScenarioBytes+1)
 	_, err := Parse(big, ParseEnv{})
 	require.ErrorContains(t, err, "limit is 32 MiB")

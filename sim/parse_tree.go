@@ -55,15 +55,21 @@ type jsonMember struct {
 // bound keeps hostile input from costing deep recursion.
 const maxJSONDepth = 32
 
+// maxJSONValues bounds the values in one document, so that a 32 MiB body of tiny values
+// cannot cost gigabytes of tree. 200,000 scripted requests with a few labels each need about
+// 3 million.
+const maxJSONValues = 6_000_000
+
 // treeReader is a small JSON parser that builds a jsonNode tree. It is hand-written because
 // encoding/json's Token API costs microseconds per token, which made a 200,000-request
 // scenario take seconds; this one is linear and allocates little. Paths are built only when a
 // duplicate key has to be reported.
 type treeReader struct {
-	data []byte
-	pos  int
-	path []pathSegment
-	dup  func(path, key string)
+	data   []byte
+	pos    int
+	path   []pathSegment
+	dup    func(path, key string)
+	values int
 }
 
 type pathSegment struct {
@@ -122,6 +128,9 @@ func (r *treeReader) skipSpace() {
 func (r *treeReader) value(depth int) (*jsonNode, error) {
 	if r.pos >= len(r.data) {
 		return nil, r.fail("")
+	}
+	if r.values++; r.values > maxJSONValues {
+		return nil, fmt.Errorf("%s: the scenario has more than %d JSON values; use \"X*N\" block labels, or a trace or sessions workload", jsonPosition(r.data, int64(r.pos)), maxJSONValues)
 	}
 	switch c := r.data[r.pos]; {
 	case c == '{':

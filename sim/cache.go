@@ -1,7 +1,8 @@
 package sim
 
-// blockIndex maps a block key to the workers holding it in one tier, so that routing and hints
-// walk a prompt once instead of probing every worker (SPEC §3.9).
+// blockIndex maps the key of a prompt's first block to the workers holding it in one tier.
+// Only workers holding a prompt's first block can have a non-zero prefix run, so routing and
+// hints start from these candidates instead of probing every worker (SPEC §3.9).
 type blockIndex struct {
 	holders map[uint64][]int32
 }
@@ -34,7 +35,7 @@ type gpuCache struct {
 	capacity int
 	worker   int32
 	index    *blockIndex
-	byKey    map[uint64]int32
+	byKey    keyTable
 	key      []uint64
 	keyed    []bool
 	ref      []int32
@@ -44,7 +45,7 @@ type gpuCache struct {
 }
 
 func newGPUCache(capacity int, worker int32, index *blockIndex) *gpuCache {
-	return &gpuCache{capacity: capacity, worker: worker, index: index, byKey: make(map[uint64]int32)}
+	return &gpuCache{capacity: capacity, worker: worker, index: index}
 }
 
 // freeCount is the number of slots holding nothing.
@@ -54,13 +55,13 @@ func (c *gpuCache) freeCount() int { return c.capacity - len(c.ref) + len(c.free
 func (c *gpuCache) used() int { return c.capacity - c.freeCount() - c.lru.len() }
 
 // keyedCount is the number of keyed slots, cached or in use.
-func (c *gpuCache) keyedCount() int { return len(c.byKey) }
+func (c *gpuCache) keyedCount() int { return c.byKey.len() }
 
 // run counts the leading keys present (cached or in use), stopping at limit.
 func (c *gpuCache) run(keys []uint64, limit int) int {
 	n := 0
 	for n < limit && n < len(keys) {
-		if _, ok := c.byKey[keys[n]]; !ok {
+		if !c.byKey.has(keys[n]) {
 			break
 		}
 		n++
@@ -73,7 +74,7 @@ func (c *gpuCache) run(keys []uint64, limit int) int {
 func (c *gpuCache) fits(keys []uint64, k1, n int) bool {
 	avail := c.freeCount() + c.lru.len()
 	for _, k := range keys[:k1] {
-		if s := c.byKey[k]; c.ref[s] == 0 {
+		if s, _ := c.byKey.get(k); c.ref[s] == 0 {
 			avail--
 		}
 	}
@@ -84,7 +85,7 @@ func (c *gpuCache) fits(keys []uint64, k1, n int) bool {
 // least recent first. The caller has checked fits.
 func (c *gpuCache) acquire(dst []int32, keys []uint64, k1, n int) []int32 {
 	for _, k := range keys[:k1] {
-		s := c.byKey[k]
+		s, _ := c.byKey.get(k)
 		if c.ref[s] == 0 {
 			c.lru.remove(s)
 		}
@@ -122,8 +123,10 @@ func (c *gpuCache) take() int32 {
 }
 
 func (c *gpuCache) unkey(s int32) {
-	delete(c.byKey, c.key[s])
-	c.index.remove(c.key[s], c.worker)
+	c.byKey.del(c.key[s])
+	if c.depth[s] == 0 {
+		c.index.remove(c.key[s], c.worker)
+	}
 	c.keyed[s] = false
 }
 
@@ -132,12 +135,14 @@ func (c *gpuCache) setKey(s int32, key uint64, depth int) {
 	if c.keyed[s] {
 		return
 	}
-	if _, ok := c.byKey[key]; ok {
+	if c.byKey.has(key) {
 		return
 	}
-	c.byKey[key] = s
+	c.byKey.put(key, s)
 	c.key[s], c.keyed[s], c.depth[s] = key, true, int32(depth)
-	c.index.add(key, c.worker)
+	if depth == 0 {
+		c.index.add(key, c.worker)
+	}
 }
 
 // release drops one reference; a keyed slot becomes cached and evictable as of now.
@@ -155,10 +160,12 @@ func (c *gpuCache) release(s int32, now int64) {
 
 // clear drops everything (the worker is removed).
 func (c *gpuCache) clear() {
-	for k := range c.byKey {
-		c.index.remove(k, c.worker)
-	}
-	*c = gpuCache{capacity: c.capacity, worker: c.worker, index: c.index, byKey: make(map[uint64]int32)}
+	c.byKey.each(func(k uint64, s int32) {
+		if c.depth[s] == 0 {
+			c.index.remove(k, c.worker)
+		}
+	})
+	*c = gpuCache{capacity: c.capacity, worker: c.worker, index: c.index}
 }
 
 // hostCache is a worker's G2: entries are pending (a transfer into G2 is in flight) or resident,
@@ -167,7 +174,7 @@ type hostCache struct {
 	capacity int
 	worker   int32
 	index    *blockIndex // resident entries only
-	byKey    map[uint64]int32
+	byKey    keyTable
 	key      []uint64
 	depth    []int32
 	pins     []int32
@@ -179,20 +186,17 @@ type hostCache struct {
 }
 
 func newHostCache(capacity int, worker int32, index *blockIndex) *hostCache {
-	return &hostCache{capacity: capacity, worker: worker, index: index, byKey: make(map[uint64]int32)}
+	return &hostCache{capacity: capacity, worker: worker, index: index}
 }
 
 func (c *hostCache) held() int { return len(c.key) - len(c.free) }
 
 // holds reports whether key is held, pending or resident.
-func (c *hostCache) holds(key uint64) bool {
-	_, ok := c.byKey[key]
-	return ok
-}
+func (c *hostCache) holds(key uint64) bool { return c.byKey.has(key) }
 
 // residentSlot returns the slot of key if it is resident.
 func (c *hostCache) residentSlot(key uint64) (int32, bool) {
-	s, ok := c.byKey[key]
+	s, ok := c.byKey.get(key)
 	if !ok || !c.resident[s] {
 		return -1, false
 	}
@@ -233,33 +237,23 @@ func (c *hostCache) reserve(key uint64, depth int, protect func(key uint64, dept
 			return -1
 		}
 	}
-	c.byKey[key] = s
+	c.byKey.put(key, s)
 	c.key[s], c.depth[s], c.pins[s], c.resident[s] = key, int32(depth), 0, false
 	return s
 }
 
 // evict removes the least recent evictable entry that protect allows and returns its slot.
 func (c *hostCache) evict(protect func(key uint64, depth int32) bool) int32 {
-	var kept []int32
-	victim := int32(-1)
-	for c.lru.len() > 0 {
-		s := c.lru.pop()
-		if protect != nil && protect(c.key[s], c.depth[s]) {
-			kept = append(kept, s)
-			continue
-		}
-		victim = s
-		break
+	var skip func(int32) bool
+	if protect != nil {
+		skip = func(s int32) bool { return protect(c.key[s], c.depth[s]) }
 	}
-	for _, s := range kept {
-		// Re-insert with the original ordering fields.
-		c.lru.pos[s] = int32(len(c.lru.heap))
-		c.lru.heap = append(c.lru.heap, s)
-		c.lru.up(len(c.lru.heap) - 1)
-	}
+	victim := c.lru.popFirst(skip)
 	if victim >= 0 {
-		delete(c.byKey, c.key[victim])
-		c.index.remove(c.key[victim], c.worker)
+		c.byKey.del(c.key[victim])
+		if c.depth[victim] == 0 {
+			c.index.remove(c.key[victim], c.worker)
+		}
 		c.resident[victim] = false
 		c.residentCount--
 	}
@@ -270,7 +264,9 @@ func (c *hostCache) evict(protect func(key uint64, depth int32) bool) int32 {
 func (c *hostCache) makeResident(s int32, now int64) {
 	c.resident[s] = true
 	c.residentCount++
-	c.index.add(c.key[s], c.worker)
+	if c.depth[s] == 0 {
+		c.index.add(c.key[s], c.worker)
+	}
 	if c.pins[s] == 0 {
 		c.lru.push(s, now, c.depth[s])
 	}
@@ -292,15 +288,15 @@ func (c *hostCache) unpin(s int32, now int64) {
 
 // drop frees a pending entry whose transfer was aborted.
 func (c *hostCache) drop(s int32) {
-	delete(c.byKey, c.key[s])
+	c.byKey.del(c.key[s])
 	c.free = append(c.free, s)
 }
 
 func (c *hostCache) clear() {
-	for k, s := range c.byKey {
-		if c.resident[s] {
+	c.byKey.each(func(k uint64, s int32) {
+		if c.resident[s] && c.depth[s] == 0 {
 			c.index.remove(k, c.worker)
 		}
-	}
-	*c = hostCache{capacity: c.capacity, worker: c.worker, index: c.index, byKey: make(map[uint64]int32)}
+	})
+	*c = hostCache{capacity: c.capacity, worker: c.worker, index: c.index}
 }

@@ -1,114 +1,141 @@
 package sim
 
+import "sort"
+
 // lru orders evictable slots of one cache tier by SPEC §3.14 "Recency and eviction": the instant
 // a slot became evictable, then the deeper block position first, then the order in which slots
-// became evictable. It is an indexed binary heap over slot numbers.
+// became evictable.
+//
+// Instants only grow, so the order is a queue: records are appended, and only the group of the
+// current instant needs sorting (by depth, descending), which an insertion keeps. Removing a slot
+// from the middle marks its record stale (generation counter); stale records are skipped and
+// compacted away. Push, remove and pop are O(1) amortised when a request releases its blocks
+// deepest first.
 type lru struct {
-	heap []int32
-	at   []int64 // per slot: instant it became evictable
-	seq  []int64 // per slot: order it became evictable
-	dep  []int32 // per slot: block position in its prompt
-	pos  []int32 // per slot: index in heap, -1 when not evictable
-	next int64
+	q          []lruRecord
+	head       int
+	gen        []uint32 // per slot
+	in         []bool   // per slot: evictable
+	n          int
+	groupStart int   // first record of the current instant's group
+	groupAt    int64 // the current instant
+	next       int64
+}
+
+type lruRecord struct {
+	slot  int32
+	depth int32
+	gen   uint32
+	at    int64
 }
 
 func (l *lru) grow(slots int) {
-	for len(l.pos) < slots {
-		l.at = append(l.at, 0)
-		l.seq = append(l.seq, 0)
-		l.dep = append(l.dep, 0)
-		l.pos = append(l.pos, -1)
+	for len(l.in) < slots {
+		l.gen = append(l.gen, 0)
+		l.in = append(l.in, false)
 	}
 }
 
-func (l *lru) len() int { return len(l.heap) }
+func (l *lru) len() int { return l.n }
 
-func (l *lru) contains(slot int32) bool { return l.pos[slot] >= 0 }
+func (l *lru) contains(slot int32) bool { return l.in[slot] }
 
-func (l *lru) less(a, b int32) bool {
-	if l.at[a] != l.at[b] {
-		return l.at[a] < l.at[b]
-	}
-	if l.dep[a] != l.dep[b] {
-		return l.dep[a] > l.dep[b]
-	}
-	return l.seq[a] < l.seq[b]
-}
+func (l *lru) stale(r *lruRecord) bool { return !l.in[r.slot] || l.gen[r.slot] != r.gen }
 
 // push makes slot evictable as of instant at.
 func (l *lru) push(slot int32, at int64, depth int32) {
-	l.at[slot], l.dep[slot], l.seq[slot] = at, depth, l.next
-	l.next++
-	l.pos[slot] = int32(len(l.heap))
-	l.heap = append(l.heap, slot)
-	l.up(len(l.heap) - 1)
+	l.gen[slot]++
+	l.in[slot] = true
+	l.n++
+	rec := lruRecord{slot: slot, depth: depth, gen: l.gen[slot], at: at}
+	if l.head == len(l.q) || at != l.groupAt {
+		l.groupStart, l.groupAt = len(l.q), at
+		l.q = append(l.q, rec)
+		return
+	}
+	lo := max(l.groupStart, l.head)
+	g := l.q[lo:]
+	// First record of the group with a smaller depth; equal depths keep push order.
+	i := lo + sort.Search(len(g), func(i int) bool { return g[i].depth < depth })
+	l.q = append(l.q, lruRecord{})
+	copy(l.q[i+1:], l.q[i:])
+	l.q[i] = rec
 }
 
 // remove takes slot out of the evictable set (it is in use or pinned again).
 func (l *lru) remove(slot int32) {
-	i := int(l.pos[slot])
-	last := len(l.heap) - 1
-	if i != last {
-		l.swap(i, last)
-	}
-	l.heap = l.heap[:last]
-	l.pos[slot] = -1
-	if i != last {
-		if !l.down(i) {
-			l.up(i)
-		}
-	}
+	l.in[slot] = false
+	l.gen[slot]++
+	l.n--
+	l.maybeCompact()
 }
 
-// peek returns the next slot to evict; the heap must not be empty.
-func (l *lru) peek() int32 { return l.heap[0] }
-
+// pop removes and returns the next slot to evict; the set must not be empty.
 func (l *lru) pop() int32 {
-	s := l.heap[0]
-	l.remove(s)
-	return s
+	return l.popFirst(nil)
+}
+
+// popFirst removes and returns the first slot in eviction order that skip does not reject,
+// or -1.
+func (l *lru) popFirst(skip func(slot int32) bool) int32 {
+	for i := l.head; i < len(l.q); i++ {
+		r := &l.q[i]
+		if l.stale(r) {
+			if i == l.head {
+				l.head++
+			}
+			continue
+		}
+		if skip != nil && skip(r.slot) {
+			continue
+		}
+		s := r.slot
+		if i == l.head {
+			l.head++
+		}
+		l.remove(s)
+		return s
+	}
+	return -1
+}
+
+func (l *lru) maybeCompact() {
+	live := len(l.q) - l.head
+	if live < 1024 || live < 2*l.n+1024 {
+		if l.head > 1024 && l.head > len(l.q)/2 {
+			l.shiftDown()
+		}
+		return
+	}
+	out := l.q[:0]
+	groupStart := -1
+	for i := l.head; i < len(l.q); i++ {
+		r := l.q[i]
+		if l.stale(&r) {
+			continue
+		}
+		if groupStart < 0 && r.at == l.groupAt {
+			groupStart = len(out)
+		}
+		out = append(out, r)
+	}
+	l.q, l.head = out, 0
+	if groupStart < 0 {
+		groupStart = len(out)
+	}
+	l.groupStart = groupStart
+}
+
+func (l *lru) shiftDown() {
+	n := copy(l.q, l.q[l.head:])
+	l.q = l.q[:n]
+	l.groupStart = max(0, l.groupStart-l.head)
+	l.head = 0
 }
 
 func (l *lru) reset() {
-	for _, s := range l.heap {
-		l.pos[s] = -1
+	for _, r := range l.q[l.head:] {
+		l.in[r.slot] = false
 	}
-	l.heap = l.heap[:0]
-}
-
-func (l *lru) swap(i, j int) {
-	l.heap[i], l.heap[j] = l.heap[j], l.heap[i]
-	l.pos[l.heap[i]] = int32(i)
-	l.pos[l.heap[j]] = int32(j)
-}
-
-func (l *lru) up(i int) {
-	for i > 0 {
-		p := (i - 1) / 2
-		if !l.less(l.heap[i], l.heap[p]) {
-			return
-		}
-		l.swap(i, p)
-		i = p
-	}
-}
-
-func (l *lru) down(i int) bool {
-	start := i
-	n := len(l.heap)
-	for {
-		c := 2*i + 1
-		if c >= n {
-			break
-		}
-		if c+1 < n && l.less(l.heap[c+1], l.heap[c]) {
-			c++
-		}
-		if !l.less(l.heap[c], l.heap[i]) {
-			break
-		}
-		l.swap(i, c)
-		i = c
-	}
-	return i > start
+	l.q, l.head, l.n, l.groupStart = l.q[:0], 0, 0, 0
 }

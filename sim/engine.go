@@ -1,12 +1,16 @@
 package sim
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"time"
 )
+
+func byWorkerID(a, b *worker) int { return cmp.Compare(a.id, b.id) }
 
 // Default run limits.
 const (
@@ -66,6 +70,10 @@ type engine struct {
 	inst        instantCounters
 
 	scratch routeScratch
+
+	// reusable buffers of the steps
+	bufLands, bufH2D, bufD2H, bufStarts []event
+	bufDue, bufReshare                  []*worker
 
 	// afterInstant, when set (tests), is called after every instant.
 	afterInstant func()
@@ -242,7 +250,8 @@ func (e *engine) touch(w *worker) {
 // stepTransfers is step 1: pull landings, H2D, D2H (each in queue order), then pulls whose
 // latency ends start moving; sources whose set of moving pulls changed recompute shares once.
 func (e *engine) stepTransfers() bool {
-	var lands, h2d, d2h, starts []event
+	lands, h2d, d2h, starts := e.bufLands[:0], e.bufH2D[:0], e.bufD2H[:0], e.bufStarts[:0]
+	defer func() { e.bufLands, e.bufH2D, e.bufD2H, e.bufStarts = lands, h2d, d2h, starts }()
 	for len(e.transfers) > 0 && e.transfers[0].t <= e.now {
 		ev := e.transfers.pop()
 		if ev.stale() {
@@ -263,13 +272,16 @@ func (e *engine) stepTransfers() bool {
 		return false
 	}
 	bySeq := func(s []event) {
-		sort.Slice(s, func(i, j int) bool { return s[i].seq < s[j].seq })
+		if len(s) > 1 {
+			slices.SortFunc(s, func(a, b event) int { return cmp.Compare(a.seq, b.seq) })
+		}
 	}
 	bySeq(lands)
 	bySeq(h2d)
 	bySeq(d2h)
 	bySeq(starts)
-	var reshare []*worker
+	reshare := e.bufReshare[:0]
+	defer func() { e.bufReshare = reshare }()
 	for _, ev := range lands {
 		e.land(ev.p)
 		reshare = append(reshare, ev.p.src)
@@ -298,7 +310,8 @@ func (e *engine) stepTransfers() bool {
 
 // stepPasses is step 2: pass completions by worker id.
 func (e *engine) stepPasses() bool {
-	var due []*worker
+	due := e.bufDue[:0]
+	defer func() { e.bufDue = due }()
 	for len(e.passes) > 0 && e.passes[0].t <= e.now {
 		ev := e.passes.pop()
 		if ev.stale() {
@@ -309,7 +322,7 @@ func (e *engine) stepPasses() bool {
 	if len(due) == 0 {
 		return false
 	}
-	sort.Slice(due, func(i, j int) bool { return due[i].id < due[j].id })
+	slices.SortFunc(due, byWorkerID)
 	for _, w := range due {
 		e.endPass(w)
 	}
@@ -343,7 +356,7 @@ func (e *engine) stepPassStarts() bool {
 	}
 	ws := e.dirty
 	e.dirty = nil
-	sort.Slice(ws, func(i, j int) bool { return ws[i].id < ws[j].id })
+	slices.SortFunc(ws, byWorkerID)
 	changed := false
 	for _, w := range ws {
 		w.dirty = false

@@ -1,11 +1,11 @@
 package sim
 
 const (
-	evTransfer uint8 = iota // H2D or D2H completion
-	evPullStart             // a pull's latency ends
-	evPullLand              // a pull's last byte arrives
-	evPass                  // a pass ends
-	evGrace                 // a grace deadline
+	evTransfer  uint8 = iota // H2D or D2H completion
+	evPullStart              // a pull's latency ends
+	evPullLand               // a pull's last byte arrives
+	evPass                   // a pass ends
+	evGrace                  // a grace deadline
 )
 
 // event is a timed item in one of the engine's heaps; stale items are skipped when popped.

@@ -191,9 +191,9 @@ func checkInvariants(t *testing.T, e *engine) {
 		require.Equal(t, c.capacity, inUse+lruN+c.freeCount(), "G1 blocks conserved")
 		if h := w.g2; h != nil {
 			require.LessOrEqual(t, h.held(), h.capacity)
-			require.Equal(t, h.held(), len(h.byKey))
+			require.Equal(t, h.held(), h.byKey.len())
 			res := 0
-			for k, s := range h.byKey {
+			h.byKey.each(func(k uint64, s int32) {
 				require.Equal(t, k, h.key[s])
 				require.Equal(t, g2pins[w][s], h.pins[s], "worker %d G2 slot %d pins", w.id, s)
 				if h.resident[s] {
@@ -202,7 +202,7 @@ func checkInvariants(t *testing.T, e *engine) {
 				} else {
 					require.True(t, pending[w][s], "worker %d: pending G2 entry without a transfer", w.id)
 				}
-			}
+			})
 			require.Equal(t, res, h.residentCount)
 		}
 	}
@@ -229,10 +229,10 @@ func TestInvariantsOnRandomScenarios(t *testing.T) {
 			}
 			require.Zero(t, w.g1.used(), "seed %d worker %d holds G1 blocks at the end", seed, w.id)
 			if w.g2 != nil {
-				for _, s := range w.g2.byKey {
+				w.g2.byKey.each(func(_ uint64, s int32) {
 					require.Zero(t, w.g2.pins[s], "seed %d worker %d G2 pin left", seed, w.id)
 					require.True(t, w.g2.resident[s], "seed %d: pending entry at the end", seed)
-				}
+				})
 			}
 			require.Empty(t, w.outPulls)
 			require.Equal(t, StateActive, w.state, "seed %d: worker %d still draining at the end", seed, w.id)

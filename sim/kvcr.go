@@ -117,9 +117,7 @@ func (e *engine) land(p *pull) {
 		dst.g2.pin(s)
 		dst.g2.makeResident(s, e.now)
 	}
-	for _, s := range p.srcSlots {
-		src.g2.unpin(s, e.now)
-	}
+	unpinAll(src.g2, p.srcSlots, e.now)
 	r.landed = p.dstSlots
 	r.pullLo, r.pullHi = p.lo, p.lo+len(p.dstSlots)
 	r.pull = nil
@@ -151,9 +149,7 @@ func (e *engine) abortPull(p *pull, sourceGone bool) {
 		e.markDirty(dst)
 		return
 	}
-	for _, s := range p.srcSlots {
-		src.g2.unpin(s, e.now)
-	}
+	unpinAll(src.g2, p.srcSlots, e.now)
 	if wasMoving {
 		e.reshare(src)
 	}

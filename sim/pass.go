@@ -69,9 +69,7 @@ func (e *engine) startPass(w *worker) bool {
 			k2 = w.g2.run(r.keys, k1, r.reuse)
 		}
 		if len(r.landed) > 0 {
-			for _, s := range r.landed {
-				w.g2.unpin(s, e.now)
-			}
+			unpinAll(w.g2, r.landed, e.now)
 			r.landed = nil
 			changed = true
 		}
@@ -215,11 +213,11 @@ func (e *engine) finishH2D(tr *transfer) {
 	e.dropTransfer(w, tr)
 	e.touch(w)
 	bs := e.s.Fleet.BlockSize
-	for i, s := range r.restore {
-		w.g2.unpin(s, e.now)
+	for i := range r.restore {
 		p := r.restLo + i
 		w.g1.setKey(r.blocks[p], r.keys[p], p)
 	}
+	unpinAll(w.g2, r.restore, e.now)
 	r.computed = (r.restLo + len(r.restore)) * bs
 	r.restore = r.restore[:0]
 	w.loading--
@@ -240,8 +238,8 @@ func (e *engine) finishD2H(tr *transfer) {
 	w := tr.w
 	e.dropTransfer(w, tr)
 	e.touch(w)
-	for _, s := range tr.slots {
-		w.g2.makeResident(s, e.now)
+	for i := len(tr.slots) - 1; i >= 0; i-- {
+		w.g2.makeResident(tr.slots[i], e.now)
 	}
 	e.markDirty(w)
 }
@@ -255,9 +253,7 @@ func (e *engine) preempt(w *worker, v *request) {
 			break
 		}
 	}
-	for _, s := range v.blocks {
-		w.g1.release(s, e.now)
-	}
+	releaseBlocks(w, v.blocks, e.now)
 	v.blocks = v.blocks[:0]
 	v.preemptions++
 	e.preemptions++
@@ -327,9 +323,7 @@ func (e *engine) complete(w *worker, r *request) {
 			break
 		}
 	}
-	for _, s := range r.blocks {
-		w.g1.release(s, e.now)
-	}
+	releaseBlocks(w, r.blocks, e.now)
 	r.blocks = nil
 	e.setState(r, rsCompleted)
 	r.done = e.now
@@ -349,5 +343,20 @@ func (e *engine) release(r *request) {
 	r.restore = nil
 	if !e.s.Report.PerRequest {
 		r.arrival = nil
+	}
+}
+
+// releaseBlocks drops a request's G1 references deepest block first: the eviction order does
+// not depend on it (distinct depths), but the LRU queue then only appends.
+func releaseBlocks(w *worker, blocks []int32, now int64) {
+	for i := len(blocks) - 1; i >= 0; i-- {
+		w.g1.release(blocks[i], now)
+	}
+}
+
+// unpinAll releases G2 pins deepest entry first (see releaseBlocks).
+func unpinAll(c *hostCache, slots []int32, now int64) {
+	for i := len(slots) - 1; i >= 0; i-- {
+		c.unpin(slots[i], now)
 	}
 }

@@ -109,7 +109,7 @@ func (s *scriptedSource) pop() *arrival {
 }
 
 func (s *scriptedSource) ended(*arrival, int64, bool) {}
-func (s *scriptedSource) total() int64              { return int64(len(s.reqs)) }
+func (s *scriptedSource) total() int64                { return int64(len(s.reqs)) }
 
 // traceSource replays a Mooncake-format trace. Engine block j takes its content from trace
 // block j × block_size / trace_block_tokens and its position inside that block (SPEC §3.10).
@@ -164,7 +164,7 @@ func (s *traceSource) pop() *arrival {
 }
 
 func (s *traceSource) ended(*arrival, int64, bool) {}
-func (s *traceSource) total() int64              { return int64(len(s.rows)) }
+func (s *traceSource) total() int64                { return int64(len(s.rows)) }
 
 // sessionSource generates the seeded multi-turn workload (SPEC §3.10): sessions arrive as a
 // Poisson process; a turn's prompt is the group's system prompt, every earlier turn's input and

@@ -1,40 +1,11 @@
 package sim
 
-// blockIndex maps the key of a prompt's first block to the workers holding it in one tier.
-// Only workers holding a prompt's first block can have a non-zero prefix run, so routing and
-// hints start from these candidates instead of probing every worker (SPEC §3.9).
-type blockIndex struct {
-	holders map[uint64][]int32
-}
-
-func newBlockIndex() *blockIndex { return &blockIndex{holders: make(map[uint64][]int32)} }
-
-func (x *blockIndex) add(key uint64, w int32) {
-	x.holders[key] = append(x.holders[key], w)
-}
-
-func (x *blockIndex) remove(key uint64, w int32) {
-	h := x.holders[key]
-	for i, v := range h {
-		if v == w {
-			h[i] = h[len(h)-1]
-			h = h[:len(h)-1]
-			break
-		}
-	}
-	if len(h) == 0 {
-		delete(x.holders, key)
-	} else {
-		x.holders[key] = h
-	}
-}
-
 // gpuCache is a worker's G1: slots hold KV blocks; keyed slots are shared by prefix, and keyed
 // slots no request holds are cached and evictable.
 type gpuCache struct {
 	capacity int
 	worker   int32
-	index    *blockIndex
+	index    *blockIndex // nil once the worker no longer takes new requests
 	byKey    keyTable
 	key      []uint64
 	keyed    []bool
@@ -124,7 +95,7 @@ func (c *gpuCache) take() int32 {
 
 func (c *gpuCache) unkey(s int32) {
 	c.byKey.del(c.key[s])
-	if c.depth[s] == 0 {
+	if c.index != nil {
 		c.index.remove(c.key[s], c.worker)
 	}
 	c.keyed[s] = false
@@ -140,7 +111,7 @@ func (c *gpuCache) setKey(s int32, key uint64, depth int) {
 	}
 	c.byKey.put(key, s)
 	c.key[s], c.keyed[s], c.depth[s] = key, true, int32(depth)
-	if depth == 0 {
+	if c.index != nil {
 		c.index.add(key, c.worker)
 	}
 }
@@ -160,12 +131,17 @@ func (c *gpuCache) release(s int32, now int64) {
 
 // clear drops everything (the worker is removed).
 func (c *gpuCache) clear() {
-	c.byKey.each(func(k uint64, s int32) {
-		if c.depth[s] == 0 {
-			c.index.remove(k, c.worker)
-		}
-	})
-	*c = gpuCache{capacity: c.capacity, worker: c.worker, index: c.index}
+	c.unindex()
+	*c = gpuCache{capacity: c.capacity, worker: c.worker}
+}
+
+// unindex takes the worker's blocks out of the routing index: a draining worker is never a
+// routing candidate or a hint source again.
+func (c *gpuCache) unindex() {
+	if c.index != nil {
+		c.byKey.each(func(k uint64, s int32) { c.index.remove(k, c.worker) })
+		c.index = nil
+	}
 }
 
 // hostCache is a worker's G2: entries are pending (a transfer into G2 is in flight) or resident,
@@ -173,7 +149,7 @@ func (c *gpuCache) clear() {
 type hostCache struct {
 	capacity int
 	worker   int32
-	index    *blockIndex // resident entries only
+	index    *blockIndex // resident entries only; nil once the worker no longer takes requests
 	byKey    keyTable
 	key      []uint64
 	depth    []int32
@@ -251,7 +227,7 @@ func (c *hostCache) evict(protect func(key uint64, depth int32) bool) int32 {
 	victim := c.lru.popFirst(skip)
 	if victim >= 0 {
 		c.byKey.del(c.key[victim])
-		if c.depth[victim] == 0 {
+		if c.index != nil {
 			c.index.remove(c.key[victim], c.worker)
 		}
 		c.resident[victim] = false
@@ -264,7 +240,7 @@ func (c *hostCache) evict(protect func(key uint64, depth int32) bool) int32 {
 func (c *hostCache) makeResident(s int32, now int64) {
 	c.resident[s] = true
 	c.residentCount++
-	if c.depth[s] == 0 {
+	if c.index != nil {
 		c.index.add(c.key[s], c.worker)
 	}
 	if c.pins[s] == 0 {
@@ -293,10 +269,17 @@ func (c *hostCache) drop(s int32) {
 }
 
 func (c *hostCache) clear() {
-	c.byKey.each(func(k uint64, s int32) {
-		if c.resident[s] && c.depth[s] == 0 {
-			c.index.remove(k, c.worker)
-		}
-	})
-	*c = hostCache{capacity: c.capacity, worker: c.worker, index: c.index}
+	c.unindex()
+	*c = hostCache{capacity: c.capacity, worker: c.worker}
+}
+
+func (c *hostCache) unindex() {
+	if c.index != nil {
+		c.byKey.each(func(k uint64, s int32) {
+			if c.resident[s] {
+				c.index.remove(k, c.worker)
+			}
+		})
+		c.index = nil
+	}
 }

@@ -77,6 +77,8 @@ type engine struct {
 
 	// afterInstant, when set (tests), is called after every instant.
 	afterInstant func()
+	// onRoute, when set (tests), is called after each kv_aware overlap walk and hint choice.
+	onRoute func(r *request, target *worker, hint int32)
 }
 
 // instantCounters accumulates the time-series counters of the current instant.

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"context"
+	"math"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
@@ -16,6 +17,10 @@ func randomScenario(seed uint64) map[string]any {
 	rng := rand.New(rand.NewPCG(seed, 99))
 	bs := []int{4, 8, 16}[rng.IntN(3)]
 	workers := 1 + rng.IntN(6)
+	big := seed%5 == 0 // larger fleets exercise the index walk's set paths
+	if big {
+		workers = 10 + rng.IntN(40)
+	}
 	gpu := 8 + rng.IntN(40)
 	host := 0
 	if rng.IntN(4) > 0 {
@@ -27,7 +32,7 @@ func randomScenario(seed uint64) map[string]any {
 	fleet := map[string]any{
 		"workers": workers, "gpu_blocks": gpu, "host_blocks": host, "block_size": bs,
 		"bytes_per_token": []int{1000, 65536, 131072}[rng.IntN(3)],
-		"max_num_seqs": seqs, "max_batched_tokens": batched,
+		"max_num_seqs":    seqs, "max_batched_tokens": batched,
 		"h2d_gbps": pick(0, 1, 4, 32), "d2h_gbps": pick(0, 1, 8, 32),
 		"timing": map[string]any{
 			"prefill_ms": pick(0, 1, 2), "prefill_ms_per_1k_tokens": pick(0, 10, 65),
@@ -66,6 +71,9 @@ func randomScenario(seed uint64) map[string]any {
 	prefixes := []string{"S", "T", "U"}
 	var reqs []any
 	n := 5 + rng.IntN(35)
+	if big {
+		n = 60 + rng.IntN(100)
+	}
 	for i := 0; i < n; i++ {
 		var blocks []string
 		maxBlocks := max(1, min(gpu/2, 12))
@@ -86,7 +94,7 @@ func randomScenario(seed uint64) map[string]any {
 		prompt := nb*bs + tail
 		maxOut := gpu*bs - prompt
 		out := 1 + rng.IntN(max(1, min(maxOut, 20)))
-		r := map[string]any{"id": fmt.Sprintf("r%d", i), "at_ms": float64(rng.IntN(100)) / 2,
+		r := map[string]any{"id": fmt.Sprintf("r%d", i), "at_ms": float64(rng.IntN(100*(1+n/40))) / 2,
 			"blocks": blocks, "tail_tokens": tail, "output_tokens": out}
 		if blocks == nil {
 			r["blocks"] = []string{}
@@ -221,6 +229,7 @@ func TestInvariantsOnRandomScenarios(t *testing.T) {
 		e, err := newEngine(s, RunOptions{MaxEvents: DefaultMaxEvents, MaxVirtualMS: DefaultMaxVirtualMS})
 		require.NoError(t, err)
 		e.afterInstant = func() { checkInvariants(t, e) }
+		e.onRoute = func(r *request, target *worker, hint int32) { checkRouting(t, e, r, target, hint) }
 		require.NoError(t, e.loop(context.Background()), "seed %d", seed)
 		// At the end every pin is released and every block is back to free or cached.
 		for _, w := range e.ws {
@@ -258,4 +267,52 @@ func TestInvariantsOnRandomScenarios(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, rep.Digest, again.Digest, "seed %d not deterministic", seed)
 	}
+}
+
+// checkRouting recomputes a routing decision by probing every worker's caches directly and
+// compares it with the engine's index walk.
+func checkRouting(t *testing.T, e *engine, r *request, target *worker, hint int32) {
+	t.Helper()
+	if e.s.Router.Policy == PolicyKVAware && (r.routeTo < 0 || e.ws[r.routeTo].state != StateActive) {
+		e.overlaps(r.keys, r.reuse)
+		x := &e.scratch
+		var best *worker
+		bestCost := 0.0
+		for _, w := range e.ws {
+			if w.state != StateActive {
+				continue
+			}
+			k1, k2 := e.localPrefix(w, r.keys, r.reuse)
+			g1, g2 := 0, 0
+			if x.stamp[w.id] == x.cur {
+				g1, g2 = int(x.g1[w.id]), int(x.g2[w.id])
+			}
+			require.Equal(t, [2]int{k1, k2}, [2]int{g1, g2}, "overlap of worker %d for %s", w.id, r.id)
+			overlap := float64(k1) + float64(e.s.Router.HostHitWeight*float64(k2))
+			pb := int64(ceilDiv(r.promptTokens, e.s.Fleet.BlockSize))
+			pending := w.pendingPrefill
+			if w == target {
+				pending -= int64(r.pending) // already added by arrive
+			}
+			cost := float64(e.s.Router.PrefillLoadScale*math.Max(float64(pending+pb)-overlap, 0)) + float64(w.g1.used())
+			if best == nil || cost < bestCost {
+				best, bestCost = w, cost
+			}
+		}
+		require.Equal(t, best.id, target.id, "kv_aware target for %s", r.id)
+	}
+	if !e.hints {
+		return
+	}
+	k1, k2 := e.localPrefix(target, r.keys, r.reuse)
+	want, wantRun := int32(-1), k1+k2
+	for _, w := range e.ws {
+		if w == target || w.state != StateActive {
+			continue
+		}
+		if run := w.g2.run(r.keys, 0, r.reuse); run > wantRun {
+			want, wantRun = w.id, run
+		}
+	}
+	require.Equal(t, want, hint, "hint for %s", r.id)
 }

@@ -4,11 +4,13 @@ import "math"
 
 // routeScratch holds per-worker scratch values of one routing decision, reset by stamp.
 type routeScratch struct {
-	stamp []uint32
+	stamp []uint32 // == cur: the worker is a candidate of this decision
 	cur   uint32
-	g1    []int32
-	g2    []int32
-	cands []int32
+	g1    []int32 // candidate's G1 run (while in the G2 phase: where its G2 run starts)
+	g2    []int32 // candidate's G2 run continuing it
+	mark  []uint32
+	lvl   uint32
+	s, t  []int32
 }
 
 func (x *routeScratch) begin(n int) {
@@ -16,41 +18,113 @@ func (x *routeScratch) begin(n int) {
 		x.stamp = make([]uint32, n)
 		x.g1 = make([]int32, n)
 		x.g2 = make([]int32, n)
+		x.mark = make([]uint32, n)
 	}
 	x.cur++
-	x.cands = x.cands[:0]
 }
 
-// overlaps finds, for every active worker that holds the prompt's first block in G1 or G2,
-// its G1 run and the resident G2 run that continues it (both stopping at limit). Candidates
-// come from the block index, so the cost follows the workers that hold the prefix, not the
-// fleet size.
+func (x *routeScratch) candidate(w int32) bool {
+	if x.stamp[w] == x.cur {
+		return false
+	}
+	x.stamp[w] = x.cur
+	x.g1[w], x.g2[w] = 0, 0
+	return true
+}
+
+// markHolders marks every holder of k with a new level and returns it.
+func (x *routeScratch) markHolders(idx *blockIndex, k uint64) uint32 {
+	x.lvl++
+	lvl := x.lvl
+	idx.each(k, func(w int32) { x.mark[w] = lvl })
+	return lvl
+}
+
+// overlaps finds, for every active worker holding the prompt's first block in G1 or G2, its G1
+// run and the resident G2 run continuing it (both stopping at limit), into the scratch. It walks
+// the prompt once, level by level, over the block index (which holds active workers only): a
+// level whose holder set equals the surviving set (same size and fingerprint) costs O(1), so the
+// cost follows the changes in who holds the prefix, not workers × prompt.
 func (e *engine) overlaps(keys []uint64, limit int) {
 	x := &e.scratch
 	x.begin(len(e.ws))
 	if limit == 0 {
 		return
 	}
-	add := func(ids []int32) {
-		for _, id := range ids {
-			if x.stamp[id] == x.cur || e.ws[id].state != StateActive {
+	S, T := x.s[:0], x.t[:0]
+	var fpS uint64
+	e.g1x.each(keys[0], func(w int32) {
+		x.candidate(w)
+		S = append(S, w)
+		fpS ^= holderPrint(w)
+	})
+	e.g2x.each(keys[0], func(w int32) {
+		if x.candidate(w) {
+			T = append(T, w) // G2 run from block 0
+		}
+	})
+	for j := 1; j < limit && len(S)+len(T) > 0; j++ {
+		k := keys[j]
+		if len(T) > 0 {
+			T = e.keepG2(T, k, j)
+		}
+		if len(S) == 0 {
+			continue
+		}
+		if n, fp := e.g1x.set(k); n == len(S) && fp == fpS {
+			continue // every surviving worker holds this block
+		}
+		in1 := x.markHolders(e.g1x, k)
+		in2 := x.markHolders(e.g2x, k) // overwrites in1 for workers holding both: check G1 first
+		kept := S[:0]
+		for _, w := range S {
+			if m := x.mark[w]; m == in1 || (m == in2 && e.ws[w].g1.byKey.has(k)) {
+				kept = append(kept, w)
 				continue
 			}
-			x.stamp[id] = x.cur
-			x.cands = append(x.cands, id)
+			fpS ^= holderPrint(w)
+			x.g1[w] = int32(j)
+			if x.mark[w] == in2 {
+				T = append(T, w)
+			}
+		}
+		S = kept
+	}
+	for _, w := range S {
+		x.g1[w] = int32(limit)
+	}
+	for _, w := range T {
+		x.g2[w] = int32(limit) - x.g1[w]
+	}
+	x.s, x.t = S, T
+}
+
+// keepG2 keeps the workers of T whose G2 holds k resident; the others end their G2 run at j.
+func (e *engine) keepG2(T []int32, k uint64, j int) []int32 {
+	x := &e.scratch
+	n, _ := e.g2x.set(k)
+	var lvl uint32
+	byMark := n > 0 && len(T) > 8 && n < 4*len(T)
+	if byMark {
+		lvl = x.markHolders(e.g2x, k)
+	}
+	kept := T[:0]
+	for _, w := range T {
+		var holds bool
+		switch {
+		case n == 0:
+		case byMark:
+			holds = x.mark[w] == lvl
+		default:
+			_, holds = e.ws[w].g2.residentSlot(k)
+		}
+		if holds {
+			kept = append(kept, w)
+		} else {
+			x.g2[w] = int32(j) - x.g1[w]
 		}
 	}
-	add(e.g1x.holders[keys[0]])
-	add(e.g2x.holders[keys[0]])
-	for _, id := range x.cands {
-		w := e.ws[id]
-		k1 := w.g1.run(keys, limit)
-		k2 := 0
-		if w.g2 != nil {
-			k2 = w.g2.run(keys, k1, limit)
-		}
-		x.g1[id], x.g2[id] = int32(k1), int32(k2)
-	}
+	return kept
 }
 
 // localPrefix is a worker's k1 + k2 for a prompt.
@@ -120,20 +194,68 @@ func (e *engine) routeKVAware(r *request) *worker {
 
 // hintSource returns the active worker other than t with the longest run of the prompt's
 // leading blocks resident in its G2, if that run is longer than t's local prefix; ties go to
-// the lowest id. It returns -1 for no hint.
+// the lowest id. It returns -1 for no hint. Like overlaps, it walks the prompt once over the
+// G2 index, skipping levels whose holder set is unchanged.
 func (e *engine) hintSource(keys []uint64, limit int, t *worker, local int) int32 {
-	if limit == 0 {
+	if local >= limit {
 		return -1
 	}
-	best, bestRun := int32(-1), local
-	for _, id := range e.g2x.holders[keys[0]] {
-		w := e.ws[id]
-		if w == t || w.state != StateActive {
+	x := &e.scratch
+	x.begin(len(e.ws))
+	U := x.s[:0]
+	var fpU uint64
+	tIn := false
+	e.g2x.each(keys[0], func(w int32) {
+		U = append(U, w)
+		fpU ^= holderPrint(w)
+		if w == t.id {
+			tIn = true
+		}
+	})
+	others := func(n int, tIn bool) int {
+		if tIn {
+			return n - 1
+		}
+		return n
+	}
+	defer func() { x.s = U }()
+	if others(len(U), tIn) == 0 {
+		return -1
+	}
+	run := limit
+	for j := 1; j < limit; j++ {
+		k := keys[j]
+		if n, fp := e.g2x.set(k); n == len(U) && fp == fpU {
 			continue
 		}
-		run := w.g2.run(keys, 0, limit)
-		if run > bestRun || (run == bestRun && run > local && id < best) {
-			best, bestRun = id, run
+		lvl := x.markHolders(e.g2x, k)
+		next, nextFP, nextT := 0, uint64(0), false
+		for _, w := range U {
+			if x.mark[w] == lvl {
+				next++
+				nextFP ^= holderPrint(w)
+				nextT = nextT || w == t.id
+			}
+		}
+		if others(next, nextT) == 0 {
+			run = j
+			break
+		}
+		kept := U[:0]
+		for _, w := range U {
+			if x.mark[w] == lvl {
+				kept = append(kept, w)
+			}
+		}
+		U, fpU, tIn = kept, nextFP, nextT
+	}
+	if run <= local {
+		return -1
+	}
+	best := int32(-1)
+	for _, w := range U {
+		if w != t.id && (best < 0 || w < best) {
+			best = w
 		}
 	}
 	return best
@@ -159,6 +281,9 @@ func (e *engine) arrive(a *arrival) {
 			r.hint = h
 			e.kv.Hints++
 		}
+	}
+	if e.onRoute != nil {
+		e.onRoute(r, w, r.hint)
 	}
 	r.w = w
 	r.state = rsWaiting

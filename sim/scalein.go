@@ -178,6 +178,10 @@ func (e *engine) selectWorkers(count int, policy string) []*worker {
 func (e *engine) markDraining(w *worker, graceMS *float64) {
 	w.state = StateDraining
 	w.markedAt = e.now
+	w.g1.unindex()
+	if w.g2 != nil {
+		w.g2.unindex()
+	}
 	e.active--
 	e.drainingN++
 	if graceMS != nil {

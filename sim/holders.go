@@ -1,0 +1,190 @@
+package sim
+
+import "math/bits"
+
+// blockIndex maps a block key to the workers holding it in one tier (G1: keyed blocks; G2:
+// resident entries). Routing and hints walk a prompt once over it, level by level, instead of
+// probing every worker's cache (SPEC §3.9).
+//
+// Most keys have one holder, kept inline; further holders go to a side list. Open addressing
+// with backward-shift deletion, as keyTable.
+type blockIndex struct {
+	e     []holderEntry
+	n     int
+	shift uint
+	lists [][]int32 // extra holders, by list id
+	free  []int32   // unused list ids
+}
+
+type holderEntry struct {
+	key   uint64
+	fp    uint64 // XOR of holderPrint over the holders: equal sets have equal prints
+	first int32  // -1: empty slot
+	list  int32  // -1: no extra holders
+}
+
+// holderPrint is one worker's share of a holder set's fingerprint.
+func holderPrint(w int32) uint64 { return mix64(uint64(w) + 0x51ed27) }
+
+// set returns the number of holders of k and the fingerprint of the set.
+func (x *blockIndex) set(k uint64) (int, uint64) {
+	i := x.find(k)
+	if i < 0 {
+		return 0, 0
+	}
+	n := 1
+	if l := x.e[i].list; l >= 0 {
+		n += len(x.lists[l])
+	}
+	return n, x.e[i].fp
+}
+
+func newBlockIndex() *blockIndex { return &blockIndex{} }
+
+func (x *blockIndex) home(k uint64) int { return int((k * 0x9e3779b97f4a7c15) >> x.shift) }
+
+func (x *blockIndex) find(k uint64) int {
+	if x.n == 0 {
+		return -1
+	}
+	mask := len(x.e) - 1
+	for i := x.home(k); ; i = (i + 1) & mask {
+		if x.e[i].first < 0 {
+			return -1
+		}
+		if x.e[i].key == k {
+			return i
+		}
+	}
+}
+
+// count returns the number of holders of k.
+func (x *blockIndex) count(k uint64) int {
+	i := x.find(k)
+	if i < 0 {
+		return 0
+	}
+	if l := x.e[i].list; l >= 0 {
+		return 1 + len(x.lists[l])
+	}
+	return 1
+}
+
+// each calls fn for every holder of k.
+func (x *blockIndex) each(k uint64, fn func(w int32)) {
+	i := x.find(k)
+	if i < 0 {
+		return
+	}
+	en := x.e[i]
+	fn(en.first)
+	if en.list >= 0 {
+		for _, w := range x.lists[en.list] {
+			fn(w)
+		}
+	}
+}
+
+func (x *blockIndex) add(k uint64, w int32) {
+	if i := x.find(k); i >= 0 {
+		en := &x.e[i]
+		en.fp ^= holderPrint(w)
+		if en.list < 0 {
+			if len(x.free) > 0 {
+				en.list = x.free[len(x.free)-1]
+				x.free = x.free[:len(x.free)-1]
+			} else {
+				en.list = int32(len(x.lists))
+				x.lists = append(x.lists, nil)
+			}
+		}
+		x.lists[en.list] = append(x.lists[en.list], w)
+		return
+	}
+	if 2*(x.n+1) > len(x.e) {
+		x.grow()
+	}
+	x.insert(holderEntry{key: k, fp: holderPrint(w), first: w, list: -1})
+}
+
+func (x *blockIndex) insert(en holderEntry) {
+	mask := len(x.e) - 1
+	for i := x.home(en.key); ; i = (i + 1) & mask {
+		if x.e[i].first < 0 {
+			x.e[i] = en
+			x.n++
+			return
+		}
+	}
+}
+
+func (x *blockIndex) grow() {
+	size := 16
+	if len(x.e) > 0 {
+		size = 2 * len(x.e)
+	}
+	old := x.e
+	x.e = make([]holderEntry, size)
+	for i := range x.e {
+		x.e[i].first = -1
+	}
+	x.shift = uint(64 - bits.TrailingZeros(uint(size)))
+	x.n = 0
+	for _, en := range old {
+		if en.first >= 0 {
+			x.insert(en)
+		}
+	}
+}
+
+func (x *blockIndex) remove(k uint64, w int32) {
+	i := x.find(k)
+	if i < 0 {
+		return
+	}
+	en := &x.e[i]
+	if en.list >= 0 {
+		en.fp ^= holderPrint(w)
+		l := x.lists[en.list]
+		if en.first == w {
+			en.first = l[len(l)-1]
+			l = l[:len(l)-1]
+		} else {
+			for j, v := range l {
+				if v == w {
+					l[j] = l[len(l)-1]
+					l = l[:len(l)-1]
+					break
+				}
+			}
+		}
+		x.lists[en.list] = l
+		if len(l) == 0 {
+			x.free = append(x.free, en.list)
+			en.list = -1
+		}
+		return
+	}
+	if en.first != w {
+		return
+	}
+	x.deleteAt(i)
+}
+
+func (x *blockIndex) deleteAt(i int) {
+	mask := len(x.e) - 1
+	j := i
+	for {
+		j = (j + 1) & mask
+		if x.e[j].first < 0 {
+			break
+		}
+		h := x.home(x.e[j].key)
+		if (j > i && (h <= i || h > j)) || (j < i && (h <= i && h > j)) {
+			x.e[i] = x.e[j]
+			i = j
+		}
+	}
+	x.e[i].first = -1
+	x.n--
+}

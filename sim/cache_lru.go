@@ -19,7 +19,6 @@ type lru struct {
 	n          int
 	groupStart int   // first record of the current instant's group
 	groupAt    int64 // the current instant
-	next       int64
 }
 
 type lruRecord struct {
@@ -131,11 +130,4 @@ func (l *lru) shiftDown() {
 	l.q = l.q[:n]
 	l.groupStart = max(0, l.groupStart-l.head)
 	l.head = 0
-}
-
-func (l *lru) reset() {
-	for _, r := range l.q[l.head:] {
-		l.in[r.slot] = false
-	}
-	l.q, l.head, l.n, l.groupStart = l.q[:0], 0, 0, 0
 }

@@ -19,14 +19,13 @@ const (
 )
 
 type engine struct {
-	s    *Scenario
-	opt  RunOptions
-	now  int64
-	ws   []*worker
-	g1x  *blockIndex
-	g2x  *blockIndex
-	src  source
-	done func() // progress bookkeeping
+	s   *Scenario
+	opt RunOptions
+	now int64
+	ws  []*worker
+	g1x *blockIndex
+	g2x *blockIndex
+	src source
 
 	nextIdx int64
 	seq     int64 // one global sequence for transfers and pulls (SPEC §3.14)

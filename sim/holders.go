@@ -58,18 +58,6 @@ func (x *blockIndex) find(k uint64) int {
 	}
 }
 
-// count returns the number of holders of k.
-func (x *blockIndex) count(k uint64) int {
-	i := x.find(k)
-	if i < 0 {
-		return 0
-	}
-	if l := x.e[i].list; l >= 0 {
-		return 1 + len(x.lists[l])
-	}
-	return 1
-}
-
 // each calls fn for every holder of k.
 func (x *blockIndex) each(k uint64, fn func(w int32)) {
 	i := x.find(k)

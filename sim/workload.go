@@ -119,7 +119,6 @@ type traceSource struct {
 	bs, tbt   int
 	speedup   float64
 	offsetMS  float64
-	unique    uint64
 	remaining int64
 }
 

@@ -106,10 +106,9 @@ func (c *gpuCache) setKey(s int32, key uint64, depth int) {
 	if c.keyed[s] {
 		return
 	}
-	if c.byKey.has(key) {
+	if !c.byKey.putNew(key, s) {
 		return
 	}
-	c.byKey.put(key, s)
 	c.key[s], c.keyed[s], c.depth[s] = key, true, int32(depth)
 	if c.index != nil {
 		c.index.add(key, c.worker)

@@ -13,14 +13,16 @@ type blockIndex struct {
 	n     int
 	shift uint
 	lists [][]int32 // extra holders, by list id
+	fps   []uint64  // fingerprint of the whole holder set of an entry with a list, by list id
 	free  []int32   // unused list ids
 }
 
+// holderEntry is 16 bytes; a set's fingerprint (XOR of holderPrint over its holders: equal
+// sets have equal prints) is holderPrint(first) or, with a list, kept beside the list.
 type holderEntry struct {
 	key   uint64
-	fp    uint64 // XOR of holderPrint over the holders: equal sets have equal prints
-	first int32  // -1: empty slot
-	list  int32  // -1: no extra holders
+	first int32 // -1: empty slot
+	list  int32 // -1: no extra holders
 }
 
 // holderPrint is one worker's share of a holder set's fingerprint.
@@ -32,11 +34,10 @@ func (x *blockIndex) set(k uint64) (int, uint64) {
 	if i < 0 {
 		return 0, 0
 	}
-	n := 1
 	if l := x.e[i].list; l >= 0 {
-		n += len(x.lists[l])
+		return 1 + len(x.lists[l]), x.fps[l]
 	}
-	return n, x.e[i].fp
+	return 1, holderPrint(x.e[i].first)
 }
 
 func newBlockIndex() *blockIndex { return &blockIndex{} }
@@ -76,7 +77,6 @@ func (x *blockIndex) each(k uint64, fn func(w int32)) {
 func (x *blockIndex) add(k uint64, w int32) {
 	if i := x.find(k); i >= 0 {
 		en := &x.e[i]
-		en.fp ^= holderPrint(w)
 		if en.list < 0 {
 			if len(x.free) > 0 {
 				en.list = x.free[len(x.free)-1]
@@ -84,15 +84,18 @@ func (x *blockIndex) add(k uint64, w int32) {
 			} else {
 				en.list = int32(len(x.lists))
 				x.lists = append(x.lists, nil)
+				x.fps = append(x.fps, 0)
 			}
+			x.fps[en.list] = holderPrint(en.first)
 		}
+		x.fps[en.list] ^= holderPrint(w)
 		x.lists[en.list] = append(x.lists[en.list], w)
 		return
 	}
 	if 2*(x.n+1) > len(x.e) {
 		x.grow()
 	}
-	x.insert(holderEntry{key: k, fp: holderPrint(w), first: w, list: -1})
+	x.insert(holderEntry{key: k, first: w, list: -1})
 }
 
 func (x *blockIndex) insert(en holderEntry) {
@@ -132,7 +135,7 @@ func (x *blockIndex) remove(k uint64, w int32) {
 	}
 	en := &x.e[i]
 	if en.list >= 0 {
-		en.fp ^= holderPrint(w)
+		x.fps[en.list] ^= holderPrint(w)
 		l := x.lists[en.list]
 		if en.first == w {
 			en.first = l[len(l)-1]

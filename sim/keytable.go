@@ -42,6 +42,25 @@ func (t *keyTable) has(k uint64) bool {
 	return ok
 }
 
+// putNew sets k to v unless k is present, and reports whether it did (one probe for both).
+func (t *keyTable) putNew(k uint64, v int32) bool {
+	if 2*(t.n+1) > len(t.e) {
+		t.grow()
+	}
+	mask := len(t.e) - 1
+	for i := t.home(k); ; i = (i + 1) & mask {
+		en := &t.e[i]
+		if en.val < 0 {
+			en.key, en.val = k, v
+			t.n++
+			return true
+		}
+		if en.key == k {
+			return false
+		}
+	}
+}
+
 // put sets k to v (v ≥ 0).
 func (t *keyTable) put(k uint64, v int32) {
 	if 2*(t.n+1) > len(t.e) {

@@ -98,15 +98,19 @@ func (l *lru) popFirst(skip func(slot int32) bool) int32 {
 	return -1
 }
 
+// maybeCompact drops stale records once they outnumber half the live ones, so the queue holds
+// at most about 1.5 records per evictable slot (amortised O(1): each compaction is paid for by
+// the removals that made the garbage), and gives back memory the queue no longer needs.
 func (l *lru) maybeCompact() {
-	live := len(l.q) - l.head
-	if live < 1024 || live < 2*l.n+1024 {
-		if l.head > 1024 && l.head > len(l.q)/2 {
-			l.shiftDown()
-		}
+	records := len(l.q) - l.head
+	deadHead := l.head > 64 && l.head > len(l.q)/2
+	if !deadHead && (records < 64 || records <= l.n+l.n/2+64) {
 		return
 	}
 	out := l.q[:0]
+	if cap(l.q) > 4*(l.n+64) {
+		out = make([]lruRecord, 0, 2*(l.n+64))
+	}
 	groupStart := -1
 	for i := l.head; i < len(l.q); i++ {
 		r := l.q[i]
@@ -123,11 +127,4 @@ func (l *lru) maybeCompact() {
 		groupStart = len(out)
 	}
 	l.groupStart = groupStart
-}
-
-func (l *lru) shiftDown() {
-	n := copy(l.q, l.q[l.head:])
-	l.q = l.q[:n]
-	l.groupStart = max(0, l.groupStart-l.head)
-	l.head = 0
 }

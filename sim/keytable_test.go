@@ -39,3 +39,48 @@ func TestKeyTableMatchesMap(t *testing.T) {
 	})
 	require.Equal(t, len(ref), n)
 }
+
+// The LRU queue stays within a small multiple of its live records under push/pop/remove churn,
+// and pops in the order of SPEC §3.14 (instant, deeper first, then push order).
+func TestLRUBoundedAndOrdered(t *testing.T) {
+	var l lru
+	const slots = 512
+	l.grow(slots)
+	rng := rand.New(rand.NewPCG(3, 4))
+	type rec struct {
+		at    int64
+		depth int32
+		seq   int
+	}
+	live := map[int32]rec{}
+	seq := 0
+	now := int64(0)
+	for i := 0; i < 200000; i++ {
+		if rng.IntN(4) == 0 {
+			now++
+		}
+		s := int32(rng.IntN(slots))
+		switch {
+		case !l.contains(s):
+			d := int32(rng.IntN(8))
+			l.push(s, now, d)
+			live[s] = rec{now, d, seq}
+			seq++
+		case rng.IntN(2) == 0:
+			l.remove(s)
+			delete(live, s)
+		default:
+			got := l.pop()
+			// The popped slot must be the minimum by (at, -depth, seq).
+			for o, r := range live {
+				g := live[got]
+				if o != got && (r.at < g.at || (r.at == g.at && (r.depth > g.depth || (r.depth == g.depth && r.seq < g.seq)))) {
+					t.Fatalf("popped %d %+v before %d %+v", got, g, o, r)
+				}
+			}
+			delete(live, got)
+		}
+		require.Equal(t, len(live), l.len())
+		require.LessOrEqual(t, len(l.q), 2*l.len()+256, "queue holds too many records")
+	}
+}

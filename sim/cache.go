@@ -13,17 +13,18 @@ type gpuCache struct {
 	depth    []int32
 	free     []int32 // released or never-used slots below len(ref)
 	lru      lru
+	inUse    *int32 // distinct slots held by requests, kept where the router reads it
 }
 
-func newGPUCache(capacity int, worker int32, index *blockIndex) *gpuCache {
-	return &gpuCache{capacity: capacity, worker: worker, index: index}
+func newGPUCache(capacity int, worker int32, index *blockIndex, inUse *int32) *gpuCache {
+	return &gpuCache{capacity: capacity, worker: worker, index: index, inUse: inUse}
 }
 
 // freeCount is the number of slots holding nothing.
 func (c *gpuCache) freeCount() int { return c.capacity - len(c.ref) + len(c.free) }
 
 // used is the number of distinct slots held by requests.
-func (c *gpuCache) used() int { return c.capacity - c.freeCount() - c.lru.len() }
+func (c *gpuCache) used() int { return int(*c.inUse) }
 
 // keyedCount is the number of keyed slots, cached or in use.
 func (c *gpuCache) keyedCount() int { return c.byKey.len() }
@@ -59,6 +60,7 @@ func (c *gpuCache) acquire(dst []int32, keys []uint64, k1, n int) []int32 {
 		s, _ := c.byKey.get(k)
 		if c.ref[s] == 0 {
 			c.lru.remove(s)
+			*c.inUse++
 		}
 		c.ref[s]++
 		dst = append(dst, s)
@@ -90,6 +92,7 @@ func (c *gpuCache) take() int32 {
 		return -1
 	}
 	c.ref[s] = 1
+	*c.inUse++
 	return s
 }
 
@@ -121,6 +124,7 @@ func (c *gpuCache) release(s int32, now int64) {
 	if c.ref[s] > 0 {
 		return
 	}
+	*c.inUse--
 	if c.keyed[s] {
 		c.lru.push(s, now, c.depth[s])
 		return
@@ -131,7 +135,8 @@ func (c *gpuCache) release(s int32, now int64) {
 // clear drops everything (the worker is removed).
 func (c *gpuCache) clear() {
 	c.unindex()
-	*c = gpuCache{capacity: c.capacity, worker: c.worker}
+	*c.inUse = 0
+	*c = gpuCache{capacity: c.capacity, worker: c.worker, inUse: c.inUse}
 }
 
 // unindex takes the worker's blocks out of the routing index: a draining worker is never a

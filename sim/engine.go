@@ -69,6 +69,10 @@ type engine struct {
 	inst        instantCounters
 
 	scratch routeScratch
+	// per-worker load the kv_aware router reads for every active worker, kept contiguous
+	pendPrefill []int64 // pending prefill blocks (SPEC §3.14 Routing details)
+	usedBlocks  []int32 // distinct G1 blocks held by the worker's requests
+	activeIDs   []int32 // active workers, by id
 
 	// reusable buffers of the steps
 	bufLands, bufH2D, bufD2H, bufStarts []event
@@ -123,8 +127,11 @@ func newEngine(s *Scenario, opt RunOptions) (*engine, error) {
 	e.latencyNS = msToNS(s.KVCR.LatencyMS)
 	e.guard = s.KVCR.RejectDrainingSources
 	e.hints = s.KVCR.Enabled && s.Router.Hints && f.HostBlocks > 0
+	e.pendPrefill = make([]int64, f.Workers)
+	e.usedBlocks = make([]int32, f.Workers)
 	for i := 0; i < f.Workers; i++ {
-		w := &worker{id: int32(i), state: StateActive, g1: newGPUCache(f.GPUBlocks, int32(i), e.g1x)}
+		e.activeIDs = append(e.activeIDs, int32(i))
+		w := &worker{id: int32(i), state: StateActive, g1: newGPUCache(f.GPUBlocks, int32(i), e.g1x, &e.usedBlocks[i])}
 		if f.HostBlocks > 0 {
 			w.g2 = newHostCache(f.HostBlocks, int32(i), e.g2x)
 		}

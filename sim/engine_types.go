@@ -131,7 +131,6 @@ type worker struct {
 	transfers        []*transfer // own transfers in flight
 	moving           []*pull     // pulls from this worker whose bytes are moving
 	outPulls         []*pull     // pulls from this worker, staged and not ended
-	pendingPrefill   int64
 
 	markedAt, removedAt, graceAt, lastWork int64
 	hasGrace, forced, dirty, hadWork       bool

@@ -195,6 +195,7 @@ func checkInvariants(t *testing.T, e *engine) {
 			}
 		}
 		require.Equal(t, lruN, c.lru.len())
+		require.Equal(t, inUse, c.used(), "worker %d used blocks counter", w.id)
 		require.Equal(t, freeN, len(c.free))
 		require.Equal(t, c.capacity, inUse+lruN+c.freeCount(), "G1 blocks conserved")
 		if h := w.g2; h != nil {
@@ -290,7 +291,7 @@ func checkRouting(t *testing.T, e *engine, r *request, target *worker, hint int3
 			require.Equal(t, [2]int{k1, k2}, [2]int{g1, g2}, "overlap of worker %d for %s", w.id, r.id)
 			overlap := float64(k1) + float64(e.s.Router.HostHitWeight*float64(k2))
 			pb := int64(ceilDiv(r.promptTokens, e.s.Fleet.BlockSize))
-			pending := w.pendingPrefill
+			pending := e.pendPrefill[w.id]
 			if w == target {
 				pending -= int64(r.pending) // already added by arrive
 			}

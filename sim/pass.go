@@ -303,7 +303,7 @@ func (e *engine) endPass(w *worker) {
 				r.firstToken = e.now
 				e.ttft = append(e.ttft, e.now-r.atNS)
 				e.ttftAt = append(e.ttftAt, e.now)
-				w.pendingPrefill -= int64(r.pending)
+				e.pendPrefill[w.id] -= int64(r.pending)
 			}
 			e.tokens.Output++
 			if r.emitted >= r.outputTokens {

@@ -174,22 +174,23 @@ func (e *engine) routeKVAware(r *request) *worker {
 	scale := e.s.Router.PrefillLoadScale
 	hw := e.s.Router.HostHitWeight
 	pb := int64(ceilDiv(r.promptTokens, e.s.Fleet.BlockSize))
-	var best *worker
+	best := int32(-1)
 	bestCost := math.Inf(1)
-	for _, w := range e.ws {
-		if w.state != StateActive {
-			continue
-		}
+	for _, id := range e.activeIDs {
 		overlap := 0.0
-		if x.stamp[w.id] == x.cur {
-			overlap = float64(x.g1[w.id]) + float64(hw*float64(x.g2[w.id]))
+		if x.stamp[id] == x.cur {
+			overlap = float64(x.g1[id]) + float64(hw*float64(x.g2[id]))
 		}
-		cost := float64(scale*math.Max(float64(w.pendingPrefill+pb)-overlap, 0)) + float64(w.g1.used())
+		d := float64(e.pendPrefill[id]+pb) - overlap
+		if d < 0 {
+			d = 0
+		}
+		cost := float64(scale*d) + float64(e.usedBlocks[id])
 		if cost < bestCost {
-			best, bestCost = w, cost
+			best, bestCost = id, cost
 		}
 	}
-	return best
+	return e.ws[best]
 }
 
 // hintSource returns the active worker other than t with the longest run of the prompt's
@@ -275,7 +276,7 @@ func (e *engine) arrive(a *arrival) {
 	w := e.route(r)
 	k1, k2 := e.localPrefix(w, r.keys, r.reuse)
 	r.pending = ceilDiv(a.promptTokens, bs) - (k1 + k2)
-	w.pendingPrefill += int64(r.pending)
+	e.pendPrefill[w.id] += int64(r.pending)
 	if e.hints {
 		if h := e.hintSource(r.keys, r.reuse, w, k1+k2); h >= 0 {
 			r.hint = h

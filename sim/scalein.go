@@ -1,6 +1,9 @@
 package sim
 
-import "sort"
+import (
+	"slices"
+	"sort"
+)
 
 // removable is the removal rule of SPEC §3.8: no requests, no pass, no own transfer in flight
 // and no source pins held by pulls from it.
@@ -81,12 +84,12 @@ func (e *engine) remove(w *worker, forced bool) {
 	if w.g2 != nil {
 		w.g2.clear()
 	}
-	w.pendingPrefill = 0
+	e.pendPrefill[w.id] = 0
 }
 
 func (e *engine) kill(w *worker, r *request) {
 	if r.firstToken < 0 {
-		w.pendingPrefill -= int64(r.pending)
+		e.pendPrefill[w.id] -= int64(r.pending)
 	}
 	e.setState(r, rsKilled)
 	r.done = e.now
@@ -178,6 +181,7 @@ func (e *engine) selectWorkers(count int, policy string) []*worker {
 func (e *engine) markDraining(w *worker, graceMS *float64) {
 	w.state = StateDraining
 	w.markedAt = e.now
+	e.activeIDs = slices.DeleteFunc(e.activeIDs, func(id int32) bool { return id == w.id })
 	w.g1.unindex()
 	if w.g2 != nil {
 		w.g2.unindex()

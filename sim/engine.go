@@ -39,8 +39,10 @@ type engine struct {
 	nextAct   int
 	actRows   []ScaleInRow
 
-	draining []*worker // by id
-	dirty    []*worker
+	draining   []*worker // by id
+	dirty      []*worker
+	dirtySpare []*worker
+	passVer    []uint32 // per worker: version of its pass in flight; a stale event differs
 
 	blockBytes int64
 	latencyNS  int64
@@ -128,6 +130,7 @@ func newEngine(s *Scenario, opt RunOptions) (*engine, error) {
 	e.guard = s.KVCR.RejectDrainingSources
 	e.hints = s.KVCR.Enabled && s.Router.Hints && f.HostBlocks > 0
 	e.pendPrefill = make([]int64, f.Workers)
+	e.passVer = make([]uint32, f.Workers)
 	e.usedBlocks = make([]int32, f.Workers)
 	for i := 0; i < f.Workers; i++ {
 		e.activeIDs = append(e.activeIDs, int32(i))
@@ -166,6 +169,18 @@ func newEngine(s *Scenario, opt RunOptions) (*engine, error) {
 	return e, nil
 }
 
+// passTop drops discarded passes and returns the earliest pass end, if any.
+func (e *engine) passTop() (int64, bool) {
+	for len(e.passes) > 0 {
+		if ev := &e.passes[0]; e.passVer[ev.seq] != ev.ver {
+			e.passes.pop()
+			continue
+		}
+		return e.passes[0].t, true
+	}
+	return 0, false
+}
+
 // nextInstant is the earliest pending event time.
 func (e *engine) nextInstant() (int64, bool) {
 	t, ok := int64(math.MaxInt64), false
@@ -175,7 +190,7 @@ func (e *engine) nextInstant() (int64, bool) {
 		}
 	}
 	consider(e.transfers.top())
-	consider(e.passes.top())
+	consider(e.passTop())
 	consider(e.graces.top())
 	consider(e.src.peek())
 	if e.nextAct < len(e.actions) {
@@ -322,7 +337,7 @@ func (e *engine) stepPasses() bool {
 	defer func() { e.bufDue = due }()
 	for len(e.passes) > 0 && e.passes[0].t <= e.now {
 		ev := e.passes.pop()
-		if ev.stale() {
+		if e.passVer[ev.seq] != ev.ver {
 			continue
 		}
 		due = append(due, ev.w)
@@ -363,7 +378,8 @@ func (e *engine) stepPassStarts() bool {
 		return false
 	}
 	ws := e.dirty
-	e.dirty = nil
+	e.dirty = e.dirtySpare[:0]
+	defer func() { e.dirtySpare = ws[:0] }()
 	slices.SortFunc(ws, byWorkerID)
 	changed := false
 	for _, w := range ws {

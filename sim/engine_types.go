@@ -28,7 +28,7 @@ var outcomeNames = [...]string{OutcomeSuccess, OutcomePartial, OutcomeMiss, Outc
 
 // request is one request inside the engine.
 type request struct {
-	*arrival
+	arrival
 	idx   int64
 	reuse int // F: the reusable prefix limit (SPEC §3.14)
 	w     *worker
@@ -123,7 +123,6 @@ type worker struct {
 	nReq    int // waiting, loading, pulling or running here
 
 	busy    bool
-	passVer uint32
 	batch   []*request
 
 	h2dFree, d2hFree int64

@@ -78,8 +78,6 @@ func (e *event) stale() bool {
 		return e.p.ended
 	case evPullLand:
 		return e.p.ended || !e.p.moving || e.p.ver != e.ver
-	case evPass:
-		return !e.w.busy || e.w.passVer != e.ver
 	case evGrace:
 		return e.w.state != StateDraining
 	}

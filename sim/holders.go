@@ -59,19 +59,18 @@ func (x *blockIndex) find(k uint64) int {
 	}
 }
 
-// each calls fn for every holder of k.
-func (x *blockIndex) each(k uint64, fn func(w int32)) {
+// appendHolders appends the holders of k to dst.
+func (x *blockIndex) appendHolders(dst []int32, k uint64) []int32 {
 	i := x.find(k)
 	if i < 0 {
-		return
+		return dst
 	}
 	en := x.e[i]
-	fn(en.first)
+	dst = append(dst, en.first)
 	if en.list >= 0 {
-		for _, w := range x.lists[en.list] {
-			fn(w)
-		}
+		dst = append(dst, x.lists[en.list]...)
 	}
+	return dst
 }
 
 func (x *blockIndex) add(k uint64, w int32) {

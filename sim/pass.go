@@ -118,9 +118,9 @@ func (e *engine) startPass(w *worker) bool {
 		d += t.DecodeMS + float64(t.DecodeMSPerSeq*float64(D))
 	}
 	w.busy = true
-	w.passVer++
+	e.passVer[w.id]++
 	e.touch(w)
-	e.passes.push(event{t: e.now + msToNS(d), seq: int64(w.id), kind: evPass, ver: w.passVer, w: w})
+	e.passes.push(event{t: e.now + msToNS(d), seq: int64(w.id), kind: evPass, ver: e.passVer[w.id], w: w})
 	e.events++
 	return true
 }
@@ -332,18 +332,15 @@ func (e *engine) complete(w *worker, r *request) {
 	e.completedN++
 	e.inst.completed++
 	e.e2e = append(e.e2e, e.now-r.atNS)
-	e.src.ended(r.arrival, e.now, true)
+	e.src.ended(&r.arrival, e.now, true)
 	e.release(r)
 }
 
-// release drops what a finished request no longer needs, unless the report keeps its row.
+// release drops what a finished request no longer needs.
 func (e *engine) release(r *request) {
 	r.keys = nil
 	r.landed = nil
 	r.restore = nil
-	if !e.s.Report.PerRequest {
-		r.arrival = nil
-	}
 }
 
 // releaseBlocks drops a request's G1 references deepest block first: the eviction order does

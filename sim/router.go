@@ -1,6 +1,9 @@
 package sim
 
-import "math"
+import (
+	"math"
+	"slices"
+)
 
 // routeScratch holds per-worker scratch values of one routing decision, reset by stamp.
 type routeScratch struct {
@@ -8,9 +11,9 @@ type routeScratch struct {
 	cur   uint32
 	g1    []int32 // candidate's G1 run (while in the G2 phase: where its G2 run starts)
 	g2    []int32 // candidate's G2 run continuing it
-	mark  []uint32
-	lvl   uint32
-	s, t  []int32
+	mark    []uint32
+	lvl     uint32
+	s, t, u []int32
 }
 
 func (x *routeScratch) begin(n int) {
@@ -23,12 +26,12 @@ func (x *routeScratch) begin(n int) {
 	x.cur++
 }
 
+// candidate stamps w as a candidate of this decision; its runs are set when its walk ends.
 func (x *routeScratch) candidate(w int32) bool {
 	if x.stamp[w] == x.cur {
 		return false
 	}
 	x.stamp[w] = x.cur
-	x.g1[w], x.g2[w] = 0, 0
 	return true
 }
 
@@ -36,7 +39,10 @@ func (x *routeScratch) candidate(w int32) bool {
 func (x *routeScratch) markHolders(idx *blockIndex, k uint64) uint32 {
 	x.lvl++
 	lvl := x.lvl
-	idx.each(k, func(w int32) { x.mark[w] = lvl })
+	x.u = idx.appendHolders(x.u[:0], k)
+	for _, w := range x.u {
+		x.mark[w] = lvl
+	}
 	return lvl
 }
 
@@ -51,18 +57,22 @@ func (e *engine) overlaps(keys []uint64, limit int) {
 	if limit == 0 {
 		return
 	}
-	S, T := x.s[:0], x.t[:0]
-	var fpS uint64
-	e.g1x.each(keys[0], func(w int32) {
-		x.candidate(w)
-		S = append(S, w)
-		fpS ^= holderPrint(w)
-	})
-	e.g2x.each(keys[0], func(w int32) {
-		if x.candidate(w) {
-			T = append(T, w) // G2 run from block 0
+	S, T := e.g1x.appendHolders(x.s[:0], keys[0]), x.t[:0]
+	nS, fpS := e.g1x.set(keys[0])
+	for _, w := range S {
+		x.stamp[w] = x.cur
+	}
+	// Workers holding the first block in G2 but not in G1 start a G2 run at block 0; none
+	// when both tiers have the same holders.
+	if n2, fp2 := e.g2x.set(keys[0]); n2 > 0 && (n2 != nS || fp2 != fpS) {
+		x.u = e.g2x.appendHolders(x.u[:0], keys[0])
+		for _, w := range x.u {
+			if x.candidate(w) {
+				x.g1[w] = 0
+				T = append(T, w)
+			}
 		}
-	})
+	}
 	for j := 1; j < limit && len(S)+len(T) > 0; j++ {
 		k := keys[j]
 		if len(T) > 0 {
@@ -86,12 +96,14 @@ func (e *engine) overlaps(keys []uint64, limit int) {
 			x.g1[w] = int32(j)
 			if x.mark[w] == in2 {
 				T = append(T, w)
+			} else {
+				x.g2[w] = 0
 			}
 		}
 		S = kept
 	}
 	for _, w := range S {
-		x.g1[w] = int32(limit)
+		x.g1[w], x.g2[w] = int32(limit), 0
 	}
 	for _, w := range T {
 		x.g2[w] = int32(limit) - x.g1[w]
@@ -195,69 +207,49 @@ func (e *engine) routeKVAware(r *request) *worker {
 
 // hintSource returns the active worker other than t with the longest run of the prompt's
 // leading blocks resident in its G2, if that run is longer than t's local prefix; ties go to
-// the lowest id. It returns -1 for no hint. Like overlaps, it walks the prompt once over the
-// G2 index, skipping levels whose holder set is unchanged.
+// the lowest id. It returns -1 for no hint.
+//
+// A source must hold block `local` (the first block t lacks), so the candidates are that block's
+// G2 holders; each is checked for the blocks before it, then the survivors walk on together.
 func (e *engine) hintSource(keys []uint64, limit int, t *worker, local int) int32 {
 	if local >= limit {
 		return -1
 	}
 	x := &e.scratch
 	x.begin(len(e.ws))
-	U := x.s[:0]
-	var fpU uint64
-	tIn := false
-	e.g2x.each(keys[0], func(w int32) {
-		U = append(U, w)
-		fpU ^= holderPrint(w)
-		if w == t.id {
-			tIn = true
-		}
-	})
-	others := func(n int, tIn bool) int {
-		if tIn {
-			return n - 1
-		}
-		return n
-	}
+	U := e.g2x.appendHolders(x.s[:0], keys[local])
+	U = slices.DeleteFunc(U, func(w int32) bool { return w == t.id || e.ws[w].g2.run(keys, 0, local) < local })
 	defer func() { x.s = U }()
-	if others(len(U), tIn) == 0 {
+	if len(U) == 0 {
 		return -1
 	}
-	run := limit
-	for j := 1; j < limit; j++ {
+	for j := local + 1; j < limit; j++ {
 		k := keys[j]
-		if n, fp := e.g2x.set(k); n == len(U) && fp == fpU {
-			continue
+		var lvl uint32
+		byMark := len(U) > 8
+		if byMark {
+			lvl = x.markHolders(e.g2x, k)
 		}
-		lvl := x.markHolders(e.g2x, k)
-		next, nextFP, nextT := 0, uint64(0), false
+		kept := U[len(U):]
 		for _, w := range U {
-			if x.mark[w] == lvl {
-				next++
-				nextFP ^= holderPrint(w)
-				nextT = nextT || w == t.id
+			var holds bool
+			if byMark {
+				holds = x.mark[w] == lvl
+			} else {
+				_, holds = e.ws[w].g2.residentSlot(k)
 			}
-		}
-		if others(next, nextT) == 0 {
-			run = j
-			break
-		}
-		kept := U[:0]
-		for _, w := range U {
-			if x.mark[w] == lvl {
+			if holds {
 				kept = append(kept, w)
 			}
 		}
-		U, fpU, tIn = kept, nextFP, nextT
-	}
-	if run <= local {
-		return -1
-	}
-	best := int32(-1)
-	for _, w := range U {
-		if w != t.id && (best < 0 || w < best) {
-			best = w
+		if len(kept) == 0 {
+			break // the longest run is j, held by every worker still in U
 		}
+		U = append(U[:0], kept...)
+	}
+	best := U[0]
+	for _, w := range U[1:] {
+		best = min(best, w)
 	}
 	return best
 }
@@ -265,10 +257,10 @@ func (e *engine) hintSource(keys []uint64, limit int, t *worker, local int) int3
 // arrive routes a new request and queues it on its target.
 func (e *engine) arrive(a *arrival) {
 	bs := e.s.Fleet.BlockSize
-	r := &request{arrival: a, idx: e.nextIdx, hint: -1, outcome: ocNone, firstToken: -1, done: -1}
+	r := &request{arrival: *a, idx: e.nextIdx, hint: -1, outcome: ocNone, firstToken: -1, done: -1}
 	e.nextIdx++
-	if a.order < 0 {
-		a.order = r.idx
+	if r.order < 0 {
+		r.order = r.idx
 	}
 	e.total++
 	e.events++

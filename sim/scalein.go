@@ -72,6 +72,7 @@ func (e *engine) remove(w *worker, forced bool) {
 		w.transfers = nil
 		w.ownTransfers = 0
 		w.busy = false
+		e.passVer[w.id]++ // discard the pass in flight
 		w.batch = nil
 		w.running = nil
 		w.pre, w.fresh = queue{}, queue{}
@@ -96,7 +97,7 @@ func (e *engine) kill(w *worker, r *request) {
 	w.nReq--
 	w.killed++
 	e.killedN++
-	e.src.ended(r.arrival, e.now, false)
+	e.src.ended(&r.arrival, e.now, false)
 	e.release(r)
 }
 

@@ -122,8 +122,8 @@ type worker struct {
 	loading int
 	nReq    int // waiting, loading, pulling or running here
 
-	busy    bool
-	batch   []*request
+	busy  bool
+	batch []*request
 
 	h2dFree, d2hFree int64
 	ownTransfers     int

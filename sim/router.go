@@ -7,10 +7,10 @@ import (
 
 // routeScratch holds per-worker scratch values of one routing decision, reset by stamp.
 type routeScratch struct {
-	stamp []uint32 // == cur: the worker is a candidate of this decision
-	cur   uint32
-	g1    []int32 // candidate's G1 run (while in the G2 phase: where its G2 run starts)
-	g2    []int32 // candidate's G2 run continuing it
+	stamp   []uint32 // == cur: the worker is a candidate of this decision
+	cur     uint32
+	g1      []int32 // candidate's G1 run (while in the G2 phase: where its G2 run starts)
+	g2      []int32 // candidate's G2 run continuing it
 	mark    []uint32
 	lvl     uint32
 	s, t, u []int32

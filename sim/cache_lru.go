@@ -21,11 +21,12 @@ type lru struct {
 	groupAt    int64 // the current instant
 }
 
+// lruRecord is 12 bytes: the instant is implicit in the queue position (records of earlier
+// instants come first; groupAt names the instant of the group at the tail).
 type lruRecord struct {
 	slot  int32
 	depth int32
 	gen   uint32
-	at    int64
 }
 
 func (l *lru) grow(slots int) {
@@ -46,7 +47,7 @@ func (l *lru) push(slot int32, at int64, depth int32) {
 	l.gen[slot]++
 	l.in[slot] = true
 	l.n++
-	rec := lruRecord{slot: slot, depth: depth, gen: l.gen[slot], at: at}
+	rec := lruRecord{slot: slot, depth: depth, gen: l.gen[slot]}
 	if l.head == len(l.q) || at != l.groupAt {
 		l.groupStart, l.groupAt = len(l.q), at
 		l.q = append(l.q, rec)
@@ -111,20 +112,19 @@ func (l *lru) maybeCompact() {
 	if cap(l.q) > 4*(l.n+64) {
 		out = make([]lruRecord, 0, 2*(l.n+64))
 	}
-	groupStart := -1
+	groupStart, gs := -1, max(l.groupStart, l.head)
 	for i := l.head; i < len(l.q); i++ {
+		if i == gs {
+			groupStart = len(out)
+		}
 		r := l.q[i]
 		if l.stale(&r) {
 			continue
 		}
-		if groupStart < 0 && r.at == l.groupAt {
-			groupStart = len(out)
-		}
 		out = append(out, r)
 	}
-	l.q, l.head = out, 0
 	if groupStart < 0 {
-		groupStart = len(out)
+		groupStart = len(out) // the group's records were all popped or stale
 	}
-	l.groupStart = groupStart
+	l.q, l.head, l.groupStart = out, 0, groupStart
 }

@@ -4,7 +4,7 @@ import "math/bits"
 
 // keyTable maps block keys to slots: open addressing with linear probing and backward-shift
 // deletion, so heavy insert/delete churn leaves no tombstones (Go's maps slowed down by a
-// factor of several under the caches' churn). It grows as needed, never shrinks.
+// factor of several under the caches' churn). It grows at three-quarters load, never shrinks.
 type keyTable struct {
 	e     []keyEntry
 	n     int
@@ -44,7 +44,7 @@ func (t *keyTable) has(k uint64) bool {
 
 // putNew sets k to v unless k is present, and reports whether it did (one probe for both).
 func (t *keyTable) putNew(k uint64, v int32) bool {
-	if 2*(t.n+1) > len(t.e) {
+	if 4*(t.n+1) > 3*len(t.e) {
 		t.grow()
 	}
 	mask := len(t.e) - 1
@@ -63,7 +63,7 @@ func (t *keyTable) putNew(k uint64, v int32) bool {
 
 // put sets k to v (v ≥ 0).
 func (t *keyTable) put(k uint64, v int32) {
-	if 2*(t.n+1) > len(t.e) {
+	if 4*(t.n+1) > 3*len(t.e) {
 		t.grow()
 	}
 	mask := len(t.e) - 1

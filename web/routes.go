@@ -30,6 +30,7 @@ func (s *Server) routes() http.Handler {
 	r.Use(s.recoverer)
 	r.Use(securityHeaders)
 	r.Use(limitBody)
+	r.Use(middleware.GetHead) // HEAD answers like GET (monitors, link checkers)
 
 	r.NotFound(s.page(func(w http.ResponseWriter, r *http.Request) error {
 		return notFound("there is no page at " + r.URL.Path)

@@ -570,3 +570,12 @@ func TestRunCreationIsRateLimitedPerClient(t *testing.T) {
 	// Reading is never limited.
 	assert.Equal(t, http.StatusOK, get(t, s, "/api/v1/runs").Code)
 }
+
+// HEAD requests answer like GET (net/http drops the body).
+func TestHeadAnswersLikeGet(t *testing.T) {
+	s := newTestServer(t, Config{}, false)
+	for _, path := range []string{"/", "/runs", "/healthz", "/traces"} {
+		rec := do(t, s.Handler(), httptest.NewRequest(http.MethodHead, path, nil))
+		require.Equal(t, http.StatusOK, rec.Code, path)
+	}
+}

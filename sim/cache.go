@@ -217,7 +217,7 @@ func (c *hostCache) reserve(key uint64, depth int, protect func(key uint64, dept
 			return -1
 		}
 	}
-	c.byKey.put(key, s)
+	c.byKey.putNew(key, s) // the caller checked key is absent
 	c.key[s], c.depth[s], c.pins[s], c.resident[s] = key, int32(depth), 0, false
 	return s
 }

@@ -61,26 +61,6 @@ func (t *keyTable) putNew(k uint64, v int32) bool {
 	}
 }
 
-// put sets k to v (v ≥ 0).
-func (t *keyTable) put(k uint64, v int32) {
-	if 4*(t.n+1) > 3*len(t.e) {
-		t.grow()
-	}
-	mask := len(t.e) - 1
-	for i := t.home(k); ; i = (i + 1) & mask {
-		en := &t.e[i]
-		if en.val < 0 {
-			en.key, en.val = k, v
-			t.n++
-			return
-		}
-		if en.key == k {
-			en.val = v
-			return
-		}
-	}
-}
-
 func (t *keyTable) grow() {
 	size := 16
 	if len(t.e) > 0 {
@@ -95,7 +75,7 @@ func (t *keyTable) grow() {
 	t.n = 0
 	for _, en := range old {
 		if en.val >= 0 {
-			t.put(en.key, en.val)
+			t.putNew(en.key, en.val)
 		}
 	}
 }

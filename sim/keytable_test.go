@@ -20,8 +20,12 @@ func TestKeyTableMatchesMap(t *testing.T) {
 			delete(ref, k)
 		} else {
 			v := int32(rng.IntN(1 << 20))
-			kt.put(k, v)
-			ref[k] = v
+			if _, ok := ref[k]; !ok {
+				require.True(t, kt.putNew(k, v))
+				ref[k] = v
+			} else {
+				require.False(t, kt.putNew(k, v))
+			}
 		}
 		if i%1000 == 0 {
 			require.Equal(t, len(ref), kt.len())

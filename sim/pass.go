@@ -1,5 +1,7 @@
 package sim
 
+import "slices"
+
 // ceilDiv is ceil(a / b) for non-negative a and positive b.
 func ceilDiv(a, b int) int { return (a + b - 1) / b }
 
@@ -247,12 +249,7 @@ func (e *engine) finishD2H(tr *transfer) {
 // preempt frees a running request's blocks and puts it back at the front of the queue, among
 // preempted requests in the order of their first admission.
 func (e *engine) preempt(w *worker, v *request) {
-	for i, x := range w.running {
-		if x == v {
-			w.running = append(w.running[:i], w.running[i+1:]...)
-			break
-		}
-	}
+	w.running = slices.DeleteFunc(w.running, func(x *request) bool { return x == v })
 	releaseBlocks(w, v.blocks, e.now)
 	v.blocks = v.blocks[:0]
 	v.preemptions++
@@ -317,12 +314,7 @@ func (e *engine) endPass(w *worker) {
 }
 
 func (e *engine) complete(w *worker, r *request) {
-	for i, x := range w.running {
-		if x == r {
-			w.running = append(w.running[:i], w.running[i+1:]...)
-			break
-		}
-	}
+	w.running = slices.DeleteFunc(w.running, func(x *request) bool { return x == r })
 	releaseBlocks(w, r.blocks, e.now)
 	r.blocks = nil
 	e.setState(r, rsCompleted)

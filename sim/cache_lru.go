@@ -1,37 +1,32 @@
 package sim
 
-import "sort"
-
 // lru orders evictable slots of one cache tier by SPEC §3.14 "Recency and eviction": the instant
 // a slot became evictable, then the deeper block position first, then the order in which slots
 // became evictable.
 //
-// Instants only grow, so the order is a queue: records are appended, and only the group of the
-// current instant needs sorting (by depth, descending), which an insertion keeps. Removing a slot
-// from the middle marks its record stale (generation counter); stale records are skipped and
-// compacted away. Push, remove and pop are O(1) amortised when a request releases its blocks
-// deepest first.
+// Instants only grow, so the order is a list: a slot is appended, and only the group of slots
+// that became evictable at the current instant (the tail of the list) needs ordering by depth,
+// which an insertion walking back from the tail keeps. It is an intrusive doubly linked list
+// over slot numbers: removal is O(1) and leaves nothing behind; a push is O(1) when a request
+// releases its blocks deepest first.
 type lru struct {
-	q          []lruRecord
-	head       int
-	gen        []uint32 // per slot
-	in         []bool   // per slot: evictable
+	prev, next []int32 // per slot; -1: none
+	dep        []int32 // per slot: block position in its prompt
+	in         []bool  // per slot: evictable
+	head, tail int32
 	n          int
-	groupStart int   // first record of the current instant's group
-	groupAt    int64 // the current instant
-}
-
-// lruRecord is 12 bytes: the instant is implicit in the queue position (records of earlier
-// instants come first; groupAt names the instant of the group at the tail).
-type lruRecord struct {
-	slot  int32
-	depth int32
-	gen   uint32
+	groupFirst int32 // first slot of the tail group, which became evictable at groupAt; -1: none
+	groupAt    int64
 }
 
 func (l *lru) grow(slots int) {
+	if len(l.in) == 0 {
+		l.head, l.tail, l.groupFirst = -1, -1, -1
+	}
 	for len(l.in) < slots {
-		l.gen = append(l.gen, 0)
+		l.prev = append(l.prev, -1)
+		l.next = append(l.next, -1)
+		l.dep = append(l.dep, 0)
 		l.in = append(l.in, false)
 	}
 }
@@ -40,34 +35,66 @@ func (l *lru) len() int { return l.n }
 
 func (l *lru) contains(slot int32) bool { return l.in[slot] }
 
-func (l *lru) stale(r *lruRecord) bool { return !l.in[r.slot] || l.gen[r.slot] != r.gen }
-
 // push makes slot evictable as of instant at.
 func (l *lru) push(slot int32, at int64, depth int32) {
-	l.gen[slot]++
 	l.in[slot] = true
+	l.dep[slot] = depth
 	l.n++
-	rec := lruRecord{slot: slot, depth: depth, gen: l.gen[slot]}
-	if l.head == len(l.q) || at != l.groupAt {
-		l.groupStart, l.groupAt = len(l.q), at
-		l.q = append(l.q, rec)
+	if l.groupFirst < 0 || at != l.groupAt {
+		l.insertAfter(slot, l.tail)
+		l.groupFirst, l.groupAt = slot, at
 		return
 	}
-	lo := max(l.groupStart, l.head)
-	g := l.q[lo:]
-	// First record of the group with a smaller depth; equal depths keep push order.
-	i := lo + sort.Search(len(g), func(i int) bool { return g[i].depth < depth })
-	l.q = append(l.q, lruRecord{})
-	copy(l.q[i+1:], l.q[i:])
-	l.q[i] = rec
+	// Same instant: after the last slot of the group with a depth ≥ depth (equal depths keep
+	// push order).
+	boundary := l.prev[l.groupFirst]
+	p := l.tail
+	for p != boundary && l.dep[p] < depth {
+		p = l.prev[p]
+	}
+	l.insertAfter(slot, p)
+	if p == boundary {
+		l.groupFirst = slot
+	}
+}
+
+// insertAfter links slot after p (p == -1: at the head).
+func (l *lru) insertAfter(slot, p int32) {
+	var nx int32
+	if p < 0 {
+		nx = l.head
+		l.head = slot
+	} else {
+		nx = l.next[p]
+		l.next[p] = slot
+	}
+	l.prev[slot], l.next[slot] = p, nx
+	if nx < 0 {
+		l.tail = slot
+	} else {
+		l.prev[nx] = slot
+	}
 }
 
 // remove takes slot out of the evictable set (it is in use or pinned again).
 func (l *lru) remove(slot int32) {
+	p, nx := l.prev[slot], l.next[slot]
+	if p < 0 {
+		l.head = nx
+	} else {
+		l.next[p] = nx
+	}
+	if nx < 0 {
+		l.tail = p
+	} else {
+		l.prev[nx] = p
+	}
+	if slot == l.groupFirst {
+		l.groupFirst = nx // the group is the tail: its next member, or none
+	}
+	l.prev[slot], l.next[slot] = -1, -1
 	l.in[slot] = false
-	l.gen[slot]++
 	l.n--
-	l.maybeCompact()
 }
 
 // pop removes and returns the next slot to evict; the set must not be empty.
@@ -78,53 +105,12 @@ func (l *lru) pop() int32 {
 // popFirst removes and returns the first slot in eviction order that skip does not reject,
 // or -1.
 func (l *lru) popFirst(skip func(slot int32) bool) int32 {
-	for i := l.head; i < len(l.q); i++ {
-		r := &l.q[i]
-		if l.stale(r) {
-			if i == l.head {
-				l.head++
-			}
+	for s := l.head; s >= 0; s = l.next[s] {
+		if skip != nil && skip(s) {
 			continue
-		}
-		if skip != nil && skip(r.slot) {
-			continue
-		}
-		s := r.slot
-		if i == l.head {
-			l.head++
 		}
 		l.remove(s)
 		return s
 	}
 	return -1
-}
-
-// maybeCompact drops stale records once they outnumber half the live ones, so the queue holds
-// at most about 1.5 records per evictable slot (amortised O(1): each compaction is paid for by
-// the removals that made the garbage), and gives back memory the queue no longer needs.
-func (l *lru) maybeCompact() {
-	records := len(l.q) - l.head
-	deadHead := l.head > 64 && l.head > len(l.q)/2
-	if !deadHead && (records < 64 || records <= l.n+l.n/2+64) {
-		return
-	}
-	out := l.q[:0]
-	if cap(l.q) > 4*(l.n+64) {
-		out = make([]lruRecord, 0, 2*(l.n+64))
-	}
-	groupStart, gs := -1, max(l.groupStart, l.head)
-	for i := l.head; i < len(l.q); i++ {
-		if i == gs {
-			groupStart = len(out)
-		}
-		r := l.q[i]
-		if l.stale(&r) {
-			continue
-		}
-		out = append(out, r)
-	}
-	if groupStart < 0 {
-		groupStart = len(out) // the group's records were all popped or stale
-	}
-	l.q, l.head, l.groupStart = out, 0, groupStart
 }

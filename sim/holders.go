@@ -7,7 +7,7 @@ import "math/bits"
 // probing every worker's cache (SPEC §3.9).
 //
 // Most keys have one holder, kept inline; further holders go to a side list. Open addressing
-// with backward-shift deletion, as keyTable.
+// with backward-shift deletion, as keyTable, growing at three-quarters load.
 type blockIndex struct {
 	e     []holderEntry
 	n     int
@@ -91,7 +91,7 @@ func (x *blockIndex) add(k uint64, w int32) {
 		x.lists[en.list] = append(x.lists[en.list], w)
 		return
 	}
-	if 2*(x.n+1) > len(x.e) {
+	if 4*(x.n+1) > 3*len(x.e) {
 		x.grow()
 	}
 	x.insert(holderEntry{key: k, first: w, list: -1})

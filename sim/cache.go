@@ -16,8 +16,9 @@ type gpuCache struct {
 	inUse    *int32 // distinct slots held by requests, kept where the router reads it
 }
 
-func newGPUCache(capacity int, worker int32, index *blockIndex, inUse *int32) *gpuCache {
-	return &gpuCache{capacity: capacity, worker: worker, index: index, inUse: inUse}
+func newGPUCache(capacity int, worker int32, index *blockIndex, inUse *int32, tab *blockTable) *gpuCache {
+	return &gpuCache{capacity: capacity, worker: worker, index: index, inUse: inUse,
+		byKey: keyTable{t: tab, tier: tierG1}}
 }
 
 // freeCount is the number of slots holding nothing.
@@ -132,7 +133,7 @@ func (c *gpuCache) release(s int32, now int64) {
 	c.free = append(c.free, s)
 }
 
-// clear drops everything (the worker is removed).
+// clear drops everything (the worker is removed; it resets the shared blockTable itself).
 func (c *gpuCache) clear() {
 	c.unindex()
 	*c.inUse = 0
@@ -165,8 +166,9 @@ type hostCache struct {
 	residentCount int
 }
 
-func newHostCache(capacity int, worker int32, index *blockIndex) *hostCache {
-	return &hostCache{capacity: capacity, worker: worker, index: index}
+func newHostCache(capacity int, worker int32, index *blockIndex, tab *blockTable) *hostCache {
+	return &hostCache{capacity: capacity, worker: worker, index: index,
+		byKey: keyTable{t: tab, tier: tierG2}}
 }
 
 func (c *hostCache) held() int { return len(c.key) - len(c.free) }
@@ -286,4 +288,37 @@ func (c *hostCache) unindex() {
 		})
 		c.index = nil
 	}
+}
+
+// prefix returns a worker's k1 (the G1 run from block 0) and k2 (the resident G2 run that
+// continues it), both stopping at limit, with one table probe per block.
+func (w *worker) prefix(keys []uint64, limit int) (k1, k2 int) {
+	t := w.blocks
+	for k1 < limit {
+		i := t.find(keys[k1])
+		if i < 0 {
+			return k1, 0
+		}
+		if t.e[i].slot[tierG1] >= 0 {
+			k1++
+			continue
+		}
+		if w.g2 == nil {
+			return k1, 0
+		}
+		for {
+			s := t.e[i].slot[tierG2]
+			if s < 0 || !w.g2.resident[s] {
+				return k1, k2
+			}
+			k2++
+			if k1+k2 >= limit {
+				return k1, k2
+			}
+			if i = t.find(keys[k1+k2]); i < 0 {
+				return k1, k2
+			}
+		}
+	}
+	return k1, 0
 }

@@ -134,9 +134,11 @@ func newEngine(s *Scenario, opt RunOptions) (*engine, error) {
 	e.usedBlocks = make([]int32, f.Workers)
 	for i := 0; i < f.Workers; i++ {
 		e.activeIDs = append(e.activeIDs, int32(i))
-		w := &worker{id: int32(i), state: StateActive, g1: newGPUCache(f.GPUBlocks, int32(i), e.g1x, &e.usedBlocks[i])}
+		tab := &blockTable{}
+		w := &worker{id: int32(i), state: StateActive, blocks: tab,
+			g1: newGPUCache(f.GPUBlocks, int32(i), e.g1x, &e.usedBlocks[i], tab)}
 		if f.HostBlocks > 0 {
-			w.g2 = newHostCache(f.HostBlocks, int32(i), e.g2x)
+			w.g2 = newHostCache(f.HostBlocks, int32(i), e.g2x, tab)
 		}
 		e.ws = append(e.ws, w)
 	}

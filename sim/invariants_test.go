@@ -283,7 +283,14 @@ func checkRouting(t *testing.T, e *engine, r *request, target *worker, hint int3
 			if w.state != StateActive {
 				continue
 			}
-			k1, k2 := e.localPrefix(w, r.keys, r.reuse)
+			// Oracle: each tier probed on its own, independent of the index and of prefix().
+			k1 := w.g1.run(r.keys, r.reuse)
+			k2 := 0
+			if w.g2 != nil {
+				k2 = w.g2.run(r.keys, k1, r.reuse)
+			}
+			pk1, pk2 := w.prefix(r.keys, r.reuse)
+			require.Equal(t, [2]int{k1, k2}, [2]int{pk1, pk2}, "prefix of worker %d for %s", w.id, r.id)
 			g1, g2 := 0, 0
 			if x.stamp[w.id] == x.cur {
 				g1, g2 = int(x.g1[w.id]), int(x.g2[w.id])

@@ -2,105 +2,105 @@ package sim
 
 import "math/bits"
 
-// keyTable maps block keys to slots: open addressing with linear probing and backward-shift
-// deletion, so heavy insert/delete churn leaves no tombstones (Go's maps slowed down by a
-// factor of several under the caches' churn). It grows at three-quarters load, never shrinks.
-type keyTable struct {
-	e     []keyEntry
+// blockTable maps a worker's block keys to its G1 slot and its G2 slot in one entry: a key is
+// usually in both tiers (write-through), so one probe serves a G1 run and the G2 run that
+// continues it, and the worker keeps one table instead of two. Open addressing with linear
+// probing and backward-shift deletion, so heavy insert/delete churn leaves no tombstones (Go's
+// maps slowed down by a factor of several under the caches' churn). It grows at three-quarters
+// load, never shrinks.
+type blockTable struct {
+	e     []blockEntry
 	n     int
 	shift uint
 }
 
-// keyEntry keeps key and value together: one cache line visit per probe.
-type keyEntry struct {
-	key uint64
-	val int32 // -1: empty
+// blockEntry keeps key and slots together: one cache line visit per probe. An entry with no
+// slot in either tier is an empty table slot.
+type blockEntry struct {
+	key  uint64
+	slot [2]int32 // by tier (tierG1, tierG2); -1: not held
 }
 
-func (t *keyTable) home(k uint64) int { return int((k * 0x9e3779b97f4a7c15) >> t.shift) }
+const (
+	tierG1 = 0
+	tierG2 = 1
+)
 
-func (t *keyTable) len() int { return t.n }
+func (t *blockTable) home(k uint64) int { return int((k * 0x9e3779b97f4a7c15) >> t.shift) }
 
-func (t *keyTable) get(k uint64) (int32, bool) {
+func (en *blockEntry) empty() bool { return en.slot[0] < 0 && en.slot[1] < 0 }
+
+// find returns the index of k's entry, or -1.
+func (t *blockTable) find(k uint64) int {
 	if t.n == 0 {
-		return -1, false
+		return -1
 	}
 	mask := len(t.e) - 1
 	for i := t.home(k); ; i = (i + 1) & mask {
 		en := &t.e[i]
-		if en.val < 0 {
-			return -1, false
+		if en.empty() {
+			return -1
 		}
 		if en.key == k {
-			return en.val, true
+			return i
 		}
 	}
 }
 
-func (t *keyTable) has(k uint64) bool {
-	_, ok := t.get(k)
-	return ok
-}
-
-// putNew sets k to v unless k is present, and reports whether it did (one probe for both).
-func (t *keyTable) putNew(k uint64, v int32) bool {
+// findOrInsert returns the index of k's entry, inserting an entry holding nothing.
+func (t *blockTable) findOrInsert(k uint64) int {
 	if 4*(t.n+1) > 3*len(t.e) {
 		t.grow()
 	}
 	mask := len(t.e) - 1
 	for i := t.home(k); ; i = (i + 1) & mask {
 		en := &t.e[i]
-		if en.val < 0 {
-			en.key, en.val = k, v
+		if en.empty() {
+			en.key = k
 			t.n++
-			return true
+			return i
 		}
 		if en.key == k {
-			return false
+			return i
 		}
 	}
 }
 
-func (t *keyTable) grow() {
+func (t *blockTable) grow() {
 	size := 16
 	if len(t.e) > 0 {
 		size = 2 * len(t.e)
 	}
 	old := t.e
-	t.e = make([]keyEntry, size)
+	t.e = make([]blockEntry, size)
 	for i := range t.e {
-		t.e[i].val = -1
+		t.e[i].slot = [2]int32{-1, -1}
 	}
 	t.shift = uint(64 - bits.TrailingZeros(uint(size)))
 	t.n = 0
+	mask := size - 1
 	for _, en := range old {
-		if en.val >= 0 {
-			t.putNew(en.key, en.val)
+		if en.empty() {
+			continue
+		}
+		for i := t.home(en.key); ; i = (i + 1) & mask {
+			if t.e[i].empty() {
+				t.e[i] = en
+				t.n++
+				break
+			}
 		}
 	}
 }
 
-func (t *keyTable) del(k uint64) {
-	if t.n == 0 {
-		return
-	}
+// deleteAt empties entry i, moving later entries of its probe run back into the hole when
+// their home position allows it.
+func (t *blockTable) deleteAt(i int) {
 	mask := len(t.e) - 1
-	i := t.home(k)
-	for {
-		if t.e[i].val < 0 {
-			return
-		}
-		if t.e[i].key == k {
-			break
-		}
-		i = (i + 1) & mask
-	}
-	// Backward shift: move later entries of the probe run into the hole when their home
-	// position allows it.
 	j := i
 	for {
 		j = (j + 1) & mask
-		if t.e[j].val < 0 {
+		if t.e[j].empty() {
 			break
 		}
 		h := t.home(t.e[j].key)
@@ -110,15 +110,75 @@ func (t *keyTable) del(k uint64) {
 			i = j
 		}
 	}
-	t.e[i].val = -1
+	t.e[i].slot = [2]int32{-1, -1}
 	t.n--
 }
 
-// each calls fn for every entry.
-func (t *keyTable) each(fn func(k uint64, v int32)) {
-	for _, en := range t.e {
-		if en.val >= 0 {
-			fn(en.key, en.val)
+func (t *blockTable) reset() { *t = blockTable{} }
+
+// keyTable is one tier's view of a worker's blockTable: key → slot in that tier.
+type keyTable struct {
+	t    *blockTable
+	tier int
+	n    int
+}
+
+func (v *keyTable) len() int { return v.n }
+
+func (v *keyTable) get(k uint64) (int32, bool) {
+	if v.t == nil {
+		return -1, false
+	}
+	i := v.t.find(k)
+	if i < 0 {
+		return -1, false
+	}
+	s := v.t.e[i].slot[v.tier]
+	return s, s >= 0
+}
+
+func (v *keyTable) has(k uint64) bool {
+	_, ok := v.get(k)
+	return ok
+}
+
+// putNew sets k to slot s unless k is present, and reports whether it did (one probe for both).
+func (v *keyTable) putNew(k uint64, s int32) bool {
+	if v.t == nil {
+		v.t = &blockTable{}
+	}
+	en := &v.t.e[v.t.findOrInsert(k)]
+	if en.slot[v.tier] >= 0 {
+		return false
+	}
+	en.slot[v.tier] = s
+	v.n++
+	return true
+}
+
+func (v *keyTable) del(k uint64) {
+	if v.t == nil {
+		return
+	}
+	i := v.t.find(k)
+	if i < 0 || v.t.e[i].slot[v.tier] < 0 {
+		return
+	}
+	v.t.e[i].slot[v.tier] = -1
+	v.n--
+	if v.t.e[i].empty() {
+		v.t.deleteAt(i)
+	}
+}
+
+// each calls fn for every key of this tier.
+func (v *keyTable) each(fn func(k uint64, s int32)) {
+	if v.t == nil {
+		return
+	}
+	for _, en := range v.t.e {
+		if s := en.slot[v.tier]; s >= 0 {
+			fn(en.key, s)
 		}
 	}
 }

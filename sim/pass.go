@@ -65,11 +65,7 @@ func (e *engine) startPass(w *worker) bool {
 			r = next
 			continue
 		}
-		k1 := w.g1.run(r.keys, r.reuse)
-		k2 := 0
-		if w.g2 != nil {
-			k2 = w.g2.run(r.keys, k1, r.reuse)
-		}
+		k1, k2 := w.prefix(r.keys, r.reuse)
 		if len(r.landed) > 0 {
 			unpinAll(w.g2, r.landed, e.now)
 			r.landed = nil

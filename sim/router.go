@@ -141,12 +141,7 @@ func (e *engine) keepG2(T []int32, k uint64, j int) []int32 {
 
 // localPrefix is a worker's k1 + k2 for a prompt.
 func (e *engine) localPrefix(w *worker, keys []uint64, limit int) (int, int) {
-	k1 := w.g1.run(keys, limit)
-	k2 := 0
-	if w.g2 != nil {
-		k2 = w.g2.run(keys, k1, limit)
-	}
-	return k1, k2
+	return w.prefix(keys, limit)
 }
 
 // route picks the target of an arriving request (SPEC §3.9, §3.14 "Routing details").

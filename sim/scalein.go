@@ -85,6 +85,7 @@ func (e *engine) remove(w *worker, forced bool) {
 	if w.g2 != nil {
 		w.g2.clear()
 	}
+	w.blocks.reset()
 	e.pendPrefill[w.id] = 0
 }
 

@@ -7,13 +7,9 @@ type gpuCache struct {
 	worker   int32
 	index    *blockIndex // nil once the worker no longer takes new requests
 	byKey    keyTable
-	key      []uint64
-	keyed    []bool
-	ref      []int32
-	depth    []int32
-	free     []int32 // released or never-used slots below len(ref)
-	lru      lru
-	inUse    *int32 // distinct slots held by requests, kept where the router reads it
+	sl       slots   // uses: requests holding the slot; ready: keyed
+	free     []int32 // released or never-used slots below len(sl.v)
+	inUse    *int32  // distinct slots held by requests, kept where the router reads it
 }
 
 func newGPUCache(capacity int, worker int32, index *blockIndex, inUse *int32, tab *blockTable) *gpuCache {
@@ -22,7 +18,7 @@ func newGPUCache(capacity int, worker int32, index *blockIndex, inUse *int32, ta
 }
 
 // freeCount is the number of slots holding nothing.
-func (c *gpuCache) freeCount() int { return c.capacity - len(c.ref) + len(c.free) }
+func (c *gpuCache) freeCount() int { return c.capacity - len(c.sl.v) + len(c.free) }
 
 // used is the number of distinct slots held by requests.
 func (c *gpuCache) used() int { return int(*c.inUse) }
@@ -45,9 +41,9 @@ func (c *gpuCache) run(keys []uint64, limit int) int {
 // fits reports whether n new slots can be had while keeping the first k1 keys, which the caller
 // is about to share.
 func (c *gpuCache) fits(keys []uint64, k1, n int) bool {
-	avail := c.freeCount() + c.lru.len()
+	avail := c.freeCount() + c.sl.evictableCount()
 	for _, k := range keys[:k1] {
-		if s, _ := c.byKey.get(k); c.ref[s] == 0 {
+		if s, _ := c.byKey.get(k); c.sl.v[s].uses == 0 {
 			avail--
 		}
 	}
@@ -59,11 +55,11 @@ func (c *gpuCache) fits(keys []uint64, k1, n int) bool {
 func (c *gpuCache) acquire(dst []int32, keys []uint64, k1, n int) []int32 {
 	for _, k := range keys[:k1] {
 		s, _ := c.byKey.get(k)
-		if c.ref[s] == 0 {
-			c.lru.remove(s)
+		if c.sl.v[s].uses == 0 {
+			c.sl.remove(s)
 			*c.inUse++
 		}
-		c.ref[s]++
+		c.sl.v[s].uses++
 		dst = append(dst, s)
 	}
 	for i := 0; i < n; i++ {
@@ -79,41 +75,38 @@ func (c *gpuCache) take() int32 {
 	case len(c.free) > 0:
 		s = c.free[len(c.free)-1]
 		c.free = c.free[:len(c.free)-1]
-	case len(c.ref) < c.capacity:
-		s = int32(len(c.ref))
-		c.key = append(c.key, 0)
-		c.keyed = append(c.keyed, false)
-		c.ref = append(c.ref, 0)
-		c.depth = append(c.depth, 0)
-		c.lru.grow(len(c.ref))
-	case c.lru.len() > 0:
-		s = c.lru.pop()
+	case len(c.sl.v) < c.capacity:
+		s = c.sl.add()
+	case c.sl.evictableCount() > 0:
+		s = c.sl.pop()
 		c.unkey(s)
 	default:
 		return -1
 	}
-	c.ref[s] = 1
+	c.sl.v[s].uses = 1
 	*c.inUse++
 	return s
 }
 
 func (c *gpuCache) unkey(s int32) {
-	c.byKey.del(c.key[s])
+	k := c.sl.v[s].key
+	c.byKey.del(k)
 	if c.index != nil {
-		c.index.remove(c.key[s], c.worker)
+		c.index.remove(k, c.worker)
 	}
-	c.keyed[s] = false
+	c.sl.v[s].ready = false
 }
 
 // setKey keys a computed block; a key already present leaves the copy unkeyed (SPEC §3.14).
 func (c *gpuCache) setKey(s int32, key uint64, depth int) {
-	if c.keyed[s] {
+	sl := &c.sl.v[s]
+	if sl.ready {
 		return
 	}
 	if !c.byKey.putNew(key, s) {
 		return
 	}
-	c.key[s], c.keyed[s], c.depth[s] = key, true, int32(depth)
+	sl.key, sl.ready, sl.depth = key, true, int32(depth)
 	if c.index != nil {
 		c.index.add(key, c.worker)
 	}
@@ -121,13 +114,14 @@ func (c *gpuCache) setKey(s int32, key uint64, depth int) {
 
 // release drops one reference; a keyed slot becomes cached and evictable as of now.
 func (c *gpuCache) release(s int32, now int64) {
-	c.ref[s]--
-	if c.ref[s] > 0 {
+	sl := &c.sl.v[s]
+	sl.uses--
+	if sl.uses > 0 {
 		return
 	}
 	*c.inUse--
-	if c.keyed[s] {
-		c.lru.push(s, now, c.depth[s])
+	if sl.ready {
+		c.sl.push(s, now)
 		return
 	}
 	c.free = append(c.free, s)
@@ -156,12 +150,8 @@ type hostCache struct {
 	worker   int32
 	index    *blockIndex // resident entries only; nil once the worker no longer takes requests
 	byKey    keyTable
-	key      []uint64
-	depth    []int32
-	pins     []int32
-	resident []bool
+	sl       slots // uses: pins; ready: resident
 	free     []int32
-	lru      lru
 	// residentCount is the number of resident entries.
 	residentCount int
 }
@@ -171,15 +161,18 @@ func newHostCache(capacity int, worker int32, index *blockIndex, tab *blockTable
 		byKey: keyTable{t: tab, tier: tierG2}}
 }
 
-func (c *hostCache) held() int { return len(c.key) - len(c.free) }
+func (c *hostCache) held() int { return len(c.sl.v) - len(c.free) }
 
 // holds reports whether key is held, pending or resident.
 func (c *hostCache) holds(key uint64) bool { return c.byKey.has(key) }
 
+// resident reports whether slot s is resident.
+func (c *hostCache) resident(s int32) bool { return c.sl.v[s].ready }
+
 // residentSlot returns the slot of key if it is resident.
 func (c *hostCache) residentSlot(key uint64) (int32, bool) {
 	s, ok := c.byKey.get(key)
-	if !ok || !c.resident[s] {
+	if !ok || !c.sl.v[s].ready {
 		return -1, false
 	}
 	return s, true
@@ -206,13 +199,8 @@ func (c *hostCache) reserve(key uint64, depth int, protect func(key uint64, dept
 	case len(c.free) > 0:
 		s = c.free[len(c.free)-1]
 		c.free = c.free[:len(c.free)-1]
-	case len(c.key) < c.capacity:
-		s = int32(len(c.key))
-		c.key = append(c.key, 0)
-		c.depth = append(c.depth, 0)
-		c.pins = append(c.pins, 0)
-		c.resident = append(c.resident, false)
-		c.lru.grow(len(c.key))
+	case len(c.sl.v) < c.capacity:
+		s = c.sl.add()
 	default:
 		s = c.evict(protect)
 		if s < 0 {
@@ -220,7 +208,8 @@ func (c *hostCache) reserve(key uint64, depth int, protect func(key uint64, dept
 		}
 	}
 	c.byKey.putNew(key, s) // the caller checked key is absent
-	c.key[s], c.depth[s], c.pins[s], c.resident[s] = key, int32(depth), 0, false
+	sl := &c.sl.v[s]
+	sl.key, sl.depth, sl.uses, sl.ready = key, int32(depth), 0, false
 	return s
 }
 
@@ -228,15 +217,16 @@ func (c *hostCache) reserve(key uint64, depth int, protect func(key uint64, dept
 func (c *hostCache) evict(protect func(key uint64, depth int32) bool) int32 {
 	var skip func(int32) bool
 	if protect != nil {
-		skip = func(s int32) bool { return protect(c.key[s], c.depth[s]) }
+		skip = func(s int32) bool { return protect(c.sl.v[s].key, c.sl.v[s].depth) }
 	}
-	victim := c.lru.popFirst(skip)
+	victim := c.sl.popFirst(skip)
 	if victim >= 0 {
-		c.byKey.del(c.key[victim])
+		k := c.sl.v[victim].key
+		c.byKey.del(k)
 		if c.index != nil {
-			c.index.remove(c.key[victim], c.worker)
+			c.index.remove(k, c.worker)
 		}
-		c.resident[victim] = false
+		c.sl.v[victim].ready = false
 		c.residentCount--
 	}
 	return victim
@@ -244,33 +234,36 @@ func (c *hostCache) evict(protect func(key uint64, depth int32) bool) int32 {
 
 // makeResident completes a transfer into G2.
 func (c *hostCache) makeResident(s int32, now int64) {
-	c.resident[s] = true
+	sl := &c.sl.v[s]
+	sl.ready = true
 	c.residentCount++
 	if c.index != nil {
-		c.index.add(c.key[s], c.worker)
+		c.index.add(sl.key, c.worker)
 	}
-	if c.pins[s] == 0 {
-		c.lru.push(s, now, c.depth[s])
+	if sl.uses == 0 {
+		c.sl.push(s, now)
 	}
 }
 
 func (c *hostCache) pin(s int32) {
-	if c.pins[s] == 0 && c.resident[s] {
-		c.lru.remove(s)
+	sl := &c.sl.v[s]
+	if sl.uses == 0 && sl.ready {
+		c.sl.remove(s)
 	}
-	c.pins[s]++
+	sl.uses++
 }
 
 func (c *hostCache) unpin(s int32, now int64) {
-	c.pins[s]--
-	if c.pins[s] == 0 && c.resident[s] {
-		c.lru.push(s, now, c.depth[s])
+	sl := &c.sl.v[s]
+	sl.uses--
+	if sl.uses == 0 && sl.ready {
+		c.sl.push(s, now)
 	}
 }
 
 // drop frees a pending entry whose transfer was aborted.
 func (c *hostCache) drop(s int32) {
-	c.byKey.del(c.key[s])
+	c.byKey.del(c.sl.v[s].key)
 	c.free = append(c.free, s)
 }
 
@@ -282,7 +275,7 @@ func (c *hostCache) clear() {
 func (c *hostCache) unindex() {
 	if c.index != nil {
 		c.byKey.each(func(k uint64, s int32) {
-			if c.resident[s] {
+			if c.sl.v[s].ready {
 				c.index.remove(k, c.worker)
 			}
 		})
@@ -308,7 +301,7 @@ func (w *worker) prefix(keys []uint64, limit int) (k1, k2 int) {
 		}
 		for {
 			s := t.e[i].slot[tierG2]
-			if s < 0 || !w.g2.resident[s] {
+			if s < 0 || !w.g2.sl.v[s].ready {
 				return k1, k2
 			}
 			k2++

@@ -1,111 +1,120 @@
 package sim
 
-// lru orders evictable slots of one cache tier by SPEC §3.14 "Recency and eviction": the instant
-// a slot became evictable, then the deeper block position first, then the order in which slots
-// became evictable.
+// slot is one block slot of a cache tier: its key, its state and its links in the tier's
+// eviction list, together in 32 bytes, so touching a slot touches one cache line (the caches
+// visit slots in no useful order, and separate per-field arrays cost a miss per field).
+type slot struct {
+	key        uint64
+	prev, next int32 // eviction list links; -1: none
+	depth      int32 // block position in its prompt
+	uses       int32 // G1: requests holding the slot; G2: pins
+	evictable  bool  // in the eviction list
+	ready      bool  // G1: keyed; G2: resident (not pending)
+}
+
+// slots holds a tier's slots and orders the evictable ones by SPEC §3.14 "Recency and
+// eviction": the instant a slot became evictable, then the deeper block position first, then the
+// order in which slots became evictable.
 //
 // Instants only grow, so the order is a list: a slot is appended, and only the group of slots
 // that became evictable at the current instant (the tail of the list) needs ordering by depth,
 // which an insertion walking back from the tail keeps. It is an intrusive doubly linked list
 // over slot numbers: removal is O(1) and leaves nothing behind; a push is O(1) when a request
 // releases its blocks deepest first.
-type lru struct {
-	prev, next []int32 // per slot; -1: none
-	dep        []int32 // per slot: block position in its prompt
-	in         []bool  // per slot: evictable
+type slots struct {
+	v          []slot
 	head, tail int32
-	n          int
+	n          int   // evictable slots
 	groupFirst int32 // first slot of the tail group, which became evictable at groupAt; -1: none
 	groupAt    int64
 }
 
-func (l *lru) grow(slots int) {
-	if len(l.in) == 0 {
+// add appends a new empty slot and returns its number.
+func (l *slots) add() int32 {
+	if len(l.v) == 0 {
 		l.head, l.tail, l.groupFirst = -1, -1, -1
 	}
-	for len(l.in) < slots {
-		l.prev = append(l.prev, -1)
-		l.next = append(l.next, -1)
-		l.dep = append(l.dep, 0)
-		l.in = append(l.in, false)
-	}
+	l.v = append(l.v, slot{prev: -1, next: -1})
+	return int32(len(l.v) - 1)
 }
 
-func (l *lru) len() int { return l.n }
+// evictableCount is the number of slots in the eviction list.
+func (l *slots) evictableCount() int { return l.n }
 
-func (l *lru) contains(slot int32) bool { return l.in[slot] }
-
-// push makes slot evictable as of instant at.
-func (l *lru) push(slot int32, at int64, depth int32) {
-	l.in[slot] = true
-	l.dep[slot] = depth
+// push makes slot s evictable as of instant at.
+func (l *slots) push(s int32, at int64) {
+	v := l.v
+	v[s].evictable = true
 	l.n++
 	if l.groupFirst < 0 || at != l.groupAt {
-		l.insertAfter(slot, l.tail)
-		l.groupFirst, l.groupAt = slot, at
+		l.insertAfter(s, l.tail)
+		l.groupFirst, l.groupAt = s, at
 		return
 	}
 	// Same instant: after the last slot of the group with a depth ≥ depth (equal depths keep
 	// push order).
-	boundary := l.prev[l.groupFirst]
+	depth := v[s].depth
+	boundary := v[l.groupFirst].prev
 	p := l.tail
-	for p != boundary && l.dep[p] < depth {
-		p = l.prev[p]
+	for p != boundary && v[p].depth < depth {
+		p = v[p].prev
 	}
-	l.insertAfter(slot, p)
+	l.insertAfter(s, p)
 	if p == boundary {
-		l.groupFirst = slot
+		l.groupFirst = s
 	}
 }
 
-// insertAfter links slot after p (p == -1: at the head).
-func (l *lru) insertAfter(slot, p int32) {
+// insertAfter links s after p (p == -1: at the head).
+func (l *slots) insertAfter(s, p int32) {
+	v := l.v
 	var nx int32
 	if p < 0 {
 		nx = l.head
-		l.head = slot
+		l.head = s
 	} else {
-		nx = l.next[p]
-		l.next[p] = slot
+		nx = v[p].next
+		v[p].next = s
 	}
-	l.prev[slot], l.next[slot] = p, nx
+	v[s].prev, v[s].next = p, nx
 	if nx < 0 {
-		l.tail = slot
+		l.tail = s
 	} else {
-		l.prev[nx] = slot
+		v[nx].prev = s
 	}
 }
 
-// remove takes slot out of the evictable set (it is in use or pinned again).
-func (l *lru) remove(slot int32) {
-	p, nx := l.prev[slot], l.next[slot]
+// remove takes s out of the eviction list (it is in use or pinned again).
+func (l *slots) remove(s int32) {
+	v := l.v
+	p, nx := v[s].prev, v[s].next
 	if p < 0 {
 		l.head = nx
 	} else {
-		l.next[p] = nx
+		v[p].next = nx
 	}
 	if nx < 0 {
 		l.tail = p
 	} else {
-		l.prev[nx] = p
+		v[nx].prev = p
 	}
-	if slot == l.groupFirst {
+	if s == l.groupFirst {
 		l.groupFirst = nx // the group is the tail: its next member, or none
 	}
-	l.prev[slot], l.next[slot] = -1, -1
-	l.in[slot] = false
+	v[s].prev, v[s].next = -1, -1
+	v[s].evictable = false
 	l.n--
 }
 
-// pop removes and returns the next slot to evict; the set must not be empty.
-func (l *lru) pop() int32 {
+// pop removes and returns the next slot to evict; the list must not be empty.
+func (l *slots) pop() int32 {
 	return l.popFirst(nil)
 }
 
 // popFirst removes and returns the first slot in eviction order that skip does not reject,
 // or -1.
-func (l *lru) popFirst(skip func(slot int32) bool) int32 {
-	for s := l.head; s >= 0; s = l.next[s] {
+func (l *slots) popFirst(skip func(s int32) bool) int32 {
+	for s := l.head; s >= 0; s = l.v[s].next {
 		if skip != nil && skip(s) {
 			continue
 		}

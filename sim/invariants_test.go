@@ -182,37 +182,74 @@ func checkInvariants(t *testing.T, e *engine) {
 		}
 		c := w.g1
 		inUse, lruN, freeN := 0, 0, 0
-		for s := range c.ref {
-			require.Equal(t, g1refs[w][int32(s)], c.ref[s], "worker %d G1 slot %d refs", w.id, s)
+		checkSlotList(t, &c.sl)
+		for s := range c.sl.v {
+			sl := &c.sl.v[s]
+			require.Equal(t, g1refs[w][int32(s)], sl.uses, "worker %d G1 slot %d refs", w.id, s)
 			switch {
-			case c.ref[s] > 0:
+			case sl.uses > 0:
 				inUse++
-			case c.keyed[s]:
+			case sl.ready:
 				lruN++
-				require.True(t, c.lru.contains(int32(s)), "cached G1 slot not evictable")
+				require.True(t, sl.evictable, "cached G1 slot not evictable")
 			default:
 				freeN++
 			}
 		}
-		require.Equal(t, lruN, c.lru.len())
+		require.Equal(t, lruN, c.sl.evictableCount())
 		require.Equal(t, inUse, c.used(), "worker %d used blocks counter", w.id)
 		require.Equal(t, freeN, len(c.free))
 		require.Equal(t, c.capacity, inUse+lruN+c.freeCount(), "G1 blocks conserved")
 		if h := w.g2; h != nil {
+			checkSlotList(t, &h.sl)
 			require.LessOrEqual(t, h.held(), h.capacity)
 			require.Equal(t, h.held(), h.byKey.len())
 			res := 0
 			h.byKey.each(func(k uint64, s int32) {
-				require.Equal(t, k, h.key[s])
-				require.Equal(t, g2pins[w][s], h.pins[s], "worker %d G2 slot %d pins", w.id, s)
-				if h.resident[s] {
+				sl := &h.sl.v[s]
+				require.Equal(t, k, sl.key)
+				require.Equal(t, g2pins[w][s], sl.uses, "worker %d G2 slot %d pins", w.id, s)
+				if sl.ready {
 					res++
-					require.Equal(t, h.pins[s] == 0, h.lru.contains(s))
+					require.Equal(t, sl.uses == 0, sl.evictable)
 				} else {
 					require.True(t, pending[w][s], "worker %d: pending G2 entry without a transfer", w.id)
 				}
 			})
 			require.Equal(t, res, h.residentCount)
+		}
+	}
+}
+
+// checkSlotList checks a tier's eviction list: links agree both ways, it holds exactly the
+// slots flagged evictable, and they are in eviction order by depth within an instant's group
+// (the instants themselves are not stored).
+func checkSlotList(t *testing.T, l *slots) {
+	t.Helper()
+	if len(l.v) == 0 {
+		require.Zero(t, l.n)
+		return
+	}
+	n, prev := 0, int32(-1)
+	for s := l.head; s >= 0; s = l.v[s].next {
+		require.Equal(t, prev, l.v[s].prev, "eviction list back link")
+		require.True(t, l.v[s].evictable, "slot %d in the eviction list but not evictable", s)
+		prev = s
+		n++
+		require.LessOrEqual(t, n, len(l.v), "eviction list has a cycle")
+	}
+	require.Equal(t, prev, l.tail)
+	require.Equal(t, l.n, n)
+	flagged := 0
+	for i := range l.v {
+		if l.v[i].evictable {
+			flagged++
+		}
+	}
+	require.Equal(t, n, flagged)
+	if l.groupFirst >= 0 {
+		for s := l.groupFirst; l.v[s].next >= 0; s = l.v[s].next {
+			require.GreaterOrEqual(t, l.v[s].depth, l.v[l.v[s].next].depth, "tail group not deepest first")
 		}
 	}
 }
@@ -240,8 +277,8 @@ func TestInvariantsOnRandomScenarios(t *testing.T) {
 			require.Zero(t, w.g1.used(), "seed %d worker %d holds G1 blocks at the end", seed, w.id)
 			if w.g2 != nil {
 				w.g2.byKey.each(func(_ uint64, s int32) {
-					require.Zero(t, w.g2.pins[s], "seed %d worker %d G2 pin left", seed, w.id)
-					require.True(t, w.g2.resident[s], "seed %d: pending entry at the end", seed)
+					require.Zero(t, w.g2.sl.v[s].uses, "seed %d worker %d G2 pin left", seed, w.id)
+					require.True(t, w.g2.resident(s), "seed %d: pending entry at the end", seed)
 				})
 			}
 			require.Empty(t, w.outPulls)

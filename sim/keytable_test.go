@@ -46,9 +46,11 @@ func TestKeyTableMatchesMap(t *testing.T) {
 
 // The LRU pops in the order of SPEC §3.14 (instant, deeper first, then push order).
 func TestLRUBoundedAndOrdered(t *testing.T) {
-	var l lru
-	const slots = 512
-	l.grow(slots)
+	var l slots
+	const n = 512
+	for range n {
+		l.add()
+	}
 	rng := rand.New(rand.NewPCG(3, 4))
 	type rec struct {
 		at    int64
@@ -62,11 +64,12 @@ func TestLRUBoundedAndOrdered(t *testing.T) {
 		if rng.IntN(4) == 0 {
 			now++
 		}
-		s := int32(rng.IntN(slots))
+		s := int32(rng.IntN(n))
 		switch {
-		case !l.contains(s):
+		case !l.v[s].evictable:
 			d := int32(rng.IntN(8))
-			l.push(s, now, d)
+			l.v[s].depth = d
+			l.push(s, now)
 			live[s] = rec{now, d, seq}
 			seq++
 		case rng.IntN(2) == 0:
@@ -83,6 +86,6 @@ func TestLRUBoundedAndOrdered(t *testing.T) {
 			}
 			delete(live, got)
 		}
-		require.Equal(t, len(live), l.len())
+		require.Equal(t, len(live), l.evictableCount())
 	}
 }

@@ -120,12 +120,23 @@ type traceSource struct {
 	speedup   float64
 	offsetMS  float64
 	remaining int64
+	nextAt    int64 // arrival of rows[next], computed once: the engine peeks at every instant
 }
 
 func newTraceSource(s *Scenario, rows []TraceRow) *traceSource {
 	t := s.Workload.Trace
-	return &traceSource{rows: rows, bs: s.Fleet.BlockSize, tbt: t.TraceBlockTokens,
+	src := &traceSource{rows: rows, bs: s.Fleet.BlockSize, tbt: t.TraceBlockTokens,
 		speedup: t.Speedup, offsetMS: t.OffsetMS, remaining: int64(len(rows))}
+	src.advance(0)
+	return src
+}
+
+// advance moves to row i and computes its arrival instant.
+func (s *traceSource) advance(i int) {
+	s.next = i
+	if i < len(s.rows) {
+		s.nextAt = s.atNS(&s.rows[i])
+	}
 }
 
 func (s *traceSource) atNS(r *TraceRow) int64 {
@@ -136,12 +147,13 @@ func (s *traceSource) peek() (int64, bool) {
 	if s.next >= len(s.rows) {
 		return 0, false
 	}
-	return s.atNS(&s.rows[s.next]), true
+	return s.nextAt, true
 }
 
 func (s *traceSource) pop() *arrival {
 	r := &s.rows[s.next]
-	s.next++
+	at := s.nextAt
+	s.advance(s.next + 1)
 	n := r.InputLength / s.bs
 	keys := make([]uint64, n)
 	prev := uint64(keyRoot)
@@ -158,7 +170,7 @@ func (s *traceSource) pop() *arrival {
 		prev = chainKey(prev, content)
 		keys[j] = prev
 	}
-	return &arrival{id: "L" + strconv.Itoa(r.Line), atNS: s.atNS(r), keys: keys,
+	return &arrival{id: "L" + strconv.Itoa(r.Line), atNS: at, keys: keys,
 		promptTokens: r.InputLength, outputTokens: r.OutputLength, routeTo: -1, session: -1, order: -1}
 }
 

@@ -62,10 +62,30 @@ func (c *gpuCache) acquire(dst []int32, keys []uint64, k1, n int) []int32 {
 		c.sl.v[s].uses++
 		dst = append(dst, s)
 	}
+	c.touchVictims(n - c.freeCount())
 	for i := 0; i < n; i++ {
 		dst = append(dst, c.take())
 	}
 	return dst
+}
+
+// touchVictims touches the table and index entries of the next n slots to evict (see
+// blockTable.touch).
+func (c *gpuCache) touchVictims(n int) {
+	touchSink ^= touchVictims(&c.sl, c.byKey.t, c.index, n)
+}
+
+func touchVictims(l *slots, t *blockTable, x *blockIndex, n int) uint64 {
+	if n <= 0 || t == nil || l.n == 0 {
+		return 0
+	}
+	var sink uint64
+	for s := l.head; s >= 0 && n > 0; s = l.v[s].next {
+		k := l.v[s].key
+		sink ^= t.touch(k) ^ x.touch(k)
+		n--
+	}
+	return sink
 }
 
 // take returns one unkeyed slot with a reference, or -1 when nothing is free or evictable.
@@ -213,6 +233,12 @@ func (c *hostCache) reserve(key uint64, depth int, protect func(key uint64, dept
 	return s
 }
 
+// touchVictims touches the table and index entries of the entries that reserving n more would
+// evict (see blockTable.touch).
+func (c *hostCache) touchVictims(n int) {
+	touchSink ^= touchVictims(&c.sl, c.byKey.t, c.index, n-len(c.free)-(c.capacity-len(c.sl.v)))
+}
+
 // evict removes the least recent evictable entry that protect allows and returns its slot.
 func (c *hostCache) evict(protect func(key uint64, depth int32) bool) int32 {
 	var skip func(int32) bool
@@ -230,6 +256,19 @@ func (c *hostCache) evict(protect func(key uint64, depth int32) bool) int32 {
 		c.residentCount--
 	}
 	return victim
+}
+
+// touchIndex touches the index entries of slots about to become resident (see
+// blockTable.touch).
+func (c *hostCache) touchIndex(slots []int32) {
+	if c.index == nil {
+		return
+	}
+	var sink uint64
+	for _, s := range slots {
+		sink ^= c.index.touch(c.sl.v[s].key)
+	}
+	touchSink ^= sink
 }
 
 // makeResident completes a transfer into G2.

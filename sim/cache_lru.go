@@ -21,6 +21,9 @@ type slot struct {
 // which an insertion walking back from the tail keeps. It is an intrusive doubly linked list
 // over slot numbers: removal is O(1) and leaves nothing behind; a push is O(1) when a request
 // releases its blocks deepest first.
+//
+// The zero value is an empty list with no slots; head, tail and groupFirst mean something only
+// while n > 0 or after add.
 type slots struct {
 	v          []slot
 	head, tail int32
@@ -114,6 +117,9 @@ func (l *slots) pop() int32 {
 // popFirst removes and returns the first slot in eviction order that skip does not reject,
 // or -1.
 func (l *slots) popFirst(skip func(s int32) bool) int32 {
+	if l.n == 0 {
+		return -1
+	}
 	for s := l.head; s >= 0; s = l.v[s].next {
 		if skip != nil && skip(s) {
 			continue

@@ -178,3 +178,11 @@ func (x *blockIndex) deleteAt(i int) {
 	x.e[i].first = -1
 	x.n--
 }
+
+// touch loads the cache line where k's entry would start (see blockTable.touch).
+func (x *blockIndex) touch(k uint64) uint64 {
+	if x == nil || len(x.e) == 0 {
+		return 0
+	}
+	return x.e[x.home(k)].key
+}

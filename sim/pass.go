@@ -236,6 +236,7 @@ func (e *engine) finishD2H(tr *transfer) {
 	w := tr.w
 	e.dropTransfer(w, tr)
 	e.touch(w)
+	w.g2.touchIndex(tr.slots)
 	for i := len(tr.slots) - 1; i >= 0; i-- {
 		w.g2.makeResident(tr.slots[i], e.now)
 	}
@@ -270,6 +271,9 @@ func (e *engine) endPass(w *worker) {
 			r.computed += r.passTokens
 			lo := old / bs
 			hi := min(r.computed/bs, len(r.keys))
+			if lo < hi {
+				w.touchKeys(r.keys[lo:hi])
+			}
 			for j := lo; j < hi; j++ {
 				w.g1.setKey(r.blocks[j], r.keys[j], j)
 			}
@@ -307,6 +311,19 @@ func (e *engine) endPass(w *worker) {
 	}
 	w.batch = w.batch[:0]
 	e.markDirty(w)
+}
+
+// touchKeys touches the table and index entries of keys about to be keyed in G1 and G2, and
+// those of the G2 entries their write-through will evict (see blockTable.touch).
+func (w *worker) touchKeys(keys []uint64) {
+	var sink uint64
+	for _, k := range keys {
+		sink ^= w.blocks.touch(k) ^ w.g1.index.touch(k)
+	}
+	if w.g2 != nil {
+		w.g2.touchVictims(len(keys))
+	}
+	touchSink ^= sink
 }
 
 func (e *engine) complete(w *worker, r *request) {

@@ -18,19 +18,23 @@ type seriesBucket struct {
 type seriesFamily struct {
 	width   int64
 	buckets []seriesBucket
+	end     int64 // end of the last bucket; instants only grow, so most land in it
 }
 
 const maxBuckets = 200
 
 func (f *seriesFamily) record(t int64, g gauges, c instantCounters) {
-	for t/f.width >= maxBuckets {
-		f.coarsen()
+	if t >= f.end || len(f.buckets) == 0 {
+		for t/f.width >= maxBuckets {
+			f.coarsen()
+		}
+		i := int(t / f.width)
+		for len(f.buckets) <= i {
+			f.buckets = append(f.buckets, seriesBucket{})
+		}
+		f.end = int64(len(f.buckets)) * f.width
 	}
-	i := int(t / f.width)
-	for len(f.buckets) <= i {
-		f.buckets = append(f.buckets, seriesBucket{})
-	}
-	b := &f.buckets[i]
+	b := &f.buckets[len(f.buckets)-1]
 	b.set, b.g, b.lastAt = true, g, t
 	b.c.staged += c.staged
 	b.c.landed += c.landed
@@ -56,6 +60,7 @@ func (f *seriesFamily) coarsen() {
 	}
 	f.buckets = out
 	f.width *= 10
+	f.end = int64(len(f.buckets)) * f.width
 }
 
 // seriesRecorder records gauges and counters per instant into three families of bucket widths

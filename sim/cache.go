@@ -5,14 +5,14 @@ package sim
 type gpuCache struct {
 	capacity int
 	worker   int32
-	index    *blockIndex // nil once the worker no longer takes new requests
+	index    *tierIndex // nil once the worker no longer takes new requests
 	byKey    keyTable
 	sl       slots   // uses: requests holding the slot; ready: keyed
 	free     []int32 // released or never-used slots below len(sl.v)
 	inUse    *int32  // distinct slots held by requests, kept where the router reads it
 }
 
-func newGPUCache(capacity int, worker int32, index *blockIndex, inUse *int32, tab *blockTable) *gpuCache {
+func newGPUCache(capacity int, worker int32, index *tierIndex, inUse *int32, tab *blockTable) *gpuCache {
 	return &gpuCache{capacity: capacity, worker: worker, index: index, inUse: inUse,
 		byKey: keyTable{t: tab, tier: tierG1}}
 }
@@ -75,7 +75,7 @@ func (c *gpuCache) touchVictims(n int) {
 	touchSink ^= touchVictims(&c.sl, c.byKey.t, c.index, n)
 }
 
-func touchVictims(l *slots, t *blockTable, x *blockIndex, n int) uint64 {
+func touchVictims(l *slots, t *blockTable, x *tierIndex, n int) uint64 {
 	if n <= 0 || t == nil || l.n == 0 {
 		return 0
 	}
@@ -96,7 +96,7 @@ func (c *gpuCache) take() int32 {
 		s = c.free[len(c.free)-1]
 		c.free = c.free[:len(c.free)-1]
 	case len(c.sl.v) < c.capacity:
-		s = c.sl.add()
+		s = c.sl.add(c.capacity)
 	case c.sl.evictableCount() > 0:
 		s = c.sl.pop()
 		c.unkey(s)
@@ -168,7 +168,7 @@ func (c *gpuCache) unindex() {
 type hostCache struct {
 	capacity int
 	worker   int32
-	index    *blockIndex // resident entries only; nil once the worker no longer takes requests
+	index    *tierIndex // resident entries only; nil once the worker no longer takes requests
 	byKey    keyTable
 	sl       slots // uses: pins; ready: resident
 	free     []int32
@@ -176,7 +176,7 @@ type hostCache struct {
 	residentCount int
 }
 
-func newHostCache(capacity int, worker int32, index *blockIndex, tab *blockTable) *hostCache {
+func newHostCache(capacity int, worker int32, index *tierIndex, tab *blockTable) *hostCache {
 	return &hostCache{capacity: capacity, worker: worker, index: index,
 		byKey: keyTable{t: tab, tier: tierG2}}
 }
@@ -220,7 +220,7 @@ func (c *hostCache) reserve(key uint64, depth int, protect func(key uint64, dept
 		s = c.free[len(c.free)-1]
 		c.free = c.free[:len(c.free)-1]
 	case len(c.sl.v) < c.capacity:
-		s = c.sl.add()
+		s = c.sl.add(c.capacity)
 	default:
 		s = c.evict(protect)
 		if s < 0 {

@@ -32,10 +32,17 @@ type slots struct {
 	groupAt    int64
 }
 
-// add appends a new empty slot and returns its number.
-func (l *slots) add() int32 {
+// add appends a new empty slot and returns its number; a tier never has more than capacity.
+// The array doubles up to capacity, so growing it leaves at most its final size as garbage
+// (append's gentler growth for large slices left about four times that).
+func (l *slots) add(capacity int) int32 {
 	if len(l.v) == 0 {
 		l.head, l.tail, l.groupFirst = -1, -1, -1
+	}
+	if len(l.v) == cap(l.v) {
+		v := make([]slot, len(l.v), min(max(2*len(l.v), 64), max(capacity, len(l.v)+1)))
+		copy(v, l.v)
+		l.v = v
 	}
 	l.v = append(l.v, slot{prev: -1, next: -1})
 	return int32(len(l.v) - 1)

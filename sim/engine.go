@@ -23,8 +23,8 @@ type engine struct {
 	opt RunOptions
 	now int64
 	ws  []*worker
-	g1x *blockIndex
-	g2x *blockIndex
+	g1x *tierIndex
+	g2x *tierIndex
 	src source
 
 	nextIdx int64
@@ -120,7 +120,8 @@ func Run(ctx context.Context, s *Scenario, opt RunOptions) (*Report, error) {
 }
 
 func newEngine(s *Scenario, opt RunOptions) (*engine, error) {
-	e := &engine{s: s, opt: opt, g1x: newBlockIndex(), g2x: newBlockIndex()}
+	idx := &blockIndex{}
+	e := &engine{s: s, opt: opt, g1x: &tierIndex{x: idx, tier: tierG1}, g2x: &tierIndex{x: idx, tier: tierG2}}
 	f := s.Fleet
 	if f.Workers < 1 || f.BlockSize < 1 || f.GPUBlocks < 1 || f.MaxNumSeqs < 1 || f.MaxBatchedTokens < f.MaxNumSeqs {
 		return nil, fmt.Errorf("sim: scenario is not validated (fleet %+v); use sim.Parse", f)

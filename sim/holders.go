@@ -2,45 +2,35 @@ package sim
 
 import "math/bits"
 
-// blockIndex maps a block key to the workers holding it in one tier (G1: keyed blocks; G2:
-// resident entries). Routing and hints walk a prompt once over it, level by level, instead of
-// probing every worker's cache (SPEC §3.9).
+// blockIndex maps a block key to the active workers holding it, in both tiers (G1: keyed
+// blocks; G2: resident entries). Routing and hints walk a prompt once over it, level by level,
+// instead of probing every worker's cache (SPEC §3.9).
 //
-// Most keys have one holder, kept inline; further holders go to a side list. Open addressing
-// with backward-shift deletion, as keyTable, growing at three-quarters load.
+// A key is usually in both tiers (write-through), so it has one entry for both: one probe, and
+// a key leaves the table only when its last holder in either tier goes. A tier's single holder
+// is kept inline; two or more go to a list. Open addressing with backward-shift deletion, as
+// blockTable, growing at three-quarters load.
 type blockIndex struct {
 	e     []holderEntry
 	n     int
 	shift uint
-	lists [][]int32 // extra holders, by list id
-	fps   []uint64  // fingerprint of the whole holder set of an entry with a list, by list id
+	lists [][]int32 // holder sets of two or more workers, by list id
+	fps   []uint64  // fingerprint of each list's set, by list id
 	free  []int32   // unused list ids
 }
 
-// holderEntry is 16 bytes; a set's fingerprint (XOR of holderPrint over its holders: equal
-// sets have equal prints) is holderPrint(first) or, with a list, kept beside the list.
+// holderEntry is 16 bytes. By tier, h is -1 for no holder, a worker id for one holder, or
+// -2 - id for list id. A set's fingerprint is the XOR of holderPrint over its holders (equal
+// sets have equal prints): holderPrint(h) inline, beside the list otherwise.
 type holderEntry struct {
-	key   uint64
-	first int32 // -1: empty slot
-	list  int32 // -1: no extra holders
+	key uint64
+	h   [2]int32
 }
+
+func (en *holderEntry) empty() bool { return en.h[0] == -1 && en.h[1] == -1 }
 
 // holderPrint is one worker's share of a holder set's fingerprint.
 func holderPrint(w int32) uint64 { return mix64(uint64(w) + 0x51ed27) }
-
-// set returns the number of holders of k and the fingerprint of the set.
-func (x *blockIndex) set(k uint64) (int, uint64) {
-	i := x.find(k)
-	if i < 0 {
-		return 0, 0
-	}
-	if l := x.e[i].list; l >= 0 {
-		return 1 + len(x.lists[l]), x.fps[l]
-	}
-	return 1, holderPrint(x.e[i].first)
-}
-
-func newBlockIndex() *blockIndex { return &blockIndex{} }
 
 func (x *blockIndex) home(k uint64) int { return int((k * 0x9e3779b97f4a7c15) >> x.shift) }
 
@@ -50,60 +40,30 @@ func (x *blockIndex) find(k uint64) int {
 	}
 	mask := len(x.e) - 1
 	for i := x.home(k); ; i = (i + 1) & mask {
-		if x.e[i].first < 0 {
+		en := &x.e[i]
+		if en.empty() {
 			return -1
 		}
-		if x.e[i].key == k {
+		if en.key == k {
 			return i
 		}
 	}
 }
 
-// appendHolders appends the holders of k to dst.
-func (x *blockIndex) appendHolders(dst []int32, k uint64) []int32 {
-	i := x.find(k)
-	if i < 0 {
-		return dst
-	}
-	en := x.e[i]
-	dst = append(dst, en.first)
-	if en.list >= 0 {
-		dst = append(dst, x.lists[en.list]...)
-	}
-	return dst
-}
-
-func (x *blockIndex) add(k uint64, w int32) {
-	if i := x.find(k); i >= 0 {
-		en := &x.e[i]
-		if en.list < 0 {
-			if len(x.free) > 0 {
-				en.list = x.free[len(x.free)-1]
-				x.free = x.free[:len(x.free)-1]
-			} else {
-				en.list = int32(len(x.lists))
-				x.lists = append(x.lists, nil)
-				x.fps = append(x.fps, 0)
-			}
-			x.fps[en.list] = holderPrint(en.first)
-		}
-		x.fps[en.list] ^= holderPrint(w)
-		x.lists[en.list] = append(x.lists[en.list], w)
-		return
-	}
+func (x *blockIndex) findOrInsert(k uint64) int {
 	if 4*(x.n+1) > 3*len(x.e) {
 		x.grow()
 	}
-	x.insert(holderEntry{key: k, first: w, list: -1})
-}
-
-func (x *blockIndex) insert(en holderEntry) {
 	mask := len(x.e) - 1
-	for i := x.home(en.key); ; i = (i + 1) & mask {
-		if x.e[i].first < 0 {
-			x.e[i] = en
+	for i := x.home(k); ; i = (i + 1) & mask {
+		en := &x.e[i]
+		if en.empty() {
+			en.key = k
 			x.n++
-			return
+			return i
+		}
+		if en.key == k {
+			return i
 		}
 	}
 }
@@ -116,73 +76,155 @@ func (x *blockIndex) grow() {
 	old := x.e
 	x.e = make([]holderEntry, size)
 	for i := range x.e {
-		x.e[i].first = -1
+		x.e[i].h = [2]int32{-1, -1}
 	}
 	x.shift = uint(64 - bits.TrailingZeros(uint(size)))
-	x.n = 0
+	mask := size - 1
 	for _, en := range old {
-		if en.first >= 0 {
-			x.insert(en)
+		if en.empty() {
+			continue
 		}
-	}
-}
-
-func (x *blockIndex) remove(k uint64, w int32) {
-	i := x.find(k)
-	if i < 0 {
-		return
-	}
-	en := &x.e[i]
-	if en.list >= 0 {
-		x.fps[en.list] ^= holderPrint(w)
-		l := x.lists[en.list]
-		if en.first == w {
-			en.first = l[len(l)-1]
-			l = l[:len(l)-1]
-		} else {
-			for j, v := range l {
-				if v == w {
-					l[j] = l[len(l)-1]
-					l = l[:len(l)-1]
-					break
-				}
+		for i := x.home(en.key); ; i = (i + 1) & mask {
+			if x.e[i].empty() {
+				x.e[i] = en
+				break
 			}
 		}
-		x.lists[en.list] = l
-		if len(l) == 0 {
-			x.free = append(x.free, en.list)
-			en.list = -1
-		}
-		return
 	}
-	if en.first != w {
-		return
-	}
-	x.deleteAt(i)
 }
 
+// deleteAt empties entry i, moving later entries of its probe run back into the hole when
+// their home position allows it.
 func (x *blockIndex) deleteAt(i int) {
 	mask := len(x.e) - 1
 	j := i
 	for {
 		j = (j + 1) & mask
-		if x.e[j].first < 0 {
+		if x.e[j].empty() {
 			break
 		}
 		h := x.home(x.e[j].key)
+		// The entry at j may move to i if its home h is not in the cyclic range (i, j].
 		if (j > i && (h <= i || h > j)) || (j < i && (h <= i && h > j)) {
 			x.e[i] = x.e[j]
 			i = j
 		}
 	}
-	x.e[i].first = -1
+	x.e[i].h = [2]int32{-1, -1}
 	x.n--
 }
 
 // touch loads the cache line where k's entry would start (see blockTable.touch).
 func (x *blockIndex) touch(k uint64) uint64 {
-	if x == nil || len(x.e) == 0 {
+	if len(x.e) == 0 {
 		return 0
 	}
 	return x.e[x.home(k)].key
+}
+
+// tierIndex is one tier's view of the block index.
+type tierIndex struct {
+	x    *blockIndex
+	tier int
+}
+
+// set returns the number of holders of k in this tier and the fingerprint of the set.
+func (v *tierIndex) set(k uint64) (int, uint64) {
+	i := v.x.find(k)
+	if i < 0 {
+		return 0, 0
+	}
+	switch h := v.x.e[i].h[v.tier]; {
+	case h >= 0:
+		return 1, holderPrint(h)
+	case h == -1:
+		return 0, 0
+	default:
+		return len(v.x.lists[-2-h]), v.x.fps[-2-h]
+	}
+}
+
+// appendHolders appends the holders of k in this tier to dst.
+func (v *tierIndex) appendHolders(dst []int32, k uint64) []int32 {
+	i := v.x.find(k)
+	if i < 0 {
+		return dst
+	}
+	switch h := v.x.e[i].h[v.tier]; {
+	case h >= 0:
+		return append(dst, h)
+	case h == -1:
+		return dst
+	default:
+		return append(dst, v.x.lists[-2-h]...)
+	}
+}
+
+func (v *tierIndex) touch(k uint64) uint64 {
+	if v == nil {
+		return 0
+	}
+	return v.x.touch(k)
+}
+
+// add records that worker w holds k in this tier (it did not).
+func (v *tierIndex) add(k uint64, w int32) {
+	x := v.x
+	en := &x.e[x.findOrInsert(k)]
+	h := en.h[v.tier]
+	switch {
+	case h == -1:
+		en.h[v.tier] = w
+	case h >= 0:
+		var id int32
+		if n := len(x.free); n > 0 {
+			id = x.free[n-1]
+			x.free = x.free[:n-1]
+		} else {
+			id = int32(len(x.lists))
+			x.lists = append(x.lists, nil)
+			x.fps = append(x.fps, 0)
+		}
+		x.lists[id] = append(x.lists[id][:0], h, w)
+		x.fps[id] = holderPrint(h) ^ holderPrint(w)
+		en.h[v.tier] = -2 - id
+	default:
+		id := -2 - h
+		x.lists[id] = append(x.lists[id], w)
+		x.fps[id] ^= holderPrint(w)
+	}
+}
+
+// remove records that worker w no longer holds k in this tier.
+func (v *tierIndex) remove(k uint64, w int32) {
+	x := v.x
+	i := x.find(k)
+	if i < 0 {
+		return
+	}
+	en := &x.e[i]
+	switch h := en.h[v.tier]; {
+	case h == w:
+		en.h[v.tier] = -1
+		if en.empty() {
+			x.deleteAt(i)
+		}
+	case h <= -2:
+		id := -2 - h
+		l := x.lists[id]
+		for j, u := range l {
+			if u == w {
+				l[j] = l[len(l)-1]
+				l = l[:len(l)-1]
+				x.fps[id] ^= holderPrint(w)
+				break
+			}
+		}
+		if len(l) == 1 {
+			en.h[v.tier] = l[0]
+			x.free = append(x.free, id)
+			l = l[:0]
+		}
+		x.lists[id] = l
+	}
 }

@@ -116,6 +116,7 @@ func randomScenario(seed uint64) map[string]any {
 // transfers and pulls that hold them.
 func checkInvariants(t *testing.T, e *engine) {
 	t.Helper()
+	checkIndex(t, e)
 	g1refs := map[*worker]map[int32]int32{}
 	g2pins := map[*worker]map[int32]int32{}
 	pending := map[*worker]map[int32]bool{}
@@ -219,6 +220,55 @@ func checkInvariants(t *testing.T, e *engine) {
 			require.Equal(t, res, h.residentCount)
 		}
 	}
+}
+
+// checkIndex checks the routing index against the caches: it holds exactly the active workers'
+// keyed G1 blocks and resident G2 entries, with fingerprints that match the holder sets.
+func checkIndex(t *testing.T, e *engine) {
+	t.Helper()
+	var want [2]int
+	for _, w := range e.ws {
+		if w.state != StateActive {
+			continue
+		}
+		w.g1.byKey.each(func(k uint64, _ int32) {
+			require.Contains(t, e.g1x.appendHolders(nil, k), w.id, "worker %d G1 key missing from the index", w.id)
+			want[tierG1]++
+		})
+		if w.g2 != nil {
+			w.g2.byKey.each(func(k uint64, s int32) {
+				if w.g2.resident(s) {
+					require.Contains(t, e.g2x.appendHolders(nil, k), w.id, "worker %d G2 key missing from the index", w.id)
+					want[tierG2]++
+				}
+			})
+		}
+	}
+	var got [2]int
+	x := e.g1x.x
+	n := 0
+	for _, en := range x.e {
+		if en.empty() {
+			continue
+		}
+		n++
+		for tier, v := range []*tierIndex{e.g1x, e.g2x} {
+			hs := v.appendHolders(nil, en.key)
+			got[tier] += len(hs)
+			var fp uint64
+			for _, w := range hs {
+				fp ^= holderPrint(w)
+			}
+			c, print := v.set(en.key)
+			require.Equal(t, len(hs), c)
+			require.Equal(t, fp, print, "holder set fingerprint")
+			if en.h[tier] <= -2 {
+				require.GreaterOrEqual(t, len(hs), 2, "a holder list of fewer than two workers")
+			}
+		}
+	}
+	require.Equal(t, x.n, n, "index entry count")
+	require.Equal(t, want, got, "index holders by tier")
 }
 
 // checkSlotList checks a tier's eviction list: links agree both ways, it holds exactly the

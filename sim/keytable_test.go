@@ -49,7 +49,7 @@ func TestLRUBoundedAndOrdered(t *testing.T) {
 	var l slots
 	const n = 512
 	for range n {
-		l.add()
+		l.add(n)
 	}
 	rng := rand.New(rand.NewPCG(3, 4))
 	type rec struct {

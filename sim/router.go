@@ -36,7 +36,7 @@ func (x *routeScratch) candidate(w int32) bool {
 }
 
 // markHolders marks every holder of k with a new level and returns it.
-func (x *routeScratch) markHolders(idx *blockIndex, k uint64) uint32 {
+func (x *routeScratch) markHolders(idx *tierIndex, k uint64) uint32 {
 	x.lvl++
 	lvl := x.lvl
 	x.u = idx.appendHolders(x.u[:0], k)
@@ -225,7 +225,7 @@ func (e *engine) hintSource(keys []uint64, limit int, t *worker, local int) int3
 		if byMark {
 			lvl = x.markHolders(e.g2x, k)
 		}
-		kept := U[len(U):]
+		kept := x.t[:0]
 		for _, w := range U {
 			var holds bool
 			if byMark {
@@ -237,6 +237,7 @@ func (e *engine) hintSource(keys []uint64, limit int, t *worker, local int) int3
 				kept = append(kept, w)
 			}
 		}
+		x.t = kept
 		if len(kept) == 0 {
 			break // the longest run is j, held by every worker still in U
 		}

@@ -17,7 +17,7 @@ func (e *engine) startPass(w *worker) bool {
 		if r.computed < r.target {
 			continue
 		}
-		need := ceilDiv(r.promptTokens+r.emitted, bs)
+		need := ceilDiv(int(r.prompt+r.emitted), bs)
 		for len(r.blocks) < need {
 			if s := w.g1.take(); s >= 0 {
 				r.blocks = append(r.blocks, s)
@@ -44,9 +44,9 @@ func (e *engine) startPass(w *worker) bool {
 	}
 	for _, r := range w.running {
 		if r.computed < r.target && budget > 0 {
-			n := min(r.target-r.computed, budget)
+			n := min(int(r.target-r.computed), budget)
 			budget -= n
-			r.passTokens, r.passEmit = n, r.computed+n == r.target
+			r.passTokens, r.passEmit = int32(n), int(r.computed)+n == int(r.target)
 			batch = append(batch, r)
 		}
 	}
@@ -79,7 +79,7 @@ func (e *engine) startPass(w *worker) bool {
 				continue
 			}
 		}
-		total := r.promptTokens + r.emitted
+		total := int(r.prompt + r.emitted)
 		need := ceilDiv(total, bs) - k1
 		if len(w.running)+w.loading >= e.s.Fleet.MaxNumSeqs || !w.g1.fits(r.keys, k1, need) {
 			break // head-of-line blocking
@@ -87,9 +87,9 @@ func (e *engine) startPass(w *worker) bool {
 		changed = true
 		e.admit(w, r, k1, k2, need)
 		if k2 == 0 {
-			n := min(r.target-r.computed, budget)
+			n := min(int(r.target-r.computed), budget)
 			budget -= n
-			r.passTokens, r.passEmit = n, r.computed+n == r.target
+			r.passTokens, r.passEmit = int32(n), int(r.computed)+n == int(r.target)
 			batch = append(batch, r)
 		}
 		r = next
@@ -103,7 +103,7 @@ func (e *engine) startPass(w *worker) bool {
 	t := e.s.Fleet.Timing
 	P, D := 0, 0
 	for _, r := range batch {
-		P += r.passTokens
+		P += int(r.passTokens)
 		if r.passEmit {
 			D++
 		}
@@ -136,8 +136,8 @@ func (e *engine) admit(w *worker, r *request, k1, k2, need int) {
 	r.blocks = w.g1.acquire(r.blocks[:0], r.keys, k1, need)
 	r.admSeq = e.admSeq
 	e.admSeq++
-	r.computed = k1 * bs
-	r.target = r.promptTokens + r.emitted
+	r.computed = int32(k1 * bs)
+	r.target = r.prompt + r.emitted
 	if !r.admitted {
 		r.admitted = true
 		r.firstAdm = r.admSeq
@@ -216,7 +216,7 @@ func (e *engine) finishH2D(tr *transfer) {
 		w.g1.setKey(r.blocks[p], r.keys[p], p)
 	}
 	unpinAll(w.g2, r.restore, e.now)
-	r.computed = (r.restLo + len(r.restore)) * bs
+	r.computed = int32((r.restLo + len(r.restore)) * bs)
 	r.restore = r.restore[:0]
 	w.loading--
 	e.setState(r, rsRunning)
@@ -267,10 +267,10 @@ func (e *engine) endPass(w *worker) {
 	e.touch(w)
 	for _, r := range w.batch {
 		if r.passTokens > 0 {
-			old := r.computed
+			old := int(r.computed)
 			r.computed += r.passTokens
 			lo := old / bs
-			hi := min(r.computed/bs, len(r.keys))
+			hi := min(int(r.computed)/bs, len(r.keys))
 			if lo < hi {
 				w.touchKeys(r.keys[lo:hi])
 			}
@@ -303,7 +303,7 @@ func (e *engine) endPass(w *worker) {
 				e.pendPrefill[w.id] -= int64(r.pending)
 			}
 			e.tokens.Output++
-			if r.emitted >= r.outputTokens {
+			if r.emitted >= r.output {
 				e.complete(w, r)
 			}
 		}

@@ -253,7 +253,8 @@ func (e *engine) hintSource(keys []uint64, limit int, t *worker, local int) int3
 // arrive routes a new request and queues it on its target.
 func (e *engine) arrive(a *arrival) {
 	bs := e.s.Fleet.BlockSize
-	r := &request{arrival: *a, idx: e.nextIdx, hint: -1, outcome: ocNone, firstToken: -1, done: -1}
+	r := &request{arrival: *a, idx: e.nextIdx, hint: -1, outcome: ocNone, firstToken: -1, done: -1,
+		prompt: int32(a.promptTokens), output: int32(a.outputTokens)}
 	e.nextIdx++
 	if r.order < 0 {
 		r.order = r.idx

@@ -3,6 +3,8 @@ package sim
 import (
 	"context"
 	"os"
+	"runtime"
+	"runtime/pprof"
 	"testing"
 )
 
@@ -44,4 +46,44 @@ func BenchmarkSessions1M(b *testing.B) {
 	}
 	benchRun(b, `{"name": "bench sessions 1M", "fleet": {"workers": 2048},
 		"workload": {"type": "sessions", "sessions": {"count": 250000, "turns": 4, "rate_per_s": 1600}}}`)
+}
+
+// TestHeapProfileSessions1M writes a heap profile of the 1,000,000-request run when
+// 600,000 requests have completed, to the file named by SCALEIN_HEAP_PROFILE (it runs only then).
+func TestHeapProfileSessions1M(t *testing.T) {
+	out := os.Getenv("SCALEIN_HEAP_PROFILE")
+	if out == "" {
+		t.Skip("set SCALEIN_HEAP_PROFILE=FILE to profile the 1,000,000-request run's heap")
+	}
+	s, err := Parse([]byte(`{"name": "bench sessions 1M", "fleet": {"workers": 2048},
+		"workload": {"type": "sessions", "sessions": {"count": 250000, "turns": 4, "rate_per_s": 1600}}}`), ParseEnv{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := newEngine(s, RunOptions{MaxEvents: DefaultMaxEvents, MaxVirtualMS: DefaultMaxVirtualMS})
+	if err != nil {
+		t.Fatal(err)
+	}
+	written := false
+	e.afterInstant = func() {
+		if written || e.completedN < 600_000 {
+			return
+		}
+		written = true
+		f, err := os.Create(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		runtime.GC()
+		if err := pprof.WriteHeapProfile(f); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := e.loop(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if !written {
+		t.Fatal("the run ended before 600,000 requests completed")
+	}
 }

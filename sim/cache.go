@@ -114,19 +114,19 @@ func (c *gpuCache) unkey(s int32) {
 	if c.index != nil {
 		c.index.remove(k, c.worker)
 	}
-	c.sl.v[s].ready = false
+	c.sl.v[s].setReady(false)
 }
 
 // setKey keys a computed block; a key already present leaves the copy unkeyed (SPEC §3.14).
 func (c *gpuCache) setKey(s int32, key uint64, depth int) {
 	sl := &c.sl.v[s]
-	if sl.ready {
+	if sl.ready() {
 		return
 	}
 	if !c.byKey.putNew(key, s) {
 		return
 	}
-	sl.key, sl.ready, sl.depth = key, true, int32(depth)
+	sl.set(key, depth, true)
 	if c.index != nil {
 		c.index.add(key, c.worker)
 	}
@@ -140,7 +140,7 @@ func (c *gpuCache) release(s int32, now int64) {
 		return
 	}
 	*c.inUse--
-	if sl.ready {
+	if sl.ready() {
 		c.sl.push(s, now)
 		return
 	}
@@ -187,12 +187,12 @@ func (c *hostCache) held() int { return len(c.sl.v) - len(c.free) }
 func (c *hostCache) holds(key uint64) bool { return c.byKey.has(key) }
 
 // resident reports whether slot s is resident.
-func (c *hostCache) resident(s int32) bool { return c.sl.v[s].ready }
+func (c *hostCache) resident(s int32) bool { return c.sl.v[s].ready() }
 
 // residentSlot returns the slot of key if it is resident.
 func (c *hostCache) residentSlot(key uint64) (int32, bool) {
 	s, ok := c.byKey.get(key)
-	if !ok || !c.sl.v[s].ready {
+	if !ok || !c.sl.v[s].ready() {
 		return -1, false
 	}
 	return s, true
@@ -229,7 +229,8 @@ func (c *hostCache) reserve(key uint64, depth int, protect func(key uint64, dept
 	}
 	c.byKey.putNew(key, s) // the caller checked key is absent
 	sl := &c.sl.v[s]
-	sl.key, sl.depth, sl.uses, sl.ready = key, int32(depth), 0, false
+	sl.set(key, depth, false)
+	sl.uses = 0
 	return s
 }
 
@@ -243,7 +244,7 @@ func (c *hostCache) touchVictims(n int) {
 func (c *hostCache) evict(protect func(key uint64, depth int32) bool) int32 {
 	var skip func(int32) bool
 	if protect != nil {
-		skip = func(s int32) bool { return protect(c.sl.v[s].key, c.sl.v[s].depth) }
+		skip = func(s int32) bool { return protect(c.sl.v[s].key, c.sl.v[s].depth()) }
 	}
 	victim := c.sl.popFirst(skip)
 	if victim >= 0 {
@@ -252,7 +253,7 @@ func (c *hostCache) evict(protect func(key uint64, depth int32) bool) int32 {
 		if c.index != nil {
 			c.index.remove(k, c.worker)
 		}
-		c.sl.v[victim].ready = false
+		c.sl.v[victim].setReady(false)
 		c.residentCount--
 	}
 	return victim
@@ -274,7 +275,7 @@ func (c *hostCache) touchIndex(slots []int32) {
 // makeResident completes a transfer into G2.
 func (c *hostCache) makeResident(s int32, now int64) {
 	sl := &c.sl.v[s]
-	sl.ready = true
+	sl.setReady(true)
 	c.residentCount++
 	if c.index != nil {
 		c.index.add(sl.key, c.worker)
@@ -286,7 +287,7 @@ func (c *hostCache) makeResident(s int32, now int64) {
 
 func (c *hostCache) pin(s int32) {
 	sl := &c.sl.v[s]
-	if sl.uses == 0 && sl.ready {
+	if sl.uses == 0 && sl.ready() {
 		c.sl.remove(s)
 	}
 	sl.uses++
@@ -295,7 +296,7 @@ func (c *hostCache) pin(s int32) {
 func (c *hostCache) unpin(s int32, now int64) {
 	sl := &c.sl.v[s]
 	sl.uses--
-	if sl.uses == 0 && sl.ready {
+	if sl.uses == 0 && sl.ready() {
 		c.sl.push(s, now)
 	}
 }
@@ -314,7 +315,7 @@ func (c *hostCache) clear() {
 func (c *hostCache) unindex() {
 	if c.index != nil {
 		c.byKey.each(func(k uint64, s int32) {
-			if c.sl.v[s].ready {
+			if c.sl.v[s].ready() {
 				c.index.remove(k, c.worker)
 			}
 		})
@@ -340,7 +341,7 @@ func (w *worker) prefix(keys []uint64, limit int) (k1, k2 int) {
 		}
 		for {
 			s := t.e[i].slot[tierG2]
-			if s < 0 || !w.g2.sl.v[s].ready {
+			if s < 0 || !w.g2.sl.v[s].ready() {
 				return k1, k2
 			}
 			k2++

@@ -1,15 +1,38 @@
 package sim
 
 // slot is one block slot of a cache tier: its key, its state and its links in the tier's
-// eviction list, together in 32 bytes, so touching a slot touches one cache line (the caches
-// visit slots in no useful order, and separate per-field arrays cost a miss per field).
+// eviction list, together in 24 bytes, so touching a slot touches one cache line (the caches
+// visit slots in no useful order, and separate per-field arrays cost a miss per field), and a
+// fleet's tens of millions of slots stay small.
 type slot struct {
 	key        uint64
-	prev, next int32 // eviction list links; -1: none
-	depth      int32 // block position in its prompt
-	uses       int32 // G1: requests holding the slot; G2: pins
-	evictable  bool  // in the eviction list
-	ready      bool  // G1: keyed; G2: resident (not pending)
+	prev, next int32  // eviction list links; -1: none; prev is notListed out of the list
+	uses       int32  // G1: requests holding the slot; G2: pins
+	meta       uint32 // block position in its prompt, and readyBit
+}
+
+const (
+	notListed = -2
+	// readyBit is set on a G1 slot that is keyed and on a G2 entry that is resident (not
+	// pending).
+	readyBit = 1 << 31
+)
+
+func (sl *slot) ready() bool     { return sl.meta&readyBit != 0 }
+func (sl *slot) depth() int32    { return int32(sl.meta &^ readyBit) }
+func (sl *slot) evictable() bool { return sl.prev != notListed }
+func (sl *slot) setReady(r bool) {
+	if r {
+		sl.meta |= readyBit
+	} else {
+		sl.meta &^= readyBit
+	}
+}
+
+// set gives the slot a key, a depth and a ready state.
+func (sl *slot) set(key uint64, depth int, ready bool) {
+	sl.key, sl.meta = key, uint32(depth)
+	sl.setReady(ready)
 }
 
 // slots holds a tier's slots and orders the evictable ones by SPEC §3.14 "Recency and
@@ -44,7 +67,7 @@ func (l *slots) add(capacity int) int32 {
 		copy(v, l.v)
 		l.v = v
 	}
-	l.v = append(l.v, slot{prev: -1, next: -1})
+	l.v = append(l.v, slot{prev: notListed, next: -1})
 	return int32(len(l.v) - 1)
 }
 
@@ -54,7 +77,6 @@ func (l *slots) evictableCount() int { return l.n }
 // push makes slot s evictable as of instant at.
 func (l *slots) push(s int32, at int64) {
 	v := l.v
-	v[s].evictable = true
 	l.n++
 	if l.groupFirst < 0 || at != l.groupAt {
 		l.insertAfter(s, l.tail)
@@ -63,10 +85,10 @@ func (l *slots) push(s int32, at int64) {
 	}
 	// Same instant: after the last slot of the group with a depth ≥ depth (equal depths keep
 	// push order).
-	depth := v[s].depth
+	depth := v[s].depth()
 	boundary := v[l.groupFirst].prev
 	p := l.tail
-	for p != boundary && v[p].depth < depth {
+	for p != boundary && v[p].depth() < depth {
 		p = v[p].prev
 	}
 	l.insertAfter(s, p)
@@ -111,8 +133,7 @@ func (l *slots) remove(s int32) {
 	if s == l.groupFirst {
 		l.groupFirst = nx // the group is the tail: its next member, or none
 	}
-	v[s].prev, v[s].next = -1, -1
-	v[s].evictable = false
+	v[s].prev, v[s].next = notListed, -1
 	l.n--
 }
 

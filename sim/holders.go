@@ -7,27 +7,30 @@ import "math/bits"
 // instead of probing every worker's cache (SPEC §3.9).
 //
 // A key is usually in both tiers (write-through), so it has one entry for both: one probe, and
-// a key leaves the table only when its last holder in either tier goes. A tier's single holder
-// is kept inline; two or more go to a list. Open addressing with backward-shift deletion, as
-// blockTable, growing at three-quarters load.
+// a key leaves the table only when its last holder in either tier goes. Up to two holders per
+// tier are kept inline (a session's blocks often live on two workers); three or more go to a
+// list. Open addressing with backward-shift deletion, as blockTable, growing at three-quarters
+// load.
 type blockIndex struct {
 	e     []holderEntry
 	n     int
 	shift uint
-	lists [][]int32 // holder sets of two or more workers, by list id
+	lists [][]int32 // holder sets of three or more workers, by list id
 	fps   []uint64  // fingerprint of each list's set, by list id
 	free  []int32   // unused list ids
 }
 
-// holderEntry is 16 bytes. By tier, h is -1 for no holder, a worker id for one holder, or
-// -2 - id for list id. A set's fingerprint is the XOR of holderPrint over its holders (equal
-// sets have equal prints): holderPrint(h) inline, beside the list otherwise.
+// holderEntry is 24 bytes. By tier, h is {-1, -1} for no holder, {a, -1} for one, {a, b} for
+// two, or {-2 - id, -1} for list id. A set's fingerprint is the XOR of holderPrint over its
+// holders (equal sets have equal prints); a list keeps its own.
 type holderEntry struct {
 	key uint64
-	h   [2]int32
+	h   [2][2]int32
 }
 
-func (en *holderEntry) empty() bool { return en.h[0] == -1 && en.h[1] == -1 }
+var noHolders = [2][2]int32{{-1, -1}, {-1, -1}}
+
+func (en *holderEntry) empty() bool { return en.h[0][0] == -1 && en.h[1][0] == -1 }
 
 // holderPrint is one worker's share of a holder set's fingerprint.
 func holderPrint(w int32) uint64 { return mix64(uint64(w) + 0x51ed27) }
@@ -76,7 +79,7 @@ func (x *blockIndex) grow() {
 	old := x.e
 	x.e = make([]holderEntry, size)
 	for i := range x.e {
-		x.e[i].h = [2]int32{-1, -1}
+		x.e[i].h = noHolders
 	}
 	x.shift = uint(64 - bits.TrailingZeros(uint(size)))
 	mask := size - 1
@@ -110,7 +113,7 @@ func (x *blockIndex) deleteAt(i int) {
 			i = j
 		}
 	}
-	x.e[i].h = [2]int32{-1, -1}
+	x.e[i].h = noHolders
 	x.n--
 }
 
@@ -135,12 +138,14 @@ func (v *tierIndex) set(k uint64) (int, uint64) {
 		return 0, 0
 	}
 	switch h := v.x.e[i].h[v.tier]; {
-	case h >= 0:
-		return 1, holderPrint(h)
-	case h == -1:
+	case h[0] == -1:
 		return 0, 0
+	case h[0] <= -2:
+		return len(v.x.lists[-2-h[0]]), v.x.fps[-2-h[0]]
+	case h[1] == -1:
+		return 1, holderPrint(h[0])
 	default:
-		return len(v.x.lists[-2-h]), v.x.fps[-2-h]
+		return 2, holderPrint(h[0]) ^ holderPrint(h[1])
 	}
 }
 
@@ -151,12 +156,14 @@ func (v *tierIndex) appendHolders(dst []int32, k uint64) []int32 {
 		return dst
 	}
 	switch h := v.x.e[i].h[v.tier]; {
-	case h >= 0:
-		return append(dst, h)
-	case h == -1:
+	case h[0] == -1:
 		return dst
+	case h[0] <= -2:
+		return append(dst, v.x.lists[-2-h[0]]...)
+	case h[1] == -1:
+		return append(dst, h[0])
 	default:
-		return append(dst, v.x.lists[-2-h]...)
+		return append(dst, h[0], h[1])
 	}
 }
 
@@ -170,12 +177,17 @@ func (v *tierIndex) touch(k uint64) uint64 {
 // add records that worker w holds k in this tier (it did not).
 func (v *tierIndex) add(k uint64, w int32) {
 	x := v.x
-	en := &x.e[x.findOrInsert(k)]
-	h := en.h[v.tier]
+	h := &x.e[x.findOrInsert(k)].h[v.tier]
 	switch {
-	case h == -1:
-		en.h[v.tier] = w
-	case h >= 0:
+	case h[0] == -1:
+		h[0] = w
+	case h[0] <= -2:
+		id := -2 - h[0]
+		x.lists[id] = append(x.lists[id], w)
+		x.fps[id] ^= holderPrint(w)
+	case h[1] == -1:
+		h[1] = w
+	default:
 		var id int32
 		if n := len(x.free); n > 0 {
 			id = x.free[n-1]
@@ -185,13 +197,9 @@ func (v *tierIndex) add(k uint64, w int32) {
 			x.lists = append(x.lists, nil)
 			x.fps = append(x.fps, 0)
 		}
-		x.lists[id] = append(x.lists[id][:0], h, w)
-		x.fps[id] = holderPrint(h) ^ holderPrint(w)
-		en.h[v.tier] = -2 - id
-	default:
-		id := -2 - h
-		x.lists[id] = append(x.lists[id], w)
-		x.fps[id] ^= holderPrint(w)
+		x.lists[id] = append(x.lists[id][:0], h[0], h[1], w)
+		x.fps[id] = holderPrint(h[0]) ^ holderPrint(h[1]) ^ holderPrint(w)
+		*h = [2]int32{-2 - id, -1}
 	}
 }
 
@@ -203,14 +211,10 @@ func (v *tierIndex) remove(k uint64, w int32) {
 		return
 	}
 	en := &x.e[i]
-	switch h := en.h[v.tier]; {
-	case h == w:
-		en.h[v.tier] = -1
-		if en.empty() {
-			x.deleteAt(i)
-		}
-	case h <= -2:
-		id := -2 - h
+	h := &en.h[v.tier]
+	switch {
+	case h[0] <= -2:
+		id := -2 - h[0]
 		l := x.lists[id]
 		for j, u := range l {
 			if u == w {
@@ -220,11 +224,18 @@ func (v *tierIndex) remove(k uint64, w int32) {
 				break
 			}
 		}
-		if len(l) == 1 {
-			en.h[v.tier] = l[0]
+		if len(l) == 2 {
+			*h = [2]int32{l[0], l[1]}
 			x.free = append(x.free, id)
 			l = l[:0]
 		}
 		x.lists[id] = l
+	case h[1] == w:
+		h[1] = -1
+	case h[0] == w:
+		h[0], h[1] = h[1], -1
+		if en.empty() {
+			x.deleteAt(i)
+		}
 	}
 }

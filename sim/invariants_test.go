@@ -190,9 +190,9 @@ func checkInvariants(t *testing.T, e *engine) {
 			switch {
 			case sl.uses > 0:
 				inUse++
-			case sl.ready:
+			case sl.ready():
 				lruN++
-				require.True(t, sl.evictable, "cached G1 slot not evictable")
+				require.True(t, sl.evictable(), "cached G1 slot not evictable")
 			default:
 				freeN++
 			}
@@ -210,9 +210,9 @@ func checkInvariants(t *testing.T, e *engine) {
 				sl := &h.sl.v[s]
 				require.Equal(t, k, sl.key)
 				require.Equal(t, g2pins[w][s], sl.uses, "worker %d G2 slot %d pins", w.id, s)
-				if sl.ready {
+				if sl.ready() {
 					res++
-					require.Equal(t, sl.uses == 0, sl.evictable)
+					require.Equal(t, sl.uses == 0, sl.evictable())
 				} else {
 					require.True(t, pending[w][s], "worker %d: pending G2 entry without a transfer", w.id)
 				}
@@ -262,8 +262,11 @@ func checkIndex(t *testing.T, e *engine) {
 			c, print := v.set(en.key)
 			require.Equal(t, len(hs), c)
 			require.Equal(t, fp, print, "holder set fingerprint")
-			if en.h[tier] <= -2 {
-				require.GreaterOrEqual(t, len(hs), 2, "a holder list of fewer than two workers")
+			if en.h[tier][0] <= -2 {
+				require.GreaterOrEqual(t, len(hs), 3, "a holder list of fewer than three workers")
+			}
+			if len(hs) == 2 {
+				require.NotEqual(t, hs[0], hs[1], "a worker twice in a holder set")
 			}
 		}
 	}
@@ -283,7 +286,7 @@ func checkSlotList(t *testing.T, l *slots) {
 	n, prev := 0, int32(-1)
 	for s := l.head; s >= 0; s = l.v[s].next {
 		require.Equal(t, prev, l.v[s].prev, "eviction list back link")
-		require.True(t, l.v[s].evictable, "slot %d in the eviction list but not evictable", s)
+		require.True(t, l.v[s].evictable(), "slot %d in the eviction list but not evictable", s)
 		prev = s
 		n++
 		require.LessOrEqual(t, n, len(l.v), "eviction list has a cycle")
@@ -292,14 +295,14 @@ func checkSlotList(t *testing.T, l *slots) {
 	require.Equal(t, l.n, n)
 	flagged := 0
 	for i := range l.v {
-		if l.v[i].evictable {
+		if l.v[i].evictable() {
 			flagged++
 		}
 	}
 	require.Equal(t, n, flagged)
 	if l.groupFirst >= 0 {
 		for s := l.groupFirst; l.v[s].next >= 0; s = l.v[s].next {
-			require.GreaterOrEqual(t, l.v[s].depth, l.v[l.v[s].next].depth, "tail group not deepest first")
+			require.GreaterOrEqual(t, l.v[s].depth(), l.v[l.v[s].next].depth(), "tail group not deepest first")
 		}
 	}
 }

@@ -3,6 +3,7 @@ package sim
 import (
 	"math/rand/v2"
 	"testing"
+	"unsafe"
 
 	"github.com/stretchr/testify/require"
 )
@@ -66,9 +67,9 @@ func TestLRUBoundedAndOrdered(t *testing.T) {
 		}
 		s := int32(rng.IntN(n))
 		switch {
-		case !l.v[s].evictable:
+		case !l.v[s].evictable():
 			d := int32(rng.IntN(8))
-			l.v[s].depth = d
+			l.v[s].meta = uint32(d)
 			l.push(s, now)
 			live[s] = rec{now, d, seq}
 			seq++
@@ -88,4 +89,60 @@ func TestLRUBoundedAndOrdered(t *testing.T) {
 		}
 		require.Equal(t, len(live), l.evictableCount())
 	}
+}
+
+// The block index agrees with a map of sets under random adds and removes in both tiers,
+// across inline holders, lists, list reuse and growth.
+func TestBlockIndexMatchesSets(t *testing.T) {
+	idx := &blockIndex{}
+	tiers := []*tierIndex{{x: idx, tier: tierG1}, {x: idx, tier: tierG2}}
+	ref := [2]map[uint64]map[int32]bool{{}, {}}
+	rng := rand.New(rand.NewPCG(5, 6))
+	for i := 0; i < 100000; i++ {
+		tier := rng.IntN(2)
+		k := uint64(rng.IntN(300)) * 0x9e3779b97f4a7c15
+		w := int32(rng.IntN(6))
+		set := ref[tier][k]
+		if set[w] {
+			tiers[tier].remove(k, w)
+			delete(set, w)
+		} else {
+			tiers[tier].add(k, w)
+			if set == nil {
+				set = map[int32]bool{}
+				ref[tier][k] = set
+			}
+			set[w] = true
+		}
+		for tr := range tiers {
+			got := tiers[tr].appendHolders(nil, k)
+			want := ref[tr][k]
+			require.Len(t, got, len(want))
+			var fp uint64
+			for _, h := range got {
+				require.True(t, want[h], "tier %d key %x: holder %d not in the set", tr, k, h)
+				fp ^= holderPrint(h)
+			}
+			n, print := tiers[tr].set(k)
+			require.Equal(t, len(want), n)
+			require.Equal(t, fp, print)
+		}
+	}
+	live := map[uint64]bool{}
+	for tr := range ref {
+		for k, set := range ref[tr] {
+			if len(set) > 0 {
+				live[k] = true
+			}
+		}
+	}
+	require.Equal(t, len(live), idx.n)
+}
+
+// The per-block records stay as small as their comments promise: memory at 2,048 workers is
+// tens of millions of them.
+func TestRecordSizes(t *testing.T) {
+	require.Equal(t, uintptr(24), unsafe.Sizeof(slot{}))
+	require.Equal(t, uintptr(16), unsafe.Sizeof(blockEntry{}))
+	require.Equal(t, uintptr(24), unsafe.Sizeof(holderEntry{}))
 }

@@ -20,17 +20,39 @@ type blockIndex struct {
 	free  []int32   // unused list ids
 }
 
-// holderEntry is 24 bytes. By tier, h is {-1, -1} for no holder, {a, -1} for one, {a, b} for
-// two, or {-2 - id, -1} for list id. A set's fingerprint is the XOR of holderPrint over its
-// holders (equal sets have equal prints); a list keeps its own.
+// holderEntry is 16 bytes: the key, and by tier a packed holder set (worker ids fit in 15
+// bits, MaxWorkers being 16,384): 0 for none; one or two ids inline; or a list id. The zero
+// entry is empty. A set's fingerprint is the XOR of holderPrint over its holders (equal sets
+// have equal prints); a list keeps its own.
 type holderEntry struct {
 	key uint64
-	h   [2][2]int32
+	h   [2]holders
 }
 
-var noHolders = [2][2]int32{{-1, -1}, {-1, -1}}
+// holders is one tier's holder set in an entry: the top two bits say how many (0, 1, 2, or
+// holdersList), then one id in the low 15 bits, two in the low 30, or a list id.
+type holders uint32
 
-func (en *holderEntry) empty() bool { return en.h[0][0] == -1 && en.h[1][0] == -1 }
+const (
+	holdersOne  = 1 << 30
+	holdersTwo  = 2 << 30
+	holdersList = 3 << 30
+	holderBits  = 15
+	holderMask  = 1<<holderBits - 1
+)
+
+// Worker ids must fit their field: this fails to compile if MaxWorkers outgrows it.
+var _ [holderMask + 1 - MaxWorkers]struct{}
+
+func (h holders) mode() holders { return h & holdersList }
+func (h holders) first() int32  { return int32(h & holderMask) }
+func (h holders) second() int32 { return int32(h >> holderBits & holderMask) }
+func (h holders) list() int32   { return int32(h &^ holdersList) }
+
+func oneHolder(a int32) holders     { return holdersOne | holders(a) }
+func twoHolders(a, b int32) holders { return holdersTwo | holders(b)<<holderBits | holders(a) }
+
+func (en *holderEntry) empty() bool { return en.h[0] == 0 && en.h[1] == 0 }
 
 // holderPrint is one worker's share of a holder set's fingerprint.
 func holderPrint(w int32) uint64 { return mix64(uint64(w) + 0x51ed27) }
@@ -78,9 +100,6 @@ func (x *blockIndex) grow() {
 	}
 	old := x.e
 	x.e = make([]holderEntry, size)
-	for i := range x.e {
-		x.e[i].h = noHolders
-	}
 	x.shift = uint(64 - bits.TrailingZeros(uint(size)))
 	mask := size - 1
 	for _, en := range old {
@@ -113,7 +132,7 @@ func (x *blockIndex) deleteAt(i int) {
 			i = j
 		}
 	}
-	x.e[i].h = noHolders
+	x.e[i].h = [2]holders{}
 	x.n--
 }
 
@@ -137,15 +156,15 @@ func (v *tierIndex) set(k uint64) (int, uint64) {
 	if i < 0 {
 		return 0, 0
 	}
-	switch h := v.x.e[i].h[v.tier]; {
-	case h[0] == -1:
+	switch h := v.x.e[i].h[v.tier]; h.mode() {
+	case 0:
 		return 0, 0
-	case h[0] <= -2:
-		return len(v.x.lists[-2-h[0]]), v.x.fps[-2-h[0]]
-	case h[1] == -1:
-		return 1, holderPrint(h[0])
+	case holdersOne:
+		return 1, holderPrint(h.first())
+	case holdersTwo:
+		return 2, holderPrint(h.first()) ^ holderPrint(h.second())
 	default:
-		return 2, holderPrint(h[0]) ^ holderPrint(h[1])
+		return len(v.x.lists[h.list()]), v.x.fps[h.list()]
 	}
 }
 
@@ -155,15 +174,15 @@ func (v *tierIndex) appendHolders(dst []int32, k uint64) []int32 {
 	if i < 0 {
 		return dst
 	}
-	switch h := v.x.e[i].h[v.tier]; {
-	case h[0] == -1:
+	switch h := v.x.e[i].h[v.tier]; h.mode() {
+	case 0:
 		return dst
-	case h[0] <= -2:
-		return append(dst, v.x.lists[-2-h[0]]...)
-	case h[1] == -1:
-		return append(dst, h[0])
+	case holdersOne:
+		return append(dst, h.first())
+	case holdersTwo:
+		return append(dst, h.first(), h.second())
 	default:
-		return append(dst, h[0], h[1])
+		return append(dst, v.x.lists[h.list()]...)
 	}
 }
 
@@ -178,16 +197,12 @@ func (v *tierIndex) touch(k uint64) uint64 {
 func (v *tierIndex) add(k uint64, w int32) {
 	x := v.x
 	h := &x.e[x.findOrInsert(k)].h[v.tier]
-	switch {
-	case h[0] == -1:
-		h[0] = w
-	case h[0] <= -2:
-		id := -2 - h[0]
-		x.lists[id] = append(x.lists[id], w)
-		x.fps[id] ^= holderPrint(w)
-	case h[1] == -1:
-		h[1] = w
-	default:
+	switch h.mode() {
+	case 0:
+		*h = oneHolder(w)
+	case holdersOne:
+		*h = twoHolders(h.first(), w)
+	case holdersTwo:
 		var id int32
 		if n := len(x.free); n > 0 {
 			id = x.free[n-1]
@@ -197,9 +212,14 @@ func (v *tierIndex) add(k uint64, w int32) {
 			x.lists = append(x.lists, nil)
 			x.fps = append(x.fps, 0)
 		}
-		x.lists[id] = append(x.lists[id][:0], h[0], h[1], w)
-		x.fps[id] = holderPrint(h[0]) ^ holderPrint(h[1]) ^ holderPrint(w)
-		*h = [2]int32{-2 - id, -1}
+		a, b := h.first(), h.second()
+		x.lists[id] = append(x.lists[id][:0], a, b, w)
+		x.fps[id] = holderPrint(a) ^ holderPrint(b) ^ holderPrint(w)
+		*h = holdersList | holders(id)
+	default:
+		id := h.list()
+		x.lists[id] = append(x.lists[id], w)
+		x.fps[id] ^= holderPrint(w)
 	}
 }
 
@@ -212,9 +232,22 @@ func (v *tierIndex) remove(k uint64, w int32) {
 	}
 	en := &x.e[i]
 	h := &en.h[v.tier]
-	switch {
-	case h[0] <= -2:
-		id := -2 - h[0]
+	switch h.mode() {
+	case holdersOne:
+		if h.first() == w {
+			*h = 0
+			if en.empty() {
+				x.deleteAt(i)
+			}
+		}
+	case holdersTwo:
+		if a, b := h.first(), h.second(); a == w {
+			*h = oneHolder(b)
+		} else if b == w {
+			*h = oneHolder(a)
+		}
+	case holdersList:
+		id := h.list()
 		l := x.lists[id]
 		for j, u := range l {
 			if u == w {
@@ -225,17 +258,10 @@ func (v *tierIndex) remove(k uint64, w int32) {
 			}
 		}
 		if len(l) == 2 {
-			*h = [2]int32{l[0], l[1]}
+			*h = twoHolders(l[0], l[1])
 			x.free = append(x.free, id)
 			l = l[:0]
 		}
 		x.lists[id] = l
-	case h[1] == w:
-		h[1] = -1
-	case h[0] == w:
-		h[0], h[1] = h[1], -1
-		if en.empty() {
-			x.deleteAt(i)
-		}
 	}
 }

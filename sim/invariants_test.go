@@ -262,7 +262,7 @@ func checkIndex(t *testing.T, e *engine) {
 			c, print := v.set(en.key)
 			require.Equal(t, len(hs), c)
 			require.Equal(t, fp, print, "holder set fingerprint")
-			if en.h[tier][0] <= -2 {
+			if en.h[tier].mode() == holdersList {
 				require.GreaterOrEqual(t, len(hs), 3, "a holder list of fewer than three workers")
 			}
 			if len(hs) == 2 {

@@ -38,23 +38,22 @@ func (c *gpuCache) run(keys []uint64, limit int) int {
 	return n
 }
 
-// fits reports whether n new slots can be had while keeping the first k1 keys, which the caller
-// is about to share.
-func (c *gpuCache) fits(keys []uint64, k1, n int) bool {
+// fits reports whether n new slots can be had while keeping the slots of the k1 run, which
+// the caller is about to share.
+func (c *gpuCache) fits(k1Slots []int32, n int) bool {
 	avail := c.freeCount() + c.sl.evictableCount()
-	for _, k := range keys[:k1] {
-		if s, _ := c.byKey.get(k); c.sl.v[s].uses == 0 {
+	for _, s := range k1Slots {
+		if c.sl.v[s].uses == 0 {
 			avail--
 		}
 	}
 	return avail >= n
 }
 
-// acquire shares the slots of the first k1 keys and takes n new slots, evicting cached slots
-// least recent first. The caller has checked fits.
-func (c *gpuCache) acquire(dst []int32, keys []uint64, k1, n int) []int32 {
-	for _, k := range keys[:k1] {
-		s, _ := c.byKey.get(k)
+// acquire shares the slots of the k1 run and takes n new slots, evicting cached slots least
+// recent first. The caller has checked fits.
+func (c *gpuCache) acquire(dst []int32, k1Slots []int32, n int) []int32 {
+	for _, s := range k1Slots {
 		if c.sl.v[s].uses == 0 {
 			c.sl.remove(s)
 			*c.inUse++
@@ -324,15 +323,28 @@ func (c *hostCache) unindex() {
 }
 
 // prefix returns a worker's k1 (the G1 run from block 0) and k2 (the resident G2 run that
-// continues it), both stopping at limit, with one table probe per block.
+// continues it), both stopping at limit, with one table probe per block; the k1 run's G1 slots
+// are left in w.k1Slots for fits and acquire. It touches the entries of the keys a few blocks
+// ahead, so the misses of a long run overlap.
 func (w *worker) prefix(keys []uint64, limit int) (k1, k2 int) {
 	t := w.blocks
+	w.k1Slots = w.k1Slots[:0]
+	var sink uint64
+	defer func() { touchSink ^= sink }()
+	const ahead = 8
+	for j := 0; j < min(ahead, limit); j++ {
+		sink ^= t.touch(keys[j])
+	}
 	for k1 < limit {
+		if k1+ahead < limit {
+			sink ^= t.touch(keys[k1+ahead])
+		}
 		i := t.find(keys[k1])
 		if i < 0 {
 			return k1, 0
 		}
-		if t.e[i].slot[tierG1] >= 0 {
+		if s := t.e[i].slot[tierG1]; s >= 0 {
+			w.k1Slots = append(w.k1Slots, s)
 			k1++
 			continue
 		}
@@ -347,6 +359,9 @@ func (w *worker) prefix(keys []uint64, limit int) (k1, k2 int) {
 			k2++
 			if k1+k2 >= limit {
 				return k1, k2
+			}
+			if p := k1 + k2 + ahead; p < limit {
+				sink ^= t.touch(keys[p])
 			}
 			if i = t.find(keys[k1+k2]); i < 0 {
 				return k1, k2

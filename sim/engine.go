@@ -276,6 +276,9 @@ func (e *engine) touch(w *worker) {
 // stepTransfers is step 1: pull landings, H2D, D2H (each in queue order), then pulls whose
 // latency ends start moving; sources whose set of moving pulls changed recompute shares once.
 func (e *engine) stepTransfers() bool {
+	if len(e.transfers) == 0 || e.transfers[0].t > e.now {
+		return false
+	}
 	lands, h2d, d2h, starts := e.bufLands[:0], e.bufH2D[:0], e.bufD2H[:0], e.bufStarts[:0]
 	defer func() { e.bufLands, e.bufH2D, e.bufD2H, e.bufStarts = lands, h2d, d2h, starts }()
 	for len(e.transfers) > 0 && e.transfers[0].t <= e.now {
@@ -336,6 +339,9 @@ func (e *engine) stepTransfers() bool {
 
 // stepPasses is step 2: pass completions by worker id.
 func (e *engine) stepPasses() bool {
+	if len(e.passes) == 0 || e.passes[0].t > e.now {
+		return false
+	}
 	due := e.bufDue[:0]
 	defer func() { e.bufDue = due }()
 	for len(e.passes) > 0 && e.passes[0].t <= e.now {

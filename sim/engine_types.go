@@ -129,6 +129,8 @@ type worker struct {
 
 	busy  bool
 	batch []*request
+	// k1Slots are the G1 slots of the run the last prefix call found.
+	k1Slots []int32
 
 	h2dFree, d2hFree int64
 	ownTransfers     int

@@ -81,7 +81,7 @@ func (e *engine) startPass(w *worker) bool {
 		}
 		total := int(r.prompt + r.emitted)
 		need := ceilDiv(total, bs) - k1
-		if len(w.running)+w.loading >= e.s.Fleet.MaxNumSeqs || !w.g1.fits(r.keys, k1, need) {
+		if len(w.running)+w.loading >= e.s.Fleet.MaxNumSeqs || !w.g1.fits(w.k1Slots, need) {
 			break // head-of-line blocking
 		}
 		changed = true
@@ -133,7 +133,7 @@ func (e *engine) admit(w *worker, r *request, k1, k2, need int) {
 	} else {
 		w.fresh.remove(r)
 	}
-	r.blocks = w.g1.acquire(r.blocks[:0], r.keys, k1, need)
+	r.blocks = w.g1.acquire(r.blocks[:0], w.k1Slots, need)
 	r.admSeq = e.admSeq
 	e.admSeq++
 	r.computed = int32(k1 * bs)

@@ -8,11 +8,21 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"strings"
 	"syscall"
 )
 
+// defaultGCPercent is the garbage collector's target unless GOGC is set. A simulation's heap is
+// mostly long-lived cache tables without pointers, which a collection does not scan, so
+// collecting at 50 % growth instead of the runtime's 100 % costs little time and keeps the peak
+// memory of a large run about a quarter lower (docs/performance.md).
+const defaultGCPercent = 50
+
 func main() {
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(defaultGCPercent)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 	stop()

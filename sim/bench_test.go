@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"runtime"
+	"runtime/debug"
 	"runtime/pprof"
 	"testing"
 )
@@ -15,6 +16,10 @@ func benchRun(b *testing.B, js string) {
 		b.Fatal(err)
 	}
 	b.ReportAllocs()
+	// The scalein command collects at 50 % heap growth unless GOGC is set; measure the same.
+	if os.Getenv("GOGC") == "" {
+		defer debug.SetGCPercent(debug.SetGCPercent(50))
+	}
 	var rep *Report
 	for b.Loop() {
 		rep, err = Run(context.Background(), s, RunOptions{})

@@ -141,7 +141,8 @@ func (x *blockIndex) touch(k uint64) uint64 {
 	if len(x.e) == 0 {
 		return 0
 	}
-	return x.e[x.home(k)].key
+	i := x.home(k)
+	return x.e[i].key ^ x.e[(i+4)&(len(x.e)-1)].key // as blockTable.touch
 }
 
 // tierIndex is one tier's view of the block index.

@@ -192,5 +192,7 @@ func (t *blockTable) touch(k uint64) uint64 {
 	if len(t.e) == 0 {
 		return 0
 	}
-	return t.e[t.home(k)].key
+	i := t.home(k)
+	// The entry's line, and the next one, which a probe or a deletion's backward shift may reach.
+	return t.e[i].key ^ t.e[(i+4)&(len(t.e)-1)].key
 }

@@ -219,3 +219,27 @@ func TestDeterministicReport(t *testing.T) {
 	assert.Equal(t, a.Digest, b.Digest)
 	assert.Len(t, a.Digest, 64)
 }
+
+// Optimisations must not change results: these digests (the whole report with per-request rows)
+// were produced before this session's memory-layout work and are reproduced by every build
+// since. Change them only with a change to the model, and say so.
+func TestReportDigestsPinned(t *testing.T) {
+	sched := `{"name": "sched", "fleet": {"workers": 64, "gpu_blocks": 512, "host_blocks": 2048},
+		"kvcr": {"reject_draining_sources": false},
+		"workload": {"type": "sessions", "sessions": {"count": 3000, "turns": 4, "rate_per_s": 200}},
+		"scale_in": [{"at_ms": 5000, "count": 8, "select": "least_cached"},
+			{"at_ms": 9000, "count": 8, "select": "highest_id", "grace_ms": 500}]}`
+	mooncake, ok := PresetByKey("mooncake-16to12")
+	require.True(t, ok)
+	for _, c := range []struct{ name, json, digest string }{
+		{"sessions with scale-in", sched, "b3d41fe6390c2afc5ae2dd69ef31a182eb0a212c62102c50c5c8c7b60771e3cf"},
+		{"mooncake-16to12", string(mooncake.JSON), "e5f10f10a455bd2da18f9d9773f802e0dfd4d874386e470a80f87aa4eeeced16"},
+	} {
+		s, err := Parse([]byte(c.json), ParseEnv{})
+		require.NoError(t, err, c.name)
+		s.Report.PerRequest = true
+		rep, err := Run(context.Background(), s, RunOptions{})
+		require.NoError(t, err, c.name)
+		require.Equal(t, c.digest, rep.Digest, c.name)
+	}
+}

@@ -71,7 +71,9 @@ func (c *gpuCache) acquire(dst []int32, k1Slots []int32, n int) []int32 {
 // touchVictims touches the table and index entries of the next n slots to evict (see
 // blockTable.touch).
 func (c *gpuCache) touchVictims(n int) {
-	touchSink ^= touchVictims(&c.sl, c.byKey.t, c.index, n)
+	if t := c.byKey.t; t != nil {
+		t.sink ^= touchVictims(&c.sl, t, c.index, n)
+	}
 }
 
 func touchVictims(l *slots, t *blockTable, x *tierIndex, n int) uint64 {
@@ -236,7 +238,9 @@ func (c *hostCache) reserve(key uint64, depth int, protect func(key uint64, dept
 // touchVictims touches the table and index entries of the entries that reserving n more would
 // evict (see blockTable.touch).
 func (c *hostCache) touchVictims(n int) {
-	touchSink ^= touchVictims(&c.sl, c.byKey.t, c.index, n-len(c.free)-(c.capacity-len(c.sl.v)))
+	if t := c.byKey.t; t != nil {
+		t.sink ^= touchVictims(&c.sl, t, c.index, n-len(c.free)-(c.capacity-len(c.sl.v)))
+	}
 }
 
 // evict removes the least recent evictable entry that protect allows and returns its slot.
@@ -268,7 +272,9 @@ func (c *hostCache) touchIndex(slots []int32) {
 	for _, s := range slots {
 		sink ^= c.index.touch(c.sl.v[s].key)
 	}
-	touchSink ^= sink
+	if t := c.byKey.t; t != nil {
+		t.sink ^= sink
+	}
 }
 
 // makeResident completes a transfer into G2.
@@ -330,7 +336,7 @@ func (w *worker) prefix(keys []uint64, limit int) (k1, k2 int) {
 	t := w.blocks
 	w.k1Slots = w.k1Slots[:0]
 	var sink uint64
-	defer func() { touchSink ^= sink }()
+	defer func() { t.sink ^= sink }()
 	const ahead = 8
 	for j := 0; j < min(ahead, limit); j++ {
 		sink ^= t.touch(keys[j])

@@ -12,6 +12,9 @@ type blockTable struct {
 	e     []blockEntry
 	n     int
 	shift uint
+	// sink receives the loads of the touch look-ahead (blockTable.touch), so the compiler keeps
+	// them; it is per table, so concurrent runs share no written memory.
+	sink uint64
 }
 
 // blockEntry keeps key and slots together: one cache line visit per probe. An entry with no
@@ -183,8 +186,6 @@ func (v *keyTable) each(fn func(k uint64, s int32)) {
 	}
 }
 
-// touchSink receives the loads of the touch methods, so the compiler keeps them.
-var touchSink uint64
 
 // touch loads the cache line where k's entry would start. A caller about to probe several keys
 // touches them all first: the misses then overlap instead of coming one after another.

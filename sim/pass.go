@@ -323,7 +323,7 @@ func (w *worker) touchKeys(keys []uint64) {
 	if w.g2 != nil {
 		w.g2.touchVictims(len(keys))
 	}
-	touchSink ^= sink
+	w.blocks.sink ^= sink
 }
 
 func (e *engine) complete(w *worker, r *request) {

@@ -186,7 +186,6 @@ func (v *keyTable) each(fn func(k uint64, s int32)) {
 	}
 }
 
-
 // touch loads the cache line where k's entry would start. A caller about to probe several keys
 // touches them all first: the misses then overlap instead of coming one after another.
 func (t *blockTable) touch(k uint64) uint64 {

@@ -5,16 +5,15 @@ package sim
 type gpuCache struct {
 	capacity int
 	worker   int32
-	index    *tierIndex // nil once the worker no longer takes new requests
 	byKey    keyTable
 	sl       slots   // uses: requests holding the slot; ready: keyed
 	free     []int32 // released or never-used slots below len(sl.v)
 	inUse    *int32  // distinct slots held by requests, kept where the router reads it
 }
 
-func newGPUCache(capacity int, worker int32, index *tierIndex, inUse *int32, tab *blockTable) *gpuCache {
-	return &gpuCache{capacity: capacity, worker: worker, index: index, inUse: inUse,
-		byKey: keyTable{t: tab, tier: tierG1}}
+func newGPUCache(capacity int, worker int32, index *blockIndex, inUse *int32) *gpuCache {
+	return &gpuCache{capacity: capacity, worker: worker, inUse: inUse,
+		byKey: keyTable{w: worker, tier: tierG1, x: index}}
 }
 
 // freeCount is the number of slots holding nothing.
@@ -68,25 +67,17 @@ func (c *gpuCache) acquire(dst []int32, k1Slots []int32, n int) []int32 {
 	return dst
 }
 
-// touchVictims touches the table and index entries of the next n slots to evict (see
-// blockTable.touch).
-func (c *gpuCache) touchVictims(n int) {
-	if t := c.byKey.t; t != nil {
-		t.sink ^= touchVictims(&c.sl, t, c.index, n)
-	}
-}
+// touchVictims touches the entries of the next n slots to evict (see blockIndex.touch).
+func (c *gpuCache) touchVictims(n int) { touchVictims(&c.sl, &c.byKey, n) }
 
-func touchVictims(l *slots, t *blockTable, x *tierIndex, n int) uint64 {
-	if n <= 0 || t == nil || l.n == 0 {
-		return 0
+func touchVictims(l *slots, keys *keyTable, n int) {
+	if n <= 0 || l.n == 0 {
+		return
 	}
-	var sink uint64
 	for s := l.head; s >= 0 && n > 0; s = l.v[s].next {
-		k := l.v[s].key
-		sink ^= t.touch(k) ^ x.touch(k)
+		keys.touch(l.v[s].key)
 		n--
 	}
-	return sink
 }
 
 // take returns one unkeyed slot with a reference, or -1 when nothing is free or evictable.
@@ -110,11 +101,7 @@ func (c *gpuCache) take() int32 {
 }
 
 func (c *gpuCache) unkey(s int32) {
-	k := c.sl.v[s].key
-	c.byKey.del(k)
-	if c.index != nil {
-		c.index.remove(k, c.worker)
-	}
+	c.byKey.del(c.sl.v[s].key)
 	c.sl.v[s].setReady(false)
 }
 
@@ -128,9 +115,6 @@ func (c *gpuCache) setKey(s int32, key uint64, depth int) {
 		return
 	}
 	sl.set(key, depth, true)
-	if c.index != nil {
-		c.index.add(key, c.worker)
-	}
 }
 
 // release drops one reference; a keyed slot becomes cached and evictable as of now.
@@ -148,20 +132,11 @@ func (c *gpuCache) release(s int32, now int64) {
 	c.free = append(c.free, s)
 }
 
-// clear drops everything (the worker is removed; it resets the shared blockTable itself).
+// clear drops everything (the worker is removed; it has left the index when it started to
+// drain).
 func (c *gpuCache) clear() {
-	c.unindex()
 	*c.inUse = 0
 	*c = gpuCache{capacity: c.capacity, worker: c.worker, inUse: c.inUse}
-}
-
-// unindex takes the worker's blocks out of the routing index: a draining worker is never a
-// routing candidate or a hint source again.
-func (c *gpuCache) unindex() {
-	if c.index != nil {
-		c.byKey.each(func(k uint64, s int32) { c.index.remove(k, c.worker) })
-		c.index = nil
-	}
 }
 
 // hostCache is a worker's G2: entries are pending (a transfer into G2 is in flight) or resident,
@@ -169,7 +144,6 @@ func (c *gpuCache) unindex() {
 type hostCache struct {
 	capacity int
 	worker   int32
-	index    *tierIndex // resident entries only; nil once the worker no longer takes requests
 	byKey    keyTable
 	sl       slots // uses: pins; ready: resident
 	free     []int32
@@ -177,9 +151,9 @@ type hostCache struct {
 	residentCount int
 }
 
-func newHostCache(capacity int, worker int32, index *tierIndex, tab *blockTable) *hostCache {
-	return &hostCache{capacity: capacity, worker: worker, index: index,
-		byKey: keyTable{t: tab, tier: tierG2}}
+func newHostCache(capacity int, worker int32, index *blockIndex) *hostCache {
+	return &hostCache{capacity: capacity, worker: worker,
+		byKey: keyTable{w: worker, tier: tierG2, x: index}}
 }
 
 func (c *hostCache) held() int { return len(c.sl.v) - len(c.free) }
@@ -235,12 +209,10 @@ func (c *hostCache) reserve(key uint64, depth int, protect func(key uint64, dept
 	return s
 }
 
-// touchVictims touches the table and index entries of the entries that reserving n more would
-// evict (see blockTable.touch).
+// touchVictims touches the entries of the entries that reserving n more would evict (see
+// blockIndex.touch).
 func (c *hostCache) touchVictims(n int) {
-	if t := c.byKey.t; t != nil {
-		t.sink ^= touchVictims(&c.sl, t, c.index, n-len(c.free)-(c.capacity-len(c.sl.v)))
-	}
+	touchVictims(&c.sl, &c.byKey, n-len(c.free)-(c.capacity-len(c.sl.v)))
 }
 
 // evict removes the least recent evictable entry that protect allows and returns its slot.
@@ -251,29 +223,17 @@ func (c *hostCache) evict(protect func(key uint64, depth int32) bool) int32 {
 	}
 	victim := c.sl.popFirst(skip)
 	if victim >= 0 {
-		k := c.sl.v[victim].key
-		c.byKey.del(k)
-		if c.index != nil {
-			c.index.remove(k, c.worker)
-		}
+		c.byKey.del(c.sl.v[victim].key)
 		c.sl.v[victim].setReady(false)
 		c.residentCount--
 	}
 	return victim
 }
 
-// touchIndex touches the index entries of slots about to become resident (see
-// blockTable.touch).
+// touchIndex touches the entries of slots about to become resident (see blockIndex.touch).
 func (c *hostCache) touchIndex(slots []int32) {
-	if c.index == nil {
-		return
-	}
-	var sink uint64
 	for _, s := range slots {
-		sink ^= c.index.touch(c.sl.v[s].key)
-	}
-	if t := c.byKey.t; t != nil {
-		t.sink ^= sink
+		c.byKey.touch(c.sl.v[s].key)
 	}
 }
 
@@ -282,9 +242,7 @@ func (c *hostCache) makeResident(s int32, now int64) {
 	sl := &c.sl.v[s]
 	sl.setReady(true)
 	c.residentCount++
-	if c.index != nil {
-		c.index.add(sl.key, c.worker)
-	}
+	c.byKey.setResident(sl.key, s)
 	if sl.uses == 0 {
 		c.sl.push(s, now)
 	}
@@ -313,38 +271,52 @@ func (c *hostCache) drop(s int32) {
 }
 
 func (c *hostCache) clear() {
-	c.unindex()
 	*c = hostCache{capacity: c.capacity, worker: c.worker}
 }
 
-func (c *hostCache) unindex() {
-	if c.index != nil {
-		c.byKey.each(func(k uint64, s int32) {
-			if c.sl.v[s].ready() {
-				c.index.remove(k, c.worker)
-			}
-		})
-		c.index = nil
-	}
-}
-
 // prefix returns a worker's k1 (the G1 run from block 0) and k2 (the resident G2 run that
-// continues it), both stopping at limit, with one table probe per block; the k1 run's G1 slots
-// are left in w.k1Slots for fits and acquire. It touches the entries of the keys a few blocks
+// continues it), both stopping at limit, with one probe per block; the k1 run's G1 slots are
+// left in w.k1Slots for fits and acquire. It touches the entries of the keys a few blocks
 // ahead, so the misses of a long run overlap.
 func (w *worker) prefix(keys []uint64, limit int) (k1, k2 int) {
-	t := w.blocks
 	w.k1Slots = w.k1Slots[:0]
+	x := w.g1.byKey.x
+	if x == nil {
+		return w.prefixDrained(keys, limit)
+	}
 	var sink uint64
-	defer func() { t.sink ^= sink }()
+	defer func() { x.sink ^= sink }()
 	const ahead = 8
 	for j := 0; j < min(ahead, limit); j++ {
-		sink ^= t.touch(keys[j])
+		sink ^= x.touch(keys[j])
+	}
+	for j := 0; j < limit; j++ {
+		if j+ahead < limit {
+			sink ^= x.touch(keys[j+ahead])
+		}
+		r := x.get(keys[j], w.id)
+		if k2 == 0 {
+			if s := r.slot(tierG1); s >= 0 {
+				w.k1Slots = append(w.k1Slots, s)
+				k1++
+				continue
+			}
+		}
+		if !r.member(tierG2) {
+			break
+		}
+		k2++
+	}
+	return k1, k2
+}
+
+// prefixDrained is prefix for a draining worker, over its own table.
+func (w *worker) prefixDrained(keys []uint64, limit int) (k1, k2 int) {
+	t := w.g1.byKey.t
+	if t == nil {
+		return 0, 0
 	}
 	for k1 < limit {
-		if k1+ahead < limit {
-			sink ^= t.touch(keys[k1+ahead])
-		}
 		i := t.find(keys[k1])
 		if i < 0 {
 			return k1, 0
@@ -365,9 +337,6 @@ func (w *worker) prefix(keys []uint64, limit int) (k1, k2 int) {
 			k2++
 			if k1+k2 >= limit {
 				return k1, k2
-			}
-			if p := k1 + k2 + ahead; p < limit {
-				sink ^= t.touch(keys[p])
 			}
 			if i = t.find(keys[k1+k2]); i < 0 {
 				return k1, k2

@@ -135,11 +135,10 @@ func newEngine(s *Scenario, opt RunOptions) (*engine, error) {
 	e.usedBlocks = make([]int32, f.Workers)
 	for i := 0; i < f.Workers; i++ {
 		e.activeIDs = append(e.activeIDs, int32(i))
-		tab := &blockTable{}
-		w := &worker{id: int32(i), state: StateActive, blocks: tab,
-			g1: newGPUCache(f.GPUBlocks, int32(i), e.g1x, &e.usedBlocks[i], tab)}
+		w := &worker{id: int32(i), state: StateActive,
+			g1: newGPUCache(f.GPUBlocks, int32(i), idx, &e.usedBlocks[i])}
 		if f.HostBlocks > 0 {
-			w.g2 = newHostCache(f.HostBlocks, int32(i), e.g2x, tab)
+			w.g2 = newHostCache(f.HostBlocks, int32(i), idx)
 		}
 		e.ws = append(e.ws, w)
 	}

@@ -119,11 +119,10 @@ type worker struct {
 	id      int32
 	state   string
 	g1      *gpuCache
-	g2      *hostCache  // nil without a host cache
-	blocks  *blockTable // key → G1 and G2 slots, shared by g1 and g2
-	pre     queue       // preempted requests, by first admission
-	fresh   queue       // other waiting requests, by arrival
-	running []*request  // by admission sequence
+	g2      *hostCache // nil without a host cache
+	pre     queue      // preempted requests, by first admission
+	fresh   queue      // other waiting requests, by arrival
+	running []*request // by admission sequence
 	loading int
 	nReq    int // waiting, loading, pulling or running here
 

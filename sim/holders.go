@@ -1,60 +1,157 @@
 package sim
 
-import "math/bits"
+import (
+	"math/bits"
+	"slices"
+)
 
-// blockIndex maps a block key to the active workers holding it, in both tiers (G1: keyed
-// blocks; G2: resident entries). Routing and hints walk a prompt once over it, level by level,
-// instead of probing every worker's cache (SPEC §3.9).
+// blockIndex is the fleet's table of cached blocks: for each block key, the active workers
+// holding it and, for each of them, its G1 slot and its G2 slot (pending or resident). Workers'
+// lookups (prefix matching, keying, eviction) and routing (SPEC §3.9: the prompt is walked once,
+// level by level, over the holder sets) use the same entry, so a block's bookkeeping touches
+// one cache line where a per-worker table beside a routing index touched two.
 //
-// A key is usually in both tiers (write-through), so it has one entry for both: one probe, and
-// a key leaves the table only when its last holder in either tier goes. Up to two holders per
-// tier are kept inline (a session's blocks often live on two workers); three or more go to a
-// list. Open addressing with backward-shift deletion, as blockTable, growing at three-quarters
-// load.
+// A draining worker leaves it: its keys move to a table of its own (blockTable), so it is never
+// a routing candidate or a hint source again.
+//
+// A key held by one worker keeps that worker's record inline; two or more go to a list sorted
+// by worker id, which keeps each tier's member count and fingerprint. Open addressing with
+// linear probing and backward-shift deletion, growing at three-quarters load.
 type blockIndex struct {
 	e     []holderEntry
 	n     int
 	shift uint
-	lists [][]int32 // holder sets of three or more workers, by list id
-	fps   []uint64  // fingerprint of each list's set, by list id
-	free  []int32   // unused list ids
+	lists []holderList
+	free  []int32 // unused list ids
+	sink  uint64  // receives the loads of touch
 }
 
-// holderEntry is 16 bytes: the key, and by tier a packed holder set (worker ids fit in 15
-// bits, MaxWorkers being 16,384): 0 for none; one or two ids inline; or a list id. The zero
-// entry is empty. A set's fingerprint is the XOR of holderPrint over its holders (equal sets
-// have equal prints); a list keeps its own.
 type holderEntry struct {
 	key uint64
-	h   [2]holders
+	rec holderRec // 0: an empty entry
 }
 
-// holders is one tier's holder set in an entry: the top two bits say how many (0, 1, 2, or
-// holdersList), then one id in the low 15 bits, two in the low 30, or a list id.
-type holders uint32
+// holderRec is one worker's hold on a key: its id (bits 0–13), its G1 slot + 1 (bits 14–37, 0
+// for none), its G2 slot + 1 (bits 38–61) and whether that G2 entry is resident (bit 62). In an
+// entry, bit 63 marks a list id (low 32 bits) instead. A record always holds a slot, so it is
+// never 0.
+type holderRec uint64
 
 const (
-	holdersOne  = 1 << 30
-	holdersTwo  = 2 << 30
-	holdersList = 3 << 30
-	holderBits  = 15
-	holderMask  = 1<<holderBits - 1
+	recWorkerBits = 14
+	recSlotBits   = 24
+	recSlotMask   = 1<<recSlotBits - 1
+	recResident   = holderRec(1) << 62
+	recList       = holderRec(1) << 63
 )
 
-// Worker ids must fit their field: this fails to compile if MaxWorkers outgrows it.
-var _ [holderMask + 1 - MaxWorkers]struct{}
+// Worker ids and slot numbers must fit their fields: these fail to compile if the limits
+// outgrow them.
+var (
+	_ [1<<recWorkerBits - MaxWorkers]struct{}
+	_ [recSlotMask - 1 - MaxCacheBlocks]struct{}
+)
 
-func (h holders) mode() holders { return h & holdersList }
-func (h holders) first() int32  { return int32(h & holderMask) }
-func (h holders) second() int32 { return int32(h >> holderBits & holderMask) }
-func (h holders) list() int32   { return int32(h &^ holdersList) }
+func recShift(tier int) uint { return recWorkerBits + uint(tier)*recSlotBits }
 
-func oneHolder(a int32) holders     { return holdersOne | holders(a) }
-func twoHolders(a, b int32) holders { return holdersTwo | holders(b)<<holderBits | holders(a) }
+func (r holderRec) worker() int32       { return int32(r & (1<<recWorkerBits - 1)) }
+func (r holderRec) slot(tier int) int32 { return int32(r>>recShift(tier)&recSlotMask) - 1 }
+func (r holderRec) resident() bool      { return r&recResident != 0 }
+func (r holderRec) list() int32         { return int32(uint32(r)) }
 
-func (en *holderEntry) empty() bool { return en.h[0] == 0 && en.h[1] == 0 }
+// member reports whether the record counts in a tier's holder set: a G1 slot, or a resident G2
+// entry.
+func (r holderRec) member(tier int) bool {
+	if tier == tierG1 {
+		return r.slot(tierG1) >= 0
+	}
+	return r.slot(tierG2) >= 0 && r.resident()
+}
 
-// holderPrint is one worker's share of a holder set's fingerprint.
+// with returns r (or, for r == 0, a new record of worker w) with tier's slot set to s (-1:
+// none) and, in G2, the resident flag.
+func (r holderRec) with(w int32, tier int, s int32, resident bool) holderRec {
+	if r == 0 {
+		r = holderRec(w)
+	}
+	sh := recShift(tier)
+	r = r&^(recSlotMask<<sh) | holderRec(s+1)<<sh
+	if tier == tierG2 {
+		r &^= recResident
+		if resident && s >= 0 {
+			r |= recResident
+		}
+	}
+	return r
+}
+
+func (r holderRec) empty() bool { return r.slot(tierG1) < 0 && r.slot(tierG2) < 0 }
+
+// holderList holds the records of a key with two or more holders, by worker id.
+type holderList struct {
+	recs []holderRec
+	n    [2]int32  // members by tier
+	fp   [2]uint64 // fingerprint of the members by tier
+}
+
+func (l *holderList) account(r holderRec) {
+	for tier := range 2 {
+		if r.member(tier) {
+			l.n[tier]++
+			l.fp[tier] ^= holderPrint(r.worker())
+		}
+	}
+}
+
+func (l *holderList) unaccount(r holderRec) {
+	for tier := range 2 {
+		if r.member(tier) {
+			l.n[tier]--
+			l.fp[tier] ^= holderPrint(r.worker())
+		}
+	}
+}
+
+// search returns where worker w's record is or would be in the list, and whether it is there.
+// Records are sorted by worker id and ids spread evenly, so it starts where w would be if they
+// were evenly spaced and gallops out from there: a key held by most of 2,048 workers (a shared
+// system prompt) finds w in a probe or two, not eleven.
+func (l *holderList) search(w int32) (int, bool) {
+	recs := l.recs
+	n := len(recs)
+	last := recs[n-1].worker()
+	if w > last {
+		return n, false
+	}
+	g := int(int64(w) * int64(n-1) / int64(max(last, 1)))
+	// Bracket w in [lo, hi) by doubling steps from g, then bisect.
+	lo, hi := 0, n
+	if recs[g].worker() < w {
+		lo = g + 1
+		for step := 1; lo+step-1 < n && recs[lo+step-1].worker() < w; step *= 2 {
+			lo += step
+		}
+		hi = min(n, lo+2*(lo-g)) // the last step's span, at most
+	} else {
+		hi = g + 1
+		for step := 1; hi-step-1 >= 0 && recs[hi-step-1].worker() >= w; step *= 2 {
+			hi -= step
+		}
+		lo = max(0, hi-2*(g+1-hi)-1)
+	}
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if recs[m].worker() < w {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return lo, lo < n && recs[lo].worker() == w
+}
+
+// holderPrint is one worker's share of a holder set's fingerprint (the XOR over the set: equal
+// sets have equal prints).
 func holderPrint(w int32) uint64 { return mix64(uint64(w) + 0x51ed27) }
 
 func (x *blockIndex) home(k uint64) int { return int((k * 0x9e3779b97f4a7c15) >> x.shift) }
@@ -66,7 +163,7 @@ func (x *blockIndex) find(k uint64) int {
 	mask := len(x.e) - 1
 	for i := x.home(k); ; i = (i + 1) & mask {
 		en := &x.e[i]
-		if en.empty() {
+		if en.rec == 0 {
 			return -1
 		}
 		if en.key == k {
@@ -75,6 +172,7 @@ func (x *blockIndex) find(k uint64) int {
 	}
 }
 
+// findOrInsert returns k's entry, inserting an empty one (rec 0) that the caller must fill.
 func (x *blockIndex) findOrInsert(k uint64) int {
 	if 4*(x.n+1) > 3*len(x.e) {
 		x.grow()
@@ -82,7 +180,7 @@ func (x *blockIndex) findOrInsert(k uint64) int {
 	mask := len(x.e) - 1
 	for i := x.home(k); ; i = (i + 1) & mask {
 		en := &x.e[i]
-		if en.empty() {
+		if en.rec == 0 {
 			en.key = k
 			x.n++
 			return i
@@ -103,11 +201,11 @@ func (x *blockIndex) grow() {
 	x.shift = uint(64 - bits.TrailingZeros(uint(size)))
 	mask := size - 1
 	for _, en := range old {
-		if en.empty() {
+		if en.rec == 0 {
 			continue
 		}
 		for i := x.home(en.key); ; i = (i + 1) & mask {
-			if x.e[i].empty() {
+			if x.e[i].rec == 0 {
 				x.e[i] = en
 				break
 			}
@@ -122,7 +220,7 @@ func (x *blockIndex) deleteAt(i int) {
 	j := i
 	for {
 		j = (j + 1) & mask
-		if x.e[j].empty() {
+		if x.e[j].rec == 0 {
 			break
 		}
 		h := x.home(x.e[j].key)
@@ -132,20 +230,130 @@ func (x *blockIndex) deleteAt(i int) {
 			i = j
 		}
 	}
-	x.e[i].h = [2]holders{}
+	x.e[i] = holderEntry{}
 	x.n--
 }
 
-// touch loads the cache line where k's entry would start (see blockTable.touch).
+// touch loads the cache lines where k's entry would be. A caller about to probe several keys
+// touches them all first: the misses then overlap instead of coming one after another.
 func (x *blockIndex) touch(k uint64) uint64 {
 	if len(x.e) == 0 {
 		return 0
 	}
 	i := x.home(k)
-	return x.e[i].key ^ x.e[(i+4)&(len(x.e)-1)].key // as blockTable.touch
+	// The entry's line, and the next one, which a probe or a deletion's backward shift may reach.
+	return x.e[i].key ^ x.e[(i+4)&(len(x.e)-1)].key
 }
 
-// tierIndex is one tier's view of the block index.
+// get returns worker w's record for k, or 0.
+func (x *blockIndex) get(k uint64, w int32) holderRec {
+	i := x.find(k)
+	if i < 0 {
+		return 0
+	}
+	r := x.e[i].rec
+	if r&recList == 0 {
+		if r.worker() == w {
+			return r
+		}
+		return 0
+	}
+	l := &x.lists[r.list()]
+	if j, ok := l.search(w); ok {
+		return l.recs[j]
+	}
+	return 0
+}
+
+// set sets worker w's slot for k in tier to s (-1: none) and, in G2, whether it is resident;
+// with ifAbsent it changes nothing if w has a slot for k in that tier already. It returns w's
+// record before (0: none).
+func (x *blockIndex) set(k uint64, w int32, tier int, s int32, resident, ifAbsent bool) holderRec {
+	var i int
+	if s >= 0 {
+		i = x.findOrInsert(k)
+	} else if i = x.find(k); i < 0 {
+		return 0
+	}
+	en := &x.e[i]
+	if en.rec&recList == 0 {
+		old := en.rec
+		if old != 0 && old.worker() != w { // another worker holds k
+			if s >= 0 {
+				x.toList(en, old, holderRec(0).with(w, tier, s, resident))
+			}
+			return 0
+		}
+		if ifAbsent && old.slot(tier) >= 0 {
+			return old
+		}
+		if nr := old.with(w, tier, s, resident); !nr.empty() {
+			en.rec = nr
+		} else if old != 0 {
+			x.deleteAt(i)
+		}
+		return old
+	}
+	id := en.rec.list()
+	l := &x.lists[id]
+	j, found := l.search(w)
+	var old holderRec
+	if found {
+		old = l.recs[j]
+	} else if s < 0 {
+		return 0
+	}
+	if ifAbsent && old.slot(tier) >= 0 {
+		return old
+	}
+	nr := old.with(w, tier, s, resident)
+	l.unaccount(old)
+	switch {
+	case nr.empty():
+		l.recs = slices.Delete(l.recs, j, j+1)
+	case found:
+		l.recs[j] = nr
+		l.account(nr)
+	default:
+		l.recs = slices.Insert(l.recs, j, nr)
+		l.account(nr)
+	}
+	if len(l.recs) == 1 {
+		en.rec = l.recs[0]
+		l.recs = l.recs[:0]
+		l.n, l.fp = [2]int32{}, [2]uint64{}
+		x.free = append(x.free, id)
+	}
+	return old
+}
+
+// toList turns an entry with one record into a list of two.
+func (x *blockIndex) toList(en *holderEntry, a, b holderRec) {
+	var id int32
+	if n := len(x.free); n > 0 {
+		id = x.free[n-1]
+		x.free = x.free[:n-1]
+	} else {
+		id = int32(len(x.lists))
+		x.lists = append(x.lists, holderList{})
+	}
+	l := &x.lists[id]
+	if b.worker() < a.worker() {
+		a, b = b, a
+	}
+	l.recs = append(l.recs[:0], a, b)
+	l.account(a)
+	l.account(b)
+	en.rec = recList | holderRec(uint32(id))
+}
+
+// drop removes worker w's record for k.
+func (x *blockIndex) drop(k uint64, w int32) {
+	x.set(k, w, tierG1, -1, false, false)
+	x.set(k, w, tierG2, -1, false, false)
+}
+
+// tierIndex is one tier's view of the index for routing: the members of each key's holder set.
 type tierIndex struct {
 	x    *blockIndex
 	tier int
@@ -157,16 +365,15 @@ func (v *tierIndex) set(k uint64) (int, uint64) {
 	if i < 0 {
 		return 0, 0
 	}
-	switch h := v.x.e[i].h[v.tier]; h.mode() {
-	case 0:
+	r := v.x.e[i].rec
+	if r&recList == 0 {
+		if r.member(v.tier) {
+			return 1, holderPrint(r.worker())
+		}
 		return 0, 0
-	case holdersOne:
-		return 1, holderPrint(h.first())
-	case holdersTwo:
-		return 2, holderPrint(h.first()) ^ holderPrint(h.second())
-	default:
-		return len(v.x.lists[h.list()]), v.x.fps[h.list()]
 	}
+	l := &v.x.lists[r.list()]
+	return int(l.n[v.tier]), l.fp[v.tier]
 }
 
 // appendHolders appends the holders of k in this tier to dst.
@@ -175,94 +382,17 @@ func (v *tierIndex) appendHolders(dst []int32, k uint64) []int32 {
 	if i < 0 {
 		return dst
 	}
-	switch h := v.x.e[i].h[v.tier]; h.mode() {
-	case 0:
+	r := v.x.e[i].rec
+	if r&recList == 0 {
+		if r.member(v.tier) {
+			dst = append(dst, r.worker())
+		}
 		return dst
-	case holdersOne:
-		return append(dst, h.first())
-	case holdersTwo:
-		return append(dst, h.first(), h.second())
-	default:
-		return append(dst, v.x.lists[h.list()]...)
 	}
-}
-
-func (v *tierIndex) touch(k uint64) uint64 {
-	if v == nil {
-		return 0
+	for _, h := range v.x.lists[r.list()].recs {
+		if h.member(v.tier) {
+			dst = append(dst, h.worker())
+		}
 	}
-	return v.x.touch(k)
-}
-
-// add records that worker w holds k in this tier (it did not).
-func (v *tierIndex) add(k uint64, w int32) {
-	x := v.x
-	h := &x.e[x.findOrInsert(k)].h[v.tier]
-	switch h.mode() {
-	case 0:
-		*h = oneHolder(w)
-	case holdersOne:
-		*h = twoHolders(h.first(), w)
-	case holdersTwo:
-		var id int32
-		if n := len(x.free); n > 0 {
-			id = x.free[n-1]
-			x.free = x.free[:n-1]
-		} else {
-			id = int32(len(x.lists))
-			x.lists = append(x.lists, nil)
-			x.fps = append(x.fps, 0)
-		}
-		a, b := h.first(), h.second()
-		x.lists[id] = append(x.lists[id][:0], a, b, w)
-		x.fps[id] = holderPrint(a) ^ holderPrint(b) ^ holderPrint(w)
-		*h = holdersList | holders(id)
-	default:
-		id := h.list()
-		x.lists[id] = append(x.lists[id], w)
-		x.fps[id] ^= holderPrint(w)
-	}
-}
-
-// remove records that worker w no longer holds k in this tier.
-func (v *tierIndex) remove(k uint64, w int32) {
-	x := v.x
-	i := x.find(k)
-	if i < 0 {
-		return
-	}
-	en := &x.e[i]
-	h := &en.h[v.tier]
-	switch h.mode() {
-	case holdersOne:
-		if h.first() == w {
-			*h = 0
-			if en.empty() {
-				x.deleteAt(i)
-			}
-		}
-	case holdersTwo:
-		if a, b := h.first(), h.second(); a == w {
-			*h = oneHolder(b)
-		} else if b == w {
-			*h = oneHolder(a)
-		}
-	case holdersList:
-		id := h.list()
-		l := x.lists[id]
-		for j, u := range l {
-			if u == w {
-				l[j] = l[len(l)-1]
-				l = l[:len(l)-1]
-				x.fps[id] ^= holderPrint(w)
-				break
-			}
-		}
-		if len(l) == 2 {
-			*h = twoHolders(l[0], l[1])
-			x.free = append(x.free, id)
-			l = l[:0]
-		}
-		x.lists[id] = l
-	}
+	return dst
 }

@@ -206,9 +206,11 @@ func checkInvariants(t *testing.T, e *engine) {
 			require.LessOrEqual(t, h.held(), h.capacity)
 			require.Equal(t, h.held(), h.byKey.len())
 			res := 0
-			h.byKey.each(func(k uint64, s int32) {
+			for _, s := range heldG2(h) {
 				sl := &h.sl.v[s]
-				require.Equal(t, k, sl.key)
+				got, ok := h.byKey.get(sl.key)
+				require.True(t, ok, "worker %d G2 slot %d: its key is not found", w.id, s)
+				require.Equal(t, s, got)
 				require.Equal(t, g2pins[w][s], sl.uses, "worker %d G2 slot %d pins", w.id, s)
 				if sl.ready() {
 					res++
@@ -216,62 +218,125 @@ func checkInvariants(t *testing.T, e *engine) {
 				} else {
 					require.True(t, pending[w][s], "worker %d: pending G2 entry without a transfer", w.id)
 				}
-			})
+			}
 			require.Equal(t, res, h.residentCount)
 		}
 	}
 }
 
-// checkIndex checks the routing index against the caches: it holds exactly the active workers'
-// keyed G1 blocks and resident G2 entries, with fingerprints that match the holder sets.
-func checkIndex(t *testing.T, e *engine) {
-	t.Helper()
-	var want [2]int
-	for _, w := range e.ws {
-		if w.state != StateActive {
-			continue
-		}
-		w.g1.byKey.each(func(k uint64, _ int32) {
-			require.Contains(t, e.g1x.appendHolders(nil, k), w.id, "worker %d G1 key missing from the index", w.id)
-			want[tierG1]++
-		})
-		if w.g2 != nil {
-			w.g2.byKey.each(func(k uint64, s int32) {
-				if w.g2.resident(s) {
-					require.Contains(t, e.g2x.appendHolders(nil, k), w.id, "worker %d G2 key missing from the index", w.id)
-					want[tierG2]++
-				}
-			})
+// heldG2 lists a host cache's held slots (pending or resident): those not free.
+func heldG2(h *hostCache) []int32 {
+	free := map[int32]bool{}
+	for _, s := range h.free {
+		free[s] = true
+	}
+	var held []int32
+	for s := range h.sl.v {
+		if !free[int32(s)] {
+			held = append(held, int32(s))
 		}
 	}
-	var got [2]int
+	return held
+}
+
+// checkIndex checks the block index against the caches: it holds exactly the active workers'
+// keyed G1 slots and held G2 entries (pending or resident, with the right flag), and each key's
+// list is sorted, of two or more, with member counts and fingerprints that match.
+func checkIndex(t *testing.T, e *engine) {
+	t.Helper()
 	x := e.g1x.x
-	n := 0
-	for _, en := range x.e {
-		if en.empty() {
+	want := 0
+	for _, w := range e.ws {
+		if w.state != StateActive {
+			require.Nil(t, w.g1.byKey.x, "worker %d is %s but still in the index", w.id, w.state)
 			continue
 		}
-		n++
+		keys := map[uint64]bool{}
+		n1 := 0
+		for s := range w.g1.sl.v {
+			if sl := &w.g1.sl.v[s]; sl.ready() {
+				require.Equal(t, int32(s), x.get(sl.key, w.id).slot(tierG1), "worker %d G1 slot %d not in the index", w.id, s)
+				keys[sl.key] = true
+				n1++
+			}
+		}
+		require.Equal(t, n1, w.g1.byKey.len())
+		if h := w.g2; h != nil {
+			free := map[int32]bool{}
+			for _, s := range h.free {
+				free[s] = true
+			}
+			n2 := 0
+			for s := range h.sl.v {
+				if free[int32(s)] {
+					continue
+				}
+				sl := &h.sl.v[s]
+				r := x.get(sl.key, w.id)
+				require.Equal(t, int32(s), r.slot(tierG2), "worker %d G2 slot %d not in the index", w.id, s)
+				require.Equal(t, sl.ready(), r.resident(), "worker %d G2 slot %d resident flag", w.id, s)
+				keys[sl.key] = true
+				n2++
+			}
+			require.Equal(t, n2, h.byKey.len())
+		}
+		want += len(keys)
+	}
+	got, entries := 0, 0
+	for _, en := range x.e {
+		if en.rec == 0 {
+			continue
+		}
+		entries++
+		recs := []holderRec{en.rec}
+		if en.rec&recList != 0 {
+			l := &x.lists[en.rec.list()]
+			recs = l.recs
+			require.GreaterOrEqual(t, len(recs), 2, "a list of fewer than two holders")
+			var n [2]int32
+			var fp [2]uint64
+			for i, r := range recs {
+				if i > 0 {
+					require.Less(t, recs[i-1].worker(), r.worker(), "list not sorted by worker")
+				}
+				for tier := range 2 {
+					if r.member(tier) {
+						n[tier]++
+						fp[tier] ^= holderPrint(r.worker())
+					}
+				}
+			}
+			require.Equal(t, n, l.n, "list member counts")
+			require.Equal(t, fp, l.fp, "list fingerprints")
+		}
+		for _, r := range recs {
+			require.False(t, r.empty(), "a record holding nothing")
+			w := e.ws[r.worker()]
+			require.Equal(t, StateActive, w.state)
+			if s := r.slot(tierG1); s >= 0 {
+				require.Equal(t, en.key, w.g1.sl.v[s].key)
+				require.True(t, w.g1.sl.v[s].ready())
+			}
+			if s := r.slot(tierG2); s >= 0 {
+				require.Equal(t, en.key, w.g2.sl.v[s].key)
+				require.Equal(t, w.g2.sl.v[s].ready(), r.resident())
+			}
+			got++
+		}
 		for tier, v := range []*tierIndex{e.g1x, e.g2x} {
 			hs := v.appendHolders(nil, en.key)
-			got[tier] += len(hs)
 			var fp uint64
-			for _, w := range hs {
-				fp ^= holderPrint(w)
+			for _, h := range hs {
+				fp ^= holderPrint(h)
+				require.True(t, x.get(en.key, h).member(tier))
 			}
 			c, print := v.set(en.key)
 			require.Equal(t, len(hs), c)
 			require.Equal(t, fp, print, "holder set fingerprint")
-			if en.h[tier].mode() == holdersList {
-				require.GreaterOrEqual(t, len(hs), 3, "a holder list of fewer than three workers")
-			}
-			if len(hs) == 2 {
-				require.NotEqual(t, hs[0], hs[1], "a worker twice in a holder set")
-			}
 		}
 	}
-	require.Equal(t, x.n, n, "index entry count")
-	require.Equal(t, want, got, "index holders by tier")
+	require.Equal(t, x.n, entries, "index entry count")
+	require.Equal(t, want, got, "index records")
 }
 
 // checkSlotList checks a tier's eviction list: links agree both ways, it holds exactly the
@@ -329,10 +394,10 @@ func TestInvariantsOnRandomScenarios(t *testing.T) {
 			}
 			require.Zero(t, w.g1.used(), "seed %d worker %d holds G1 blocks at the end", seed, w.id)
 			if w.g2 != nil {
-				w.g2.byKey.each(func(_ uint64, s int32) {
+				for _, s := range heldG2(w.g2) {
 					require.Zero(t, w.g2.sl.v[s].uses, "seed %d worker %d G2 pin left", seed, w.id)
 					require.True(t, w.g2.resident(s), "seed %d: pending entry at the end", seed)
-				})
+				}
 			}
 			require.Empty(t, w.outPulls)
 			require.Equal(t, StateActive, w.state, "seed %d: worker %d still draining at the end", seed, w.id)

@@ -2,12 +2,12 @@ package sim
 
 import "math/bits"
 
-// blockTable maps a worker's block keys to its G1 slot and its G2 slot in one entry: a key is
-// usually in both tiers (write-through), so one probe serves a G1 run and the G2 run that
-// continues it, and the worker keeps one table instead of two. Open addressing with linear
-// probing and backward-shift deletion, so heavy insert/delete churn leaves no tombstones (Go's
-// maps slowed down by a factor of several under the caches' churn). It grows at three-quarters
-// load, never shrinks.
+// blockTable maps a draining worker's block keys to its G1 slot and its G2 slot in one entry
+// (an active worker's are in the fleet's blockIndex): a key is usually in both tiers
+// (write-through), so one probe serves a G1 run and the G2 run that continues it. Open
+// addressing with linear probing and backward-shift deletion, so heavy insert/delete churn leaves
+// no tombstones (Go's maps slowed down by a factor of several under the caches' churn). It grows
+// at three-quarters load, never shrinks.
 type blockTable struct {
 	e     []blockEntry
 	n     int
@@ -117,18 +117,23 @@ func (t *blockTable) deleteAt(i int) {
 	t.n--
 }
 
-func (t *blockTable) reset() { *t = blockTable{} }
-
-// keyTable is one tier's view of a worker's blockTable: key → slot in that tier.
+// keyTable is one tier's view of a worker's keys (key → slot): the fleet's block index while
+// the worker is active, a blockTable of its own (shared by its two tiers) once it drains.
 type keyTable struct {
-	t    *blockTable
+	w    int32
 	tier int
+	x    *blockIndex // while active
+	t    *blockTable // after draining
 	n    int
 }
 
 func (v *keyTable) len() int { return v.n }
 
 func (v *keyTable) get(k uint64) (int32, bool) {
+	if v.x != nil {
+		s := v.x.get(k, v.w).slot(v.tier)
+		return s, s >= 0
+	}
 	if v.t == nil {
 		return -1, false
 	}
@@ -145,8 +150,16 @@ func (v *keyTable) has(k uint64) bool {
 	return ok
 }
 
-// putNew sets k to slot s unless k is present, and reports whether it did (one probe for both).
+// putNew sets k to slot s unless k is present, and reports whether it did (one probe for
+// both). A G2 entry starts pending (not resident).
 func (v *keyTable) putNew(k uint64, s int32) bool {
+	if v.x != nil {
+		if v.x.set(k, v.w, v.tier, s, false, true).slot(v.tier) >= 0 {
+			return false
+		}
+		v.n++
+		return true
+	}
 	if v.t == nil {
 		v.t = &blockTable{}
 	}
@@ -159,7 +172,20 @@ func (v *keyTable) putNew(k uint64, s int32) bool {
 	return true
 }
 
+// setResident records that the G2 entry of k, in slot s, is resident (routing sees it).
+func (v *keyTable) setResident(k uint64, s int32) {
+	if v.x != nil {
+		v.x.set(k, v.w, tierG2, s, true, false)
+	}
+}
+
 func (v *keyTable) del(k uint64) {
+	if v.x != nil {
+		if v.x.set(k, v.w, v.tier, -1, false, false).slot(v.tier) >= 0 {
+			v.n--
+		}
+		return
+	}
 	if v.t == nil {
 		return
 	}
@@ -174,7 +200,49 @@ func (v *keyTable) del(k uint64) {
 	}
 }
 
-// each calls fn for every key of this tier.
+// touch loads the lines a lookup of k will probe (see blockIndex.touch).
+func (v *keyTable) touch(k uint64) {
+	if v.x != nil {
+		v.x.sink ^= v.x.touch(k)
+	} else if v.t != nil {
+		v.t.sink ^= v.t.touch(k)
+	}
+}
+
+// privatize moves worker w's keys out of the index into a table of its own, which the views g1
+// and g2 (nil: no G2) then use: the worker is draining. The keys are found from the slots:
+// keyed G1 slots, and G2 slots that the index names for their key (pending or resident).
+func privatize(g1, g2 *keyTable, s1, s2 []slot) {
+	x, w := g1.x, g1.w
+	if x == nil {
+		return
+	}
+	t := &blockTable{}
+	for s := range s1 {
+		if s1[s].ready() {
+			t.e[t.findOrInsert(s1[s].key)].slot[tierG1] = int32(s)
+		}
+	}
+	for s := range s2 {
+		k := s2[s].key
+		if x.get(k, w).slot(tierG2) == int32(s) {
+			t.e[t.findOrInsert(k)].slot[tierG2] = int32(s)
+		}
+	}
+	for _, en := range t.e {
+		if !en.empty() {
+			x.drop(en.key, w)
+		}
+	}
+	for _, v := range []*keyTable{g1, g2} {
+		if v != nil {
+			v.x, v.t = nil, t
+		}
+	}
+}
+
+// each calls fn for every key of this tier of a drained worker (only its own table can be
+// listed).
 func (v *keyTable) each(fn func(k uint64, s int32)) {
 	if v.t == nil {
 		return

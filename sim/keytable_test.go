@@ -91,55 +91,92 @@ func TestLRUBoundedAndOrdered(t *testing.T) {
 	}
 }
 
-// The block index agrees with a map of sets under random adds and removes in both tiers,
-// across inline holders, lists, list reuse and growth.
-func TestBlockIndexMatchesSets(t *testing.T) {
-	idx := &blockIndex{}
-	tiers := []*tierIndex{{x: idx, tier: tierG1}, {x: idx, tier: tierG2}}
-	ref := [2]map[uint64]map[int32]bool{{}, {}}
+// The block index agrees with a map of (key, worker) → slots under random sets and clears in
+// both tiers, across inline records, lists, list reuse and the largest worker ids and slots.
+func TestBlockIndexMatchesMap(t *testing.T) {
+	x := &blockIndex{}
+	tiers := []*tierIndex{{x: x, tier: tierG1}, {x: x, tier: tierG2}}
+	type hold struct {
+		slot     [2]int32
+		resident bool
+	}
+	ref := map[uint64]map[int32]*hold{}
 	rng := rand.New(rand.NewPCG(5, 6))
-	for i := 0; i < 100000; i++ {
-		tier := rng.IntN(2)
+	for i := 0; i < 200000; i++ {
 		k := uint64(rng.IntN(300)) * 0x9e3779b97f4a7c15
 		w := int32(rng.IntN(6))
 		if rng.IntN(8) == 0 {
-			w = MaxWorkers - 1 - w // the largest ids use every bit of their field
+			w = MaxWorkers - 1 - w
 		}
-		set := ref[tier][k]
-		if set[w] {
-			tiers[tier].remove(k, w)
-			delete(set, w)
-		} else {
-			tiers[tier].add(k, w)
-			if set == nil {
-				set = map[int32]bool{}
-				ref[tier][k] = set
+		tier := rng.IntN(2)
+		s := int32(rng.IntN(1000))
+		if rng.IntN(16) == 0 {
+			s = MaxCacheBlocks - s
+		}
+		if rng.IntN(3) == 0 {
+			s = -1
+		}
+		resident := tier == tierG2 && s >= 0 && rng.IntN(2) == 0
+		ifAbsent := rng.IntN(4) == 0
+		if ref[k] == nil {
+			ref[k] = map[int32]*hold{}
+		}
+		h := ref[k][w]
+		if h == nil {
+			h = &hold{slot: [2]int32{-1, -1}}
+		}
+		old := x.set(k, w, tier, s, resident, ifAbsent)
+		require.Equal(t, h.slot[tierG1], old.slot(tierG1))
+		require.Equal(t, h.slot[tierG2], old.slot(tierG2))
+		if !(ifAbsent && h.slot[tier] >= 0) {
+			h.slot[tier] = s
+			if tier == tierG2 {
+				h.resident = resident
 			}
-			set[w] = true
 		}
+		if h.slot[0] < 0 && h.slot[1] < 0 {
+			delete(ref[k], w)
+		} else {
+			ref[k][w] = h
+		}
+		// The key's records, both tier views, and their fingerprints.
 		for tr := range tiers {
+			want := map[int32]bool{}
+			for u, h := range ref[k] {
+				if h.slot[tr] >= 0 && (tr == tierG1 || h.resident) {
+					want[u] = true
+				}
+			}
 			got := tiers[tr].appendHolders(nil, k)
-			want := ref[tr][k]
 			require.Len(t, got, len(want))
 			var fp uint64
-			for _, h := range got {
-				require.True(t, want[h], "tier %d key %x: holder %d not in the set", tr, k, h)
-				fp ^= holderPrint(h)
+			for _, u := range got {
+				require.True(t, want[u], "tier %d key %x: holder %d not in the set", tr, k, u)
+				fp ^= holderPrint(u)
 			}
 			n, print := tiers[tr].set(k)
 			require.Equal(t, len(want), n)
 			require.Equal(t, fp, print)
 		}
-	}
-	live := map[uint64]bool{}
-	for tr := range ref {
-		for k, set := range ref[tr] {
-			if len(set) > 0 {
-				live[k] = true
+		for u := range int32(6) {
+			for _, u := range []int32{u, MaxWorkers - 1 - u} {
+				r := x.get(k, u)
+				if h := ref[k][u]; h == nil {
+					require.Zero(t, r)
+				} else {
+					require.Equal(t, h.slot, [2]int32{r.slot(tierG1), r.slot(tierG2)})
+					require.Equal(t, h.resident && h.slot[tierG2] >= 0, r.resident())
+				}
 			}
 		}
 	}
-	require.Equal(t, len(live), idx.n)
+	live := 0
+	for _, m := range ref {
+		if len(m) > 0 {
+			live++
+		}
+	}
+	require.Equal(t, live, x.n)
 }
 
 // The per-block records stay as small as their comments promise: memory at 2,048 workers is
@@ -148,4 +185,28 @@ func TestRecordSizes(t *testing.T) {
 	require.Equal(t, uintptr(24), unsafe.Sizeof(slot{}))
 	require.Equal(t, uintptr(16), unsafe.Sizeof(blockEntry{}))
 	require.Equal(t, uintptr(16), unsafe.Sizeof(holderEntry{}))
+}
+
+// The list search finds every record and every insertion point, in sparse and dense lists.
+func TestHolderListSearch(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	for trial := 0; trial < 3000; trial++ {
+		n := 2 + rng.IntN(300)
+		density := 1 + rng.IntN(4)
+		var l holderList
+		w := int32(rng.IntN(5))
+		for len(l.recs) < n {
+			l.recs = append(l.recs, holderRec(w))
+			w += int32(1 + rng.IntN(density*density))
+		}
+		for q := int32(0); q <= w+2; q++ {
+			want := 0
+			for want < len(l.recs) && l.recs[want].worker() < q {
+				want++
+			}
+			got, ok := l.search(q)
+			require.Equal(t, want, got, "trial %d worker %d", trial, q)
+			require.Equal(t, want < len(l.recs) && l.recs[want].worker() == q, ok)
+		}
+	}
 }

@@ -313,17 +313,15 @@ func (e *engine) endPass(w *worker) {
 	e.markDirty(w)
 }
 
-// touchKeys touches the table and index entries of keys about to be keyed in G1 and G2, and
-// those of the G2 entries their write-through will evict (see blockTable.touch).
+// touchKeys touches the entries of keys about to be keyed in G1 and G2, and those of the G2
+// entries their write-through will evict (see blockIndex.touch).
 func (w *worker) touchKeys(keys []uint64) {
-	var sink uint64
 	for _, k := range keys {
-		sink ^= w.blocks.touch(k) ^ w.g1.index.touch(k)
+		w.g1.byKey.touch(k)
 	}
 	if w.g2 != nil {
 		w.g2.touchVictims(len(keys))
 	}
-	w.blocks.sink ^= sink
 }
 
 func (e *engine) complete(w *worker, r *request) {

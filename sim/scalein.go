@@ -85,7 +85,6 @@ func (e *engine) remove(w *worker, forced bool) {
 	if w.g2 != nil {
 		w.g2.clear()
 	}
-	w.blocks.reset()
 	e.pendPrefill[w.id] = 0
 }
 
@@ -184,9 +183,10 @@ func (e *engine) markDraining(w *worker, graceMS *float64) {
 	w.state = StateDraining
 	w.markedAt = e.now
 	e.activeIDs = slices.DeleteFunc(e.activeIDs, func(id int32) bool { return id == w.id })
-	w.g1.unindex()
 	if w.g2 != nil {
-		w.g2.unindex()
+		privatize(&w.g1.byKey, &w.g2.byKey, w.g1.sl.v, w.g2.sl.v)
+	} else {
+		privatize(&w.g1.byKey, nil, w.g1.sl.v, nil)
 	}
 	e.active--
 	e.drainingN++

@@ -120,7 +120,7 @@ func Run(ctx context.Context, s *Scenario, opt RunOptions) (*Report, error) {
 }
 
 func newEngine(s *Scenario, opt RunOptions) (*engine, error) {
-	idx := &blockIndex{}
+	idx := &blockIndex{workers: int32(s.Fleet.Workers)}
 	e := &engine{s: s, opt: opt, g1x: &tierIndex{x: idx, tier: tierG1}, g2x: &tierIndex{x: idx, tier: tierG2}}
 	f := s.Fleet
 	if f.Workers < 1 || f.BlockSize < 1 || f.GPUBlocks < 1 || f.MaxNumSeqs < 1 || f.MaxBatchedTokens < f.MaxNumSeqs {

@@ -18,12 +18,13 @@ import (
 // by worker id, which keeps each tier's member count and fingerprint. Open addressing with
 // linear probing and backward-shift deletion, growing at three-quarters load.
 type blockIndex struct {
-	e     []holderEntry
-	n     int
-	shift uint
-	lists []holderList
-	free  []int32 // unused list ids
-	sink  uint64  // receives the loads of touch
+	workers int32 // fleet size, for dense lists
+	e       []holderEntry
+	n       int
+	shift   uint
+	lists   []holderList
+	free    []int32 // unused list ids
+	sink    uint64  // receives the loads of touch
 }
 
 type holderEntry struct {
@@ -87,11 +88,74 @@ func (r holderRec) with(w int32, tier int, s int32, resident bool) holderRec {
 
 func (r holderRec) empty() bool { return r.slot(tierG1) < 0 && r.slot(tierG2) < 0 }
 
-// holderList holds the records of a key with two or more holders, by worker id.
+// holderList holds the records of a key with two or more holders: sorted by worker id, or, once
+// a large share of the fleet holds the key (a shared system prompt), indexed by worker id (0:
+// none), so a worker finds its record in one probe and joins or leaves without a shift.
 type holderList struct {
-	recs []holderRec
-	n    [2]int32  // members by tier
-	fp   [2]uint64 // fingerprint of the members by tier
+	recs  []holderRec
+	dense bool
+	size  int32     // records
+	n     [2]int32  // members by tier
+	fp    [2]uint64 // fingerprint of the members by tier
+}
+
+// A list turns dense at denseShare of the fleet (and at least minDense records), and sparse again
+// below half that.
+const (
+	denseShare = 8
+	minDense   = 32
+)
+
+// find returns where worker w's record is or would be, and whether it is there.
+func (l *holderList) find(w int32) (int, bool) {
+	if l.dense {
+		return int(w), l.recs[w] != 0
+	}
+	return l.search(w)
+}
+
+// put sets the record at j (from find) to r (0: remove it); had says whether one was there.
+func (l *holderList) put(j int, had bool, r holderRec, workers int32) {
+	switch {
+	case l.dense:
+		l.recs[j] = r
+	case r == 0:
+		l.recs = slices.Delete(l.recs, j, j+1)
+	case had:
+		l.recs[j] = r
+	default:
+		l.recs = slices.Insert(l.recs, j, r)
+	}
+	switch {
+	case r == 0:
+		l.size--
+	case !had:
+		l.size++
+	}
+	if !l.dense && l.size >= minDense && int(l.size)*denseShare >= int(workers) {
+		d := make([]holderRec, workers)
+		for _, h := range l.recs {
+			d[h.worker()] = h
+		}
+		l.recs, l.dense = d, true
+	} else if l.dense && (l.size < minDense/2 || int(l.size)*denseShare*2 < int(workers)) {
+		sp := make([]holderRec, 0, 2*l.size)
+		for _, h := range l.recs {
+			if h != 0 {
+				sp = append(sp, h)
+			}
+		}
+		l.recs, l.dense = sp, false
+	}
+}
+
+// each calls fn for every record, by worker id.
+func (l *holderList) each(fn func(holderRec)) {
+	for _, h := range l.recs {
+		if h != 0 {
+			fn(h)
+		}
+	}
 }
 
 func (l *holderList) account(r holderRec) {
@@ -259,7 +323,7 @@ func (x *blockIndex) get(k uint64, w int32) holderRec {
 		return 0
 	}
 	l := &x.lists[r.list()]
-	if j, ok := l.search(w); ok {
+	if j, ok := l.find(w); ok {
 		return l.recs[j]
 	}
 	return 0
@@ -296,7 +360,7 @@ func (x *blockIndex) set(k uint64, w int32, tier int, s int32, resident, ifAbsen
 	}
 	id := en.rec.list()
 	l := &x.lists[id]
-	j, found := l.search(w)
+	j, found := l.find(w)
 	var old holderRec
 	if found {
 		old = l.recs[j]
@@ -308,20 +372,18 @@ func (x *blockIndex) set(k uint64, w int32, tier int, s int32, resident, ifAbsen
 	}
 	nr := old.with(w, tier, s, resident)
 	l.unaccount(old)
-	switch {
-	case nr.empty():
-		l.recs = slices.Delete(l.recs, j, j+1)
-	case found:
-		l.recs[j] = nr
-		l.account(nr)
-	default:
-		l.recs = slices.Insert(l.recs, j, nr)
+	if nr.empty() {
+		nr = 0
+	} else {
 		l.account(nr)
 	}
-	if len(l.recs) == 1 {
-		en.rec = l.recs[0]
-		l.recs = l.recs[:0]
-		l.n, l.fp = [2]int32{}, [2]uint64{}
+	l.put(j, found, nr, x.workers)
+	if l.size == 1 {
+		l.each(func(h holderRec) { en.rec = h })
+		if l.dense {
+			l.recs = nil
+		}
+		*l = holderList{recs: l.recs[:0]}
 		x.free = append(x.free, id)
 	}
 	return old
@@ -342,6 +404,7 @@ func (x *blockIndex) toList(en *holderEntry, a, b holderRec) {
 		a, b = b, a
 	}
 	l.recs = append(l.recs[:0], a, b)
+	l.size = 2
 	l.account(a)
 	l.account(b)
 	en.rec = recList | holderRec(uint32(id))
@@ -390,7 +453,7 @@ func (v *tierIndex) appendHolders(dst []int32, k uint64) []int32 {
 		return dst
 	}
 	for _, h := range v.x.lists[r.list()].recs {
-		if h.member(v.tier) {
+		if h != 0 && h.member(v.tier) {
 			dst = append(dst, h.worker())
 		}
 	}

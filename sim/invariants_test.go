@@ -291,7 +291,15 @@ func checkIndex(t *testing.T, e *engine) {
 		recs := []holderRec{en.rec}
 		if en.rec&recList != 0 {
 			l := &x.lists[en.rec.list()]
-			recs = l.recs
+			recs = nil
+			l.each(func(h holderRec) { recs = append(recs, h) })
+			require.Equal(t, int(l.size), len(recs), "list size")
+			if l.dense {
+				require.Len(t, l.recs, int(x.workers))
+				for i, h := range l.recs {
+					require.True(t, h == 0 || h.worker() == int32(i), "dense list record out of place")
+				}
+			}
 			require.GreaterOrEqual(t, len(recs), 2, "a list of fewer than two holders")
 			var n [2]int32
 			var fp [2]uint64

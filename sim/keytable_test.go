@@ -94,7 +94,14 @@ func TestLRUBoundedAndOrdered(t *testing.T) {
 // The block index agrees with a map of (key, worker) → slots under random sets and clears in
 // both tiers, across inline records, lists, list reuse and the largest worker ids and slots.
 func TestBlockIndexMatchesMap(t *testing.T) {
-	x := &blockIndex{}
+	// Few holders per key, among the smallest and largest worker ids.
+	checkBlockIndex(t, MaxWorkers, 300, 6, true, 200000)
+	// Many holders per key in a fleet of 64, so lists turn dense and back.
+	checkBlockIndex(t, 64, 4, 64, false, 40000)
+}
+
+func checkBlockIndex(t *testing.T, workers int32, nkeys int, ids int32, high bool, iterations int) {
+	x := &blockIndex{workers: workers}
 	tiers := []*tierIndex{{x: x, tier: tierG1}, {x: x, tier: tierG2}}
 	type hold struct {
 		slot     [2]int32
@@ -102,10 +109,10 @@ func TestBlockIndexMatchesMap(t *testing.T) {
 	}
 	ref := map[uint64]map[int32]*hold{}
 	rng := rand.New(rand.NewPCG(5, 6))
-	for i := 0; i < 200000; i++ {
-		k := uint64(rng.IntN(300)) * 0x9e3779b97f4a7c15
-		w := int32(rng.IntN(6))
-		if rng.IntN(8) == 0 {
+	for i := 0; i < iterations; i++ {
+		k := uint64(rng.IntN(nkeys)) * 0x9e3779b97f4a7c15
+		w := int32(rng.IntN(int(ids)))
+		if high && rng.IntN(8) == 0 {
 			w = MaxWorkers - 1 - w
 		}
 		tier := rng.IntN(2)
@@ -158,8 +165,8 @@ func TestBlockIndexMatchesMap(t *testing.T) {
 			require.Equal(t, len(want), n)
 			require.Equal(t, fp, print)
 		}
-		for u := range int32(6) {
-			for _, u := range []int32{u, MaxWorkers - 1 - u} {
+		for u := range ids {
+			for _, u := range []int32{u, workers - 1 - u} {
 				r := x.get(k, u)
 				if h := ref[k][u]; h == nil {
 					require.Zero(t, r)
@@ -169,6 +176,15 @@ func TestBlockIndexMatchesMap(t *testing.T) {
 				}
 			}
 		}
+	}
+	dense := 0
+	for i := range x.lists {
+		if x.lists[i].dense {
+			dense++
+		}
+	}
+	if !high {
+		require.NotZero(t, dense, "no list turned dense")
 	}
 	live := 0
 	for _, m := range ref {

@@ -241,19 +241,6 @@ func privatize(g1, g2 *keyTable, s1, s2 []slot) {
 	}
 }
 
-// each calls fn for every key of this tier of a drained worker (only its own table can be
-// listed).
-func (v *keyTable) each(fn func(k uint64, s int32)) {
-	if v.t == nil {
-		return
-	}
-	for _, en := range v.t.e {
-		if s := en.slot[v.tier]; s >= 0 {
-			fn(en.key, s)
-		}
-	}
-}
-
 // touch loads the cache line where k's entry would start. A caller about to probe several keys
 // touches them all first: the misses then overlap instead of coming one after another.
 func (t *blockTable) touch(k uint64) uint64 {

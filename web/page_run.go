@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/csv"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -56,7 +57,7 @@ func (s *Server) handleRun(w http.ResponseWriter, r *http.Request) error {
 
 // progressOf prefers the live progress of a run this process is running.
 func (s *Server) progressOf(run store.Run) float64 {
-	if w, ok := s.queue.watch(run.ID); ok && w.status == store.StatusRunning {
+	if w, ok := s.live.watch(run.ID); ok && w.status == store.StatusRunning {
 		return w.progress
 	}
 	return run.Progress
@@ -258,28 +259,28 @@ func (s *Server) doneRun(r *http.Request) (store.Run, error) {
 	return run, nil
 }
 
-// handleCancel is POST /runs/{id}/cancel: a queued run is dropped, a running one is stopped.
+// handleCancel is POST /runs/{id}/cancel: the run is ended as cancelled in the store and its
+// job cancelled; a worker running it (here or in another process) stops at once here, or
+// within takeoverPoll elsewhere, and cannot record anything afterwards.
 func (s *Server) handleCancel(w http.ResponseWriter, r *http.Request) error {
 	id := chi.URLParam(r, "id")
 	run, err := s.store.GetRunStatus(r.Context(), id)
 	if err != nil {
 		return err
 	}
-	switch run.Status {
-	case store.StatusQueued:
-		// Ending it in the store first means a worker that picks it up meanwhile will not
-		// start it (StartRun requires queued).
-		if err := s.store.EndRun(r.Context(), id, store.StatusCancelled, "cancelled by a user before it started", s.now()); err != nil {
+	if run.Status == store.StatusQueued || run.Status == store.StatusRunning {
+		msg := "cancelled by a user before it started"
+		if run.Status == store.StatusRunning {
+			msg = "cancelled by a user before it finished"
+		}
+		err := s.store.EndRun(r.Context(), id, store.StatusCancelled, msg, s.now())
+		if err != nil && !errors.Is(err, store.ErrConflict) { // ErrConflict: it ended meanwhile
 			return err
 		}
-		s.queue.dropQueued(id)
-	case store.StatusRunning:
-		if !s.queue.cancelRunning(id) {
-			// Running in the store but not here: left by a process that stopped.
-			if err := s.store.EndRun(r.Context(), id, store.StatusCancelled, "cancelled by a user", s.now()); err != nil {
-				return err
-			}
-		} else {
+		if err := s.jobs.cancel(r.Context(), run.JobID); err != nil {
+			s.log.Warn("cancelling the job of a run failed", "run", id, "job", run.JobID, "err", err)
+		}
+		if s.live.cancelRunning(id) {
 			s.waitFinal(r, id, 5*time.Second)
 		}
 	}
@@ -292,7 +293,7 @@ func (s *Server) handleCancel(w http.ResponseWriter, r *http.Request) error {
 func (s *Server) waitFinal(r *http.Request, id string, limit time.Duration) {
 	deadline := time.After(limit)
 	for {
-		snap, ok := s.queue.watch(id)
+		snap, ok := s.live.watch(id)
 		if !ok {
 			return
 		}

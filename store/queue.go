@@ -367,6 +367,8 @@ func (s *Store) WithLock(ctx context.Context, fn func() error) error {
 	if _, err := conn.ExecContext(ctx, `SELECT pg_advisory_lock($1)`, int64(key)); err != nil {
 		return fmt.Errorf("store: take the migration lock: %w", err)
 	}
-	defer func() { _, _ = conn.ExecContext(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock($1)`, int64(key)) }()
+	defer func() {
+		_, _ = conn.ExecContext(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock($1)`, int64(key))
+	}()
 	return fn()
 }

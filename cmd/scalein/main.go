@@ -34,7 +34,7 @@ const usageText = `usage:
       start the web app (the default)
   scalein worker -db postgres://… [-concurrency N] [-rescue-after 5m]
       work runs from a PostgreSQL database shared with serve processes; serves no HTTP
-  scalein sim -config FILE|- [-out FILE] [-requests] [-pair hints|guard]
+  scalein sim -config FILE|- [-out FILE] [-requests] [-pair hints|guard] [-v] [-max-memory SIZE]
       run one scenario headless and write its report as JSON
   scalein sweep -config FILE|- -vary PATH=V1,V2,… [-vary …] [-out FILE] [-format json|csv] [-parallel N]
       run the scenario at every combination of the values (up to 3 fields)

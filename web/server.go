@@ -62,6 +62,7 @@ type Server struct {
 	live    *liveRuns
 	jobs    *jobQueue
 	assets  *assetTable
+	pages   *pageCache
 	handler http.Handler
 	run     runFunc
 	now     func() time.Time
@@ -121,6 +122,7 @@ func New(cfg Config) (*Server, error) {
 		store:    cfg.Store,
 		live:     newLiveRuns(),
 		assets:   assets,
+		pages:    newPageCache(),
 		run:      sim.Run,
 		now:      time.Now,
 		runsCtx:  runsCtx,

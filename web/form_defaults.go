@@ -27,6 +27,9 @@ func simDefaults() map[string]string {
 			defaults[fs.Path] = jsonText(v)
 		}
 	})
+	// The default scenario needs a workload type, but the simulator requires one: it has no
+	// default, and the form starts with sessions (workloadTypeField.Start).
+	delete(defaults, workloadTypeField.Path)
 	return defaults
 }
 

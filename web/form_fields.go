@@ -107,18 +107,18 @@ var scheduleFields = []fieldSpec{
 	{Path: "at_ms", Label: "At", Unit: "ms", Kind: kindFloat, Help: "When the action drains."},
 	{Path: "workers", Label: "Worker ids", Kind: kindIDList, Help: "Comma-separated, e.g. 14, 15. Or use a count."},
 	{Path: "count", Label: "Count", Unit: "workers", Kind: kindInt, Help: "How many to drain, chosen by Select."},
-	{Path: "select", Label: "Select", Kind: kindSelect, Help: "Only with a count; see the policies above.",
+	{Path: "select", Label: "Select", Kind: kindSelect, Help: "Only with a count; by default " + sim.SelectHighestID + ". See the policies above.",
 		Options: [][2]string{
-			{"", "(default: " + sim.SelectHighestID + ")"},
-			{sim.SelectHighestID, "highest_id (highest ids)"},
-			{sim.SelectLeastLoaded, "least_loaded (fewest requests)"},
-			{sim.SelectLeastCached, "least_cached (fewest cached blocks)"},
+			{"", "(default)"},
+			{sim.SelectHighestID, sim.SelectHighestID},
+			{sim.SelectLeastLoaded, sim.SelectLeastLoaded},
+			{sim.SelectLeastCached, sim.SelectLeastCached},
 		}},
 	{Path: "grace_ms", Label: "Grace", Unit: "ms", Kind: kindFloat, Help: "Optional bound on the drain; then forced removal."},
 }
 
 // The workload: a type, then one group of fields per type.
-var workloadTypeField = fieldSpec{Path: "workload.type", Label: "Workload type", Kind: kindSelect,
+var workloadTypeField = fieldSpec{Path: "workload.type", Label: "Workload type", Kind: kindSelect, Start: sim.WorkloadSessions,
 	Help: "Only the fields of the chosen type are used.",
 	Options: [][2]string{
 		{sim.WorkloadSessions, "Synthetic sessions"},

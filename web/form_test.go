@@ -63,7 +63,7 @@ func TestDefaultFormIsTheDefaultScenario(t *testing.T) {
 // TestFormStartsOnlyWhereTheSimulatorHasNoDefault keeps the defaults in one place: a field
 // either shows the simulator's default or, where the simulator has none, a starting value.
 func TestFormStartsOnlyWhereTheSimulatorHasNoDefault(t *testing.T) {
-	noDefault := map[string]bool{traceSourceField: true, "workload.trace.limit": true, "workload.requests": true}
+	noDefault := map[string]bool{workloadTypeField.Path: true, traceSourceField: true, "workload.trace.limit": true, "workload.requests": true}
 	singleFields(func(fs fieldSpec) {
 		def, has := formDefaults[fs.Path]
 		assert.Equal(t, !noDefault[fs.Path], has, "%s: has a simulator default (%q)", fs.Path, def)
@@ -79,7 +79,8 @@ func TestFormStartsOnlyWhereTheSimulatorHasNoDefault(t *testing.T) {
 	// The schedule's select names the policy sim.Parse fills in for a count without one.
 	sc, err := sim.Parse([]byte(`{"scale_in": [{"at_ms": 0, "count": 1}], "workload": {"type": "sessions"}}`), sim.ParseEnv{})
 	require.NoError(t, err)
-	assert.Contains(t, scheduleFields[3].Options[0][1], sc.ScaleIn[0].Select)
+	assert.Contains(t, scheduleFields[3].Help, "by default "+sc.ScaleIn[0].Select)
+	assert.Contains(t, selectionNote, sc.ScaleIn[0].Select+" (the default)")
 }
 
 // TestPresetsPrefillRoundTrip: a preset put in the form and submitted untouched is the preset.

@@ -17,20 +17,20 @@ type SweepPointRow struct {
 
 // SweepPage is a sweep's permalink.
 type SweepPage struct {
-	Page    Page
-	ID      string
-	Name    string
-	Status  string
-	Done    int
-	Total   int
-	Final   bool
-	APIURL  string
-	CSVURL  string
-	Axes    []SweepAxisView
-	Figures []Option // the outcome keys the chart and table offer
+	Page       Page
+	ID         string
+	Name       string
+	Status     string
+	Done       int
+	Total      int
+	Final      bool
+	APIURL     string
+	CSVURL     string
+	Axes       []SweepAxisView
+	Figures    []Option // the outcome keys the chart and table offer
 	Columns    []string // labels of the figures the table shows
 	ColumnKeys string   // their keys, comma-separated, for whatif.js
-	Rows    []SweepPointRow
+	Rows       []SweepPointRow
 }
 
 // PlanCandidateRow is one ranked candidate.

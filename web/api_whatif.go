@@ -46,6 +46,18 @@ type apiSweep struct {
 	Scenario json.RawMessage `json:"scenario,omitempty"`
 }
 
+// requestProblem presents the field errors of a sweep's axes or a plan's goal as a bad request
+// about the sweep or plan (the scenario itself was valid).
+func requestProblem(what string, err error) error {
+	var ve *sim.ValidationError
+	if !errors.As(err, &ve) {
+		return err
+	}
+	return &Error{Status: http.StatusBadRequest, Title: "Invalid " + what,
+		Message: fmt.Sprintf("the %s is invalid: %d problem(s); each is listed with its path", what, len(ve.Errors)),
+		Fields:  ve.Errors}
+}
+
 // decodeStrict decodes a JSON body, keeping numbers exact and refusing unknown members.
 func decodeStrict(body []byte, v any, shape string) error {
 	dec := json.NewDecoder(bytes.NewReader(body))
@@ -64,7 +76,7 @@ func decodeStrict(body []byte, v any, shape string) error {
 // sweep id, the number of points, and whether every point was already done.
 func (s *Server) createSweep(ctx context.Context, req sweepRequest) (id string, points int, allDone bool, err error) {
 	if len(bytes.TrimSpace(req.Scenario)) == 0 {
-		return "", 0, false, &sim.ValidationError{Errors: []sim.FieldError{{Path: "scenario", Message: `required: the scenario to sweep, as in POST /api/v1/runs`}}}
+		return "", 0, false, requestProblem("sweep", &sim.ValidationError{Errors: []sim.FieldError{{Path: "scenario", Message: `required: the scenario to sweep, as in POST /api/v1/runs`}}})
 	}
 	base, err := s.readScenario(req.Scenario)
 	if err != nil {
@@ -72,7 +84,7 @@ func (s *Server) createSweep(ctx context.Context, req sweepRequest) (id string, 
 	}
 	pts, err := whatif.Expand(base, req.Axes, sim.ParseEnv{Traces: s.store}, s.cfg.MaxSweepPoints)
 	if err != nil {
-		return "", 0, false, err
+		return "", 0, false, requestProblem("sweep", err)
 	}
 	axesJSON, err := json.Marshal(req.Axes)
 	if err != nil {
@@ -307,7 +319,7 @@ type apiPlanRun struct {
 // the same plan already exists (and is not being retried).
 func (s *Server) createPlan(ctx context.Context, req planRequest) (store.Plan, bool, error) {
 	if len(bytes.TrimSpace(req.Scenario)) == 0 {
-		return store.Plan{}, false, &sim.ValidationError{Errors: []sim.FieldError{{Path: "scenario", Message: "required: the scenario to plan on, as in POST /api/v1/runs (its scale_in is replaced)"}}}
+		return store.Plan{}, false, requestProblem("plan", &sim.ValidationError{Errors: []sim.FieldError{{Path: "scenario", Message: "required: the scenario to plan on, as in POST /api/v1/runs (its scale_in is replaced)"}}})
 	}
 	base, err := s.readScenario(req.Scenario)
 	if err != nil {
@@ -315,15 +327,15 @@ func (s *Server) createPlan(ctx context.Context, req planRequest) (store.Plan, b
 	}
 	wreq := whatif.Request{Goal: req.Goal, Constraints: req.Constraints, Search: req.Search}
 	if wreq.Search.MaxRuns > s.cfg.MaxPlanRuns {
-		return store.Plan{}, false, &sim.ValidationError{Errors: []sim.FieldError{{Path: "search.max_runs",
-			Message: fmt.Sprintf("must be at most %d on this server (-max-plan-runs) (got %d)", s.cfg.MaxPlanRuns, wreq.Search.MaxRuns)}}}
+		return store.Plan{}, false, requestProblem("plan", &sim.ValidationError{Errors: []sim.FieldError{{Path: "search.max_runs",
+			Message: fmt.Sprintf("must be at most %d on this server (-max-plan-runs) (got %d)", s.cfg.MaxPlanRuns, wreq.Search.MaxRuns)}}})
 	}
 	if wreq.Search.MaxRuns == 0 {
 		wreq.Search.MaxRuns = s.cfg.MaxPlanRuns
 	}
 	norm, err := whatif.Normalize(base, wreq)
 	if err != nil {
-		return store.Plan{}, false, err
+		return store.Plan{}, false, requestProblem("plan", err)
 	}
 	reqJSON, err := json.Marshal(planRequestDoc{Request: norm})
 	if err != nil {

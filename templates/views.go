@@ -132,10 +132,19 @@ type RunPage struct {
 	WorkerCount  int
 	ScaleIn      DataTable
 	Summary      DataTable
+	// Result pages (issue 8).
+	Cards        []Card
+	Verdicts     []string
+	Scenario     []ScenarioGroup
+	Related      []RelatedRun
+	WorkersPager Pager
+	// LargeDrain says the removal chart is an aggregate (too many drained workers for a row each).
+	LargeDrain bool
 }
 
 // RunSide is one run of a comparison.
 type RunSide struct {
+	// Label names the run by what differs (kvcr.bandwidth_gbps 25); Name is the run's own name.
 	ID, Name, Status, Error, Label string
 	Progress                       float64
 }
@@ -158,13 +167,24 @@ type ComparePage struct {
 	Ready      bool
 	Diffs      []DiffRow
 	OnlyToggle bool
-	Figures    []CompareFigure
-	Charts     []Chart
+	// ToggleExtra warns that a hint/guard pair differs in more than its toggle.
+	ToggleExtra bool
+	// Differs names what differs, for the title ("kvcr.bandwidth_gbps 25 / 100").
+	Differs  string
+	Figures  []CompareFigure
+	Charts   []Chart
+	Cards    []Card
+	Verdicts []string
 }
 
 // RunsPage is the paginated list of runs.
 type RunsPage struct {
-	Page     Page
+	Page Page
+	// Query filters by name; With is the run a "compare with…" choice starts from (its name in
+	// WithName), in which case each row offers "compare" instead of a checkbox.
+	Query, With, WithName string
+	// Error explains a "Compare selected" that did not have exactly two runs.
+	Error    string
 	Runs     []RunLink
 	Total    int
 	PageNum  int

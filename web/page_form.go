@@ -52,6 +52,7 @@ func (s *Server) handleForm(w http.ResponseWriter, r *http.Request) error {
 			form.values[rawJSONField] = string(run.ScenarioJSON)
 			notice = "The scenario of run " + id + " no longer validates; its JSON is in the box at the bottom."
 		} else {
+			sc.Name = editAsNewName(sc.Name) // the new run must not carry the same name
 			form = formFromScenario(sc)
 			notice = "Prefilled from run " + id + " (" + run.Name + "). Change what you like and run it as a new scenario."
 		}

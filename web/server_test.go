@@ -509,11 +509,26 @@ func TestPairAndCompare(t *testing.T) {
 	assert.Zero(t, byTestID(doc, "more-than-toggle").Length(), "only the toggle differs")
 	assert.Equal(t, 1, byTestID(doc, "cmp-figure-latest_removal_ms").Length())
 
-	// Two unrelated runs get the notice.
-	other := submitAPI(t, s, testScenario("unrelated"))
+	// A hint pair that differs in more than the toggle gets the warning.
+	bRun, err := s.store.GetRun(context.Background(), b)
+	require.NoError(t, err)
+	var sc map[string]any
+	require.NoError(t, json.Unmarshal(bRun.ScenarioJSON, &sc))
+	sc["fleet"].(map[string]any)["workers"] = 3
+	mixed, err := json.Marshal(sc)
+	require.NoError(t, err)
+	other := submitAPI(t, s, string(mixed))
 	waitStatus(t, s, other, store.StatusDone)
 	doc = parseHTML(t, get(t, s, "/compare?a="+a+"&b="+other).Body)
 	assert.Equal(t, 1, byTestID(doc, "more-than-toggle").Length())
+
+	// Two what-ifs that differ in one field are named by it, without the toggle warning.
+	doc = parseHTML(t, get(t, s, "/compare?a="+b+"&b="+other).Body)
+	assert.Zero(t, byTestID(doc, "more-than-toggle").Length(), "no toggle involved")
+	assert.Equal(t, "fleet.workers 2", byTestID(doc, "label-a").Text())
+	assert.Equal(t, "fleet.workers 3", byTestID(doc, "label-b").Text())
+	assert.Contains(t, byTestID(doc, "compare-title").Text(), "fleet.workers 2 / 3")
+	assert.NotZero(t, byTestID(doc, "verdict").Length())
 
 	assert.Equal(t, http.StatusBadRequest, postForm(t, s, "/pairs", url.Values{"kind": {"sideways"}}).Code)
 }

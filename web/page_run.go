@@ -2,6 +2,7 @@ package web
 
 import (
 	"bytes"
+	"context"
 	"encoding/csv"
 	"encoding/json"
 	"errors"
@@ -339,33 +340,43 @@ func (s *Server) doneRun(r *http.Request) (store.Run, error) {
 	return run, nil
 }
 
-// handleCancel is POST /runs/{id}/cancel: the run is ended as cancelled in the store and its
-// job cancelled; a worker running it (here or in another process) stops at once here, or
-// within takeoverPoll elsewhere, and cannot record anything afterwards.
+// handleCancel is POST /runs/{id}/cancel (see cancelRun).
 func (s *Server) handleCancel(w http.ResponseWriter, r *http.Request) error {
 	id := chi.URLParam(r, "id")
-	run, err := s.store.GetRunStatus(r.Context(), id)
+	live, err := s.cancelRun(r.Context(), id)
 	if err != nil {
 		return err
 	}
-	if run.Status == store.StatusQueued || run.Status == store.StatusRunning {
-		msg := "cancelled by a user before it started"
-		if run.Status == store.StatusRunning {
-			msg = "cancelled by a user before it finished"
-		}
-		err := s.store.EndRun(r.Context(), id, store.StatusCancelled, msg, s.now())
-		if err != nil && !errors.Is(err, store.ErrConflict) { // ErrConflict: it ended meanwhile
-			return err
-		}
-		if err := s.jobs.cancel(r.Context(), run.JobID); err != nil {
-			s.log.Warn("cancelling the job of a run failed", "run", id, "job", run.JobID, "err", err)
-		}
-		if s.live.cancelRunning(id) {
-			s.waitFinal(r, id, 5*time.Second)
-		}
+	if live {
+		s.waitFinal(r, id, 5*time.Second)
 	}
 	http.Redirect(w, r, "/runs/"+id, http.StatusSeeOther)
 	return nil
+}
+
+// cancelRun ends a queued or running run as cancelled in the store and cancels its job; a
+// worker running it stops at once in this process (live=true), or within takeoverPoll in
+// another, and cannot record anything afterwards. A run that already ended is left as it is.
+func (s *Server) cancelRun(ctx context.Context, id string) (live bool, err error) {
+	run, err := s.store.GetRunStatus(ctx, id)
+	if err != nil {
+		return false, err
+	}
+	if run.Status != store.StatusQueued && run.Status != store.StatusRunning {
+		return false, nil
+	}
+	msg := "cancelled by a user before it started"
+	if run.Status == store.StatusRunning {
+		msg = "cancelled by a user before it finished"
+	}
+	err = s.store.EndRun(ctx, id, store.StatusCancelled, msg, s.now())
+	if err != nil && !errors.Is(err, store.ErrConflict) { // ErrConflict: it ended meanwhile
+		return false, err
+	}
+	if err := s.jobs.cancel(ctx, run.JobID); err != nil {
+		s.log.Warn("cancelling the job of a run failed", "run", id, "job", run.JobID, "err", err)
+	}
+	return s.live.cancelRunning(id), nil
 }
 
 // waitFinal waits (briefly) for a run this process holds to end, so the redirect after a

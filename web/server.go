@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/scalein-planner/scalein/sim"
+	"github.com/scalein-planner/scalein/sim/whatif"
 	"github.com/scalein-planner/scalein/store"
 )
 
@@ -40,6 +41,9 @@ type Config struct {
 	RunTimeout time.Duration
 	// RunsPerMinute limits run creation per client IP (default 30).
 	RunsPerMinute int
+	// MaxSweepPoints bounds a sweep (default 256); MaxPlanRuns bounds a plan's runs (default 64).
+	MaxSweepPoints int
+	MaxPlanRuns    int
 }
 
 const (
@@ -74,6 +78,10 @@ type Server struct {
 	mu      sync.Mutex
 	started bool
 	stopped bool
+
+	// planCancels stops the plans running in this process; plansRunning waits for them.
+	planCancels  map[string]context.CancelCauseFunc
+	plansRunning sync.WaitGroup
 }
 
 // New checks the configuration, creates the job queue's tables if needed and builds the
@@ -111,6 +119,12 @@ func New(cfg Config) (*Server, error) {
 	if cfg.RescueAfter < cfg.RunTimeout+minRescueMargin {
 		return nil, fmt.Errorf("web: the rescue delay (-rescue-after %s) must exceed the run wall-time limit (-run-timeout %s) by at least %s, or a live worker's long run would be given to another worker", cfg.RescueAfter, cfg.RunTimeout, minRescueMargin)
 	}
+	if cfg.MaxSweepPoints <= 0 {
+		cfg.MaxSweepPoints = whatif.DefaultMaxPoints
+	}
+	if cfg.MaxPlanRuns <= 0 {
+		cfg.MaxPlanRuns = whatif.DefaultMaxPlanRuns
+	}
 	assets, err := newAssetTable()
 	if err != nil {
 		return nil, fmt.Errorf("web: static assets: %w", err)
@@ -127,6 +141,8 @@ func New(cfg Config) (*Server, error) {
 		now:      time.Now,
 		runsCtx:  runsCtx,
 		stopRuns: stopRuns,
+
+		planCancels: map[string]context.CancelCauseFunc{},
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -161,6 +177,9 @@ func (s *Server) Start(ctx context.Context) error {
 	if err := s.jobs.start(ctx, s.store); err != nil {
 		return fmt.Errorf("web: start: %w", err)
 	}
+	if err := s.resumePlans(ctx); err != nil {
+		return fmt.Errorf("web: start: resume plans: %w", err)
+	}
 	return nil
 }
 
@@ -175,7 +194,17 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	if err := s.jobs.stop(ctx); err != nil {
 		return fmt.Errorf("web: shutdown: runs still stopping: %w", err)
 	}
-	return nil
+	done := make(chan struct{})
+	go func() {
+		s.plansRunning.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("web: shutdown: plans still stopping: %w", ctx.Err())
+	}
 }
 
 // WorkerName is "host:pid" (or Config.WorkerName): how runs worked here name their worker.

@@ -95,7 +95,7 @@ func TestE2Landing(t *testing.T) {
 	var landed, restored int64 = -1, -1
 	e.afterInstant = func() {
 		for _, w := range e.ws {
-			if w.id == 0 && w.g2 != nil && w.g2.residentCount == 8 && landed < 0 {
+			if w.id == 0 && w.g2 != nil && w.g2.ResidentCount() == 8 && landed < 0 {
 				landed = e.now
 			}
 		}

@@ -3,6 +3,8 @@ package sim
 import (
 	"slices"
 	"sort"
+
+	"github.com/scalein-planner/scalein/sim/internal/kvcache"
 )
 
 // removable is the removal rule of SPEC §3.8: no requests, no pass, no own transfer in flight
@@ -81,9 +83,9 @@ func (e *engine) remove(w *worker, forced bool) {
 	w.state = StateRemoved
 	w.removedAt = e.now
 	e.drainingN--
-	w.g1.clear()
+	w.g1.Clear()
 	if w.g2 != nil {
-		w.g2.clear()
+		w.g2.Clear()
 	}
 	e.pendPrefill[w.id] = 0
 }
@@ -157,9 +159,9 @@ func (e *engine) selectWorkers(count int, policy string) []*worker {
 		case SelectLeastLoaded:
 			return w.nReq
 		case SelectLeastCached:
-			n := w.g1.keyedCount()
+			n := w.g1.Keyed()
 			if w.g2 != nil {
-				n += w.g2.residentCount
+				n += w.g2.ResidentCount()
 			}
 			return n
 		}
@@ -183,11 +185,7 @@ func (e *engine) markDraining(w *worker, graceMS *float64) {
 	w.state = StateDraining
 	w.markedAt = e.now
 	e.activeIDs = slices.DeleteFunc(e.activeIDs, func(id int32) bool { return id == w.id })
-	if w.g2 != nil {
-		privatize(&w.g1.byKey, &w.g2.byKey, w.g1.sl.v, w.g2.sl.v)
-	} else {
-		privatize(&w.g1.byKey, nil, w.g1.sl.v, nil)
-	}
+	kvcache.Detach(w.g1, w.g2)
 	e.active--
 	e.drainingN++
 	if graceMS != nil {

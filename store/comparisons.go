@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -156,3 +157,35 @@ func (s *Store) SearchRuns(ctx context.Context, nameContains string, limit, offs
 
 // likeEscaper makes user text literal inside a LIKE pattern (with ESCAPE '\').
 var likeEscaper = strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)
+
+// PageVersion is what a cached page of run id depends on besides the run itself: its status,
+// how many of the given related runs (its counterparts) exist and how many comparisons it is
+// part of. One query; the web layer re-renders a cached page when it changes.
+func (s *Store) PageVersion(ctx context.Context, id string, related ...string) (string, error) {
+	var (
+		status      string
+		nRel, nComp int64
+	)
+	err := s.read(ctx, func(tx *sql.Tx) error {
+		args := []any{}
+		relSQL := "0"
+		if len(related) > 0 {
+			relSQL = `(SELECT count(*) FROM runs WHERE id IN (?` + strings.Repeat(", ?", len(related)-1) + `))`
+			for _, r := range related {
+				args = append(args, r)
+			}
+		}
+		args = append(args, id, id, id)
+		err := tx.QueryRowContext(ctx, `SELECT status, `+relSQL+`,
+			(SELECT count(*) FROM comparisons WHERE run_a = ? OR run_b = ?)
+			FROM runs WHERE id = ?`, args...).Scan(&status, &nRel, &nComp)
+		if errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("no run with id %q: %w", id, ErrNotFound)
+		}
+		return err
+	})
+	if err != nil {
+		return "", fmt.Errorf("store: page version of run %q: %w", id, err)
+	}
+	return fmt.Sprintf("%s/%d/%d", status, nRel, nComp), nil
+}

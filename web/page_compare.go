@@ -30,6 +30,13 @@ func (s *Server) handleCompare(w http.ResponseWriter, r *http.Request) error {
 	if !runIDPattern.MatchString(idA) || !runIDPattern.MatchString(idB) {
 		return notFound("compare needs two run ids: /compare?a=ID&b=ID (16 characters of a–z and 2–7 each)")
 	}
+	key := compareURL(idA, idB)
+	if c, ok := s.pages.get(key); ok {
+		if v, err := s.compareVersion(r, idA, idB); err == nil && v == c.version {
+			serveCached(w, r, c)
+			return nil
+		}
+	}
 	runA, err := s.store.GetRun(r.Context(), idA)
 	if err != nil {
 		return err
@@ -102,7 +109,21 @@ func (s *Server) handleCompare(w http.ResponseWriter, r *http.Request) error {
 		p.Figures = append(p.Figures, row)
 	}
 	p.Charts = boundTables(compareCharts(repA, repB, labelA, labelB))
-	return s.render(w, r, http.StatusOK, templates.CompareView(p))
+	// Both runs are done and stay so: the page never changes.
+	return s.renderCached(w, r, key, store.StatusDone+"+"+store.StatusDone, nil, templates.CompareView(p))
+}
+
+// compareVersion is the statuses of both runs ("done+done" for a cacheable page).
+func (s *Server) compareVersion(r *http.Request, a, b string) (string, error) {
+	runs, err := s.store.RunsByID(r.Context(), a, b)
+	if err != nil {
+		return "", err
+	}
+	st := map[string]string{}
+	for _, run := range runs {
+		st[run.ID] = run.Status
+	}
+	return st[a] + "+" + st[b], nil
 }
 
 // maxLabelValueChars bounds a value quoted in a side's label.

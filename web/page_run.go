@@ -19,7 +19,15 @@ import (
 
 // handleRun is GET /runs/{id}, the permalink.
 func (s *Server) handleRun(w http.ResponseWriter, r *http.Request) error {
-	run, err := s.store.GetRun(r.Context(), chi.URLParam(r, "id"))
+	id := chi.URLParam(r, "id")
+	key := runPageKey(r)
+	if c, ok := s.pages.get(key); ok {
+		if v, err := s.pageVersion(r.Context(), id, c.counterparts); err == nil && v == c.version {
+			serveCached(w, r, c)
+			return nil
+		}
+	}
+	run, err := s.store.GetRun(r.Context(), id)
 	if err != nil {
 		return err
 	}
@@ -39,8 +47,16 @@ func (s *Server) handleRun(w http.ResponseWriter, r *http.Request) error {
 		p.Page.RefreshSeconds = 2
 	}
 	sc, scErr := scenarioOf(run.ScenarioJSON)
+	var counterparts []string
 	if scErr == nil {
 		p.Scenario = scenarioSummary(sc)
+		counterparts = counterpartIDs(sc)
+	}
+	// Read before the page is built: a pair or comparison added meanwhile gives a newer version
+	// and the next request renders again.
+	version, err := s.pageVersion(r.Context(), id, counterparts)
+	if err != nil {
+		return err
 	}
 	related, err := s.relatedRuns(r.Context(), run.ID, sc)
 	if err != nil {
@@ -64,8 +80,15 @@ func (s *Server) handleRun(w http.ResponseWriter, r *http.Request) error {
 		p.WorkerCount = len(rep.Workers)
 		p.ScaleIn = scaleInTable(rep)
 		p.Summary = summaryTable(rep)
+		return s.renderCached(w, r, key, version, counterparts, templates.RunView(p))
 	}
 	return s.render(w, r, http.StatusOK, templates.RunView(p))
+}
+
+// runPageKey names a run page in the page cache by its path and the query parameters it reads.
+func runPageKey(r *http.Request) string {
+	q := r.URL.Query()
+	return r.URL.Path + "?workers=" + q.Get("workers") + "&wpage=" + q.Get("wpage")
 }
 
 // progressOf prefers the live progress of a run this process is running.

@@ -295,6 +295,17 @@ func (s *Server) relatedRuns(ctx context.Context, id string, sc *sim.Scenario) (
 	return out, nil
 }
 
+// counterpartIDs are the ids of the hint and guard counterparts of a scenario.
+func counterpartIDs(sc *sim.Scenario) []string {
+	var ids []string
+	for _, kind := range []string{sim.CounterpartHints, sim.CounterpartGuard} {
+		if other, err := sim.Counterpart(sc, kind); err == nil {
+			ids = append(ids, other.ID())
+		}
+	}
+	return ids
+}
+
 // pairSideOn says whether sc has the toggle of kind on (it is then side A of the pair).
 func pairSideOn(sc *sim.Scenario, kind string) bool {
 	if kind == sim.CounterpartGuard {

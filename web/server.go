@@ -49,6 +49,7 @@ type Server struct {
 	store   *store.Store
 	queue   *runQueue
 	assets  *assetTable
+	pages   *pageCache
 	handler http.Handler
 	run     runFunc
 	now     func() time.Time
@@ -95,6 +96,7 @@ func New(cfg Config) (*Server, error) {
 		store:    cfg.Store,
 		queue:    newRunQueue(cfg.QueueSize),
 		assets:   assets,
+		pages:    newPageCache(),
 		run:      sim.Run,
 		now:      time.Now,
 		runsCtx:  runsCtx,

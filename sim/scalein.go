@@ -21,9 +21,9 @@ func (e *engine) stepRemovals() bool {
 		w := e.draining[i]
 		switch {
 		case w.removable():
-			e.remove(w, false)
+			e.remove(w)
 		case w.hasGrace && e.now >= w.graceAt:
-			e.remove(w, true)
+			e.forceRemove(w)
 		default:
 			i++
 			continue
@@ -37,49 +37,8 @@ func (e *engine) stepRemovals() bool {
 	return changed
 }
 
-// remove takes a draining worker out of the fleet; forced removal kills its requests, aborts
-// pulls from and into it, cancels its transfers and discards its pass (SPEC §3.8, §3.14).
-func (e *engine) remove(w *worker, forced bool) {
-	if forced {
-		w.forced = true
-		if w.nReq > 0 || w.busy || w.ownTransfers > 0 {
-			e.touch(w)
-		}
-		// Pulls from it: the targets carry on without those blocks.
-		for _, p := range append([]*pull(nil), w.outPulls...) {
-			e.abortPull(p, true)
-		}
-		w.moving = nil
-		var victims []*request
-		for q := w.pre.head; q != nil; q = q.next {
-			victims = append(victims, q)
-		}
-		for q := w.fresh.head; q != nil; q = q.next {
-			victims = append(victims, q)
-		}
-		victims = append(victims, w.running...)
-		for _, tr := range w.transfers {
-			tr.cancelled = true
-			if tr.kind == trH2D {
-				victims = append(victims, tr.r)
-			}
-		}
-		sort.Slice(victims, func(i, j int) bool { return victims[i].idx < victims[j].idx })
-		for _, r := range victims {
-			if r.pull != nil {
-				e.abortPull(r.pull, false)
-			}
-			e.kill(w, r)
-		}
-		w.transfers = nil
-		w.ownTransfers = 0
-		w.busy = false
-		e.passVer[w.id]++ // discard the pass in flight
-		w.batch = nil
-		w.running = nil
-		w.pre, w.fresh = queue{}, queue{}
-		w.loading = 0
-	}
+// remove takes a draining worker that meets the removal rule out of the fleet (SPEC §3.8).
+func (e *engine) remove(w *worker) {
 	w.state = StateRemoved
 	w.removedAt = e.now
 	e.drainingN--
@@ -88,6 +47,59 @@ func (e *engine) remove(w *worker, forced bool) {
 		w.g2.Clear()
 	}
 	e.pendPrefill[w.id] = 0
+}
+
+// forceRemove takes a draining worker out of the fleet at its grace deadline: it kills its
+// requests, aborts pulls from and into it, cancels its transfers and discards its pass (SPEC
+// §3.8, §3.14), then removes it.
+func (e *engine) forceRemove(w *worker) {
+	w.forced = true
+	if w.nReq > 0 || w.busy || w.ownTransfers > 0 {
+		e.touch(w)
+	}
+	// Pulls from it: the targets carry on without those blocks.
+	for _, p := range append([]*pull(nil), w.outPulls...) {
+		e.abortPull(p, true)
+	}
+	w.moving = nil
+	for _, tr := range w.transfers {
+		tr.cancelled = true
+	}
+	for _, r := range forceRemovalVictims(w) {
+		if r.pull != nil {
+			e.abortPull(r.pull, false)
+		}
+		e.kill(w, r)
+	}
+	w.transfers = nil
+	w.ownTransfers = 0
+	w.busy = false
+	e.passVer[w.id]++ // discard the pass in flight
+	w.batch = nil
+	w.running = nil
+	w.pre, w.fresh = queue{}, queue{}
+	w.loading = 0
+	e.remove(w)
+}
+
+// forceRemovalVictims lists the requests a forced removal of w kills, in arrival order: waiting,
+// running, and loading through its H2D transfers.
+func forceRemovalVictims(w *worker) []*request {
+	var victims []*request
+	for q := w.pre.head; q != nil; q = q.next {
+		victims = append(victims, q)
+	}
+	for q := w.fresh.head; q != nil; q = q.next {
+		victims = append(victims, q)
+	}
+	victims = append(victims, w.running...)
+	for _, tr := range w.transfers {
+		if tr.kind == trH2D {
+			victims = append(victims, tr.r)
+		}
+	}
+	sort.Slice(victims, func(i, j int) bool { return victims[i].idx < victims[j].idx })
+	return victims
 }
 
 func (e *engine) kill(w *worker, r *request) {

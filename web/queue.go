@@ -5,6 +5,8 @@ import (
 	"errors"
 	"slices"
 	"sync"
+
+	"github.com/scalein-planner/scalein/store"
 )
 
 // Causes a run's context can be cancelled with; the worker turns each into the run's final state.
@@ -93,7 +95,7 @@ func (q *runQueue) pushLocked(id string) {
 		return // already queued or running
 	}
 	q.pending = append(q.pending, id)
-	q.watches[id] = &runWatch{status: "queued", changed: make(chan struct{})}
+	q.watches[id] = &runWatch{status: store.StatusQueued, changed: make(chan struct{})}
 	q.wake.Signal()
 }
 
@@ -129,7 +131,7 @@ func (q *runQueue) dropQueued(id string) bool {
 		return false
 	}
 	q.pending = slices.Delete(q.pending, i, i+1)
-	q.finishLocked(id, "cancelled")
+	q.finishLocked(id, store.StatusCancelled)
 	return true
 }
 
@@ -143,7 +145,7 @@ func (q *runQueue) setRunning(id string, cancel context.CancelCauseFunc) {
 		w = &runWatch{changed: make(chan struct{})}
 		q.watches[id] = w
 	}
-	w.status = "running"
+	w.status = store.StatusRunning
 	q.notifyLocked(w)
 }
 

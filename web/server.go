@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/scalein-planner/scalein/sim"
+	"github.com/scalein-planner/scalein/sim/whatif"
 	"github.com/scalein-planner/scalein/store"
 )
 
@@ -31,6 +32,9 @@ type Config struct {
 	RunTimeout time.Duration
 	// RunsPerMinute limits run creation per client IP (default 30).
 	RunsPerMinute int
+	// MaxSweepPoints bounds a sweep (default 256); MaxPlanRuns bounds a plan's runs (default 64).
+	MaxSweepPoints int
+	MaxPlanRuns    int
 }
 
 const (
@@ -62,6 +66,10 @@ type Server struct {
 	mu      sync.Mutex
 	started bool
 	stopped bool
+
+	// planCancels stops the plans running in this process; plansRunning waits for them.
+	planCancels  map[string]context.CancelCauseFunc
+	plansRunning sync.WaitGroup
 }
 
 // New checks the configuration and builds the server. It does not start running work: call
@@ -85,6 +93,12 @@ func New(cfg Config) (*Server, error) {
 	if cfg.RunsPerMinute <= 0 {
 		cfg.RunsPerMinute = defaultRunsPerMinute
 	}
+	if cfg.MaxSweepPoints <= 0 {
+		cfg.MaxSweepPoints = whatif.DefaultMaxPoints
+	}
+	if cfg.MaxPlanRuns <= 0 {
+		cfg.MaxPlanRuns = whatif.DefaultMaxPlanRuns
+	}
 	assets, err := newAssetTable()
 	if err != nil {
 		return nil, fmt.Errorf("web: static assets: %w", err)
@@ -101,6 +115,8 @@ func New(cfg Config) (*Server, error) {
 		now:      time.Now,
 		runsCtx:  runsCtx,
 		stopRuns: stopRuns,
+
+		planCancels: map[string]context.CancelCauseFunc{},
 	}
 	s.handler = s.routes()
 	return s, nil
@@ -139,6 +155,9 @@ func (s *Server) Start(ctx context.Context) error {
 		s.workers.Add(1)
 		go s.worker()
 	}
+	if err := s.resumePlans(ctx); err != nil {
+		return fmt.Errorf("web: start: resume plans: %w", err)
+	}
 	return nil
 }
 
@@ -153,6 +172,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	done := make(chan struct{})
 	go func() {
 		s.workers.Wait()
+		s.plansRunning.Wait()
 		close(done)
 	}()
 	select {

@@ -31,6 +31,8 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	dbPath := fs.String("db", envOr("SCALEIN_DB", "./data/scalein.db"), "SQLite database file, created if missing, or a postgres://USER:PASSWORD@HOST/DB URL (env SCALEIN_DB)")
 	workers := fs.Int("workers", 0, "runs executed at once (default: one per CPU)")
 	queue := fs.Int("queue", 0, "runs waiting for a worker before submissions get 429 (default 64)")
+	maxSweepPoints := fs.Int("max-sweep-points", 0, "points a sweep may have (default 256)")
+	maxPlanRuns := fs.Int("max-plan-runs", 0, "runs a plan may simulate (default 64)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
@@ -53,7 +55,8 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	}
 	defer st.Close()
 
-	srv, err := web.New(web.Config{Store: st, Logger: logger, Workers: *workers, QueueSize: *queue})
+	srv, err := web.New(web.Config{Store: st, Logger: logger, Workers: *workers, QueueSize: *queue,
+		MaxSweepPoints: *maxSweepPoints, MaxPlanRuns: *maxPlanRuns})
 	if err != nil {
 		fmt.Fprintf(stderr, "scalein serve: %v\n", err)
 		return 1

@@ -101,11 +101,14 @@ func (e *engine) startPass(w *worker) bool {
 
 	// Pass duration (SPEC §3.14 Arithmetic), evaluated as written in doubles.
 	t := e.s.Fleet.Timing
-	P, D := 0, 0
+	P, D, K := 0, 0, 0
 	for _, r := range batch {
 		P += int(r.passTokens)
 		if r.passEmit {
 			D++
+			if r.passTokens == 0 {
+				K += int(r.prompt + r.emitted) // decodes: reads its whole KV
+			}
 		}
 	}
 	d := 0.0
@@ -114,6 +117,9 @@ func (e *engine) startPass(w *worker) bool {
 	}
 	if D > 0 {
 		d += t.DecodeMS + float64(t.DecodeMSPerSeq*float64(D))
+	}
+	if K > 0 {
+		d += float64(t.DecodeMSPer1kKVTokens*float64(K)) / 1000
 	}
 	w.busy = true
 	e.passVer[w.id]++

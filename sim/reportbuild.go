@@ -44,8 +44,10 @@ func (e *engine) report() *Report {
 		ScenarioID:   e.s.ID(),
 		ModelVersion: ModelVersion,
 		KVCR:         e.kv,
-		ScaleIn:      e.actRows,
-		Timeseries:   e.ts.build(duration, e.ttftAt, e.ttft),
+		// Every list is a list, never null: API clients iterate without checking.
+		ScaleIn:    append([]ScaleInRow{}, e.actRows...),
+		Workers:    make([]WorkerRow, 0, len(e.ws)),
+		Timeseries: e.ts.build(duration, e.ttftAt, e.ttft),
 	}
 	r.Summary = Summary{
 		Requests:    RequestCounts{Total: e.total, Completed: e.completedN, Killed: e.killedN},

@@ -34,6 +34,10 @@ const usageText = `usage:
       start the web app (the default)
   scalein sim -config FILE|- [-out FILE] [-requests] [-pair hints|guard]
       run one scenario headless and write its report as JSON
+  scalein sweep -config FILE|- -vary PATH=V1,V2,… [-vary …] [-out FILE] [-format json|csv] [-parallel N]
+      run the scenario at every combination of the values (up to 3 fields)
+  scalein plan -config FILE|- -remove N -start-ms T [-ttft-p99-ms X] [-max-killed K] [-max-runs M]
+      search scale-in schedules and recommend one (docs/planning.md)
 `
 
 // run dispatches a subcommand and returns the process exit code: 0 ok, 2 bad usage or bad
@@ -47,6 +51,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return runServe(ctx, args[1:], stdout, stderr)
 	case "sim":
 		return runSim(ctx, args[1:], stdin, stdout, stderr)
+	case "sweep":
+		return runSweep(ctx, args[1:], stdin, stdout, stderr)
+	case "plan":
+		return runPlan(ctx, args[1:], stdin, stdout, stderr)
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, usageText)
 		return 0

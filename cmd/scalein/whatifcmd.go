@@ -1,0 +1,343 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/scalein-planner/scalein/sim"
+	"github.com/scalein-planner/scalein/sim/whatif"
+)
+
+// localTraces remembers the local trace files a scenario read, by sha256, so scenarios derived
+// from it (sweep points, plan candidates) can be parsed again without the path.
+type localTraces struct {
+	read func(string) ([]byte, error)
+	mu   sync.Mutex
+	data map[string][]byte
+}
+
+func (l *localTraces) ReadFile(p string) ([]byte, error) {
+	b, err := l.read(p)
+	if err != nil {
+		return nil, err
+	}
+	sum := sha256.Sum256(b)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.data == nil {
+		l.data = map[string][]byte{}
+	}
+	l.data[hex.EncodeToString(sum[:])] = b
+	return b, nil
+}
+
+func (l *localTraces) Trace(sha string) ([]byte, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if b, ok := l.data[sha]; ok {
+		return b, nil
+	}
+	return nil, fmt.Errorf("not among the traces read on this command line")
+}
+
+// loadScenario reads and parses -config for the sweep and plan commands. It returns the exit
+// code to use when the scenario cannot be loaded (0 when it can).
+func loadScenario(cmd, config string, stdin io.Reader, stderr io.Writer) (*sim.Scenario, sim.ParseEnv, int) {
+	data, displayName, baseDir, err := readConfig(config, stdin)
+	if err != nil {
+		fmt.Fprintf(stderr, "scalein %s: %v\n", cmd, err)
+		return nil, sim.ParseEnv{}, 1
+	}
+	traces := &localTraces{read: localTraceReader(baseDir)}
+	env := sim.ParseEnv{ReadFile: traces.ReadFile, Traces: traces}
+	s, err := sim.Parse(data, env)
+	if err != nil {
+		return nil, env, printValidation(cmd, displayName, err, stderr)
+	}
+	return s, sim.ParseEnv{Traces: traces}, 0
+}
+
+// printValidation prints every problem of a validation error on its own line (exit 2), or the
+// error itself (exit 1).
+func printValidation(cmd, prefix string, err error, stderr io.Writer) int {
+	var ve *sim.ValidationError
+	if errors.As(err, &ve) {
+		for _, fe := range ve.Errors {
+			fmt.Fprintf(stderr, "%s: %s\n", prefix, fe)
+		}
+		return 2
+	}
+	fmt.Fprintf(stderr, "scalein %s: %s: %v\n", cmd, prefix, err)
+	return 1
+}
+
+// varyFlags collects repeated -vary PATH=V1,V2,… flags.
+type varyFlags []whatif.Axis
+
+func (v *varyFlags) String() string { return "" }
+
+func (v *varyFlags) Set(s string) error {
+	path, list, ok := strings.Cut(s, "=")
+	if !ok || strings.TrimSpace(path) == "" || list == "" {
+		return fmt.Errorf("want PATH=V1,V2,… like kvcr.bandwidth_gbps=5,10,40 (got %q)", s)
+	}
+	ax := whatif.Axis{Path: strings.TrimSpace(path)}
+	for _, tok := range strings.Split(list, ",") {
+		ax.Values = append(ax.Values, parseCLIValue(strings.TrimSpace(tok)))
+	}
+	*v = append(*v, ax)
+	return nil
+}
+
+// parseCLIValue reads a number, true/false or a JSON string; anything else is a bare string
+// (a choice such as least_loaded).
+func parseCLIValue(tok string) any {
+	dec := json.NewDecoder(strings.NewReader(tok))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err == nil && !dec.More() {
+		switch v.(type) {
+		case json.Number, bool, string:
+			return v
+		}
+	}
+	return tok
+}
+
+// runSweep is "scalein sweep": every combination of the -vary values, simulated in parallel.
+func runSweep(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	var vary varyFlags
+	var config, out, format string
+	var parallel, maxPoints int
+	fs := flag.NewFlagSet("scalein sweep", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&config, "config", "", "scenario JSON file, or - for stdin (required)")
+	fs.Var(&vary, "vary", "PATH=V1,V2,… a field and its values (repeat for up to 3 fields)")
+	fs.StringVar(&out, "out", "", "write the result here instead of stdout (atomically)")
+	fs.StringVar(&format, "format", "json", "json or csv")
+	fs.IntVar(&parallel, "parallel", 0, "runs at once (0: one per CPU)")
+	fs.IntVar(&maxPoints, "max-points", whatif.DefaultMaxPoints, "refuse sweeps with more points than this")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: scalein sweep -config FILE|- -vary PATH=V1,V2,… [-vary …] [-out FILE] [-format json|csv] [-parallel N]")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	usageError := func(format string, a ...any) int {
+		fmt.Fprintf(stderr, "scalein sweep: "+format+"\n", a...)
+		fs.Usage()
+		return 2
+	}
+	switch {
+	case fs.NArg() > 0:
+		return usageError("unexpected argument %q", fs.Arg(0))
+	case config == "":
+		return usageError("-config is required (a scenario file, or - to read stdin)")
+	case len(vary) == 0:
+		return usageError("give at least one -vary PATH=V1,V2,…")
+	case format != "json" && format != "csv":
+		return usageError("-format must be json or csv (got %q)", format)
+	case parallel < 0:
+		return usageError("-parallel must be 0 (one per CPU) or more (got %d)", parallel)
+	case maxPoints < 1:
+		return usageError("-max-points must be at least 1 (got %d)", maxPoints)
+	}
+	base, env, code := loadScenario("sweep", config, stdin, stderr)
+	if base == nil {
+		return code
+	}
+	points, err := whatif.Expand(base, vary, env, maxPoints)
+	if err != nil {
+		return printValidation("sweep", "-vary", err, stderr)
+	}
+	progress := newProgressLine(stderr, isTerminal(stderr))
+	report := progress.reporter(0, 1)
+	runner := &whatif.LocalRunner{Parallel: parallel, Progress: func(done, total int) {
+		if report != nil {
+			report(float64(done) / float64(total))
+		}
+	}}
+	res, err := whatif.RunSweep(ctx, runner, vary, points)
+	if err != nil {
+		return runFailed(stderr, err)
+	}
+	progress.finish()
+	failed := 0
+	for i := range res.Points {
+		res.Points[i].RunID = "" // no stored runs on the command line
+		if res.Points[i].Status != whatif.StatusDone {
+			failed++
+		}
+	}
+	var body []byte
+	if format == "csv" {
+		var buf bytes.Buffer
+		if err := whatif.WriteCSV(&buf, res.Axes, res.Points); err != nil {
+			fmt.Fprintf(stderr, "scalein sweep: encode the CSV: %v\n", err)
+			return 1
+		}
+		body = buf.Bytes()
+	} else if body, err = encodeJSON(res); err != nil {
+		fmt.Fprintf(stderr, "scalein sweep: encode the result: %v\n", err)
+		return 1
+	}
+	if code := writeOutput("sweep", out, body, stdout, stderr); code != 0 {
+		return code
+	}
+	if failed > 0 {
+		fmt.Fprintf(stderr, "scalein sweep: %d of %d points failed; see their error\n", failed, len(res.Points))
+		return 1
+	}
+	return 0
+}
+
+func encodeJSON(v any) ([]byte, error) {
+	body, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	return append(body, '\n'), nil
+}
+
+func writeOutput(cmd, out string, body []byte, stdout, stderr io.Writer) int {
+	if out == "" {
+		if _, err := stdout.Write(body); err != nil {
+			fmt.Fprintf(stderr, "scalein %s: write the result: %v\n", cmd, err)
+			return 1
+		}
+		return 0
+	}
+	if err := writeFileAtomic(out, body); err != nil {
+		fmt.Fprintf(stderr, "scalein %s: %v\n", cmd, err)
+		return 1
+	}
+	return 0
+}
+
+// optionalFloat is a float flag that records whether it was given.
+type optionalFloat struct{ v *float64 }
+
+func (o *optionalFloat) String() string {
+	if o.v == nil {
+		return ""
+	}
+	return strconv.FormatFloat(*o.v, 'g', -1, 64)
+}
+
+func (o *optionalFloat) Set(s string) error {
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		return fmt.Errorf("want a number of ms (got %q)", s)
+	}
+	o.v = &f
+	return nil
+}
+
+// runPlan is "scalein plan": search scale-in schedules and recommend one.
+func runPlan(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	var config, out, search string
+	var remove, parallel, maxRuns int
+	var startMS float64
+	var maxKilled int64
+	var ttft optionalFloat
+	fs := flag.NewFlagSet("scalein plan", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&config, "config", "", "scenario JSON file, or - for stdin (required; its scale_in is replaced)")
+	fs.IntVar(&remove, "remove", 0, "how many workers to drain (required)")
+	fs.Float64Var(&startMS, "start-ms", 0, "drain no worker before this instant (ms)")
+	fs.Var(&ttft, "ttft-p99-ms", "feasible only with TTFT p99 at or below this (ms); no limit by default")
+	fs.Int64Var(&maxKilled, "max-killed", 0, "feasible only with at most this many killed requests")
+	fs.IntVar(&maxRuns, "max-runs", whatif.DefaultMaxPlanRuns, "simulate at most this many schedules")
+	fs.IntVar(&parallel, "parallel", 0, "runs at once (0: one per CPU)")
+	fs.StringVar(&search, "search", "", `JSON overriding the search space, like {"waves": [1, 2], "gaps_ms": [10000]} (docs/planning.md)`)
+	fs.StringVar(&out, "out", "", "write the plan here instead of stdout (atomically)")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: scalein plan -config FILE|- -remove N -start-ms T [-ttft-p99-ms X] [-max-killed K] [-max-runs M] [-search JSON] [-out FILE] [-parallel N]")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	usageError := func(format string, a ...any) int {
+		fmt.Fprintf(stderr, "scalein plan: "+format+"\n", a...)
+		fs.Usage()
+		return 2
+	}
+	switch {
+	case fs.NArg() > 0:
+		return usageError("unexpected argument %q", fs.Arg(0))
+	case config == "":
+		return usageError("-config is required (a scenario file, or - to read stdin)")
+	case remove == 0:
+		return usageError("-remove is required: how many workers to drain")
+	case parallel < 0:
+		return usageError("-parallel must be 0 (one per CPU) or more (got %d)", parallel)
+	}
+	req := whatif.Request{Goal: whatif.Goal{Remove: remove, StartMS: startMS},
+		Constraints: whatif.Constraints{TTFTP99MS: ttft.v, MaxKilled: &maxKilled}}
+	if search != "" {
+		dec := json.NewDecoder(strings.NewReader(search))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&req.Search); err != nil {
+			return usageError("-search is not a valid search object: %v", err)
+		}
+	}
+	req.Search.MaxRuns = maxRuns
+	base, _, code := loadScenario("plan", config, stdin, stderr)
+	if base == nil {
+		return code
+	}
+	progress := newProgressLine(stderr, isTerminal(stderr))
+	report := progress.reporter(0, 1)
+	runner := &whatif.LocalRunner{Parallel: parallel, Progress: func(done, total int) {
+		if report != nil {
+			report(float64(done) / float64(total))
+		}
+	}}
+	res, err := whatif.Plan(ctx, runner, base, req)
+	if err != nil {
+		var ve *sim.ValidationError
+		if errors.As(err, &ve) {
+			return printValidation("plan", "plan", err, stderr)
+		}
+		return runFailed(stderr, err)
+	}
+	progress.finish()
+	clearRunIDs(res)
+	body, err := encodeJSON(res)
+	if err != nil {
+		fmt.Fprintf(stderr, "scalein plan: encode the plan: %v\n", err)
+		return 1
+	}
+	return writeOutput("plan", out, body, stdout, stderr)
+}
+
+// clearRunIDs drops the run ids: the command line stores no runs.
+func clearRunIDs(res *whatif.Result) {
+	for i := range res.Candidates {
+		res.Candidates[i].RunID = ""
+	}
+	if res.Baseline != nil {
+		res.Baseline.RunID = ""
+	}
+	if res.Recommended != nil {
+		res.Recommended.RunID = ""
+	}
+}

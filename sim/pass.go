@@ -124,9 +124,24 @@ func (e *engine) startPass(w *worker) bool {
 	w.busy = true
 	e.passVer[w.id]++
 	e.touch(w)
+	if e.opt.Pass != nil {
+		e.recordPass(w, P, D, K, msToNS(d))
+	}
 	e.passes.push(event{t: e.now + msToNS(d), seq: int64(w.id), kind: evPass, ver: e.passVer[w.id], w: w})
 	e.events++
 	return true
+}
+
+// recordPass reports a starting pass to RunOptions.Pass.
+func (e *engine) recordPass(w *worker, P, D, K int, dur int64) {
+	n := 0
+	for _, r := range w.batch {
+		if r.passTokens > 0 {
+			n++
+		}
+	}
+	e.opt.Pass(PassRecord{Worker: int(w.id), StartNS: e.now, EndNS: e.now + dur,
+		PrefillRequests: n, PrefillTokens: P, DecodeRequests: D, DecodeKVTokens: K})
 }
 
 // admit takes a request into a sequence slot with its G1 blocks: it runs, or with k2 > 0 it

@@ -337,7 +337,7 @@ func TestUnfinishedRunsAfterCrash(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "scalein.db")
 
-	s, err := store.Open(ctx, path)
+	s, err := store.Open(ctx, dbTarget(t, path))
 	require.NoError(t, err)
 	for i, id := range []string{"done", "running", "queued", "failed"} {
 		_, _, err := s.CreateRun(ctx, id, id, []byte(`{"id":"`+id+`"}`), t0.Add(time.Duration(i)*time.Second))

@@ -1,9 +1,17 @@
-// Package store keeps runs, their scenarios and reports, and uploaded traces in SQLite.
+// Package store keeps runs, their scenarios and reports, and uploaded traces in SQLite (the
+// default, one file) or in PostgreSQL (a postgres:// URL, for several processes on several
+// machines).
 //
-// Every method is one transaction. Writes go through a single connection (SQLite allows one
-// writer at a time; queueing in Go is cheaper than spinning on SQLITE_BUSY) and begin with
-// BEGIN IMMEDIATE so a transaction never has to upgrade its lock halfway. Reads use a separate
-// read-only pool so polling pages never wait behind a write in WAL mode.
+// Every method is one transaction. On SQLite, writes go through a single connection (SQLite
+// allows one writer at a time; queueing in Go is cheaper than spinning on SQLITE_BUSY) and begin
+// with BEGIN IMMEDIATE so a transaction never has to upgrade its lock halfway; reads use a
+// separate read-only pool so polling pages never wait behind a write in WAL mode. On
+// PostgreSQL, one pool serves both; write transactions are SERIALIZABLE and are run again when
+// the server reports a serialization failure, so the same check-then-write code is correct with
+// many writers.
+//
+// Queries are written once with '?' placeholders and portable SQL; on PostgreSQL a thin driver
+// wrapper rewrites the placeholders (dialect.go).
 package store
 
 import (
@@ -11,9 +19,12 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io/fs"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	// Registers the "sqlite3" database/sql driver.
 	_ "github.com/mattn/go-sqlite3"
@@ -37,19 +48,52 @@ var (
 // readPoolConns bounds concurrent readers; SQLite readers do not block each other in WAL mode.
 const readPoolConns = 4
 
-// Store is the SQLite database of one scalein server. It is safe for concurrent use.
+// pgPoolConns bounds the connections one process opens to PostgreSQL.
+const pgPoolConns = 8
+
+// Store is the database of one scalein process. It is safe for concurrent use.
 type Store struct {
-	path   string
-	writer *sql.DB // exactly one connection
-	reader *sql.DB // read-only pool
+	path    string
+	dialect string
+	writer  *sql.DB // SQLite: exactly one connection; PostgreSQL: the pool
+	reader  *sql.DB // SQLite: read-only pool; PostgreSQL: the same pool as writer
 }
 
-// Open opens (creating if needed) the database at path, creating its parent directory, and
-// applies any pending migrations.
-func Open(ctx context.Context, path string) (*Store, error) {
-	if strings.TrimSpace(path) == "" {
-		return nil, fmt.Errorf("store: open: the database path is empty; pass -db PATH (for example ./data/scalein.db)")
+// Open opens the database that target names and applies any pending migrations: a
+// postgres:// (or postgresql://) URL opens that PostgreSQL database; anything else is a SQLite
+// file path, created (with its parent directory) if missing.
+func Open(ctx context.Context, target string) (*Store, error) {
+	if strings.TrimSpace(target) == "" {
+		return nil, fmt.Errorf("store: open: the database path is empty; pass -db PATH (for example ./data/scalein.db) or -db postgres://USER@HOST/DB")
 	}
+	if IsPostgresDSN(target) {
+		return openPostgres(ctx, target)
+	}
+	return openSQLite(ctx, target)
+}
+
+func openPostgres(ctx context.Context, dsn string) (*Store, error) {
+	shown := RedactDSN(dsn)
+	db, err := sql.Open(pgDriverName, dsn)
+	if err != nil {
+		return nil, fmt.Errorf("store: open %s: %w", shown, err)
+	}
+	db.SetMaxOpenConns(pgPoolConns)
+	db.SetMaxIdleConns(pgPoolConns)
+	db.SetConnMaxIdleTime(5 * time.Minute)
+	if err := db.PingContext(ctx); err != nil {
+		_ = db.Close()
+		return nil, fmt.Errorf("store: open %s: %w; check the server is running and the URL's user, password, host and database", shown, err)
+	}
+	s := &Store{path: dsn, dialect: DialectPostgres, writer: db, reader: db}
+	if err := s.migrate(ctx); err != nil {
+		_ = db.Close()
+		return nil, fmt.Errorf("store: open %s: %w", shown, err)
+	}
+	return s, nil
+}
+
+func openSQLite(ctx context.Context, path string) (*Store, error) {
 	if dir := filepath.Dir(path); dir != "" {
 		if err := os.MkdirAll(dir, 0o750); err != nil {
 			return nil, fmt.Errorf("store: open %s: create directory %s: %w; check the -db path is writable", path, dir, err)
@@ -68,7 +112,7 @@ func Open(ctx context.Context, path string) (*Store, error) {
 		_ = writer.Close()
 		return nil, fmt.Errorf("store: open %s: %w; check the -db path is writable and is a SQLite database", path, err)
 	}
-	if err := migrate(ctx, writer); err != nil {
+	if err := (&Store{dialect: DialectSQLite, writer: writer}).migrate(ctx); err != nil {
 		_ = writer.Close()
 		return nil, fmt.Errorf("store: open %s: %w", path, err)
 	}
@@ -86,16 +130,27 @@ func Open(ctx context.Context, path string) (*Store, error) {
 		_ = writer.Close()
 		return nil, fmt.Errorf("store: open %s for reading: %w", path, err)
 	}
-	return &Store{path: path, writer: writer, reader: reader}, nil
+	return &Store{path: path, dialect: DialectSQLite, writer: writer, reader: reader}, nil
 }
 
 // Close closes both pools. The writer closes last so SQLite can checkpoint the WAL.
 func (s *Store) Close() error {
+	if s.reader == s.writer {
+		return s.writer.Close()
+	}
 	return errors.Join(s.reader.Close(), s.writer.Close())
 }
 
-// Path is the database file the store was opened on.
+// Path is the SQLite file or the PostgreSQL URL the store was opened on (it may hold a
+// password: log RedactDSN(Path()) instead).
 func (s *Store) Path() string { return s.path }
+
+// Dialect is DialectSQLite or DialectPostgres.
+func (s *Store) Dialect() string { return s.dialect }
+
+// DB is the pool that write transactions use (on SQLite its single connection), for the job
+// queue, which keeps its tables in the same database.
+func (s *Store) DB() *sql.DB { return s.writer }
 
 // dsn builds a go-sqlite3 URI with the pragmas set on every pooled connection. The path is
 // escaped because SQLite decodes %XX in URIs and stops at '?' and '#'.
@@ -108,9 +163,21 @@ func dsn(path string, readOnly bool) string {
 	return "file:" + escaped + "?_journal_mode=WAL&_synchronous=NORMAL&_busy_timeout=5000&_foreign_keys=on&_txlock=immediate"
 }
 
-// migrate applies the embedded migrations that are not yet applied.
-func migrate(ctx context.Context, db *sql.DB) error {
-	provider, err := goose.NewProvider(goose.DialectSQLite3, db, migrations.FS,
+// migrate applies the embedded migrations of the store's dialect that are not yet applied.
+func (s *Store) migrate(ctx context.Context) error {
+	var (
+		dialect = goose.DialectSQLite3
+		files   fs.FS
+		err     error
+	)
+	files = migrations.FS
+	if s.dialect == DialectPostgres {
+		dialect = goose.DialectPostgres
+		if files, err = fs.Sub(migrations.Postgres, "postgres"); err != nil {
+			return fmt.Errorf("prepare migrations: %w", err)
+		}
+	}
+	provider, err := goose.NewProvider(dialect, s.writer, files,
 		goose.WithDisableGlobalRegistry(true)) // only our SQL files, never Go migrations registered elsewhere
 	if err != nil {
 		return fmt.Errorf("prepare migrations: %w", err)
@@ -121,9 +188,46 @@ func migrate(ctx context.Context, db *sql.DB) error {
 	return nil
 }
 
-// write runs fn in one write transaction (BEGIN IMMEDIATE) and commits it if fn succeeds.
+// writeAttempts bounds how often a PostgreSQL write transaction is run again after a
+// serialization failure.
+// SERIALIZABLE conflicts are frequent on small tables (a sequential scan locks the whole table
+// for the conflict check), and a retry after a short random pause almost always goes through.
+const writeAttempts = 50
+
+// write runs fn in one write transaction and commits it if fn succeeds: BEGIN IMMEDIATE on
+// SQLite; SERIALIZABLE on PostgreSQL, where fn runs again (up to writeAttempts times) when the
+// transaction conflicts with a concurrent one, so fn must only assign, never accumulate, the
+// results it returns through its closure.
 func (s *Store) write(ctx context.Context, fn func(tx *sql.Tx) error) error {
-	tx, err := s.writer.BeginTx(ctx, nil)
+	if s.dialect != DialectPostgres {
+		return s.writeOnce(ctx, nil, fn)
+	}
+	opts := &sql.TxOptions{Isolation: sql.LevelSerializable}
+	var err error
+	for attempt := range writeAttempts {
+		if err = s.writeOnce(ctx, opts, fn); err == nil || !retryable(err) {
+			return err
+		}
+		// A short random pause, growing with the attempts, lets the conflicting transaction
+		// finish and spreads the retries of transactions that conflicted with each other.
+		pause := time.Duration(rand.Int64N(int64(min(attempt+1, 20)) * int64(2*time.Millisecond)))
+		select {
+		case <-ctx.Done():
+			return errors.Join(err, ctx.Err())
+		case <-time.After(pause):
+		}
+	}
+	return err
+}
+
+// WriteTx runs fn in one write transaction of the store (see write), for a caller that adds
+// its own statements to the store's, such as the job queue inserting a job beside a run.
+func (s *Store) WriteTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	return s.write(ctx, fn)
+}
+
+func (s *Store) writeOnce(ctx context.Context, opts *sql.TxOptions, fn func(tx *sql.Tx) error) error {
+	tx, err := s.writer.BeginTx(ctx, opts)
 	if err != nil {
 		return err
 	}
@@ -136,7 +240,11 @@ func (s *Store) write(ctx context.Context, fn func(tx *sql.Tx) error) error {
 
 // read runs fn in one read transaction on the read pool, so every query in fn sees one snapshot.
 func (s *Store) read(ctx context.Context, fn func(tx *sql.Tx) error) error {
-	tx, err := s.reader.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	opts := &sql.TxOptions{ReadOnly: true}
+	if s.dialect == DialectPostgres {
+		opts.Isolation = sql.LevelRepeatableRead // one snapshot for every query in fn
+	}
+	tx, err := s.reader.BeginTx(ctx, opts)
 	if err != nil {
 		return err
 	}

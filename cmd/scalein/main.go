@@ -32,7 +32,7 @@ func main() {
 const usageText = `usage:
   scalein [serve] [-addr 127.0.0.1:8080] [-db ./data/scalein.db]
       start the web app (the default)
-  scalein sim -config FILE|- [-out FILE] [-requests] [-pair hints|guard]
+  scalein sim -config FILE|- [-out FILE] [-requests] [-pair hints|guard] [-v] [-max-memory SIZE]
       run one scenario headless and write its report as JSON
   scalein sweep -config FILE|- -vary PATH=V1,V2,… [-vary …] [-out FILE] [-format json|csv] [-parallel N]
       run the scenario at every combination of the values (up to 3 fields)

@@ -28,7 +28,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	addr := fs.String("addr", envOr("SCALEIN_ADDR", "127.0.0.1:8080"), "listen address (env SCALEIN_ADDR)")
-	dbPath := fs.String("db", envOr("SCALEIN_DB", "./data/scalein.db"), "SQLite database file, created if missing (env SCALEIN_DB)")
+	dbPath := fs.String("db", envOr("SCALEIN_DB", "./data/scalein.db"), "SQLite database file, created if missing, or a postgres://USER:PASSWORD@HOST/DB URL (env SCALEIN_DB)")
 	workers := fs.Int("workers", 0, "runs executed at once (default: one per CPU)")
 	queue := fs.Int("queue", 0, "runs waiting for a worker before submissions get 429 (default 64)")
 	if err := fs.Parse(args); err != nil {
@@ -80,7 +80,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 	}
 	httpServer.RegisterOnShutdown(endStreams)
-	fmt.Fprintf(stdout, "Scale-in Planner listening on http://%s/ (database %s)\n", ln.Addr(), *dbPath)
+	fmt.Fprintf(stdout, "Scale-in Planner listening on http://%s/ (database %s)\n", ln.Addr(), store.RedactDSN(*dbPath))
 
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- httpServer.Serve(ln) }()

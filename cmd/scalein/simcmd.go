@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -17,10 +18,12 @@ import (
 
 // simFlags are the options of "scalein sim".
 type simFlags struct {
-	config   string
-	out      string
-	requests bool
-	pair     string
+	config    string
+	out       string
+	requests  bool
+	pair      string
+	verbose   bool
+	maxMemory string
 }
 
 // pairOutput is what -pair writes: both reports and their comparison.
@@ -39,9 +42,11 @@ func runSim(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	fs.StringVar(&f.config, "config", "", "scenario JSON file, or - for stdin (required)")
 	fs.StringVar(&f.out, "out", "", "write the report here instead of stdout (atomically)")
 	fs.BoolVar(&f.requests, "requests", false, "include one row per request in the report")
+	fs.BoolVar(&f.verbose, "v", false, "print the scenario's memory estimate, by what drives it, to stderr")
+	fs.StringVar(&f.maxMemory, "max-memory", "", "refuse a scenario whose memory estimate exceeds this size (like 6GB or 2GiB; default: no limit)")
 	fs.StringVar(&f.pair, "pair", "", `also run the counterpart and compare: "hints" (hints on/off) or "guard" (draining-source guard on/off)`)
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: scalein sim -config FILE|- [-out FILE] [-requests] [-pair hints|guard]")
+		fmt.Fprintln(stderr, "usage: scalein sim -config FILE|- [-out FILE] [-requests] [-pair hints|guard] [-v] [-max-memory SIZE]")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -83,6 +88,9 @@ func runSim(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	}
 	if f.requests {
 		s.Report.PerRequest = true
+	}
+	if code := checkMemory(s, f, displayName, stderr); code != 0 {
+		return code
 	}
 
 	progress := newProgressLine(stderr, isTerminal(stderr))
@@ -131,6 +139,47 @@ func runSim(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	if err := writeFileAtomic(f.out, body); err != nil {
 		fmt.Fprintf(stderr, "scalein sim: %v\n", err)
 		return 1
+	}
+	return 0
+}
+
+// checkMemory prints the memory estimate with -v and refuses, with exit status 2, a scenario
+// whose estimate exceeds -max-memory (a pair runs two scenarios at once: twice the estimate).
+func checkMemory(s *sim.Scenario, f simFlags, displayName string, stderr io.Writer) int {
+	if !f.verbose && f.maxMemory == "" {
+		return 0
+	}
+	est := sim.EstimateMemory(s)
+	if f.pair != "" {
+		if c, err := sim.Counterpart(s, f.pair); err == nil {
+			other := sim.EstimateMemory(c)
+			est.Bytes += other.Bytes
+		}
+	}
+	if f.verbose {
+		fmt.Fprintf(stderr, "%s: memory estimate: up to %s\n", displayName, sim.FormatBytes(est.Bytes))
+		for _, d := range est.Drivers {
+			field := d.Field
+			if field == "" {
+				field = "-"
+			}
+			fmt.Fprintf(stderr, "  %9s  %-24s %s\n", sim.FormatBytes(d.Bytes), field, d.What)
+		}
+	}
+	if f.maxMemory == "" {
+		return 0
+	}
+	limit, err := sim.ParseBytes(f.maxMemory)
+	if err != nil || limit <= 0 {
+		fmt.Fprintf(stderr, "scalein sim: -max-memory: %v\n", cmp.Or(err, fmt.Errorf("must be above 0")))
+		return 2
+	}
+	var ve *sim.ValidationError
+	if err := est.Check(limit, "-max-memory"); errors.As(err, &ve) {
+		for _, fe := range ve.Errors {
+			fmt.Fprintf(stderr, "%s: %s\n", displayName, fe)
+		}
+		return 2
 	}
 	return 0
 }

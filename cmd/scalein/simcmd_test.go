@@ -207,3 +207,24 @@ func TestSimPair(t *testing.T) {
 	require.Len(t, out.Comparison.Diffs, 1)
 	assert.Equal(t, "router.hints", out.Comparison.Diffs[0].Path)
 }
+
+func TestSimMemoryEstimateAndLimit(t *testing.T) {
+	preset := filepath.Join("..", "..", "sim", "presets", "large-fleet.json")
+	code, _, stderr := runCLI(t, "", "sim", "-config", preset, "-max-memory", "100MB")
+	if code != 2 {
+		t.Fatalf("exit %d with -max-memory 100MB; want 2 (refused). stderr:\n%s", code, stderr)
+	}
+	if !strings.Contains(stderr, "fleet.gpu_blocks: needs up to") || !strings.Contains(stderr, "-max-memory allows 100 MB per run") {
+		t.Errorf("stderr does not name the driving field and the limit:\n%s", stderr)
+	}
+	e2 := filepath.Join("..", "..", "sim", "presets", "e2.json")
+	code, stdout, stderr := runCLI(t, "", "sim", "-config", e2, "-v")
+	if code != 0 || !strings.Contains(stderr, "memory estimate: up to") || !strings.Contains(stdout, `"schema"`) {
+		t.Errorf("-v: exit %d, stderr:\n%s", code, stderr)
+	}
+	// Without -max-memory nothing is enforced (and nothing printed without -v).
+	code, _, stderr = runCLI(t, "", "sim", "-config", e2)
+	if code != 0 || strings.Contains(stderr, "memory estimate") {
+		t.Errorf("plain run: exit %d, stderr:\n%s", code, stderr)
+	}
+}

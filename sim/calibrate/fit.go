@@ -163,7 +163,7 @@ func givensAdd(R *[6][6]float64, row [6]float64) {
 
 func classFits(t sim.Timing, passes []Pass) Classes {
 	type acc struct {
-		n                   int
+		n                    int
 		sum, sumSq, ssr, ape float64
 	}
 	var a [3]acc

@@ -1,0 +1,245 @@
+package sim
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"runtime"
+	"runtime/debug"
+	"runtime/metrics"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+	"unsafe"
+)
+
+// The model's per-item figures must cover the structures they stand for; when a structure
+// grows (or moves to another package), this fails and the figure is raised with it.
+func TestMemoryFiguresCoverStructures(t *testing.T) {
+	checks := []struct {
+		name   string
+		size   uintptr
+		figure int64
+	}{
+		{"slot", unsafe.Sizeof(slot{}), slotRecordBytes},
+		{"free-list entry", unsafe.Sizeof(int32(0)), freeEntryBytes},
+		{"holderEntry", unsafe.Sizeof(holderEntry{}), indexEntryBytes},
+		{"holderRec", unsafe.Sizeof(holderRec(0)), holderRecBytes},
+		{"holderList", unsafe.Sizeof(holderList{}), holderListBytes},
+		{"blockEntry", unsafe.Sizeof(blockEntry{}), drainEntryBytes},
+		{"request + heapArrival + id + pull + 2 events + transfer",
+			unsafe.Sizeof(request{}) + unsafe.Sizeof(heapArrival{}) + 16 + unsafe.Sizeof(pull{}) +
+				2*unsafe.Sizeof(event{}) + unsafe.Sizeof(transfer{}), requestBytes},
+		{"worker + caches + gauges + pass event + report row",
+			unsafe.Sizeof(worker{}) + unsafe.Sizeof(gpuCache{}) + unsafe.Sizeof(hostCache{}) + 8 + 4 + 4 + 4 + 4 +
+				2*unsafe.Sizeof(event{}) + unsafe.Sizeof(WorkerRow{}) + 6*8 + 400, workerBytes},
+		{"RequestRow + pointer targets + id", unsafe.Sizeof(RequestRow{}) + 3*8 + 24 + 8, requestRowBytes},
+		{"TraceRow", unsafe.Sizeof(TraceRow{}), traceRowBytes},
+	}
+	for _, c := range checks {
+		if int64(c.size) > c.figure {
+			t.Errorf("%s is %d bytes; the memory model counts %d: raise the figure in memory.go", c.name, c.size, c.figure)
+		}
+	}
+}
+
+// heapObjectsBytes reads the bytes of heap objects, live or not yet collected.
+func heapObjectsBytes() int64 {
+	s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	metrics.Read(s)
+	return int64(s[0].Value.Uint64())
+}
+
+// measurePeakHeap runs s (and encodes its report as the server does) while sampling the heap
+// every 200 µs, with the collector at the command's 50 % target, and returns the peak above the
+// heap before the run.
+func measurePeakHeap(tb testing.TB, s *Scenario) int64 {
+	tb.Helper()
+	defer debug.SetGCPercent(debug.SetGCPercent(50))
+	runtime.GC()
+	base := heapObjectsBytes()
+	var (
+		mu   sync.Mutex
+		peak = base
+	)
+	sample := func() {
+		h := heapObjectsBytes()
+		mu.Lock()
+		peak = max(peak, h)
+		mu.Unlock()
+	}
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		tick := time.NewTicker(200 * time.Microsecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-tick.C:
+				sample()
+			}
+		}
+	}()
+	rep, err := Run(context.Background(), s, RunOptions{Progress: func(float64) { sample() }})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	sample()
+	data, err := json.Marshal(rep)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	sample()
+	runtime.KeepAlive(data)
+	close(stop)
+	<-done
+	return peak - base
+}
+
+// memoryScenarios are small scenarios of different shapes: caches that fill, caches the
+// workload cannot fill, per-request rows, many workers, a trace.
+func memoryScenarios(tb testing.TB) map[string]*Scenario {
+	tb.Helper()
+	out := map[string]*Scenario{}
+	for _, p := range Presets() {
+		if p.Key == "large-fleet" {
+			continue // measured for docs/performance.md by TestMemoryModelTable
+		}
+		s, err := Parse(p.JSON, ParseEnv{})
+		if err != nil {
+			tb.Fatalf("preset %s: %v", p.Key, err)
+		}
+		out["preset "+p.Key] = s
+	}
+	sessions := func(name string, workers, gpu, host, count, turns, sys, groups int, perRequest bool) {
+		doc := fmt.Sprintf(`{"name": %q, "fleet": {"workers": %d, "gpu_blocks": %d, "host_blocks": %d, "block_size": 16},
+			"scale_in": [{"at_ms": 2000, "count": %d}],
+			"workload": {"type": "sessions", "sessions": {"count": %d, "rate_per_s": 2000, "turns": %d,
+				"system_prompt_tokens": %d, "prefix_groups": %d, "new_input_tokens": 200, "output_tokens": 50, "think_time_ms": 100}},
+			"report": {"per_request": %v}}`, name, workers, gpu, host, workers/4, count, turns, sys, groups, perRequest)
+		s, err := Parse([]byte(doc), ParseEnv{})
+		if err != nil {
+			tb.Fatalf("%s: %v", name, err)
+		}
+		out[name] = s
+	}
+	sessions("sessions, small caches that fill", 8, 2000, 4000, 3000, 3, 512, 4, false)
+	sessions("sessions, huge caches the workload cannot fill", 4, 10_000_000, 10_000_000, 2000, 2, 256, 2, false)
+	sessions("sessions with per-request rows", 16, 4000, 8000, 5000, 2, 1024, 8, true)
+	sessions("sessions, 512 workers", 512, 1000, 2000, 4000, 2, 1024, 16, false)
+	return out
+}
+
+func TestEstimateCoversMeasuredHeap(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs several scenarios")
+	}
+	for name, s := range memoryScenarios(t) {
+		t.Run(name, func(t *testing.T) {
+			est := EstimateMemory(s)
+			measured := measurePeakHeap(t, s)
+			t.Logf("estimate %s, measured peak %s (%.1f×)", FormatBytes(est.Bytes), FormatBytes(measured), float64(est.Bytes)/float64(max(measured, 1)))
+			if est.Bytes < measured {
+				t.Errorf("estimate %d bytes is below the measured peak heap %d bytes; drivers: %+v", est.Bytes, measured, est.Drivers)
+			}
+		})
+	}
+}
+
+// TestMemoryModelTable prints the table of docs/performance.md ("Memory model"), with the
+// large-fleet preset; SCALEIN_MEMORY_TABLE=1 turns it on.
+func TestMemoryModelTable(t *testing.T) {
+	if os.Getenv("SCALEIN_MEMORY_TABLE") == "" {
+		t.Skip("set SCALEIN_MEMORY_TABLE=1 to measure the table of docs/performance.md")
+	}
+	scenarios := memoryScenarios(t)
+	p, _ := PresetByKey("large-fleet")
+	s, err := Parse(p.JSON, ParseEnv{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	scenarios["preset large-fleet"] = s
+	var b strings.Builder
+	b.WriteString("| scenario | largest driver | estimate | measured peak heap | estimate / measured |\n| --- | --- | --- | --- | --- |\n")
+	for name, s := range scenarios {
+		est := EstimateMemory(s)
+		measured := measurePeakHeap(t, s)
+		fmt.Fprintf(&b, "| %s | `%s` | %s | %s | %.1f× |\n", name, est.Largest().Field, FormatBytes(est.Bytes), FormatBytes(measured), float64(est.Bytes)/float64(max(measured, 1)))
+		if est.Bytes < measured {
+			t.Errorf("%s: estimate %d below measured %d", name, est.Bytes, measured)
+		}
+	}
+	t.Log("\n" + b.String())
+}
+
+func TestEstimateHostileScenario(t *testing.T) {
+	doc := `{"fleet": {"workers": 16384, "gpu_blocks": 10000000, "host_blocks": 10000000, "block_size": 16,
+		"max_batched_tokens": 2000000},
+		"workload": {"type": "sessions", "sessions": {"count": 1250000, "rate_per_s": 1e9, "turns": 4,
+			"system_prompt_tokens": 1000000, "prefix_groups": 5000000, "new_input_tokens": 1000, "output_tokens": 100}}}`
+	s, err := Parse([]byte(doc), ParseEnv{})
+	if err != nil {
+		t.Skipf("the hostile scenario no longer validates (%v)", err)
+	}
+	est := EstimateMemory(s)
+	if est.Bytes < 1<<40 {
+		t.Errorf("estimate %s; want over a TB for 16,384 workers × 10M blocks reachable by 5M requests of 62,500 blocks", FormatBytes(est.Bytes))
+	}
+	if f := est.Largest().Field; f != "fleet.gpu_blocks" && f != "fleet.workers" && f != "fleet.host_blocks" {
+		t.Errorf("largest driver %q; want a fleet field", f)
+	}
+}
+
+func TestFormatBytes(t *testing.T) {
+	for n, want := range map[int64]string{0: "0 B", 999: "999 B", 1500: "1.5 kB", 31_000_000_000: "31 GB", 6e9: "6 GB", 1_250_000: "1.3 MB"} {
+		if got := FormatBytes(n); got != want {
+			t.Errorf("FormatBytes(%d) = %q, want %q", n, got, want)
+		}
+	}
+	if got := groupDigits(16384); got != "16,384" {
+		t.Errorf("groupDigits(16384) = %q", got)
+	}
+}
+
+func TestParseBytes(t *testing.T) {
+	for in, want := range map[string]int64{"6GB": 6e9, "500 MB": 5e8, "2GiB": 2 << 30, "1.5tb": 1.5e12, "1024": 1024, "64KiB": 64 << 10} {
+		got, err := ParseBytes(in)
+		if err != nil || got != want {
+			t.Errorf("ParseBytes(%q) = %d, %v; want %d", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"", "GB", "6 XB", "-1GB", "1e400"} {
+		if _, err := ParseBytes(in); err == nil {
+			t.Errorf("ParseBytes(%q) accepted", in)
+		}
+	}
+}
+
+func TestMemoryCheckNamesTheDrivingFields(t *testing.T) {
+	doc := `{"fleet": {"workers": 64, "gpu_blocks": 10000000, "host_blocks": 10000000, "block_size": 16, "max_batched_tokens": 2000000},
+		"workload": {"type": "sessions", "sessions": {"count": 5000, "rate_per_s": 100, "turns": 1,
+			"system_prompt_tokens": 1000000, "new_input_tokens": 999000, "output_tokens": 10}}}`
+	s, err := Parse([]byte(doc), ParseEnv{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	est := EstimateMemory(s)
+	if err := est.Check(est.Bytes, "this server"); err != nil {
+		t.Errorf("an estimate equal to the limit was refused: %v", err)
+	}
+	err = est.Check(6e9, "this server")
+	var ve *ValidationError
+	if !errors.As(err, &ve) || len(ve.Errors) == 0 {
+		t.Fatalf("Check(6 GB) = %v; want a ValidationError", err)
+	}
+	first := ve.Errors[0]
+	if first.Path != "fleet.gpu_blocks" || !strings.Contains(first.Message, "64 workers") || !strings.Contains(first.Message, "this server allows 6 GB per run") {
+		t.Errorf("first problem %+v; want fleet.gpu_blocks with the worker count and the limit", first)
+	}
+}

@@ -24,6 +24,8 @@ type simFlags struct {
 	pair      string
 	verbose   bool
 	maxMemory string
+	passes    string // export one worker's passes as FPM lines (passesexport.go)
+	worker    int
 }
 
 // pairOutput is what -pair writes: both reports and their comparison.
@@ -44,9 +46,11 @@ func runSim(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	fs.BoolVar(&f.requests, "requests", false, "include one row per request in the report")
 	fs.BoolVar(&f.verbose, "v", false, "print the scenario's memory estimate, by what drives it, to stderr")
 	fs.StringVar(&f.maxMemory, "max-memory", "", "refuse a scenario whose memory estimate exceeds this size (like 6GB or 2GiB; default: no limit)")
+	fs.StringVar(&f.passes, "passes", "", "also write the passes of worker -worker to this file as FPM JSON lines (docs/calibration.md)")
+	fs.IntVar(&f.worker, "worker", -1, "the worker whose passes -passes writes")
 	fs.StringVar(&f.pair, "pair", "", `also run the counterpart and compare: "hints" (hints on/off) or "guard" (draining-source guard on/off)`)
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: scalein sim -config FILE|- [-out FILE] [-requests] [-pair hints|guard] [-v] [-max-memory SIZE]")
+		fmt.Fprintln(stderr, "usage: scalein sim -config FILE|- [-out FILE] [-requests] [-pair hints|guard] [-v] [-max-memory SIZE] [-passes FILE -worker N]")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -65,6 +69,10 @@ func runSim(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		return usageError("unexpected argument %q", fs.Arg(0))
 	case f.config == "":
 		return usageError("-config is required (a scenario file, or - to read stdin)")
+	case (f.passes != "") != (f.worker >= 0):
+		return usageError("-passes FILE and -worker N go together (N is a worker id, 0 or more)")
+	case f.passes != "" && f.pair != "":
+		return usageError("-passes exports one run's passes; it does not combine with -pair")
 	case f.pair != "" && f.pair != sim.CounterpartHints && f.pair != sim.CounterpartGuard:
 		return usageError("-pair must be %q or %q (got %q)", sim.CounterpartHints, sim.CounterpartGuard, f.pair)
 	}
@@ -96,9 +104,21 @@ func runSim(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	progress := newProgressLine(stderr, isTerminal(stderr))
 	var out any
 	if f.pair == "" {
-		r, err := sim.Run(ctx, s, sim.RunOptions{Progress: progress.reporter(0, 1)})
+		opt := sim.RunOptions{Progress: progress.reporter(0, 1)}
+		export, err := openPassExport(f.passes, f.worker, s)
+		if err != nil {
+			fmt.Fprintf(stderr, "scalein sim: %v\n", err)
+			return 2
+		}
+		defer export.abort()
+		opt.Pass = export.record()
+		r, err := sim.Run(ctx, s, opt)
 		if err != nil {
 			return runFailed(stderr, err)
+		}
+		if err := export.commit(); err != nil {
+			fmt.Fprintf(stderr, "scalein sim: %v\n", err)
+			return 1
 		}
 		out = r
 	} else {

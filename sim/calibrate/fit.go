@@ -197,7 +197,7 @@ func classFits(t sim.Timing, passes []Pass) Classes {
 }
 
 func warnings(r *Read, res Result, norm [5]float64) []string {
-	var w []string
+	w := []string{}
 	c := res.Classes
 	if res.Passes < MinPasses {
 		w = append(w, fmt.Sprintf("only %d passes: a fit of five coefficients wants at least %d, with prefill-only, decode-only and mixed passes at several sizes", res.Passes, MinPasses))

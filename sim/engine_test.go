@@ -3,6 +3,7 @@ package sim
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -41,7 +42,7 @@ const e1Fleet = `"fleet": {"workers": %d, "gpu_blocks": 64, "host_blocks": 0, "b
 	"kvcr": {"enabled": false}, "report": {"per_request": true}`
 
 func e1(batched int) string {
-	return `{` + sprintf(e1Fleet, 1, batched, 0.0) + `,
+	return `{` + fmt.Sprintf(e1Fleet, 1, batched, 0.0) + `,
 	"workload": {"type": "requests", "requests": [{"id": "r", "at_ms": 0, "blocks": ["A*4"], "output_tokens": 3}]}}`
 }
 
@@ -96,7 +97,7 @@ func TestE2Landing(t *testing.T) {
 	var landed, restored int64 = -1, -1
 	e.afterInstant = func() {
 		for _, w := range e.ws {
-			if w.id == 0 && w.g2 != nil && w.g2.residentCount == 8 && landed < 0 {
+			if w.id == 0 && w.g2 != nil && w.g2.ResidentCount() == 8 && landed < 0 {
 				landed = e.now
 			}
 		}
@@ -111,7 +112,7 @@ func TestE2Landing(t *testing.T) {
 
 // E3 of SPEC §3.13: removal waits for the worker's own work.
 func TestE3RemovalWaitsForOwnWork(t *testing.T) {
-	js := `{` + sprintf(e1Fleet, 2, 64, 0.0) + `,
+	js := `{` + fmt.Sprintf(e1Fleet, 2, 64, 0.0) + `,
 	"scale_in": [{"at_ms": 10, "workers": [1]}],
 	"workload": {"type": "requests", "requests": [{"id": "r", "at_ms": 0, "blocks": ["A*4"], "output_tokens": 48, "route_to": 1}]}}`
 	rep := mustRun(t, mustParse(t, js))
@@ -129,7 +130,7 @@ func TestE3RemovalWaitsForOwnWork(t *testing.T) {
 // E4 of SPEC §3.13: decode reads the KV. The first pass completes both prompts (K = 0); the
 // second decodes both with K = 33 + 17 = 50; the third decodes r0 alone with K = 34.
 func TestE4DecodeReadsKV(t *testing.T) {
-	js := `{` + sprintf(e1Fleet, 1, 64, 1000.0) + `,
+	js := `{` + fmt.Sprintf(e1Fleet, 1, 64, 1000.0) + `,
 	"workload": {"type": "requests", "requests": [
 		{"id": "r0", "at_ms": 0, "blocks": ["A*2"], "output_tokens": 3},
 		{"id": "r1", "at_ms": 0, "blocks": ["B"], "output_tokens": 2}]}}`
@@ -143,7 +144,7 @@ func TestE4DecodeReadsKV(t *testing.T) {
 
 	// The term is per 1k tokens, in doubles: 0.03 ms per 1k adds 0.03 × 50 / 1000 = 0.0015 ms
 	// to the second pass and 0.03 × 34 / 1000 = 0.00102 ms to the third.
-	rep = mustRun(t, mustParse(t, `{`+sprintf(e1Fleet, 1, 64, 0.03)+`,
+	rep = mustRun(t, mustParse(t, `{`+fmt.Sprintf(e1Fleet, 1, 64, 0.03)+`,
 	"workload": {"type": "requests", "requests": [
 		{"id": "r0", "at_ms": 0, "blocks": ["A*2"], "output_tokens": 3},
 		{"id": "r1", "at_ms": 0, "blocks": ["B"], "output_tokens": 2}]}}`))

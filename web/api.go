@@ -15,17 +15,21 @@ import (
 
 // apiRun is a run as the JSON API shows it.
 type apiRun struct {
-	ID         string          `json:"id"`
-	Name       string          `json:"name"`
-	Status     string          `json:"status"`
-	Progress   float64         `json:"progress"`
-	Error      string          `json:"error,omitempty"`
-	URL        string          `json:"url"`
-	CreatedAt  *time.Time      `json:"created_at,omitempty"`
-	StartedAt  *time.Time      `json:"started_at,omitempty"`
-	FinishedAt *time.Time      `json:"finished_at,omitempty"`
-	Headline   json.RawMessage `json:"headline,omitempty"`
-	Report     json.RawMessage `json:"report,omitempty"`
+	ID         string     `json:"id"`
+	Name       string     `json:"name"`
+	Status     string     `json:"status"`
+	Progress   float64    `json:"progress"`
+	Error      string     `json:"error,omitempty"`
+	URL        string     `json:"url"`
+	CreatedAt  *time.Time `json:"created_at,omitempty"`
+	StartedAt  *time.Time `json:"started_at,omitempty"`
+	FinishedAt *time.Time `json:"finished_at,omitempty"`
+	// Attempts counts the starts of the run; Worker is "host:pid" of the process that started
+	// the latest (for a done run, the one that produced the report). Single-run answers only.
+	Attempts int             `json:"attempts"`
+	Worker   string          `json:"worker,omitempty"`
+	Headline json.RawMessage `json:"headline,omitempty"`
+	Report   json.RawMessage `json:"report,omitempty"`
 }
 
 func timePtr(t time.Time) *time.Time {
@@ -43,7 +47,8 @@ type apiCreated struct {
 	URL    string `json:"url"`
 }
 
-// readScenarioBody reads and validates a JSON scenario (the body limit applies).
+// readScenario parses and validates a JSON scenario (traces by name from the store): a
+// *sim.ValidationError lists the field errors; anything else is a 400 naming what failed.
 func (s *Server) readScenario(data []byte) (*sim.Scenario, error) {
 	sc, err := sim.Parse(data, sim.ParseEnv{Traces: s.store})
 	if err != nil {
@@ -94,7 +99,7 @@ func (s *Server) apiCreatePair(w http.ResponseWriter, r *http.Request) error {
 		}
 		return badRequest(`the body must be {"kind": "hints" or "guard", "scenario": {…}}: ` + err.Error())
 	}
-	if req.Kind != "hints" && req.Kind != "guard" {
+	if req.Kind != sim.CounterpartHints && req.Kind != sim.CounterpartGuard {
 		return badRequest(fmt.Sprintf("kind must be hints or guard (got %q)", req.Kind))
 	}
 	sc, err := s.readScenario(req.Scenario)
@@ -125,7 +130,7 @@ func (s *Server) apiGetRun(w http.ResponseWriter, r *http.Request) error {
 	}
 	out := apiRun{ID: run.ID, Name: run.Name, Status: run.Status, Progress: s.progressOf(run), Error: run.Error,
 		URL: "/runs/" + run.ID, CreatedAt: timePtr(run.CreatedAt), StartedAt: timePtr(run.StartedAt),
-		FinishedAt: timePtr(run.FinishedAt)}
+		FinishedAt: timePtr(run.FinishedAt), Attempts: run.Attempts, Worker: run.Worker}
 	if run.Status == store.StatusDone {
 		out.Headline = run.HeadlineJSON
 		out.Report = run.ReportJSON

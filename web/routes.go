@@ -29,6 +29,7 @@ func (s *Server) routes() http.Handler {
 	}))
 	r.Use(s.recoverer)
 	r.Use(securityHeaders)
+	r.Use(compress)
 	r.Use(limitBody)
 	r.Use(middleware.GetHead) // HEAD answers like GET (monitors, link checkers)
 
@@ -69,10 +70,12 @@ func (s *Server) routes() http.Handler {
 		r.Get("/scenario.json", s.page(s.handleScenarioJSON))
 		r.Get("/workers.csv", s.page(s.handleWorkersCSV))
 		r.With(createLimit).Get("/passes.jsonl", s.page(s.handlePassesJSONL))
+		r.Get("/trace.json", s.page(s.handleTraceJSON))
 		r.Get("/events", s.page(s.handleEvents))
 		r.Post("/cancel", s.page(s.handleCancel))
 	})
 	r.Get("/compare", s.page(s.handleCompare))
+	s.whatIfRoutes(r, createLimit)
 	r.Get("/traces", s.page(s.handleTraces))
 	r.Post("/traces", s.page(s.handleUploadTrace))
 	r.Get("/calibrations", s.page(s.handleCalibrations))
@@ -89,6 +92,7 @@ func (s *Server) routes() http.Handler {
 		r.Post("/calibrations", s.api(s.apiCreateCalibration))
 		r.Get("/calibrations/{sha}", s.api(s.apiGetCalibration))
 		r.With(s.requireRunID(true)).Get("/runs/{id}", s.api(s.apiGetRun))
+		s.whatIfAPIRoutes(r, createLimit)
 	})
 
 	protect := http.NewCrossOriginProtection()

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/scalein-planner/scalein/sim"
+	"github.com/scalein-planner/scalein/sim/whatif"
 	"github.com/scalein-planner/scalein/store"
 )
 
@@ -20,10 +21,19 @@ import (
 type Config struct {
 	Store  *store.Store
 	Logger *slog.Logger
-	// Workers is how many runs execute at once (default runtime.NumCPU()).
+	// Workers is how many runs this process executes at once (default runtime.NumCPU()).
 	Workers int
+	// NoWorkers makes the process serve without working runs (serve -workers 0): worker
+	// processes on the same PostgreSQL database work them.
+	NoWorkers bool
 	// QueueSize bounds the runs waiting for a worker (default 64); past it, submissions get 429.
 	QueueSize int
+	// RescueAfter is how long a run may stay running before its worker is presumed dead and the
+	// run is given to another worker (River's RescueStuckJobsAfter). It must exceed RunTimeout,
+	// so a live worker's run is never taken from under it (default RunTimeout + 5 minutes).
+	RescueAfter time.Duration
+	// WorkerName identifies this process in the runs it works (default "host:pid").
+	WorkerName string
 	// MaxEvents and MaxVirtualMS are passed to every sim.Run (0 = the simulator's defaults).
 	MaxEvents    int64
 	MaxVirtualMS float64
@@ -31,12 +41,18 @@ type Config struct {
 	RunTimeout time.Duration
 	// RunsPerMinute limits run creation per client IP (default 30).
 	RunsPerMinute int
+	// MaxSweepPoints bounds a sweep (default 256); MaxPlanRuns bounds a plan's runs (default 64).
+	MaxSweepPoints int
+	MaxPlanRuns    int
 }
 
 const (
 	defaultQueueSize     = 64
 	defaultRunTimeout    = 10 * time.Minute
 	defaultRunsPerMinute = 30
+	defaultRescueMargin  = 5 * time.Minute
+	// minRescueMargin is how much longer than a run's wall-time limit RescueAfter must be.
+	minRescueMargin = 2 * jobTimeoutSlack
 )
 
 // runFunc is the simulator as the queue sees it; tests replace it with a fake that blocks.
@@ -47,8 +63,10 @@ type Server struct {
 	cfg     Config
 	log     *slog.Logger
 	store   *store.Store
-	queue   *runQueue
+	live    *liveRuns
+	jobs    *jobQueue
 	assets  *assetTable
+	pages   *pageCache
 	handler http.Handler
 	run     runFunc
 	now     func() time.Time
@@ -56,15 +74,18 @@ type Server struct {
 	// runsCtx is the parent of every run's context; stopRuns cancels them all at shutdown.
 	runsCtx  context.Context
 	stopRuns context.CancelCauseFunc
-	workers  sync.WaitGroup
 
 	mu      sync.Mutex
 	started bool
 	stopped bool
+
+	// planCancels stops the plans running in this process; plansRunning waits for them.
+	planCancels  map[string]context.CancelCauseFunc
+	plansRunning sync.WaitGroup
 }
 
-// New checks the configuration and builds the server. It does not start running work: call
-// Start for that.
+// New checks the configuration, creates the job queue's tables if needed and builds the
+// server. It does not start working runs: call Start for that.
 func New(cfg Config) (*Server, error) {
 	if cfg.Store == nil {
 		return nil, errors.New("web: Config.Store is nil; open a store with store.Open first")
@@ -72,8 +93,16 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	if cfg.Workers <= 0 {
+	if cfg.NoWorkers {
+		if cfg.Store.Dialect() != store.DialectPostgres {
+			return nil, errors.New("web: serving without workers (-workers 0) needs a PostgreSQL database (-db postgres://…) that worker processes (scalein worker) share; with SQLite, let serve work the runs")
+		}
+		cfg.Workers = 0
+	} else if cfg.Workers <= 0 {
 		cfg.Workers = runtime.NumCPU()
+	}
+	if cfg.WorkerName == "" {
+		cfg.WorkerName = defaultWorkerName()
 	}
 	if cfg.QueueSize <= 0 {
 		cfg.QueueSize = defaultQueueSize
@@ -84,6 +113,18 @@ func New(cfg Config) (*Server, error) {
 	if cfg.RunsPerMinute <= 0 {
 		cfg.RunsPerMinute = defaultRunsPerMinute
 	}
+	if cfg.RescueAfter <= 0 {
+		cfg.RescueAfter = cfg.RunTimeout + defaultRescueMargin
+	}
+	if cfg.RescueAfter < cfg.RunTimeout+minRescueMargin {
+		return nil, fmt.Errorf("web: the rescue delay (-rescue-after %s) must exceed the run wall-time limit (-run-timeout %s) by at least %s, or a live worker's long run would be given to another worker", cfg.RescueAfter, cfg.RunTimeout, minRescueMargin)
+	}
+	if cfg.MaxSweepPoints <= 0 {
+		cfg.MaxSweepPoints = whatif.DefaultMaxPoints
+	}
+	if cfg.MaxPlanRuns <= 0 {
+		cfg.MaxPlanRuns = whatif.DefaultMaxPlanRuns
+	}
 	assets, err := newAssetTable()
 	if err != nil {
 		return nil, fmt.Errorf("web: static assets: %w", err)
@@ -93,12 +134,20 @@ func New(cfg Config) (*Server, error) {
 		cfg:      cfg,
 		log:      cfg.Logger,
 		store:    cfg.Store,
-		queue:    newRunQueue(cfg.QueueSize),
+		live:     newLiveRuns(),
 		assets:   assets,
+		pages:    newPageCache(),
 		run:      sim.Run,
 		now:      time.Now,
 		runsCtx:  runsCtx,
 		stopRuns: stopRuns,
+
+		planCancels: map[string]context.CancelCauseFunc{},
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if s.jobs, err = newJobQueue(ctx, s); err != nil {
+		return nil, fmt.Errorf("web: %w", err)
 	}
 	s.handler = s.routes()
 	return s, nil
@@ -107,8 +156,8 @@ func New(cfg Config) (*Server, error) {
 // Handler is the whole application as an http.Handler.
 func (s *Server) Handler() http.Handler { return s.handler }
 
-// Start starts the run workers and queues again every run a previous process left queued or
-// running (runs are deterministic, so running them again loses nothing).
+// Start starts working runs (unless the server has no workers). Runs a previous process left
+// queued stay queued as jobs; runs stored before the job queue existed get their jobs now.
 func (s *Server) Start(ctx context.Context) error {
 	s.mu.Lock()
 	if s.started || s.stopped {
@@ -118,45 +167,45 @@ func (s *Server) Start(ctx context.Context) error {
 	s.started = true
 	s.mu.Unlock()
 
-	unfinished, err := s.store.UnfinishedRuns(ctx)
+	n, err := s.store.RequeueOrphans(ctx, s.jobs.enqueue)
 	if err != nil {
-		return fmt.Errorf("web: start: list unfinished runs: %w", err)
+		return fmt.Errorf("web: start: %w", err)
 	}
-	for _, r := range unfinished {
-		if r.Status == store.StatusRunning {
-			if err := s.store.Requeue(ctx, r.ID); err != nil {
-				return fmt.Errorf("web: start: requeue run %s: %w", r.ID, err)
-			}
-		}
-		s.queue.pushRecovered(r.ID)
+	if n > 0 {
+		s.log.Info("runs without a job queued again", "count", n)
 	}
-	if len(unfinished) > 0 {
-		s.log.Info("runs recovered from a previous process", "count", len(unfinished))
+	if err := s.jobs.start(ctx, s.store); err != nil {
+		return fmt.Errorf("web: start: %w", err)
 	}
-	for range s.cfg.Workers {
-		s.workers.Add(1)
-		go s.worker()
+	if err := s.resumePlans(ctx); err != nil {
+		return fmt.Errorf("web: start: resume plans: %w", err)
 	}
 	return nil
 }
 
 // Shutdown stops taking work and cancels the running runs, which go back to queued in the store
-// so that the next Start finishes them. It waits for the workers until ctx is done.
+// (and their jobs to River's queue) so that another start finishes them. It waits for the
+// workers until ctx is done.
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.mu.Lock()
 	s.stopped = true
 	s.mu.Unlock()
-	s.queue.close()
 	s.stopRuns(errShuttingDown)
+	if err := s.jobs.stop(ctx); err != nil {
+		return fmt.Errorf("web: shutdown: runs still stopping: %w", err)
+	}
 	done := make(chan struct{})
 	go func() {
-		s.workers.Wait()
+		s.plansRunning.Wait()
 		close(done)
 	}()
 	select {
 	case <-done:
 		return nil
 	case <-ctx.Done():
-		return fmt.Errorf("web: shutdown: runs still stopping: %w", ctx.Err())
+		return fmt.Errorf("web: shutdown: plans still stopping: %w", ctx.Err())
 	}
 }
+
+// WorkerName is "host:pid" (or Config.WorkerName): how runs worked here name their worker.
+func (s *Server) WorkerName() string { return s.cfg.WorkerName }

@@ -29,8 +29,11 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs.SetOutput(stderr)
 	addr := fs.String("addr", envOr("SCALEIN_ADDR", "127.0.0.1:8080"), "listen address (env SCALEIN_ADDR)")
 	dbPath := fs.String("db", envOr("SCALEIN_DB", "./data/scalein.db"), "SQLite database file, created if missing, or a postgres://USER:PASSWORD@HOST/DB URL (env SCALEIN_DB)")
-	workers := fs.Int("workers", 0, "runs executed at once (default: one per CPU)")
+	workers := fs.Int("workers", -1, "runs this process executes at once (default: one per CPU); 0 serves without working runs, for -db postgres://… with scalein worker processes")
 	queue := fs.Int("queue", 0, "runs waiting for a worker before submissions get 429 (default 64)")
+	limits := addRunFlags(fs)
+	maxSweepPoints := fs.Int("max-sweep-points", 0, "points a sweep may have (default 256)")
+	maxPlanRuns := fs.Int("max-plan-runs", 0, "runs a plan may simulate (default 64)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
@@ -53,7 +56,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	}
 	defer st.Close()
 
-	srv, err := web.New(web.Config{Store: st, Logger: logger, Workers: *workers, QueueSize: *queue})
+	srv, err := web.New(web.Config{Store: st, Logger: logger, Workers: max(*workers, 0), NoWorkers: *workers == 0,
+		QueueSize: *queue, RunTimeout: *limits.runTimeout, RescueAfter: *limits.rescueAfter,
+		MaxSweepPoints: *maxSweepPoints, MaxPlanRuns: *maxPlanRuns})
 	if err != nil {
 		fmt.Fprintf(stderr, "scalein serve: %v\n", err)
 		return 1
@@ -105,6 +110,20 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		code = 1
 	}
 	return code
+}
+
+// runFlags are the run limits that serve and worker share; every process on one database
+// should use the same values.
+type runFlags struct {
+	runTimeout, rescueAfter *time.Duration
+}
+
+func addRunFlags(fs *flag.FlagSet) runFlags {
+	return runFlags{
+		runTimeout: fs.Duration("run-timeout", 0, "a run's wall-time limit (default 10m)"),
+		rescueAfter: fs.Duration("rescue-after", 0, "how long a run may stay running before its worker is presumed dead and the run goes to another worker; "+
+			"must exceed -run-timeout by a few seconds (default -run-timeout + 5m)"),
+	}
 }
 
 func envOr(key, fallback string) string {

@@ -77,6 +77,7 @@ func (s *Server) routes() http.Handler {
 	r.Get("/compare", s.page(s.handleCompare))
 	s.whatIfRoutes(r, createLimit)
 	r.Get("/traces", s.page(s.handleTraces))
+	r.Get("/admin/queue", s.page(s.handleQueue))
 	r.Post("/traces", s.page(s.handleUploadTrace))
 	r.Get("/calibrations", s.page(s.handleCalibrations))
 	r.Post("/calibrations", s.page(s.handleUploadCalibration))

@@ -24,6 +24,8 @@ type simFlags struct {
 	pair      string
 	verbose   bool
 	maxMemory string
+	passes    string // export one worker's passes as FPM lines (passesexport.go)
+	worker    int
 }
 
 // pairOutput is what -pair writes: both reports and their comparison.
@@ -36,6 +38,37 @@ type pairOutput struct {
 // runSim runs one scenario (or a scenario and its counterpart) headless. Exit codes: 0 ok,
 // 2 bad usage or an invalid scenario (every problem on stderr, one per line), 1 anything else.
 func runSim(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	f, code := parseSimFlags(args, stderr)
+	if code >= 0 {
+		return code
+	}
+	s, displayName, code := readSimScenario(f, stdin, stderr)
+	if code != 0 {
+		return code
+	}
+	if code := checkMemory(s, f, displayName, stderr); code != 0 {
+		return code
+	}
+	export, err := openPassExport(f.passes, f.worker, s)
+	if err != nil {
+		fmt.Fprintf(stderr, "scalein sim: %v\n", err)
+		return 2
+	}
+	defer export.abort()
+	out, code := runScenarios(ctx, s, f.pair, export.record(), stderr)
+	if code != 0 {
+		return code
+	}
+	if err := export.commit(); err != nil {
+		fmt.Fprintf(stderr, "scalein sim: %v\n", err)
+		return 1
+	}
+	return writeReport(out, f.out, stdout, stderr)
+}
+
+// parseSimFlags reads the command line; it returns an exit code (0 for -help) when the command
+// ends there, and -1 otherwise.
+func parseSimFlags(args []string, stderr io.Writer) (simFlags, int) {
 	var f simFlags
 	fs := flag.NewFlagSet("scalein sim", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -44,35 +77,46 @@ func runSim(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	fs.BoolVar(&f.requests, "requests", false, "include one row per request in the report")
 	fs.BoolVar(&f.verbose, "v", false, "print the scenario's memory estimate, by what drives it, to stderr")
 	fs.StringVar(&f.maxMemory, "max-memory", "", "refuse a scenario whose memory estimate exceeds this size (like 6GB or 2GiB; default: no limit)")
+	fs.StringVar(&f.passes, "passes", "", "also write the passes of worker -worker to this file as FPM JSON lines (docs/calibration.md)")
+	fs.IntVar(&f.worker, "worker", -1, "the worker whose passes -passes writes")
 	fs.StringVar(&f.pair, "pair", "", `also run the counterpart and compare: "hints" (hints on/off) or "guard" (draining-source guard on/off)`)
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: scalein sim -config FILE|- [-out FILE] [-requests] [-pair hints|guard] [-v] [-max-memory SIZE]")
+		fmt.Fprintln(stderr, "usage: scalein sim -config FILE|- [-out FILE] [-requests] [-pair hints|guard] [-v] [-max-memory SIZE] [-passes FILE -worker N]")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			return 0
+			return f, 0
 		}
-		return 2
+		return f, 2
 	}
-	usageError := func(format string, a ...any) int {
+	usageError := func(format string, a ...any) (simFlags, int) {
 		fmt.Fprintf(stderr, "scalein sim: "+format+"\n", a...)
 		fs.Usage()
-		return 2
+		return f, 2
 	}
 	switch {
 	case fs.NArg() > 0:
 		return usageError("unexpected argument %q", fs.Arg(0))
 	case f.config == "":
 		return usageError("-config is required (a scenario file, or - to read stdin)")
+	case (f.passes != "") != (f.worker >= 0):
+		return usageError("-passes FILE and -worker N go together (N is a worker id, 0 or more)")
+	case f.passes != "" && f.pair != "":
+		return usageError("-passes exports one run's passes; it does not combine with -pair")
 	case f.pair != "" && f.pair != sim.CounterpartHints && f.pair != sim.CounterpartGuard:
 		return usageError("-pair must be %q or %q (got %q)", sim.CounterpartHints, sim.CounterpartGuard, f.pair)
 	}
+	return f, -1
+}
 
+// readSimScenario reads and parses the scenario of -config (with -requests applied) and returns
+// how to name it in messages; a non-zero exit code when it cannot.
+func readSimScenario(f simFlags, stdin io.Reader, stderr io.Writer) (*sim.Scenario, string, int) {
 	data, displayName, baseDir, err := readConfig(f.config, stdin)
 	if err != nil {
 		fmt.Fprintf(stderr, "scalein sim: %v\n", err)
-		return 1
+		return nil, "", 1
 	}
 	s, err := sim.Parse(data, sim.ParseEnv{ReadFile: localTraceReader(baseDir)})
 	if err != nil {
@@ -81,62 +125,67 @@ func runSim(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 			for _, fe := range ve.Errors {
 				fmt.Fprintf(stderr, "%s: %s\n", displayName, fe)
 			}
-			return 2
+			return nil, "", 2
 		}
 		fmt.Fprintf(stderr, "scalein sim: %s: %v\n", displayName, err)
-		return 1
+		return nil, "", 1
 	}
 	if f.requests {
 		s.Report.PerRequest = true
 	}
-	if code := checkMemory(s, f, displayName, stderr); code != 0 {
-		return code
-	}
+	return s, displayName, 0
+}
 
+// runScenarios runs s, or with pair s and its counterpart side by side, showing progress on a
+// terminal, and returns what to write: the report, or both and their comparison. pass (for
+// -passes) sees the passes of the single run.
+func runScenarios(ctx context.Context, s *sim.Scenario, pair string, pass func(sim.PassRecord), stderr io.Writer) (any, int) {
 	progress := newProgressLine(stderr, isTerminal(stderr))
-	var out any
-	if f.pair == "" {
-		r, err := sim.Run(ctx, s, sim.RunOptions{Progress: progress.reporter(0, 1)})
+	if pair == "" {
+		r, err := sim.Run(ctx, s, sim.RunOptions{Progress: progress.reporter(0, 1), Pass: pass})
 		if err != nil {
-			return runFailed(stderr, err)
+			return nil, runFailed(stderr, err)
 		}
-		out = r
-	} else {
-		c, err := sim.Counterpart(s, f.pair)
-		if err != nil {
-			fmt.Fprintf(stderr, "scalein sim: %v\n", err)
-			return 1
-		}
-		var reports [2]*sim.Report
-		var errs [2]error
-		var wg sync.WaitGroup
-		for i, sc := range []*sim.Scenario{s, c} {
-			wg.Go(func() {
-				reports[i], errs[i] = sim.Run(ctx, sc, sim.RunOptions{Progress: progress.reporter(i, 2)})
-			})
-		}
-		wg.Wait()
-		if err := errors.Join(errs[0], errs[1]); err != nil {
-			return runFailed(stderr, err)
-		}
-		out = pairOutput{A: reports[0], B: reports[1], Comparison: sim.Compare(s, c, reports[0], reports[1])}
+		progress.finish()
+		return r, 0
+	}
+	c, err := sim.Counterpart(s, pair)
+	if err != nil {
+		fmt.Fprintf(stderr, "scalein sim: %v\n", err)
+		return nil, 1
+	}
+	var reports [2]*sim.Report
+	var errs [2]error
+	var wg sync.WaitGroup
+	for i, sc := range []*sim.Scenario{s, c} {
+		wg.Go(func() {
+			reports[i], errs[i] = sim.Run(ctx, sc, sim.RunOptions{Progress: progress.reporter(i, 2)})
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs[0], errs[1]); err != nil {
+		return nil, runFailed(stderr, err)
 	}
 	progress.finish()
+	return pairOutput{A: reports[0], B: reports[1], Comparison: sim.Compare(s, c, reports[0], reports[1])}, 0
+}
 
+// writeReport writes out as indented JSON to stdout, or atomically to the file path.
+func writeReport(out any, path string, stdout, stderr io.Writer) int {
 	body, err := json.MarshalIndent(out, "", "  ")
 	if err != nil {
 		fmt.Fprintf(stderr, "scalein sim: encode the report: %v\n", err)
 		return 1
 	}
 	body = append(body, '\n')
-	if f.out == "" {
+	if path == "" {
 		if _, err := stdout.Write(body); err != nil {
 			fmt.Fprintf(stderr, "scalein sim: write the report: %v\n", err)
 			return 1
 		}
 		return 0
 	}
-	if err := writeFileAtomic(f.out, body); err != nil {
+	if err := writeFileAtomic(path, body); err != nil {
 		fmt.Fprintf(stderr, "scalein sim: %v\n", err)
 		return 1
 	}

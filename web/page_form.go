@@ -163,7 +163,13 @@ func (s *Server) scenarioFromForm(w http.ResponseWriter, r *http.Request) (*sim.
 		doc, errs, rowOf = form.toJSON()
 	}
 	if len(errs) == 0 {
-		sc, err := sim.Parse(doc, sim.ParseEnv{Traces: s.store})
+		var sc *sim.Scenario
+		err := s.parseBody(r.Context(), doc, func(b []byte) (err error) {
+			if sc, err = sim.Parse(b, sim.ParseEnv{Traces: s.store}); err == nil {
+				err = s.admit(sc) // over the memory budget: the driving fields carry the message
+			}
+			return err
+		})
 		if err == nil {
 			return sc, nil
 		}

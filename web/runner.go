@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/scalein-planner/scalein/sim"
@@ -40,10 +41,47 @@ func storeCtx() (context.Context, context.CancelFunc) {
 	return context.WithTimeout(context.Background(), 30*time.Second)
 }
 
-// execute runs one queued run to its end and records the outcome.
+// preparedRun is a stored run read and parsed before it starts, with its memory estimate; a
+// run that cannot start has failMsg instead.
+type preparedRun struct {
+	scenario *sim.Scenario
+	estimate int64
+	failMsg  string
+}
+
+// prepare reads and parses a queued run and estimates its memory. A scenario over the per-run
+// budget (stored before the budget was lowered) will fail with the admission message.
+func (s *Server) prepare(ctx context.Context, id string) preparedRun {
+	run, err := s.store.GetRun(ctx, id)
+	if err != nil {
+		return preparedRun{failMsg: "the run's record could not be read: " + err.Error()}
+	}
+	scenario, err := sim.Parse(run.ScenarioJSON, sim.ParseEnv{Traces: s.store})
+	if err != nil {
+		return preparedRun{failMsg: "the stored scenario no longer validates: " + err.Error()}
+	}
+	est := sim.EstimateMemory(scenario)
+	if err := est.Check(s.cfg.MaxRunMemory, "this server"); err != nil {
+		return preparedRun{failMsg: "refused before it started: " + strings.ReplaceAll(err.Error(), "\n", "; ")}
+	}
+	return preparedRun{scenario: scenario, estimate: est.Bytes}
+}
+
+// execute runs one queued run to its end and records the outcome. The run waits (still queued)
+// until its memory estimate fits the total budget beside the runs already running.
 func (s *Server) execute(id string) {
 	ctx, cancelStore := storeCtx()
 	defer cancelStore()
+	prep := s.prepare(ctx, id)
+	if prep.failMsg == "" {
+		release, err := s.budget.acquire(s.runsCtx, prep.estimate)
+		if err != nil {
+			// Shutting down: the run stays queued in the store for the next start.
+			s.queue.finish(id, "")
+			return
+		}
+		defer release()
+	}
 	if err := s.store.StartRun(ctx, id, s.now()); err != nil {
 		// Cancelled or already handled meanwhile: nothing to run.
 		s.log.Warn("run not started", "run", id, "err", err)
@@ -53,8 +91,10 @@ func (s *Server) execute(id string) {
 	runCtx, cancel := context.WithCancelCause(s.runsCtx)
 	defer cancel(nil)
 	s.queue.setRunning(id, cancel)
+	s.budget.track(id, prep.estimate, cancel)
+	defer s.budget.untrack(id)
 
-	status, msg, report, headline := s.simulate(runCtx, id)
+	status, msg, report, headline := s.simulate(runCtx, id, prep)
 
 	ctx, cancelStore2 := storeCtx()
 	defer cancelStore2()
@@ -77,17 +117,11 @@ func (s *Server) execute(id string) {
 // simulate parses the stored scenario and runs it under the wall-time limit. It returns the
 // final status (queued when the server is shutting down), the error message, and for a done
 // run the report and headline JSON.
-func (s *Server) simulate(runCtx context.Context, id string) (status, msg string, report, headline []byte) {
-	ctx, cancelStore := storeCtx()
-	run, err := s.store.GetRun(ctx, id)
-	cancelStore()
-	if err != nil {
-		return store.StatusFailed, "the run's record could not be read: " + err.Error(), nil, nil
+func (s *Server) simulate(runCtx context.Context, id string, prep preparedRun) (status, msg string, report, headline []byte) {
+	if prep.failMsg != "" {
+		return store.StatusFailed, prep.failMsg, nil, nil
 	}
-	scenario, err := sim.Parse(run.ScenarioJSON, sim.ParseEnv{Traces: s.store})
-	if err != nil {
-		return store.StatusFailed, "the stored scenario no longer validates: " + err.Error(), nil, nil
-	}
+	scenario := prep.scenario
 
 	limited, cancelLimit := context.WithTimeoutCause(runCtx, s.cfg.RunTimeout, errWallTime{s.cfg.RunTimeout})
 	defer cancelLimit()
@@ -112,6 +146,7 @@ func (s *Server) simulate(runCtx context.Context, id string) (status, msg string
 	if err != nil {
 		cause := context.Cause(limited)
 		var wall errWallTime
+		var mem errMemoryBudget
 		switch {
 		case errors.Is(cause, errShuttingDown):
 			return store.StatusQueued, "", nil, nil
@@ -119,6 +154,8 @@ func (s *Server) simulate(runCtx context.Context, id string) (status, msg string
 			return store.StatusCancelled, "cancelled by a user before it finished", nil, nil
 		case errors.As(cause, &wall):
 			return store.StatusFailed, wall.Error(), nil, nil
+		case errors.As(cause, &mem):
+			return store.StatusFailed, mem.Error(), nil, nil
 		case errors.Is(err, sim.ErrLimit):
 			return store.StatusFailed, err.Error() + "; shrink the workload or the fleet, or raise the server's limits", nil, nil
 		default:

@@ -31,12 +31,22 @@ type Config struct {
 	RunTimeout time.Duration
 	// RunsPerMinute limits run creation per client IP (default 30).
 	RunsPerMinute int
+	// MaxRunMemory is the per-run memory budget: a scenario whose estimate exceeds it is refused
+	// at submit time, and a run during which the heap grows past it is stopped. MaxTotalMemory
+	// bounds the estimates of the runs running at once. Defaults: DefaultMemoryBudgets.
+	MaxRunMemory, MaxTotalMemory int64
+	// MaxAttempts is how many times a run is started in all; a run found interrupted (running
+	// when the process died) after that many starts is failed (default DefaultMaxAttempts).
+	MaxAttempts int
+	// BigBodies is how many request bodies above 1 MiB are parsed at once (default 2).
+	BigBodies int
 }
 
 const (
 	defaultQueueSize     = 64
 	defaultRunTimeout    = 10 * time.Minute
 	defaultRunsPerMinute = 30
+	defaultBigBodies     = 2
 )
 
 // runFunc is the simulator as the queue sees it; tests replace it with a fake that blocks.
@@ -52,6 +62,11 @@ type Server struct {
 	handler http.Handler
 	run     runFunc
 	now     func() time.Time
+
+	budget *memoryBudget
+	bodies *bigBodies
+	// heapBytes and liveHeapBytes read the heap for the backstop; tests replace them.
+	heapBytes, liveHeapBytes func() int64
 
 	// runsCtx is the parent of every run's context; stopRuns cancels them all at shutdown.
 	runsCtx  context.Context
@@ -84,21 +99,43 @@ func New(cfg Config) (*Server, error) {
 	if cfg.RunsPerMinute <= 0 {
 		cfg.RunsPerMinute = defaultRunsPerMinute
 	}
+	perRun, total := DefaultMemoryBudgets()
+	if cfg.MaxRunMemory <= 0 {
+		cfg.MaxRunMemory = perRun
+	}
+	if cfg.MaxTotalMemory <= 0 {
+		cfg.MaxTotalMemory = max(total, cfg.MaxRunMemory)
+	}
+	if cfg.MaxRunMemory > cfg.MaxTotalMemory {
+		return nil, fmt.Errorf("web: the per-run memory budget (%s) is above the total budget (%s); lower -max-run-memory or raise -max-total-memory",
+			sim.FormatBytes(cfg.MaxRunMemory), sim.FormatBytes(cfg.MaxTotalMemory))
+	}
+	if cfg.MaxAttempts <= 0 {
+		cfg.MaxAttempts = DefaultMaxAttempts
+	}
+	if cfg.BigBodies <= 0 {
+		cfg.BigBodies = defaultBigBodies
+	}
 	assets, err := newAssetTable()
 	if err != nil {
 		return nil, fmt.Errorf("web: static assets: %w", err)
 	}
 	runsCtx, stopRuns := context.WithCancelCause(context.Background())
 	s := &Server{
-		cfg:      cfg,
-		log:      cfg.Logger,
-		store:    cfg.Store,
-		queue:    newRunQueue(cfg.QueueSize),
-		assets:   assets,
-		run:      sim.Run,
-		now:      time.Now,
-		runsCtx:  runsCtx,
-		stopRuns: stopRuns,
+		cfg:    cfg,
+		log:    cfg.Logger,
+		store:  cfg.Store,
+		queue:  newRunQueue(cfg.QueueSize),
+		assets: assets,
+		run:    sim.Run,
+		now:    time.Now,
+		budget: newMemoryBudget(cfg.MaxTotalMemory),
+		bodies: newBigBodies(cfg.BigBodies),
+
+		heapBytes:     heapObjectsBytes,
+		liveHeapBytes: liveHeapBytes,
+		runsCtx:       runsCtx,
+		stopRuns:      stopRuns,
 	}
 	s.handler = s.routes()
 	return s, nil
@@ -123,12 +160,13 @@ func (s *Server) Start(ctx context.Context) error {
 		return fmt.Errorf("web: start: list unfinished runs: %w", err)
 	}
 	for _, r := range unfinished {
-		if r.Status == store.StatusRunning {
-			if err := s.store.Requeue(ctx, r.ID); err != nil {
-				return fmt.Errorf("web: start: requeue run %s: %w", r.ID, err)
-			}
+		again, err := s.recoverRun(ctx, r)
+		if err != nil {
+			return fmt.Errorf("web: start: %w", err)
 		}
-		s.queue.pushRecovered(r.ID)
+		if again {
+			s.queue.pushRecovered(r.ID)
+		}
 	}
 	if len(unfinished) > 0 {
 		s.log.Info("runs recovered from a previous process", "count", len(unfinished))
@@ -137,6 +175,7 @@ func (s *Server) Start(ctx context.Context) error {
 		s.workers.Add(1)
 		go s.worker()
 	}
+	s.workers.Go(func() { s.watchMemory(s.runsCtx) })
 	return nil
 }
 

@@ -11,9 +11,11 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"syscall"
 	"time"
 
+	"github.com/scalein-planner/scalein/sim"
 	"github.com/scalein-planner/scalein/store"
 	"github.com/scalein-planner/scalein/web"
 )
@@ -31,6 +33,10 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	dbPath := fs.String("db", envOr("SCALEIN_DB", "./data/scalein.db"), "SQLite database file, created if missing, or a postgres://USER:PASSWORD@HOST/DB URL (env SCALEIN_DB)")
 	workers := fs.Int("workers", 0, "runs executed at once (default: one per CPU)")
 	queue := fs.Int("queue", 0, "runs waiting for a worker before submissions get 429 (default 64)")
+	perRun, total := web.DefaultMemoryBudgets()
+	maxRunMemory := fs.String("max-run-memory", "", fmt.Sprintf("refuse scenarios whose memory estimate exceeds this, and stop a run whose heap grows past it (default a quarter of the machine's memory: %s)", sim.FormatBytes(perRun)))
+	maxTotalMemory := fs.String("max-total-memory", "", fmt.Sprintf("start queued runs only while the estimates of the running ones fit this (default half the machine's memory: %s)", sim.FormatBytes(total)))
+	maxAttempts := fs.Int("max-attempts", web.DefaultMaxAttempts, "start a run at most this many times; a run interrupted by the process dying after that many starts is failed")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
@@ -41,6 +47,17 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		fmt.Fprintf(stderr, "scalein serve: unexpected argument %q\n", fs.Arg(0))
 		return 2
 	}
+	runBudget, err := sizeFlag("max-run-memory", *maxRunMemory, perRun)
+	if err == nil {
+		total, err = sizeFlag("max-total-memory", *maxTotalMemory, max(total, runBudget))
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "scalein serve: %v\n", err)
+		return 2
+	}
+	// The collector works harder as the heap nears the runs' budget plus room for requests,
+	// instead of letting garbage double it.
+	debug.SetMemoryLimit(total + 1<<30)
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
 
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
@@ -53,7 +70,8 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	}
 	defer st.Close()
 
-	srv, err := web.New(web.Config{Store: st, Logger: logger, Workers: *workers, QueueSize: *queue})
+	srv, err := web.New(web.Config{Store: st, Logger: logger, Workers: *workers, QueueSize: *queue,
+		MaxRunMemory: runBudget, MaxTotalMemory: total, MaxAttempts: *maxAttempts})
 	if err != nil {
 		fmt.Fprintf(stderr, "scalein serve: %v\n", err)
 		return 1
@@ -105,6 +123,21 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		code = 1
 	}
 	return code
+}
+
+// sizeFlag reads a size flag ("6GB", "2GiB"); empty means fallback.
+func sizeFlag(name, value string, fallback int64) (int64, error) {
+	if value == "" {
+		return fallback, nil
+	}
+	n, err := sim.ParseBytes(value)
+	if err != nil {
+		return 0, fmt.Errorf("-%s: %w", name, err)
+	}
+	if n <= 0 {
+		return 0, fmt.Errorf("-%s must be above 0", name)
+	}
+	return n, nil
 }
 
 func envOr(key, fallback string) string {

@@ -11,7 +11,9 @@ require (
 	github.com/go-chi/httplog/v3 v3.3.0
 	github.com/go-chi/httprate v0.16.1
 	github.com/go-echarts/go-echarts/v2 v2.6.7
+	github.com/hashicorp/golang-lru/v2 v2.0.7
 	github.com/jackc/pgx/v5 v5.12.0
+	github.com/klauspost/compress v1.20.4
 	github.com/mattn/go-sqlite3 v1.14.53
 	github.com/pressly/goose/v3 v3.30.1
 	github.com/stretchr/testify v1.12.1

@@ -1,5 +1,12 @@
 package sim
 
-import "fmt"
+import (
+	"fmt"
+	"os"
+)
 
 func sprintf(format string, args ...any) string { return fmt.Sprintf(format, args...) }
+
+// slowTests reports whether the slow, exhaustive tests run: SCALEIN_SLOW=1 (CI sets it). The
+// everyday `go test ./...` runs a sample of them instead.
+func slowTests() bool { return os.Getenv("SCALEIN_SLOW") == "1" }

@@ -380,57 +380,73 @@ func checkSlotList(t *testing.T, l *slots) {
 	}
 }
 
+// invariantSeeds is how many random scenarios TestInvariantsOnRandomScenarios checks: a few
+// dozen by default (every fifth a large fleet), the full sweep with SCALEIN_SLOW=1.
+func invariantSeeds() int {
+	if slowTests() {
+		return 300
+	}
+	return 30
+}
+
+// Every state invariant holds after every instant of random scenarios, routing matches an
+// oracle that probes each worker directly, and the end state and report are consistent and
+// deterministic. Seeds run as parallel subtests.
 func TestInvariantsOnRandomScenarios(t *testing.T) {
-	n := 300
-	if testing.Short() {
-		n = 60
+	for seed := uint64(1); seed <= uint64(invariantSeeds()); seed++ {
+		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
+			t.Parallel()
+			checkRandomScenario(t, seed)
+		})
 	}
-	for seed := uint64(1); seed <= uint64(n); seed++ {
-		js, err := json.Marshal(randomScenario(seed))
-		require.NoError(t, err)
-		s, err := Parse(js, ParseEnv{})
-		require.NoError(t, err, "seed %d: %s", seed, js)
-		e, err := newEngine(s, RunOptions{MaxEvents: DefaultMaxEvents, MaxVirtualMS: DefaultMaxVirtualMS})
-		require.NoError(t, err)
-		e.afterInstant = func() { checkInvariants(t, e) }
-		e.onRoute = func(r *request, target *worker, hint int32) { checkRouting(t, e, r, target, hint) }
-		require.NoError(t, e.loop(context.Background()), "seed %d", seed)
-		// At the end every pin is released and every block is back to free or cached.
-		for _, w := range e.ws {
-			if w.state == StateRemoved {
-				continue
-			}
-			require.Zero(t, w.g1.used(), "seed %d worker %d holds G1 blocks at the end", seed, w.id)
-			if w.g2 != nil {
-				for _, s := range heldG2(w.g2) {
-					require.Zero(t, w.g2.sl.v[s].uses, "seed %d worker %d G2 pin left", seed, w.id)
-					require.True(t, w.g2.resident(s), "seed %d: pending entry at the end", seed)
-				}
-			}
-			require.Empty(t, w.outPulls)
-			require.Equal(t, StateActive, w.state, "seed %d: worker %d still draining at the end", seed, w.id)
+}
+
+// checkRandomScenario runs the scenario of one seed with every check on.
+func checkRandomScenario(t *testing.T, seed uint64) {
+	js, err := json.Marshal(randomScenario(seed))
+	require.NoError(t, err)
+	s, err := Parse(js, ParseEnv{})
+	require.NoError(t, err, "seed %d: %s", seed, js)
+	e, err := newEngine(s, RunOptions{MaxEvents: DefaultMaxEvents, MaxVirtualMS: DefaultMaxVirtualMS})
+	require.NoError(t, err)
+	e.afterInstant = func() { checkInvariants(t, e) }
+	e.onRoute = func(r *request, target *worker, hint int32) { checkRouting(t, e, r, target, hint) }
+	require.NoError(t, e.loop(context.Background()), "seed %d", seed)
+	// At the end every pin is released and every block is back to free or cached.
+	for _, w := range e.ws {
+		if w.state == StateRemoved {
+			continue
 		}
-		rep := e.report()
-		require.Equal(t, rep.Summary.Requests.Total, rep.Summary.Requests.Completed+rep.Summary.Requests.Killed)
-		for _, r := range rep.Requests {
-			require.Contains(t, []string{StatusCompleted, StatusKilled}, r.Status)
-			if r.Status == StatusCompleted {
-				require.NotNil(t, r.DoneMS)
+		require.Zero(t, w.g1.used(), "seed %d worker %d holds G1 blocks at the end", seed, w.id)
+		if w.g2 != nil {
+			for _, s := range heldG2(w.g2) {
+				require.Zero(t, w.g2.sl.v[s].uses, "seed %d worker %d G2 pin left", seed, w.id)
+				require.True(t, w.g2.resident(s), "seed %d: pending entry at the end", seed)
 			}
 		}
-		tok := rep.Summary.Tokens
-		require.Equal(t, tok.Prompt, tok.G1Reused+tok.G2Reused+tok.KVCRPulled+tok.Recomputed, "seed %d token accounting", seed)
-		k := rep.KVCR
-		require.Equal(t, k.Staged, k.Success+k.Partial)
-		require.LessOrEqual(t, k.Success+k.Partial+k.Miss+k.NotNeeded+k.RejectedDraining+k.RejectedRemoved, k.Hints)
-		if s.KVCR.RejectDrainingSources {
-			require.Zero(t, k.StagedFromDraining, "seed %d: guard on but staged from draining", seed)
-		}
-		// Deterministic: a second run gives the same report.
-		again, err := Run(context.Background(), s, RunOptions{})
-		require.NoError(t, err)
-		require.Equal(t, rep.Digest, again.Digest, "seed %d not deterministic", seed)
+		require.Empty(t, w.outPulls)
+		require.Equal(t, StateActive, w.state, "seed %d: worker %d still draining at the end", seed, w.id)
 	}
+	rep := e.report()
+	require.Equal(t, rep.Summary.Requests.Total, rep.Summary.Requests.Completed+rep.Summary.Requests.Killed)
+	for _, r := range rep.Requests {
+		require.Contains(t, []string{StatusCompleted, StatusKilled}, r.Status)
+		if r.Status == StatusCompleted {
+			require.NotNil(t, r.DoneMS)
+		}
+	}
+	tok := rep.Summary.Tokens
+	require.Equal(t, tok.Prompt, tok.G1Reused+tok.G2Reused+tok.KVCRPulled+tok.Recomputed, "seed %d token accounting", seed)
+	k := rep.KVCR
+	require.Equal(t, k.Staged, k.Success+k.Partial)
+	require.LessOrEqual(t, k.Success+k.Partial+k.Miss+k.NotNeeded+k.RejectedDraining+k.RejectedRemoved, k.Hints)
+	if s.KVCR.RejectDrainingSources {
+		require.Zero(t, k.StagedFromDraining, "seed %d: guard on but staged from draining", seed)
+	}
+	// Deterministic: a second run gives the same report.
+	again, err := Run(context.Background(), s, RunOptions{})
+	require.NoError(t, err)
+	require.Equal(t, rep.Digest, again.Digest, "seed %d not deterministic", seed)
 }
 
 // checkRouting recomputes a routing decision by probing every worker's caches directly and

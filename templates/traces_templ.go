@@ -108,7 +108,7 @@ func TracesView(p TracesPage) templ.Component {
 					return templ_7745c5c3_Err
 				}
 			} else {
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 10, "<div class=\"table-scroll\"><table data-testid=\"traces-table\"><thead><tr><th scope=\"col\">Name</th><th scope=\"col\">SHA-256</th><th scope=\"col\" class=\"num\">Size</th><th scope=\"col\" class=\"num\">Rows</th><th scope=\"col\">Uploaded</th><th scope=\"col\"></th></tr></thead> <tbody>")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 10, "<div class=\"table-scroll\" tabindex=\"0\" role=\"region\" aria-label=\"Uploaded traces\"><table data-testid=\"traces-table\"><thead><tr><th scope=\"col\">Name</th><th scope=\"col\">SHA-256</th><th scope=\"col\" class=\"num\">Size</th><th scope=\"col\" class=\"num\">Rows</th><th scope=\"col\">Uploaded</th><th scope=\"col\">Action</th></tr></thead> <tbody>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}

@@ -1,7 +1,9 @@
 package templates
 
+import "github.com/a-h/templ"
+
 // The types here are view models: web turns sim and store values into display strings (every
-// number already carries its unit), so templates stay free of domain logic and of imports.
+// number already carries its unit), so templates stay free of domain logic and import only templ.
 
 // Assets are the cache-busted URLs of the static files a page may load.
 type Assets struct {
@@ -41,8 +43,12 @@ type Field struct {
 	Value       string
 	Placeholder string
 	Options     []Option
-	Error       string
-	Wide        bool
+	// Error is the field's problem; the control then carries aria-invalid and points at it
+	// with aria-describedby.
+	Error string
+	Wide  bool
+	// Attrs are extra attributes of the control (a data-* marker app.js looks for).
+	Attrs templ.Attributes
 }
 
 // Fieldset groups fields under a legend. Workload, when set, marks the fieldset of one workload
@@ -58,6 +64,11 @@ type Fieldset struct {
 type ScheduleRow struct {
 	Index  int
 	Fields []Field
+}
+
+// Problem is one entry of a form's error summary.
+type Problem struct {
+	Href, Text string
 }
 
 // PresetLink is one preset offered on the form.
@@ -81,19 +92,22 @@ type FormPage struct {
 	Page Page
 	// Notice says where the values came from (a preset, a stored run).
 	Notice string
-	// Errors are problems that no form field shows (for example paths only the raw JSON has).
-	Errors     []string
+	// Problems is the error summary, in page order: each problem with a link to its field
+	// (Href "" for a problem no field shows).
+	Problems   []Problem
 	ErrorCount int
 	General    []Fieldset
 	Schedule   []ScheduleRow
 	// ScheduleTemplate is an empty row app.js clones when "add row" is pressed.
 	ScheduleTemplate ScheduleRow
 	ScheduleError    string
-	WorkloadType     Field
-	Workloads        []Fieldset
-	RawJSON          Field
-	Presets          []PresetLink
-	Recent           []RunLink
+	// SelectionNote explains the selection policies of a counted action, once for all rows.
+	SelectionNote string
+	WorkloadType  Field
+	Workloads     []Fieldset
+	RawJSON       Field
+	Presets       []PresetLink
+	Recent        []RunLink
 }
 
 // Column is a table column; Num right-aligns it.
@@ -131,10 +145,19 @@ type RunPage struct {
 	WorkerCount  int
 	ScaleIn      DataTable
 	Summary      DataTable
+	// Result pages (issue 8).
+	Cards        []Card
+	Verdicts     []string
+	Scenario     []ScenarioGroup
+	Related      []RelatedRun
+	WorkersPager Pager
+	// LargeDrain says the removal chart is an aggregate (too many drained workers for a row each).
+	LargeDrain bool
 }
 
 // RunSide is one run of a comparison.
 type RunSide struct {
+	// Label names the run by what differs (kvcr.bandwidth_gbps 25); Name is the run's own name.
 	ID, Name, Status, Error, Label string
 	Progress                       float64
 }
@@ -157,13 +180,24 @@ type ComparePage struct {
 	Ready      bool
 	Diffs      []DiffRow
 	OnlyToggle bool
-	Figures    []CompareFigure
-	Charts     []Chart
+	// ToggleExtra warns that a hint/guard pair differs in more than its toggle.
+	ToggleExtra bool
+	// Differs names what differs, for the title ("kvcr.bandwidth_gbps 25 / 100").
+	Differs  string
+	Figures  []CompareFigure
+	Charts   []Chart
+	Cards    []Card
+	Verdicts []string
 }
 
 // RunsPage is the paginated list of runs.
 type RunsPage struct {
-	Page     Page
+	Page Page
+	// Query filters by name; With is the run a "compare with…" choice starts from (its name in
+	// WithName), in which case each row offers "compare" instead of a checkbox.
+	Query, With, WithName string
+	// Error explains a "Compare selected" that did not have exactly two runs.
+	Error    string
 	Runs     []RunLink
 	Total    int
 	PageNum  int

@@ -68,8 +68,8 @@ func (s *Server) apiCreateRun(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	var sc *sim.Scenario
-	if err := s.parseBody(r.Context(), body, func(b []byte) (err error) {
-		sc, err = s.readScenario(b)
+	if err := s.parseBody(r.Context(), int64(len(body)), func() (err error) {
+		sc, err = s.readScenario(body)
 		return err
 	}); err != nil {
 		return err
@@ -148,8 +148,8 @@ func (s *Server) apiCreatePair(w http.ResponseWriter, r *http.Request) error {
 	}
 	var sc *sim.Scenario
 	var kind string
-	if err := s.parseBody(r.Context(), body, func(b []byte) error {
-		k, raw, err := decodePairBody(b)
+	if err := s.parseBody(r.Context(), int64(len(body)), func() error {
+		k, raw, err := decodePairBody(body)
 		if err != nil {
 			return err
 		}

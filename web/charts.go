@@ -75,13 +75,16 @@ func runCharts(rep *sim.Report) []templates.Chart {
 		return nil
 	}
 	runs := []runView{{rep: rep}}
-	return []templates.Chart{
-		removalTimelineChart(idRemovalTimeline, "Removal timeline", rep, timelineAxes(runs)),
+	removal := []templates.Chart{removalTimelineChart(idRemovalTimeline, "Removal timeline", rep, timelineAxes(runs))}
+	if isLargeDrain(rep) {
+		removal = drainAggregateCharts("", runs)
+	}
+	return append(removal,
 		kvcrPullsChart(idKVCRPulls, "KVCR pulls over time", runs[0], axisRange(runs, pullsMax)),
 		workersChart(idWorkersOverTime, runs),
 		ttftOverTimeChart(idTTFTOverTime, runs),
 		ttftDistributionChart(idTTFTDistribution, runs),
-	}
+	)
 }
 
 // compareCharts builds the compare page's charts: both runs on the same axes (same time range,
@@ -106,7 +109,9 @@ func compareCharts(a, b *sim.Report, labelA, labelB string) []templates.Chart {
 	var out []templates.Chart
 
 	tl := timelineAxes(runs)
-	if len(tl.workerIDs) == 0 {
+	if isLargeDrain(a, b) {
+		out = append(out, drainAggregateCharts(compareIDPrefix, runs)...)
+	} else if len(tl.workerIDs) == 0 {
 		out = append(out, emptyChart(compareIDPrefix+idRemovalTimeline, "Removal timeline",
 			"Neither run drained a worker, so there is no removal to show.", templates.Table{}))
 	} else {
@@ -133,6 +138,46 @@ func compareCharts(a, b *sim.Report, labelA, labelB string) []templates.Chart {
 		ttftDistributionChart(compareIDPrefix+idTTFTDistribution, runs),
 	)
 	return out
+}
+
+// maxChartTableRows bounds a chart's fallback table: past it the table keeps every k-th row
+// (and the last), and its caption says so; report.json and workers.csv have every value.
+const maxChartTableRows = 50
+
+// boundTables thins the fallback tables of charts so a long run's page stays small.
+func boundTables(cs []templates.Chart) []templates.Chart {
+	for i := range cs {
+		t := &cs[i].Table
+		n := len(t.Rows)
+		if n <= maxChartTableRows {
+			continue
+		}
+		step := (n + maxChartTableRows - 1) / maxChartTableRows
+		var rows [][]string
+		for r := 0; r < n; r += step {
+			rows = append(rows, t.Rows[r])
+		}
+		if (n-1)%step != 0 {
+			rows = append(rows, t.Rows[n-1])
+		}
+		t.Rows = rows
+		t.Caption += fmt.Sprintf(" (every %s row of %d, and the last; report.json has them all)", ordinal(step), n)
+	}
+	return cs
+}
+
+func ordinal(n int) string {
+	suffix := "th"
+	switch {
+	case n%100 >= 11 && n%100 <= 13:
+	case n%10 == 1:
+		suffix = "st"
+	case n%10 == 2:
+		suffix = "nd"
+	case n%10 == 3:
+		suffix = "rd"
+	}
+	return strconv.Itoa(n) + suffix
 }
 
 // chartAxes is the shared coordinate range of a chart (or of a group of charts that must align).

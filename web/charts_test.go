@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -231,18 +232,56 @@ func TestRemovalTimelineInstantDrain(t *testing.T) {
 }
 
 // TestRemovalTimelineManyRows: a big drain gets thinner rows, not a chart taller than a few
-// screens.
+// screens; past largeDrainWorkers the timeline gives way to aggregates.
 func TestRemovalTimelineManyRows(t *testing.T) {
-	rep := chartsFixture()
-	rep.Workers = nil
-	for i := range 256 {
-		rep.Workers = append(rep.Workers, sim.WorkerRow{ID: i, MarkedAtMS: msPtr(10), LastWorkMS: msPtr(20), RemovedAtMS: msPtr(30)})
+	drain := func(n int) *sim.Report {
+		rep := chartsFixture()
+		rep.Workers = nil
+		for i := range n {
+			rep.Workers = append(rep.Workers, sim.WorkerRow{ID: i, MarkedAtMS: msPtr(10), LastWorkMS: msPtr(20),
+				RemovedAtMS: msPtr(30 + float64(i)), DrainMS: msPtr(20 + float64(i)), PinWaitMS: msPtr(10 + float64(i))})
+		}
+		return rep
 	}
 	few := chartByID(t, runCharts(chartsFixture()), idRemovalTimeline)
-	many := chartByID(t, runCharts(rep), idRemovalTimeline)
-	assert.Len(t, chartAxis(t, chartOption(t, many), "yAxis")["data"], 256)
+	many := chartByID(t, runCharts(drain(largeDrainWorkers)), idRemovalTimeline)
+	assert.Len(t, chartAxis(t, chartOption(t, many), "yAxis")["data"], largeDrainWorkers)
 	assert.Greater(t, many.HeightPX, few.HeightPX)
-	assert.LessOrEqual(t, many.HeightPX, 256*timelineMinRowPX+90)
+	assert.LessOrEqual(t, many.HeightPX, max(largeDrainWorkers*timelineRowPX, timelineMaxBodyPX)+90)
+
+	large := runCharts(drain(256))
+	for _, c := range large {
+		assert.NotEqual(t, idRemovalTimeline, c.ID, "no row per worker past %d drained", largeDrainWorkers)
+	}
+	removed := chartOption(t, chartByID(t, large, idRemovedOverTime))
+	data := seriesNamed(t, removed, "removed")["data"].([]any)
+	// A point at 0, one per distinct removal instant, one at the axis end.
+	assert.Len(t, data, 256+2)
+	assert.Equal(t, map[string]any{"value": []any{30.0 + 255, 256.0}}, data[256])
+	dist := chartByID(t, large, idDrainDistribution)
+	var total int
+	for _, row := range dist.Table.Rows {
+		n, err := strconv.Atoi(row[1])
+		require.NoError(t, err)
+		total += n
+	}
+	assert.Equal(t, 256, total, "every removed worker counted once in the drain histogram")
+	assert.LessOrEqual(t, len(dist.Table.Rows), histogramTargetBins+1)
+
+	cmp := compareCharts(drain(256), drain(10), "A", "B")
+	assert.NotEmpty(t, chartByID(t, cmp, compareIDPrefix+idRemovedOverTime).OptionJSON)
+}
+
+func TestBoundTables(t *testing.T) {
+	c := templates.Chart{Table: templates.Table{Caption: "x"}}
+	for i := range 200 {
+		c.Table.Rows = append(c.Table.Rows, []string{strconv.Itoa(i)})
+	}
+	got := boundTables([]templates.Chart{c})[0].Table
+	assert.LessOrEqual(t, len(got.Rows), maxChartTableRows+1)
+	assert.Equal(t, "0", got.Rows[0][0])
+	assert.Equal(t, "199", got.Rows[len(got.Rows)-1][0], "the last row is kept")
+	assert.Contains(t, got.Caption, "every 4th row of 200")
 }
 
 func TestEmptyStates(t *testing.T) {

@@ -64,7 +64,7 @@ func withUnit(v *float64, unit string) string {
 	if unit == "" {
 		return formatNumber(*v)
 	}
-	return formatNumber(*v) + " " + unit
+	return formatNumber(*v) + " " + unitFor(*v, unit)
 }
 
 func ptr(v float64) *float64 { return &v }
@@ -74,6 +74,9 @@ func figureCells(figs []sim.Figure) []templates.FigureCell {
 	out := make([]templates.FigureCell, len(figs))
 	for i, f := range figs {
 		out[i] = templates.FigureCell{Key: f.Key, Label: f.Label, Value: withUnit(f.Value, f.Unit)}
+		if f.Key == "pulls_partial" {
+			out[i].Label += " (" + partialShort + ")"
+		}
 	}
 	return out
 }

@@ -2,6 +2,7 @@ package web
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -152,6 +153,6 @@ func submitAPI(t *testing.T, s *Server, body string) string {
 	rec := postJSON(t, s, "/api/v1/runs", body)
 	require.Contains(t, []int{http.StatusAccepted, http.StatusOK}, rec.Code, rec.Body.String())
 	var out apiCreated
-	require.NoError(t, jsonUnmarshal(rec.Body.Bytes(), &out))
+	require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &out))
 	return out.ID
 }

@@ -3,6 +3,7 @@ package web
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"runtime"
@@ -237,11 +238,11 @@ type bigBodies struct{ slots chan struct{} }
 
 func newBigBodies(n int) *bigBodies { return &bigBodies{slots: make(chan struct{}, n)} }
 
-// parseBody calls parse on a request body; a body above bigBodyBytes first waits for a slot of
-// the large-body limiter, which parse then holds.
-func (s *Server) parseBody(ctx context.Context, body []byte, parse func([]byte) error) error {
-	if len(body) <= bigBodyBytes {
-		return parse(body)
+// parseBody calls parse for a request body of size bytes; a body above bigBodyBytes first
+// waits for a slot of the large-body limiter, which parse then holds.
+func (s *Server) parseBody(ctx context.Context, size int64, parse func() error) error {
+	if size <= bigBodyBytes {
+		return parse()
 	}
 	select {
 	case s.bodies.slots <- struct{}{}:
@@ -252,7 +253,27 @@ func (s *Server) parseBody(ctx context.Context, body []byte, parse func([]byte) 
 		<-s.bodies.slots
 		s.budget.busy()
 	}()
-	return parse(body)
+	return parse()
+}
+
+// admissionFormError shows an admission refusal in the form: beside the fields that drive the
+// estimate, or at the top when the scenario was pasted as JSON.
+func admissionFormError(form *scenarioForm, err error) error {
+	invalid, ok := errors.AsType[*sim.ValidationError](err)
+	if !ok {
+		return err
+	}
+	fe := noFormErrors()
+	if strings.TrimSpace(form.values[rawJSONField]) != "" {
+		fe.rawMode = true
+		for _, e := range invalid.Errors {
+			fe.unplaced = append(fe.unplaced, e.String())
+		}
+		fe.count = len(invalid.Errors)
+	} else {
+		fe.place(invalid.Errors, nil, nil)
+	}
+	return &invalidForm{form: form, errs: fe}
 }
 
 // recoverRun decides what becomes of a run a previous process left unfinished, and reports

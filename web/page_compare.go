@@ -1,7 +1,9 @@
 package web
 
 import (
+	"fmt"
 	"net/http"
+	"strings"
 
 	"github.com/scalein-planner/scalein/sim"
 	"github.com/scalein-planner/scalein/store"
@@ -12,9 +14,28 @@ import (
 // and refreshes; then the differing fields, the headline deltas and the charts on shared axes.
 func (s *Server) handleCompare(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
+	if picked, ok := q["run"]; ok {
+		// "Compare selected" on /runs sends the checked runs as run=ID&run=ID.
+		if len(picked) != 2 {
+			return s.runsWithError(w, r, fmt.Sprintf("Compare selected needs exactly two runs; %d %s selected. Tick two runs and press Compare selected again.",
+				len(picked), plural(int64(len(picked)), "was", "were")))
+		}
+		if picked[0] == picked[1] {
+			return s.runsWithError(w, r, "Compare selected needs two different runs; tick two runs and press Compare selected again.")
+		}
+		http.Redirect(w, r, compareURL(picked[0], picked[1]), http.StatusSeeOther)
+		return nil
+	}
 	idA, idB := q.Get("a"), q.Get("b")
 	if !runIDPattern.MatchString(idA) || !runIDPattern.MatchString(idB) {
 		return notFound("compare needs two run ids: /compare?a=ID&b=ID (16 characters of a–z and 2–7 each)")
+	}
+	key := compareURL(idA, idB)
+	if c, ok := s.pages.get(key); ok {
+		if v, err := s.compareVersion(r, idA, idB); err == nil && v == c.version {
+			serveCached(w, r, c)
+			return nil
+		}
 	}
 	runA, err := s.store.GetRun(r.Context(), idA)
 	if err != nil {
@@ -24,16 +45,28 @@ func (s *Server) handleCompare(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	scA, errA := sim.Parse(runA.ScenarioJSON, sim.ParseEnv{Traces: s.store})
-	scB, errB := sim.Parse(runB.ScenarioJSON, sim.ParseEnv{Traces: s.store})
-	labelA, labelB := "A", "B"
+	if idA != idB {
+		if err := s.store.RecordComparison(r.Context(), idA, idB, s.now()); err != nil {
+			return err
+		}
+	}
+	// The stored scenarios are canonical and complete: decoding them is enough to diff them
+	// (sim.Parse would also load a trace workload's rows, which a diff does not need).
+	scA, errA := scenarioOf(runA.ScenarioJSON)
+	scB, errB := scenarioOf(runB.ScenarioJSON)
+	labelA, labelB, differs := "A", "B", ""
 	if errA == nil && errB == nil {
-		labelA, labelB = sideLabels(scA, scB)
+		labelA, labelB, differs = sideLabels(scA, scB, runA.Name, runB.Name)
+	}
+	title := "Compare " + runA.Name + " and " + runB.Name
+	if differs != "" {
+		title = "Compare " + differs
 	}
 	p := templates.ComparePage{
-		Page: s.pageInfo("Compare "+runA.Name+" and "+runB.Name, "runs"),
-		A:    templates.RunSide{ID: runA.ID, Name: runA.Name, Status: runA.Status, Error: runA.Error, Label: labelA, Progress: s.progressOf(runA)},
-		B:    templates.RunSide{ID: runB.ID, Name: runB.Name, Status: runB.Status, Error: runB.Error, Label: labelB, Progress: s.progressOf(runB)},
+		Differs: differs,
+		Page:    s.pageInfo(title, "runs"),
+		A:       templates.RunSide{ID: runA.ID, Name: runA.Name, Status: runA.Status, Error: runA.Error, Label: labelA, Progress: s.progressOf(runA)},
+		B:       templates.RunSide{ID: runB.ID, Name: runB.Name, Status: runB.Status, Error: runB.Error, Label: labelB, Progress: s.progressOf(runB)},
 	}
 	if !isFinal(runA.Status) || !isFinal(runB.Status) {
 		p.Page.RefreshSeconds = 2
@@ -55,6 +88,9 @@ func (s *Server) handleCompare(w http.ResponseWriter, r *http.Request) error {
 	p.Ready = true
 	p.Page.Charts = true
 	p.OnlyToggle = cmp.OnlyToggle
+	p.ToggleExtra = cmp.Kind != "" && !cmp.OnlyToggle
+	p.Cards = compareCards(cmp)
+	p.Verdicts = compareVerdicts(cmp, repA, repB, labelB)
 	for _, d := range cmp.Diffs {
 		p.Diffs = append(p.Diffs, templates.DiffRow{Path: d.Path, A: d.A, B: d.B})
 	}
@@ -72,12 +108,32 @@ func (s *Server) handleCompare(w http.ResponseWriter, r *http.Request) error {
 		}
 		p.Figures = append(p.Figures, row)
 	}
-	p.Charts = compareCharts(repA, repB, labelA, labelB)
-	return s.render(w, r, http.StatusOK, templates.CompareView(p))
+	p.Charts = boundTables(compareCharts(repA, repB, labelA, labelB))
+	// Both runs are done and stay so: the page never changes.
+	return s.renderCached(w, r, key, store.StatusDone+"+"+store.StatusDone, nil, templates.CompareView(p))
 }
 
-// sideLabels names the two runs by the toggle that tells them apart, when it does.
-func sideLabels(a, b *sim.Scenario) (string, string) {
+// compareVersion is the statuses of both runs ("done+done" for a cacheable page).
+func (s *Server) compareVersion(r *http.Request, a, b string) (string, error) {
+	runs, err := s.store.RunsByID(r.Context(), a, b)
+	if err != nil {
+		return "", err
+	}
+	st := map[string]string{}
+	for _, run := range runs {
+		st[run.ID] = run.Status
+	}
+	return st[a] + "+" + st[b], nil
+}
+
+// maxLabelValueChars bounds a value quoted in a side's label.
+const maxLabelValueChars = 32
+
+// sideLabels names the two runs by what tells them apart: the hint/guard toggle ("guard on" /
+// "guard off"), otherwise the differing fields and their values ("kvcr.bandwidth_gbps 25" /
+// "kvcr.bandwidth_gbps 100"; past two fields "+N more"), otherwise the run names. differs is
+// the short form for a title ("kvcr.bandwidth_gbps 25 / 100").
+func sideLabels(a, b *sim.Scenario, nameA, nameB string) (labelA, labelB, differs string) {
 	hints := func(sc *sim.Scenario) string {
 		if sc.Router.Hints {
 			return "hinted"
@@ -90,13 +146,48 @@ func sideLabels(a, b *sim.Scenario) (string, string) {
 		}
 		return "guard off"
 	}
-	switch {
-	case a.Router.Hints != b.Router.Hints && a.KVCR.RejectDrainingSources != b.KVCR.RejectDrainingSources:
-		return hints(a) + ", " + guard(a), hints(b) + ", " + guard(b)
-	case a.Router.Hints != b.Router.Hints:
-		return hints(a), hints(b)
-	case a.KVCR.RejectDrainingSources != b.KVCR.RejectDrainingSources:
-		return guard(a), guard(b)
+	diffs := sim.DiffScenarios(a, b)
+	toggles, others := 0, []sim.FieldDiff{}
+	for _, d := range diffs {
+		if d.Path == "router.hints" || d.Path == "kvcr.reject_draining_sources" {
+			toggles++
+		} else {
+			others = append(others, d)
+		}
 	}
-	return a.Name, b.Name
+	switch {
+	case len(others) == 0 && toggles == 2:
+		labelA, labelB = hints(a)+", "+guard(a), hints(b)+", "+guard(b)
+		return labelA, labelB, labelA + " / " + labelB
+	case len(others) == 0 && a.Router.Hints != b.Router.Hints:
+		return hints(a), hints(b), hints(a) + " / " + hints(b)
+	case len(others) == 0 && toggles == 1:
+		return guard(a), guard(b), guard(a) + " / " + guard(b)
+	case len(diffs) == 0:
+		if nameA == nameB {
+			return "A", "B", ""
+		}
+		return nameA, nameB, ""
+	}
+	clip := func(v string) string {
+		if v == "" {
+			v = "(none)"
+		}
+		if r := []rune(v); len(r) > maxLabelValueChars {
+			return string(r[:maxLabelValueChars-1]) + "…"
+		}
+		return v
+	}
+	var pa, pb, pd []string
+	for i, d := range diffs {
+		if i == 2 {
+			more := fmt.Sprintf("+%d more", len(diffs)-2)
+			pa, pb, pd = append(pa, more), append(pb, more), append(pd, more)
+			break
+		}
+		pa = append(pa, d.Path+" "+clip(d.A))
+		pb = append(pb, d.Path+" "+clip(d.B))
+		pd = append(pd, d.Path+" "+clip(d.A)+" / "+clip(d.B))
+	}
+	return strings.Join(pa, ", "), strings.Join(pb, ", "), strings.Join(pd, ", ")
 }

@@ -52,6 +52,7 @@ func (s *Server) handleForm(w http.ResponseWriter, r *http.Request) error {
 			form.values[rawJSONField] = string(run.ScenarioJSON)
 			notice = "The scenario of run " + id + " no longer validates; its JSON is in the box at the bottom."
 		} else {
+			sc.Name = editAsNewName(sc.Name) // the new run must not carry the same name
 			form = formFromScenario(sc)
 			notice = "Prefilled from run " + id + " (" + run.Name + "). Change what you like and run it as a new scenario."
 		}
@@ -64,7 +65,7 @@ func (s *Server) handleForm(w http.ResponseWriter, r *http.Request) error {
 		form.values[traceSourceField] = "sha256:" + info.SHA256
 		notice = "Workload set to the uploaded trace " + info.Name + "."
 	}
-	return s.renderForm(w, r, http.StatusOK, form, formErrors{byField: map[string]string{}}, notice)
+	return s.renderForm(w, r, http.StatusOK, form, noFormErrors(), notice)
 }
 
 // handleFormEdit is POST /: the no-JavaScript schedule editor. "Add row" and "Remove" post the
@@ -85,13 +86,17 @@ func (s *Server) handleFormEdit(w http.ResponseWriter, r *http.Request) error {
 		}
 		form.shown = max(form.shown-1, 0)
 	}
-	return s.renderForm(w, r, http.StatusOK, form, formErrors{byField: map[string]string{}}, "")
+	return s.renderForm(w, r, http.StatusOK, form, noFormErrors(), "")
 }
 
-// handleCreateRun is POST /runs: validate, then 303 to the run (new or identical existing).
+// handleCreateRun is POST /runs: validate, then 303 to the run (new or identical existing); an
+// invalid form comes back with its problems (422).
 func (s *Server) handleCreateRun(w http.ResponseWriter, r *http.Request) error {
-	sc, err := s.scenarioFromForm(w, r)
-	if sc == nil || err != nil {
+	sc, err := s.scenarioFromForm(r)
+	if invalid, ok := errors.AsType[*invalidForm](err); ok {
+		return s.renderForm(w, r, http.StatusUnprocessableEntity, invalid.form, invalid.errs, "")
+	}
+	if err != nil {
 		return err
 	}
 	subs, err := s.submit(r.Context(), sc)
@@ -128,8 +133,11 @@ func (s *Server) handleCreatePair(w http.ResponseWriter, r *http.Request) error 
 		}
 	} else {
 		var err error
-		sc, err = s.scenarioFromForm(w, r)
-		if sc == nil || err != nil {
+		sc, err = s.scenarioFromForm(r)
+		if invalid, ok := errors.AsType[*invalidForm](err); ok {
+			return s.renderForm(w, r, http.StatusUnprocessableEntity, invalid.form, invalid.errs, "")
+		}
+		if err != nil {
 			return err
 		}
 	}
@@ -144,43 +152,25 @@ func (s *Server) handleCreatePair(w http.ResponseWriter, r *http.Request) error 
 	return nil
 }
 
-// scenarioFromForm reads and validates the posted form. On validation errors it renders the
-// form again (422) and returns a nil scenario and a nil error.
-func (s *Server) scenarioFromForm(w http.ResponseWriter, r *http.Request) (*sim.Scenario, error) {
+// scenarioFromForm reads and validates the posted form. A form with problems gives an
+// *invalidForm, which the handler renders as the form again.
+func (s *Server) scenarioFromForm(r *http.Request) (*sim.Scenario, error) {
 	if err := r.ParseForm(); err != nil {
 		return nil, formParseError(err)
 	}
 	form := formFromValues(r.PostForm)
-	raw := strings.TrimSpace(form.values[rawJSONField])
-	var (
-		doc   []byte
-		errs  []sim.FieldError
-		rowOf []int
-	)
-	if raw != "" {
-		doc = []byte(raw)
-	} else {
-		doc, errs, rowOf = form.toJSON()
+	var sc *sim.Scenario
+	err := s.parseBody(r.Context(), r.ContentLength, func() (err error) {
+		sc, err = scenarioOfForm(form, sim.ParseEnv{Traces: s.store})
+		return err
+	})
+	if err != nil {
+		return nil, err
 	}
-	if len(errs) == 0 {
-		var sc *sim.Scenario
-		err := s.parseBody(r.Context(), doc, func(b []byte) (err error) {
-			if sc, err = sim.Parse(b, sim.ParseEnv{Traces: s.store}); err == nil {
-				err = s.admit(sc) // over the memory budget: the driving fields carry the message
-			}
-			return err
-		})
-		if err == nil {
-			return sc, nil
-		}
-		var invalid *sim.ValidationError
-		if !errors.As(err, &invalid) {
-			return nil, err
-		}
-		errs = invalid.Errors
+	if err := s.admit(sc); err != nil {
+		return nil, admissionFormError(form, err)
 	}
-	placed := placeErrors(errs, rowOf, raw != "")
-	return nil, s.renderForm(w, r, http.StatusUnprocessableEntity, form, placed, "")
+	return sc, nil
 }
 
 func formParseError(err error) error {

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -18,7 +19,15 @@ import (
 
 // handleRun is GET /runs/{id}, the permalink.
 func (s *Server) handleRun(w http.ResponseWriter, r *http.Request) error {
-	run, err := s.store.GetRun(r.Context(), chi.URLParam(r, "id"))
+	id := chi.URLParam(r, "id")
+	key := runPageKey(r)
+	if c, ok := s.pages.get(key); ok {
+		if v, err := s.pageVersion(r.Context(), id, c.counterparts); err == nil && v == c.version {
+			serveCached(w, r, c)
+			return nil
+		}
+	}
+	run, err := s.store.GetRun(r.Context(), id)
 	if err != nil {
 		return err
 	}
@@ -37,6 +46,23 @@ func (s *Server) handleRun(w http.ResponseWriter, r *http.Request) error {
 	if !isFinal(run.Status) {
 		p.Page.RefreshSeconds = 2
 	}
+	sc, scErr := scenarioOf(run.ScenarioJSON)
+	var counterparts []string
+	if scErr == nil {
+		p.Scenario = scenarioSummary(sc)
+		counterparts = counterpartIDs(sc)
+	}
+	// Read before the page is built: a pair or comparison added meanwhile gives a newer version
+	// and the next request renders again.
+	version, err := s.pageVersion(r.Context(), id, counterparts)
+	if err != nil {
+		return err
+	}
+	related, err := s.relatedRuns(r.Context(), run.ID, sc)
+	if err != nil {
+		return err
+	}
+	p.Related = related
 	if run.Status == store.StatusDone {
 		rep, err := decodeReport(run)
 		if err != nil {
@@ -44,14 +70,25 @@ func (s *Server) handleRun(w http.ResponseWriter, r *http.Request) error {
 		}
 		p.Page.Charts = true
 		p.Figures = figureCells(headlineOf(run, rep))
-		p.Charts = runCharts(rep)
+		p.Cards = runCards(rep)
+		p.Verdicts = runVerdicts(rep, scErr == nil && sc.KVCR.RejectDrainingSources)
+		p.Charts = boundTables(runCharts(rep))
+		p.LargeDrain = isLargeDrain(rep)
 		p.AllWorkers = r.URL.Query().Get("workers") == "all"
 		p.Workers, p.DrainedCount = workersTable(rep, p.AllWorkers)
+		p.Workers.Rows, p.WorkersPager = paginateRows(p.Workers.Rows, r.URL.Query(), "/runs/"+run.ID)
 		p.WorkerCount = len(rep.Workers)
 		p.ScaleIn = scaleInTable(rep)
 		p.Summary = summaryTable(rep)
+		return s.renderCached(w, r, key, version, counterparts, templates.RunView(p))
 	}
 	return s.render(w, r, http.StatusOK, templates.RunView(p))
+}
+
+// runPageKey names a run page in the page cache by its path and the query parameters it reads.
+func runPageKey(r *http.Request) string {
+	q := r.URL.Query()
+	return r.URL.Path + "?workers=" + q.Get("workers") + "&wpage=" + q.Get("wpage")
 }
 
 // progressOf prefers the live progress of a run this process is running.
@@ -81,6 +118,49 @@ func headlineOf(run store.Run, rep *sim.Report) []sim.Figure {
 }
 
 func optMS(v *float64) string { return withUnit(v, "") }
+
+// workersPerPage bounds the per-worker table of one page (a large drain has hundreds).
+const workersPerPage = 50
+
+// paginateRows cuts rows to the page ?wpage= asks for (1-based) and builds the pager, whose
+// links keep the other query parameters.
+func paginateRows(rows [][]string, q url.Values, path string) ([][]string, templates.Pager) {
+	pages := max(1, (len(rows)+workersPerPage-1)/workersPerPage)
+	n, err := strconv.Atoi(q.Get("wpage"))
+	if err != nil || n < 1 {
+		n = 1
+	}
+	n = min(n, pages)
+	pg := templates.Pager{Page: n, Pages: pages}
+	link := func(page int) string {
+		v := url.Values{}
+		for k, vs := range q {
+			if k != "wpage" {
+				v[k] = vs
+			}
+		}
+		if page > 1 {
+			v.Set("wpage", strconv.Itoa(page))
+		}
+		if len(v) == 0 {
+			return path + "#workers"
+		}
+		return path + "?" + v.Encode() + "#workers"
+	}
+	if n > 1 {
+		pg.PrevURL = link(n - 1)
+	}
+	if n < pages {
+		pg.NextURL = link(n + 1)
+	}
+	from := (n - 1) * workersPerPage
+	to := min(len(rows), from+workersPerPage)
+	pg.Label = fmt.Sprintf("Rows %d–%d of %d", from+1, to, len(rows))
+	if len(rows) == 0 {
+		pg.Label = ""
+	}
+	return rows[from:to], pg
+}
 
 // workersTable lists drained workers (or all) with every time in ms.
 func workersTable(rep *sim.Report, all bool) (templates.DataTable, int) {
@@ -142,7 +222,7 @@ func scaleInTable(rep *sim.Report) templates.DataTable {
 func summaryTable(rep *sim.Report) templates.DataTable {
 	t := templates.DataTable{Columns: []templates.Column{{Label: "Figure"}, {Label: "Value", Num: true}}}
 	add := func(label, value string) { t.Rows = append(t.Rows, []string{label, value}) }
-	count := func(n int64, unit string) string { return formatNumber(float64(n)) + " " + unit }
+	count := countOf
 	sm := rep.Summary
 	add("Requests", count(sm.Requests.Total, "requests"))
 	add("Completed", count(sm.Requests.Completed, "requests"))
@@ -171,7 +251,7 @@ func summaryTable(rep *sim.Report) templates.DataTable {
 	add("Hints", count(k.Hints, "hints"))
 	add("Pulls staged", count(k.Staged, "pulls"))
 	add("Pulls success", count(k.Success, "pulls"))
-	add("Pulls partial", count(k.Partial, "pulls"))
+	add("Pulls partial ("+partialShort+")", count(k.Partial, "pulls"))
 	add("Hints miss", count(k.Miss, "hints"))
 	add("Hints not needed", count(k.NotNeeded, "hints"))
 	add("Rejected: source draining", count(k.RejectedDraining, "hints"))

@@ -4,7 +4,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strconv"
+	"strings"
 
 	"github.com/scalein-planner/scalein/sim"
 	"github.com/scalein-planner/scalein/store"
@@ -25,14 +27,43 @@ func pageParam(r *http.Request) int {
 	return min(n, 1_000_000)
 }
 
-// handleRuns is GET /runs, newest first.
+// handleRuns is GET /runs, newest first. ?q= filters by name; ?with=ID turns the list into the
+// "compare with…" choice for that run.
 func (s *Server) handleRuns(w http.ResponseWriter, r *http.Request) error {
+	return s.renderRuns(w, r, http.StatusOK, "")
+}
+
+// runsWithError shows the runs list again with a message (a "Compare selected" without exactly
+// two runs ticked).
+func (s *Server) runsWithError(w http.ResponseWriter, r *http.Request, msg string) error {
+	return s.renderRuns(w, r, http.StatusUnprocessableEntity, msg)
+}
+
+func (s *Server) renderRuns(w http.ResponseWriter, r *http.Request, status int, errMsg string) error {
 	page := pageParam(r)
-	runs, total, err := s.store.ListRuns(r.Context(), runsPerPage, (page-1)*runsPerPage)
+	q := r.URL.Query()
+	query := strings.TrimSpace(q.Get("q"))
+	if len(query) > 200 {
+		return badRequest("the name filter is longer than 200 characters; shorten it")
+	}
+	with := q.Get("with")
+	p := templates.RunsPage{Page: s.pageInfo("Runs", "runs"), PageNum: page, Query: query, Error: errMsg}
+	if with != "" {
+		if !runIDPattern.MatchString(with) {
+			return notFound("no run has this id; run ids are 16 characters of a–z and 2–7")
+		}
+		base, err := s.store.GetRunStatus(r.Context(), with)
+		if err != nil {
+			return err
+		}
+		p.With, p.WithName = base.ID, base.Name
+		p.Page.Title = "Compare " + base.Name + " with…"
+	}
+	runs, total, err := s.store.SearchRuns(r.Context(), query, runsPerPage, (page-1)*runsPerPage)
 	if err != nil {
 		return err
 	}
-	p := templates.RunsPage{Page: s.pageInfo("Runs", "runs"), Total: total, PageNum: page}
+	p.Total = total
 	for _, run := range runs {
 		p.Runs = append(p.Runs, templates.RunLink{ID: run.ID, Name: run.Name, Status: run.Status,
 			Created: formatTime(run.CreatedAt), Figures: listFigures(run)})
@@ -41,16 +72,27 @@ func (s *Server) handleRuns(w http.ResponseWriter, r *http.Request) error {
 		p.FromItem = (page-1)*runsPerPage + 1
 		p.ToItem = p.FromItem + len(runs) - 1
 	}
+	link := func(n int) string {
+		v := url.Values{}
+		if query != "" {
+			v.Set("q", query)
+		}
+		if with != "" {
+			v.Set("with", with)
+		}
+		v.Set("page", strconv.Itoa(n))
+		return "/runs?" + v.Encode()
+	}
 	if page > 1 {
-		p.PrevURL = fmt.Sprintf("/runs?page=%d", page-1)
+		p.PrevURL = link(page - 1)
 	}
 	if page*runsPerPage < total {
-		p.NextURL = fmt.Sprintf("/runs?page=%d", page+1)
+		p.NextURL = link(page + 1)
 	}
 	if total > 0 && len(runs) == 0 {
 		return notFound(fmt.Sprintf("there is no page %d of runs; the list has %d runs", page, total))
 	}
-	return s.render(w, r, http.StatusOK, templates.RunsView(p))
+	return s.render(w, r, status, templates.RunsView(p))
 }
 
 // listFigures picks the list's columns from a run's stored headline.

@@ -59,6 +59,7 @@ type Server struct {
 	store   *store.Store
 	queue   *runQueue
 	assets  *assetTable
+	pages   *pageCache
 	handler http.Handler
 	run     runFunc
 	now     func() time.Time
@@ -127,6 +128,7 @@ func New(cfg Config) (*Server, error) {
 		store:  cfg.Store,
 		queue:  newRunQueue(cfg.QueueSize),
 		assets: assets,
+		pages:  newPageCache(),
 		run:    sim.Run,
 		now:    time.Now,
 		budget: newMemoryBudget(cfg.MaxTotalMemory),

@@ -39,18 +39,27 @@
 
   // Schedule editor: rows are numbered scale_in[0], scale_in[1], … so that validation errors
   // (which name paths like scale_in[1].count) land beside their field; renumber after edits.
+  // Every attribute that carries a row's field name (name, id, for, the ids of its error and
+  // help, aria-describedby, data-testid) follows.
+  var rowAttrs = ["name", "id", "for", "aria-describedby", "data-testid"];
+  var rowIndex = /scale_in\[\d+\]/g;
+
   function renumber(container) {
     var rows = container.querySelectorAll("[data-schedule-row]");
     rows.forEach(function (row, i) {
-      row.querySelectorAll("[name^='scale_in[']").forEach(function (input) {
-        input.name = input.name.replace(/^scale_in\[\d+\]/, "scale_in[" + i + "]");
-        if (input.id) {
-          input.id = input.id.replace(/^scale_in\[\d+\]/, "scale_in[" + i + "]");
-        }
+      var name = "scale_in[" + i + "]";
+      [row].concat(Array.prototype.slice.call(row.querySelectorAll("*"))).forEach(function (el) {
+        rowAttrs.forEach(function (attr) {
+          var v = el.getAttribute(attr);
+          if (v && v.indexOf("scale_in[") >= 0) {
+            el.setAttribute(attr, v.replace(rowIndex, name));
+          }
+        });
       });
-      row.querySelectorAll("label[for^='scale_in[']").forEach(function (label) {
-        label.htmlFor = label.htmlFor.replace(/^scale_in\[\d+\]/, "scale_in[" + i + "]");
-      });
+      var remove = row.querySelector("[data-remove-row]");
+      if (remove) {
+        remove.value = "remove_row:" + i;
+      }
       var title = row.querySelector("[data-row-title]");
       if (title) {
         title.textContent = "Action " + (i + 1);
@@ -97,6 +106,17 @@
         fresh.querySelectorAll(".has-error").forEach(function (e) {
           e.classList.remove("has-error");
         });
+        fresh.querySelectorAll("[aria-invalid]").forEach(function (e) {
+          e.removeAttribute("aria-invalid");
+          var ids = (e.getAttribute("aria-describedby") || "").split(" ").filter(function (id) {
+            return id && id.indexOf("error-") !== 0;
+          });
+          if (ids.length) {
+            e.setAttribute("aria-describedby", ids.join(" "));
+          } else {
+            e.removeAttribute("aria-describedby");
+          }
+        });
         var list = container.querySelector("[data-schedule-rows]") || container;
         list.appendChild(fresh);
         renumber(container);
@@ -104,11 +124,11 @@
     });
   }
 
-  // Workload choice: show only the fieldset of the chosen workload type. Without JavaScript all
-  // three stay visible and the server ignores the ones not chosen.
+  // Workload choice: show only the fieldset of the type the [data-workload-type] select chooses.
+  // Without JavaScript all three stay visible and the server ignores the ones not chosen.
   function setupWorkload(select) {
     function sync() {
-      document.querySelectorAll("[data-workload]").forEach(function (fs) {
+      document.querySelectorAll("fieldset[data-workload]").forEach(function (fs) {
         fs.hidden = fs.getAttribute("data-workload") !== select.value;
       });
     }
@@ -116,12 +136,40 @@
     sync();
   }
 
+  // Error summary: it takes the focus when the page loads (a screen reader announces it, and
+  // Tab goes on into its links); a link moves the focus into its field, not only the view.
+  function setupErrorSummary(summary) {
+    summary.addEventListener("click", function (ev) {
+      var link = ev.target.closest("a[data-error-link]");
+      if (!link) {
+        return;
+      }
+      var id = decodeURIComponent(link.getAttribute("href").slice(1));
+      var target = document.getElementById(id);
+      if (!target) {
+        return;
+      }
+      ev.preventDefault();
+      var fieldset = target.closest("fieldset[hidden]");
+      if (fieldset) {
+        fieldset.hidden = false;
+      }
+      target.scrollIntoView({ block: "center" });
+      target.focus({ preventScroll: true });
+    });
+    summary.focus();
+  }
+
   document.addEventListener("DOMContentLoaded", function () {
     document.querySelectorAll("[data-run-events]").forEach(followRun);
     document.querySelectorAll("[data-schedule]").forEach(setupSchedule);
-    var wl = document.querySelector("[data-workload-type]");
+    var wl = document.querySelector("select[data-workload-type]");
     if (wl) {
       setupWorkload(wl);
+    }
+    var summary = document.querySelector("[data-error-summary]");
+    if (summary) {
+      setupErrorSummary(summary);
     }
   });
 })();

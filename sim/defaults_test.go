@@ -1,0 +1,38 @@
+package sim
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestDefaultScenario pins a sample of the defaults of SPEC §3.14 as DefaultScenario reports
+// them, and checks that it is the scenario of the smallest document.
+func TestDefaultScenario(t *testing.T) {
+	s := DefaultScenario()
+	assert.Equal(t, DefaultScenarioName, s.Name)
+	assert.Equal(t, int64(42), s.Seed)
+	assert.Equal(t, 16, s.Fleet.Workers)
+	assert.Equal(t, 4096, s.Fleet.GPUBlocks)
+	assert.Equal(t, 16384, s.Fleet.HostBlocks)
+	assert.Equal(t, 0.05, s.Fleet.Timing.DecodeMSPerSeq)
+	assert.Equal(t, 50.0, s.KVCR.BandwidthGBps)
+	assert.True(t, s.KVCR.RejectDrainingSources)
+	assert.Equal(t, PolicyKVAware, s.Router.Policy)
+	assert.Equal(t, 0.75, s.Router.HostHitWeight)
+	assert.Empty(t, s.ScaleIn)
+	require.NotNil(t, s.Workload.Sessions)
+	assert.Equal(t, WorkloadSessions, s.Workload.Type)
+	assert.Equal(t, 100, s.Workload.Sessions.Count)
+	assert.Equal(t, 5000.0, s.Workload.Sessions.ThinkTimeMS)
+
+	again, err := Parse([]byte(`{"workload": {"type": "sessions", "sessions": {}}, "scale_in": []}`), ParseEnv{})
+	require.NoError(t, err)
+	assert.Equal(t, again.ID(), s.ID(), "an explicitly empty sessions object and schedule are the defaults too")
+}
+
+func TestDefaultTrace(t *testing.T) {
+	tr := DefaultTrace()
+	assert.Equal(t, TraceSpec{TraceBlockTokens: 512, Speedup: 1}, tr)
+}

@@ -11,6 +11,7 @@ type Assets struct {
 	AppJS     string
 	ChartsJS  string
 	EChartsJS string
+	WhatIfJS  string // sweep and plan pages
 }
 
 // Page is what the layout needs to know about any page.

@@ -62,6 +62,7 @@ func (t *assetTable) templ() templates.Assets {
 		AppJS:     t.url("js/app.js"),
 		ChartsJS:  t.url("js/charts.js"),
 		EChartsJS: t.url("vendor/echarts/echarts.min.js"),
+		WhatIfJS:  t.url("js/whatif.js"),
 	}
 }
 

@@ -71,6 +71,7 @@ func (s *Server) routes() http.Handler {
 		r.Post("/cancel", s.page(s.handleCancel))
 	})
 	r.Get("/compare", s.page(s.handleCompare))
+	s.whatIfRoutes(r, createLimit)
 	r.Get("/traces", s.page(s.handleTraces))
 	r.Post("/traces", s.page(s.handleUploadTrace))
 
@@ -83,6 +84,7 @@ func (s *Server) routes() http.Handler {
 		r.With(createLimit).Post("/pairs", s.api(s.apiCreatePair))
 		r.Get("/runs", s.api(s.apiListRuns))
 		r.With(s.requireRunID(true)).Get("/runs/{id}", s.api(s.apiGetRun))
+		s.whatIfAPIRoutes(r, createLimit)
 	})
 
 	protect := http.NewCrossOriginProtection()

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/scalein-planner/scalein/sim"
+	"github.com/scalein-planner/scalein/sim/whatif"
 	"github.com/scalein-planner/scalein/store"
 )
 
@@ -40,6 +41,9 @@ type Config struct {
 	MaxAttempts int
 	// BigBodies is how many request bodies above 1 MiB are parsed at once (default 2).
 	BigBodies int
+	// MaxSweepPoints bounds a sweep (default 256); MaxPlanRuns bounds a plan's runs (default 64).
+	MaxSweepPoints int
+	MaxPlanRuns    int
 }
 
 const (
@@ -77,6 +81,10 @@ type Server struct {
 	mu      sync.Mutex
 	started bool
 	stopped bool
+
+	// planCancels stops the plans running in this process; plansRunning waits for them.
+	planCancels  map[string]context.CancelCauseFunc
+	plansRunning sync.WaitGroup
 }
 
 // New checks the configuration and builds the server. It does not start running work: call
@@ -117,6 +125,12 @@ func New(cfg Config) (*Server, error) {
 	if cfg.BigBodies <= 0 {
 		cfg.BigBodies = defaultBigBodies
 	}
+	if cfg.MaxSweepPoints <= 0 {
+		cfg.MaxSweepPoints = whatif.DefaultMaxPoints
+	}
+	if cfg.MaxPlanRuns <= 0 {
+		cfg.MaxPlanRuns = whatif.DefaultMaxPlanRuns
+	}
 	assets, err := newAssetTable()
 	if err != nil {
 		return nil, fmt.Errorf("web: static assets: %w", err)
@@ -138,6 +152,8 @@ func New(cfg Config) (*Server, error) {
 		liveHeapBytes: liveHeapBytes,
 		runsCtx:       runsCtx,
 		stopRuns:      stopRuns,
+
+		planCancels: map[string]context.CancelCauseFunc{},
 	}
 	s.handler = s.routes()
 	return s, nil
@@ -178,6 +194,9 @@ func (s *Server) Start(ctx context.Context) error {
 		go s.worker()
 	}
 	s.workers.Go(func() { s.watchMemory(s.runsCtx) })
+	if err := s.resumePlans(ctx); err != nil {
+		return fmt.Errorf("web: start: resume plans: %w", err)
+	}
 	return nil
 }
 
@@ -192,6 +211,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	done := make(chan struct{})
 	go func() {
 		s.workers.Wait()
+		s.plansRunning.Wait()
 		close(done)
 	}()
 	select {

@@ -20,6 +20,12 @@ type submitted struct {
 // queue refuses the whole submission before anything is written. An identical scenario reuses
 // its run (the id is content-addressed); one that failed or was cancelled is queued again.
 func (s *Server) submit(ctx context.Context, scenarios ...*sim.Scenario) ([]submitted, error) {
+	// Every way in (form, API, pairs, sweeps, plans) meets the per-run memory budget here.
+	for _, sc := range scenarios {
+		if err := s.admit(sc); err != nil {
+			return nil, err
+		}
+	}
 	need := 0
 	for _, sc := range scenarios {
 		existing, err := s.store.GetRunStatus(ctx, sc.ID())

@@ -37,6 +37,8 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	maxRunMemory := fs.String("max-run-memory", "", fmt.Sprintf("refuse scenarios whose memory estimate exceeds this, and stop a run whose heap grows past it (default a quarter of the machine's memory: %s)", sim.FormatBytes(perRun)))
 	maxTotalMemory := fs.String("max-total-memory", "", fmt.Sprintf("start queued runs only while the estimates of the running ones fit this (default half the machine's memory: %s)", sim.FormatBytes(total)))
 	maxAttempts := fs.Int("max-attempts", web.DefaultMaxAttempts, "start a run at most this many times; a run interrupted by the process dying after that many starts is failed")
+	maxSweepPoints := fs.Int("max-sweep-points", 0, "points a sweep may have (default 256)")
+	maxPlanRuns := fs.Int("max-plan-runs", 0, "runs a plan may simulate (default 64)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
@@ -71,7 +73,8 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	defer st.Close()
 
 	srv, err := web.New(web.Config{Store: st, Logger: logger, Workers: *workers, QueueSize: *queue,
-		MaxRunMemory: runBudget, MaxTotalMemory: total, MaxAttempts: *maxAttempts})
+		MaxRunMemory: runBudget, MaxTotalMemory: total, MaxAttempts: *maxAttempts,
+		MaxSweepPoints: *maxSweepPoints, MaxPlanRuns: *maxPlanRuns})
 	if err != nil {
 		fmt.Fprintf(stderr, "scalein serve: %v\n", err)
 		return 1

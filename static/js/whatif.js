@@ -1,0 +1,237 @@
+// whatif.js draws a sweep's chart and keeps its table current from GET /api/v1/sweeps/{id}
+// while it runs, and reloads a plan's page when the plan ends. No inline scripts: the page
+// passes everything through data-* attributes (strict CSP).
+(function () {
+  'use strict';
+
+  var finalStatuses = { done: true, failed: true, cancelled: true };
+
+  function $(id) { return document.getElementById(id); }
+
+  function figure(point, key) {
+    var figs = point.headline || [];
+    for (var i = 0; i < figs.length; i++) {
+      if (figs[i].key === key) { return figs[i].value; }
+    }
+    return null;
+  }
+
+  function text(v) {
+    if (v === null || v === undefined) { return '—'; }
+    if (typeof v === 'number') { return (Math.round(v * 1000) / 1000).toLocaleString('en-US'); }
+    return String(v);
+  }
+
+  function meetsLimits(point) {
+    if (point.status !== 'done') { return false; }
+    var lim = parseFloat(($('sweep-limit-ttft') || {}).value);
+    if (!isNaN(lim)) {
+      var t = figure(point, 'ttft_p99_ms');
+      if (t === null || t > lim) { return false; }
+    }
+    if (($('sweep-limit-killed') || {}).checked) {
+      var k = figure(point, 'requests_killed');
+      if (k === null || k > 0) { return false; }
+    }
+    return true;
+  }
+
+  function numericAxes(sweep) {
+    var out = [];
+    sweep.axes.forEach(function (ax, i) {
+      if (ax.values.every(function (v) { return typeof v === 'number'; })) { out.push(i); }
+    });
+    return out;
+  }
+
+  function lineOption(sweep, key, xi) {
+    var groups = {}; var order = [];
+    sweep.points.forEach(function (p) {
+      var name = sweep.axes.map(function (ax, i) { return i === xi ? null : ax.path + '=' + text(p.values[i]); })
+        .filter(Boolean).join(', ') || sweep.axes[xi].path;
+      if (!groups[name]) { groups[name] = []; order.push(name); }
+      var y = figure(p, key);
+      var ok = meetsLimits(p);
+      groups[name].push({ value: [p.values[xi], y], runId: p.run_id,
+        symbol: ok ? 'circle' : 'emptyCircle', symbolSize: ok ? 10 : 7 });
+    });
+    var numeric = typeof sweep.axes[xi].values[0] === 'number';
+    return {
+      animation: false,
+      legend: { top: 4, type: 'scroll' },
+      grid: { top: 44, bottom: 48, left: 72, right: 28 },
+      tooltip: { trigger: 'item' },
+      xAxis: { type: numeric ? 'value' : 'category', name: sweep.axes[xi].path, nameLocation: 'middle', nameGap: 28, scale: true,
+        data: numeric ? undefined : sweep.axes[xi].values.map(text) },
+      yAxis: { type: 'value', name: key, scale: true },
+      series: order.map(function (name) {
+        return { name: name, type: 'line', data: groups[name], connectNulls: false };
+      })
+    };
+  }
+
+  function heatmapOption(sweep, key, xi, yi) {
+    var xs = sweep.axes[xi].values; var ys = sweep.axes[yi].values;
+    var data = []; var min = Infinity; var max = -Infinity;
+    sweep.points.forEach(function (p) {
+      for (var i = 0; i < sweep.axes.length; i++) {
+        if (i !== xi && i !== yi && p.values[i] !== sweep.axes[i].values[0]) { return; } // other axes at their first value
+      }
+      var v = figure(p, key);
+      if (v !== null) { min = Math.min(min, v); max = Math.max(max, v); }
+      data.push({ value: [xs.indexOf(p.values[xi]), ys.indexOf(p.values[yi]), v], runId: p.run_id,
+        itemStyle: { opacity: meetsLimits(p) ? 1 : 0.3 } });
+    });
+    if (min === Infinity) { min = 0; max = 1; }
+    return {
+      animation: false,
+      grid: { top: 24, bottom: 80, left: 90, right: 28 },
+      tooltip: { trigger: 'item' },
+      xAxis: { type: 'category', data: xs.map(text), name: sweep.axes[xi].path, nameLocation: 'middle', nameGap: 28 },
+      yAxis: { type: 'category', data: ys.map(text), name: sweep.axes[yi].path },
+      visualMap: { min: min, max: max, calculable: true, orient: 'horizontal', left: 'center', bottom: 4 },
+      series: [{ name: key, type: 'heatmap', data: data, label: { show: true } }]
+    };
+  }
+
+  function drawChart(sweep) {
+    var el = $('sweep-chart');
+    if (!el || typeof echarts === 'undefined') { return; }
+    var key = $('sweep-outcome').value;
+    var nums = numericAxes(sweep);
+    var xSel = $('sweep-x');
+    var xi = xSel && xSel.value !== '' ? parseInt(xSel.value, 10) : (nums.length ? nums[0] : 0);
+    var option;
+    if ($('sweep-view').value === 'heatmap' && nums.length >= 2) {
+      var yi = nums[0] === xi ? nums[1] : nums[0];
+      option = heatmapOption(sweep, key, xi, yi);
+    } else {
+      option = lineOption(sweep, key, xi);
+    }
+    var chart = echarts.getInstanceByDom(el) || echarts.init(el, null, { renderer: 'canvas' });
+    chart.setOption(option, true);
+    el.setAttribute('data-chart-ready', 'true');
+    el.setAttribute('data-points-drawn', String(sweep.points.filter(function (p) { return figure(p, key) !== null; }).length));
+  }
+
+  function cell(content, cls) {
+    var td = document.createElement('td');
+    if (cls) { td.className = cls; }
+    if (content instanceof Node) { td.appendChild(content); } else { td.textContent = content; }
+    return td;
+  }
+
+  function drawTable(sweep, columns) {
+    var body = $('sweep-rows');
+    if (!body) { return; }
+    var checked = {};
+    Array.prototype.forEach.call(body.querySelectorAll('.sweep-pick:checked'), function (c) { checked[c.value] = true; });
+    body.textContent = '';
+    sweep.points.forEach(function (p) {
+      var tr = document.createElement('tr');
+      tr.setAttribute('data-testid', 'sweep-row');
+      if (meetsLimits(p)) { tr.className = 'meets-limits'; }
+      var box = document.createElement('input');
+      box.type = 'checkbox'; box.className = 'sweep-pick'; box.value = p.run_id; box.checked = !!checked[p.run_id];
+      box.setAttribute('aria-label', 'compare this point');
+      tr.appendChild(cell(box));
+      p.values.forEach(function (v) { tr.appendChild(cell(text(v))); });
+      var badge = document.createElement('span');
+      badge.className = 'status status-' + p.status; badge.setAttribute('data-testid', 'status'); badge.textContent = p.status;
+      tr.appendChild(cell(badge));
+      columns.forEach(function (k) { tr.appendChild(cell(text(figure(p, k)), 'num')); });
+      var a = document.createElement('a');
+      a.href = p.url; a.textContent = p.run_id;
+      tr.appendChild(cell(a));
+      body.appendChild(tr);
+    });
+    updateCompare();
+  }
+
+  var picks = [];
+  function updateCompare() {
+    var link = $('sweep-compare');
+    if (!link) { return; }
+    var boxes = document.querySelectorAll('.sweep-pick:checked');
+    var ids = Array.prototype.map.call(boxes, function (b) { return b.value; });
+    picks = picks.filter(function (id) { return ids.indexOf(id) >= 0; });
+    ids.forEach(function (id) { if (picks.indexOf(id) < 0) { picks.push(id); } });
+    while (picks.length > 2) {
+      var drop = picks.shift();
+      Array.prototype.forEach.call(boxes, function (b) { if (b.value === drop) { b.checked = false; } });
+    }
+    if (picks.length === 2) {
+      link.href = '/compare?a=' + encodeURIComponent(picks[0]) + '&b=' + encodeURIComponent(picks[1]);
+      link.setAttribute('aria-disabled', 'false');
+    } else {
+      link.removeAttribute('href');
+      link.setAttribute('aria-disabled', 'true');
+    }
+  }
+
+  function initSweep(root) {
+    var api = root.getAttribute('data-sweep-api');
+    var columns = (root.getAttribute('data-columns') || '').split(',').filter(Boolean);
+    var sweep = null;
+    var redraw = function () { if (sweep) { drawChart(sweep); drawTable(sweep, columns); } };
+    ['sweep-outcome', 'sweep-x', 'sweep-view', 'sweep-limit-ttft', 'sweep-limit-killed'].forEach(function (id) {
+      var el = $(id);
+      if (el) { el.addEventListener('change', redraw); el.addEventListener('input', redraw); }
+    });
+    $('sweep-rows').addEventListener('change', function (e) {
+      if (e.target && e.target.classList.contains('sweep-pick')) { updateCompare(); }
+    });
+    function poll() {
+      fetch(api, { headers: { Accept: 'application/json' } }).then(function (r) {
+        if (!r.ok) { throw new Error('HTTP ' + r.status); }
+        return r.json();
+      }).then(function (data) {
+        sweep = data;
+        var done = data.points.filter(function (p) { return p.status === 'done'; }).length;
+        var prog = document.querySelector('[data-testid="sweep-progress"]');
+        if (prog) { prog.textContent = done + ' of ' + data.points.length + ' points done'; }
+        var badge = document.querySelector('.meta [data-testid="status"]');
+        if (badge) { badge.textContent = data.status; badge.className = 'status status-' + data.status; }
+        root.setAttribute('data-status', data.status);
+        redraw();
+        if (!finalStatuses[data.status]) { setTimeout(poll, 1000); }
+      }).catch(function (err) {
+        console.error('whatif.js: ' + err.message);
+        setTimeout(poll, 3000);
+      });
+    }
+    poll();
+    window.addEventListener('resize', function () {
+      var chart = echarts.getInstanceByDom($('sweep-chart'));
+      if (chart) { chart.resize(); }
+    });
+  }
+
+  function initPlan(root) {
+    if (root.getAttribute('data-final') === 'true') { return; }
+    var api = root.getAttribute('data-plan-api');
+    function poll() {
+      fetch(api, { headers: { Accept: 'application/json' } }).then(function (r) { return r.json(); }).then(function (data) {
+        if (finalStatuses[data.status]) { window.location.reload(); return; }
+        var prog = document.querySelector('[data-testid="plan-progress"]');
+        if (prog) { prog.textContent = 'Simulating candidates: ' + data.submitted.length + ' submitted so far, ' +
+          data.submitted.filter(function (s) { return s.status === 'done'; }).length + ' done.'; }
+        setTimeout(poll, 1500);
+      }).catch(function () { setTimeout(poll, 3000); });
+    }
+    poll();
+  }
+
+  function init() {
+    var sweep = $('sweep');
+    if (sweep) { initSweep(sweep); }
+    var plan = $('plan');
+    if (plan) { initPlan(plan); }
+  }
+
+  if (document.readyState === 'loading') {
+    document.addEventListener('DOMContentLoaded', init);
+  } else {
+    init();
+  }
+})();

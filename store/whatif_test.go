@@ -1,0 +1,130 @@
+package store_test
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/scalein-planner/scalein/store"
+)
+
+func TestSweeps(t *testing.T) {
+	ctx := context.Background()
+	s := mustOpen(t)
+	for _, id := range []string{"run-a", "run-b"} {
+		_, _, err := s.CreateRun(ctx, id, id, []byte(`{}`), t0)
+		require.NoError(t, err)
+	}
+	sw := store.Sweep{ID: "sw1", Name: "bandwidth", ScenarioJSON: []byte(`{"a":1}`), AxesJSON: []byte(`[{"path":"x","values":[1,2]}]`)}
+	points := []store.SweepPoint{{ValuesJSON: []byte(`[1]`), RunID: "run-a"}, {ValuesJSON: []byte(`[2]`), RunID: "run-b"}}
+
+	t.Run("OK", func(t *testing.T) {
+		created, err := s.CreateSweep(ctx, sw, points, t0)
+		require.NoError(t, err)
+		assert.True(t, created)
+		got, pts, err := s.GetSweep(ctx, "sw1")
+		require.NoError(t, err)
+		assert.Equal(t, "bandwidth", got.Name)
+		assert.False(t, got.Cancelled)
+		require.Len(t, pts, 2)
+		assert.Equal(t, 1, pts[1].Index)
+		assert.Equal(t, "run-b", pts[1].RunID)
+		assert.Equal(t, `[2]`, string(pts[1].ValuesJSON))
+		assert.Equal(t, store.StatusQueued, pts[0].Status)
+	})
+	t.Run("CancelThenResume", func(t *testing.T) {
+		require.NoError(t, s.CancelSweep(ctx, "sw1"))
+		got, _, err := s.GetSweep(ctx, "sw1")
+		require.NoError(t, err)
+		assert.True(t, got.Cancelled)
+		created, err := s.CreateSweep(ctx, sw, points, t0)
+		require.NoError(t, err)
+		assert.False(t, created, "the same sweep again is the existing one")
+		got, _, err = s.GetSweep(ctx, "sw1")
+		require.NoError(t, err)
+		assert.False(t, got.Cancelled, "asking again resumes it")
+	})
+	t.Run("ErrNotFound", func(t *testing.T) {
+		_, _, err := s.GetSweep(ctx, "nope")
+		assert.ErrorIs(t, err, store.ErrNotFound)
+		assert.ErrorIs(t, s.CancelSweep(ctx, "nope"), store.ErrNotFound)
+	})
+	t.Run("ErrUnknownRun", func(t *testing.T) {
+		bad := sw
+		bad.ID = "sw2"
+		_, err := s.CreateSweep(ctx, bad, []store.SweepPoint{{ValuesJSON: []byte(`[1]`), RunID: "missing"}}, t0)
+		require.Error(t, err, "a point must name a stored run")
+		_, _, err = s.GetSweep(ctx, "sw2")
+		assert.ErrorIs(t, err, store.ErrNotFound, "nothing of a failed sweep is stored")
+	})
+	t.Run("ErrInvalid", func(t *testing.T) {
+		_, err := s.CreateSweep(ctx, store.Sweep{ID: "x"}, nil, t0)
+		assert.ErrorIs(t, err, store.ErrInvalid)
+	})
+}
+
+func TestPlans(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "plans.db")
+	s := mustOpenAt(t, path)
+	p := store.Plan{ID: "pl1", Name: "drain 4", ScenarioJSON: []byte(`{}`), RequestJSON: []byte(`{"goal":{}}`)}
+	plan, created, err := s.CreatePlan(ctx, p, t0)
+	require.NoError(t, err)
+	assert.True(t, created)
+	assert.Equal(t, store.StatusQueued, plan.Status)
+
+	_, created, err = s.CreatePlan(ctx, p, t0)
+	require.NoError(t, err)
+	assert.False(t, created)
+
+	for _, id := range []string{"r1", "r2"} {
+		_, _, err := s.CreateRun(ctx, id, id, []byte(`{}`), t0)
+		require.NoError(t, err)
+	}
+	require.NoError(t, s.SetPlanStatus(ctx, "pl1", store.StatusRunning, "", nil, t0))
+	require.NoError(t, s.AddPlanPoints(ctx, "pl1", []string{"one", "two"}, []string{"r1", "r2"}))
+	require.NoError(t, s.AddPlanPoints(ctx, "pl1", []string{"one again"}, []string{"r1"}))
+	_, pts, err := s.GetPlan(ctx, "pl1")
+	require.NoError(t, err)
+	require.Len(t, pts, 2, "a run listed twice is kept once")
+	assert.Equal(t, "two", pts[1].Label)
+	assert.Equal(t, store.StatusQueued, pts[1].Status)
+
+	// A crash leaves it running; a new process finds it.
+	require.NoError(t, s.Close())
+	s = mustOpenAt(t, path)
+	unfinished, err := s.UnfinishedPlans(ctx)
+	require.NoError(t, err)
+	require.Len(t, unfinished, 1)
+	assert.Equal(t, "pl1", unfinished[0].ID)
+
+	later := t0.Add(time.Minute)
+	require.NoError(t, s.SetPlanStatus(ctx, "pl1", store.StatusDone, "", []byte(`{"candidates":[]}`), later))
+	got, _, err := s.GetPlan(ctx, "pl1")
+	require.NoError(t, err)
+	assert.Equal(t, store.StatusDone, got.Status)
+	assert.Equal(t, `{"candidates":[]}`, string(got.ResultJSON))
+	assert.True(t, got.FinishedAt.Equal(later))
+	unfinished, err = s.UnfinishedPlans(ctx)
+	require.NoError(t, err)
+	assert.Empty(t, unfinished)
+
+	// A cancelled plan asked again is queued again.
+	require.NoError(t, s.SetPlanStatus(ctx, "pl1", store.StatusCancelled, "cancelled by a user", nil, later))
+	plan, created, err = s.CreatePlan(ctx, p, t0)
+	require.NoError(t, err)
+	assert.True(t, created)
+	assert.Equal(t, store.StatusQueued, plan.Status)
+
+	assert.ErrorIs(t, s.SetPlanStatus(ctx, "pl1", "odd", "", nil, t0), store.ErrInvalid)
+	assert.ErrorIs(t, s.SetPlanStatus(ctx, "nope", store.StatusDone, "", nil, t0), store.ErrNotFound)
+	_, _, err = s.GetPlan(ctx, "nope")
+	assert.ErrorIs(t, err, store.ErrNotFound)
+	assert.ErrorIs(t, s.AddPlanPoints(ctx, "pl1", []string{"a"}, nil), store.ErrInvalid)
+	_, _, err = s.CreatePlan(ctx, store.Plan{ID: "x"}, t0)
+	assert.ErrorIs(t, err, store.ErrInvalid)
+}

@@ -1,0 +1,89 @@
+package templates
+
+// SweepAxisView is one axis of a sweep as the page shows it.
+type SweepAxisView struct {
+	Path    string
+	Numeric bool
+	Values  string // "5, 10, 40"
+}
+
+// SweepPointRow is one point in the table (the JS refreshes the table while the sweep runs).
+type SweepPointRow struct {
+	Values  []string
+	RunID   string
+	Status  string
+	Figures []string
+}
+
+// SweepPage is a sweep's permalink.
+type SweepPage struct {
+	Page       Page
+	ID         string
+	Name       string
+	Status     string
+	Done       int
+	Total      int
+	Final      bool
+	APIURL     string
+	CSVURL     string
+	Axes       []SweepAxisView
+	Figures    []Option // the outcome keys the chart and table offer
+	Columns    []string // labels of the figures the table shows
+	ColumnKeys string   // their keys, comma-separated, for whatif.js
+	Rows       []SweepPointRow
+}
+
+// PlanCandidateRow is one ranked candidate.
+type PlanCandidateRow struct {
+	Rank       int
+	Label      string
+	RunID      string
+	Status     string
+	Feasible   bool
+	Pareto     bool
+	Latest     string
+	TTFTP99    string
+	Killed     string
+	WorkerSecs string
+	Violations string
+}
+
+// PlanPage is a plan's permalink.
+type PlanPage struct {
+	Page           Page
+	ID             string
+	Name           string
+	Status         string
+	Error          string
+	Final          bool
+	APIURL         string
+	Goal           string
+	Constraints    string
+	Recommendation string
+	Reason         string
+	RecommendedID  string
+	RunnerUpID     string
+	Schedule       DataTable
+	Scatter        Chart
+	Candidates     []PlanCandidateRow
+	Submitted      []RunLink
+	Notes          []string
+	Runs, Reused   int
+}
+
+// WhatIfNewPage is the form that starts a sweep or a plan from a scenario's JSON.
+type WhatIfNewPage struct {
+	Page     Page
+	Kind     string // "sweep" or "plan"
+	Notice   string
+	Errors   []string
+	Scenario string
+	// Sweep: up to three axes, each a path and either a list or start/stop/step.
+	AxisPaths  []string
+	AxisLists  []string
+	AxisStarts []string
+	AxisStops  []string
+	AxisSteps  []string
+	// Plan.
+	Remove, StartMS, TTFTP99MS, MaxKilled, MaxRuns string
+}

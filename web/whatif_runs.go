@@ -1,0 +1,251 @@
+package web
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/base32"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/scalein-planner/scalein/sim"
+	"github.com/scalein-planner/scalein/sim/whatif"
+	"github.com/scalein-planner/scalein/store"
+)
+
+// Sweeps and plans submit ordinary runs through s.submit and follow them through the store, so
+// their points share the queue, the permalinks and the reuse of identical runs with every
+// other run.
+
+// lowerBase32 matches the alphabet of run ids, so every id in a URL has the same shape.
+var lowerBase32 = base32.NewEncoding("abcdefghijklmnopqrstuvwxyz234567").WithPadding(base32.NoPadding)
+
+// contentID is 16 characters of base32 of SHA-256 over the parts and the model version: the
+// same request gives the same id, and a new model version gives new ids.
+func contentID(kind string, parts ...[]byte) string {
+	h := sha256.New()
+	h.Write([]byte(kind))
+	for _, p := range parts {
+		fmt.Fprintf(h, "\x00%d\x00", len(p))
+		h.Write(p)
+	}
+	h.Write([]byte(sim.ModelVersion))
+	return lowerBase32.EncodeToString(h.Sum(nil))[:16]
+}
+
+// runPollInterval is how often a plan checks on the runs it waits for.
+const runPollInterval = 200 * time.Millisecond
+
+// queueFullRetry is how long a plan waits before submitting again when the queue is full.
+const queueFullRetry = time.Second
+
+// planRunner is the whatif.Runner of one plan on this server: it submits the candidates as
+// runs, records them as the plan's points, and waits until each has ended.
+type planRunner struct {
+	s      *Server
+	planID string
+}
+
+// planLabel is the candidate label a planner scenario's name carries after " — plan: ".
+func planLabel(name string) string {
+	if i := strings.LastIndex(name, " — plan: "); i >= 0 {
+		return name[i+len(" — plan: "):]
+	}
+	return name
+}
+
+func (p *planRunner) Run(ctx context.Context, scenarios []*sim.Scenario) ([]whatif.Outcome, error) {
+	var subs []submitted
+	for {
+		var err error
+		subs, err = p.s.submit(ctx, scenarios...)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, errQueueFull) {
+			return nil, err
+		}
+		select { // the queue is full of other work: wait for room rather than fail the plan
+		case <-ctx.Done():
+			return nil, context.Cause(ctx)
+		case <-time.After(queueFullRetry):
+		}
+	}
+	labels := make([]string, len(scenarios))
+	ids := make([]string, len(scenarios))
+	for i, sc := range scenarios {
+		labels[i], ids[i] = planLabel(sc.Name), subs[i].Run.ID
+	}
+	if err := p.s.store.AddPlanPoints(ctx, p.planID, labels, ids); err != nil {
+		return nil, err
+	}
+	out := make([]whatif.Outcome, len(scenarios))
+	for i, sub := range subs {
+		out[i].Reused = !sub.Created && sub.Run.Status == store.StatusDone
+	}
+	for i, id := range ids {
+		run, err := p.s.awaitRun(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		reused := out[i].Reused
+		out[i] = outcomeOf(run)
+		out[i].Reused = reused
+	}
+	return out, nil
+}
+
+// awaitRun polls the store until the run has ended and returns it with its report.
+func (s *Server) awaitRun(ctx context.Context, id string) (store.Run, error) {
+	for {
+		run, err := s.store.GetRunStatus(ctx, id)
+		if err != nil {
+			return store.Run{}, err
+		}
+		if isFinal(run.Status) {
+			return s.store.GetRun(ctx, id)
+		}
+		select {
+		case <-ctx.Done():
+			return store.Run{}, context.Cause(ctx)
+		case <-time.After(runPollInterval):
+		}
+	}
+}
+
+// outcomeOf reads what the planner needs from a finished run.
+func outcomeOf(run store.Run) whatif.Outcome {
+	o := whatif.Outcome{ScenarioID: run.ID, RunID: run.ID, Status: run.Status, Error: run.Error}
+	if run.Status != store.StatusDone {
+		return o
+	}
+	var rep struct {
+		Digest  string          `json:"digest"`
+		Workers []sim.WorkerRow `json:"workers"`
+	}
+	if err := json.Unmarshal(run.ReportJSON, &rep); err != nil {
+		return whatif.Outcome{ScenarioID: run.ID, RunID: run.ID, Status: store.StatusFailed, Error: "the stored report could not be read: " + err.Error()}
+	}
+	o.Digest, o.Workers = rep.Digest, rep.Workers
+	if err := json.Unmarshal(run.HeadlineJSON, &o.Headline); err != nil {
+		o.Headline = nil
+	}
+	return o
+}
+
+// planRequestDoc is what a plan stores as its request: the planner's request as given (before
+// defaults, so the defaults of a later version apply when it is resumed) and its name.
+type planRequestDoc struct {
+	whatif.Request
+}
+
+// startPlan runs the plan in the background unless it is already running in this process.
+func (s *Server) startPlan(id string) {
+	s.mu.Lock()
+	if s.stopped || s.planCancels[id] != nil {
+		s.mu.Unlock()
+		return
+	}
+	ctx, cancel := context.WithCancelCause(s.runsCtx)
+	s.planCancels[id] = cancel
+	s.plansRunning.Add(1)
+	s.mu.Unlock()
+	go func() {
+		defer s.plansRunning.Done()
+		defer func() {
+			s.mu.Lock()
+			delete(s.planCancels, id)
+			s.mu.Unlock()
+			cancel(nil)
+		}()
+		s.executePlan(ctx, id)
+	}()
+}
+
+// executePlan runs the planner for a stored plan and records its end. A plan stopped by the
+// server shutting down stays running in the store, and the next start resumes it (its finished
+// runs are reused).
+func (s *Server) executePlan(ctx context.Context, id string) {
+	end := func(status, msg string, result []byte) {
+		sctx, cancel := storeCtx()
+		defer cancel()
+		if err := s.store.SetPlanStatus(sctx, id, status, msg, result, s.now()); err != nil {
+			s.log.Error("recording a plan's state failed", "plan", id, "status", status, "err", err)
+		}
+	}
+	plan, _, err := s.store.GetPlan(ctx, id)
+	if err != nil {
+		s.log.Error("plan not started", "plan", id, "err", err)
+		return
+	}
+	end(store.StatusRunning, "", nil)
+	base, err := sim.Parse(plan.ScenarioJSON, sim.ParseEnv{Traces: s.store})
+	if err != nil {
+		end(store.StatusFailed, "the stored scenario is no longer valid: "+err.Error(), nil)
+		return
+	}
+	var req planRequestDoc
+	if err := json.Unmarshal(plan.RequestJSON, &req); err != nil {
+		end(store.StatusFailed, "the stored request could not be read: "+err.Error(), nil)
+		return
+	}
+	res, err := whatif.Plan(ctx, &planRunner{s: s, planID: id}, base, req.Request)
+	switch {
+	case errors.Is(context.Cause(ctx), errShuttingDown):
+		return // resumed at the next start
+	case errors.Is(context.Cause(ctx), errCancelledByUser):
+		end(store.StatusCancelled, "cancelled by a user", nil)
+		return
+	case err != nil:
+		end(store.StatusFailed, "the plan failed: "+err.Error(), nil)
+		return
+	}
+	body, err := json.Marshal(res)
+	if err != nil {
+		end(store.StatusFailed, "encoding the plan failed: "+err.Error(), nil)
+		return
+	}
+	end(store.StatusDone, "", body)
+	s.log.Info("plan done", "plan", id, "runs", res.Runs, "reused", res.Reused)
+}
+
+// resumePlans starts every plan a previous process left unfinished.
+func (s *Server) resumePlans(ctx context.Context) error {
+	plans, err := s.store.UnfinishedPlans(ctx)
+	if err != nil {
+		return err
+	}
+	for _, p := range plans {
+		s.startPlan(p.ID)
+	}
+	if len(plans) > 0 {
+		s.log.Info("plans resumed from a previous process", "count", len(plans))
+	}
+	return nil
+}
+
+// cancelRuns stops the runs that are still queued or running (a sweep's or plan's points).
+func (s *Server) cancelRuns(ctx context.Context, ids []string) error {
+	for _, id := range ids {
+		run, err := s.store.GetRunStatus(ctx, id)
+		if err != nil {
+			return err
+		}
+		switch run.Status {
+		case store.StatusQueued:
+			if err := s.store.EndRun(ctx, id, store.StatusCancelled, "cancelled by a user before it started", s.now()); err != nil && !errors.Is(err, store.ErrConflict) {
+				return err
+			}
+			s.queue.dropQueued(id)
+		case store.StatusRunning:
+			if !s.queue.cancelRunning(id) {
+				if err := s.store.EndRun(ctx, id, store.StatusCancelled, "cancelled by a user", s.now()); err != nil && !errors.Is(err, store.ErrConflict) {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,472 @@
+package web
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/scalein-planner/scalein/sim"
+	"github.com/scalein-planner/scalein/sim/whatif"
+	"github.com/scalein-planner/scalein/store"
+)
+
+// fourWorkers is the planner's hand-checked fleet (sim/whatif/testdata): workers 2 and 3 are
+// busy until 302 and 502 ms, 0 and 1 idle after 8 ms.
+func fourWorkers(t *testing.T, scaleIn string) string {
+	t.Helper()
+	data, err := os.ReadFile("../sim/whatif/testdata/four-workers.json")
+	require.NoError(t, err)
+	if scaleIn == "" {
+		return string(data)
+	}
+	return strings.Replace(string(data), `"workload"`, `"scale_in": `+scaleIn+`, "workload"`, 1)
+}
+
+func sweepBody(scenario, axes string) string {
+	return `{"scenario": ` + scenario + `, "axes": ` + axes + `}`
+}
+
+func createdID(t *testing.T, rec interface{ Result() *http.Response }, body []byte) string {
+	t.Helper()
+	var out struct {
+		ID     string `json:"id"`
+		URL    string `json:"url"`
+		Points int    `json:"points"`
+	}
+	require.NoError(t, json.Unmarshal(body, &out), string(body))
+	require.Len(t, out.ID, 16)
+	return out.ID
+}
+
+func waitSweep(t *testing.T, s *Server, id string, want ...string) apiSweep {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		sw, err := s.loadSweep(context.Background(), id)
+		require.NoError(t, err)
+		for _, w := range want {
+			if sw.Status == w {
+				return sw
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("sweep %s is %s, want %v: %+v", id, sw.Status, want, sw.Points)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func waitPlan(t *testing.T, s *Server, id string, want string) apiPlan {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		p, err := s.loadPlan(context.Background(), id)
+		require.NoError(t, err)
+		if p.Status == want {
+			return p
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("plan %s is %s (%s), want %s", id, p.Status, p.Error, want)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func TestAPISweep(t *testing.T) {
+	s := newTestServer(t, Config{Workers: 2}, true)
+	scenario := fourWorkers(t, `[{"at_ms": 100, "count": 2}]`)
+	axes := `[{"path": "kvcr.bandwidth_gbps", "values": [5, 40]}, {"path": "scale_in[0].select", "values": ["highest_id", "least_loaded"]}]`
+	rec := postJSON(t, s, "/api/v1/sweeps", sweepBody(scenario, axes))
+	require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
+	id := createdID(t, rec, rec.Body.Bytes())
+	assert.Contains(t, rec.Body.String(), `"points":4`)
+	assert.Contains(t, rec.Body.String(), `"url":"/sweeps/`+id+`"`)
+
+	sw := waitSweep(t, s, id, store.StatusDone)
+	require.Len(t, sw.Points, 4)
+	wantValues := [][]any{{json.Number("5"), "highest_id"}, {json.Number("5"), "least_loaded"}, {json.Number("40"), "highest_id"}, {json.Number("40"), "least_loaded"}}
+
+	// Each point is an ordinary run whose report equals a run of the point's own scenario.
+	base, err := sim.Parse([]byte(scenario), sim.ParseEnv{})
+	require.NoError(t, err)
+	var parsedAxes []whatif.Axis
+	require.NoError(t, decodeNumbers([]byte(axes), &parsedAxes))
+	points, err := whatif.Expand(base, parsedAxes, sim.ParseEnv{}, 0)
+	require.NoError(t, err)
+	for i, p := range sw.Points {
+		assert.Equal(t, wantValues[i], p.Values, "point %d in row-major order", i)
+		assert.Equal(t, points[i].Scenario.ID(), p.RunID, "point %d", i)
+		assert.Equal(t, store.StatusDone, p.Status)
+		run, err := s.store.GetRun(context.Background(), p.RunID)
+		require.NoError(t, err)
+		sc, err := sim.Parse(run.ScenarioJSON, sim.ParseEnv{})
+		require.NoError(t, err)
+		rep, err := sim.Run(context.Background(), sc, sim.RunOptions{})
+		require.NoError(t, err)
+		var stored sim.Report
+		require.NoError(t, json.Unmarshal(run.ReportJSON, &stored))
+		assert.Equal(t, rep.Digest, stored.Digest, "point %d", i)
+		var figs []sim.Figure
+		require.NoError(t, json.Unmarshal(p.Headline, &figs))
+		assert.Equal(t, sim.Headline(rep), figs)
+	}
+
+	// The same request is the same sweep, answered at once.
+	rec = postJSON(t, s, "/api/v1/sweeps", sweepBody(scenario, axes))
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	assert.Equal(t, id, createdID(t, rec, rec.Body.Bytes()))
+
+	rec = get(t, s, "/api/v1/sweeps/"+id)
+	require.Equal(t, http.StatusOK, rec.Code)
+	assert.Contains(t, rec.Body.String(), `"status":"done"`)
+	assert.Contains(t, rec.Body.String(), `"values":[5,"highest_id"]`)
+
+	rec = get(t, s, "/sweeps/"+id+"/sweep.csv")
+	require.Equal(t, http.StatusOK, rec.Code)
+	assert.Equal(t, "text/csv; charset=utf-8", rec.Header().Get("Content-Type"))
+	lines := strings.Split(strings.TrimSpace(rec.Body.String()), "\n")
+	require.Len(t, lines, 5)
+	assert.True(t, strings.HasPrefix(lines[0], "kvcr.bandwidth_gbps,scale_in[0].select,run_id,status,latest_removal_ms,"), lines[0])
+	assert.True(t, strings.HasPrefix(lines[2], "5,least_loaded,"+sw.Points[1].RunID+",done,100,"), lines[2])
+
+	rec = get(t, s, "/sweeps/"+id)
+	require.Equal(t, http.StatusOK, rec.Code)
+	doc := parseHTML(t, rec.Body)
+	assert.Equal(t, 4, byTestID(doc, "sweep-row").Length())
+	assert.Equal(t, "/api/v1/sweeps/"+id, doc.Find("#sweep").AttrOr("data-sweep-api", ""))
+	assert.Equal(t, 1, byTestID(doc, "sweep-chart").Length())
+	assert.Equal(t, 0, byTestID(doc, "sweep-cancel").Length(), "a finished sweep has nothing to cancel")
+}
+
+func TestAPISweepErrors(t *testing.T) {
+	s := newTestServer(t, Config{MaxSweepPoints: 3}, false)
+	scenario := fourWorkers(t, `[{"at_ms": 100, "count": 2}]`)
+	cases := []struct {
+		name, body string
+		wantPath   string
+		wantText   string
+	}{
+		{"not JSON", `{`, "", "the body must be"},
+		{"unknown member", `{"scenario": {}, "axes": [], "extra": 1}`, "", "unknown field"},
+		{"no scenario", `{"axes": [{"path": "kvcr.latency_ms", "values": [1]}]}`, "scenario", "required"},
+		{"invalid scenario", sweepBody(`{"fleet": {"workers": 0}}`, `[]`), "fleet.workers", ""},
+		{"no axes", sweepBody(scenario, `[]`), "axes", "at least one axis"},
+		{"unknown path", sweepBody(scenario, `[{"path": "kvcr.bandwith_gbps", "values": [1]}]`), "axes[0].path", `did you mean "bandwidth_gbps"`},
+		{"unsweepable", sweepBody(scenario, `[{"path": "workload.requests", "values": [1]}]`), "axes[0].path", "is a list"},
+		{"bad value", sweepBody(scenario, `[{"path": "kvcr.bandwidth_gbps", "values": [5, 0]}]`), "axes[0].values[1]", "kvcr.bandwidth_gbps: must be > 0"},
+		{"too many points", sweepBody(scenario, `[{"path": "kvcr.bandwidth_gbps", "values": [1, 2]}, {"path": "router.hints", "values": [true, false]}]`), "axes", "the limit is 3"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			rec := postJSON(t, s, "/api/v1/sweeps", tc.body)
+			require.Equal(t, http.StatusBadRequest, rec.Code, rec.Body.String())
+			var out struct {
+				Error  string           `json:"error"`
+				Fields []sim.FieldError `json:"fields"`
+			}
+			require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &out))
+			if tc.wantPath != "" {
+				require.NotEmpty(t, out.Fields, rec.Body.String())
+				assert.Equal(t, tc.wantPath, out.Fields[0].Path)
+				assert.Contains(t, out.Fields[0].Message, tc.wantText)
+			} else {
+				assert.Contains(t, out.Error, tc.wantText)
+			}
+		})
+	}
+	for _, target := range []string{"/api/v1/sweeps/aaaaaaaaaaaaaaaa", "/api/v1/sweeps/not-an-id", "/sweeps/aaaaaaaaaaaaaaaa", "/sweeps/aaaaaaaaaaaaaaaa/sweep.csv"} {
+		assert.Equal(t, http.StatusNotFound, get(t, s, target).Code, target)
+	}
+	assert.Equal(t, http.StatusNotFound, postJSON(t, s, "/api/v1/sweeps/aaaaaaaaaaaaaaaa/cancel", "").Code)
+}
+
+func TestSweepCancelAndResume(t *testing.T) {
+	s := newTestServer(t, Config{Workers: 1}, false)
+	fake := newBlockingRun()
+	s.run = fake.run
+	require.NoError(t, s.Start(context.Background()))
+	body := sweepBody(fourWorkers(t, ""), `[{"path": "kvcr.latency_ms", "values": [1, 2, 3]}]`)
+	rec := postJSON(t, s, "/api/v1/sweeps", body)
+	require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
+	id := createdID(t, rec, rec.Body.Bytes())
+	fake.waitStarted(t)
+	assert.Equal(t, store.StatusRunning, waitSweep(t, s, id, store.StatusRunning).Status)
+
+	rec = postJSON(t, s, "/api/v1/sweeps/"+id+"/cancel", "")
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	sw := waitSweep(t, s, id, store.StatusCancelled)
+	for _, p := range sw.Points {
+		waitStatus(t, s, p.RunID, store.StatusCancelled)
+		// The queue forgets a run just after the store records its end; a resubmission in
+		// between is ignored by this queue (a race of the hand-written queue, not of sweeps).
+		for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+			if _, held := s.queue.watch(p.RunID); !held {
+				break
+			}
+		}
+	}
+
+	// Asking again resumes it: every point is queued again.
+	rec = postJSON(t, s, "/api/v1/sweeps", body)
+	require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
+	fake.waitStarted(t)
+	close(fake.release)
+	waitSweep(t, s, id, store.StatusDone)
+}
+
+func TestSweepResumesAfterRestart(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "restart.db")
+	st := openStore(t, path)
+	a := newTestServer(t, Config{Store: st}, false) // never started: the points stay queued
+	rec := postJSON(t, a, "/api/v1/sweeps", sweepBody(fourWorkers(t, ""), `[{"path": "kvcr.latency_ms", "values": [1, 2]}]`))
+	require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
+	id := createdID(t, rec, rec.Body.Bytes())
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	require.NoError(t, a.Shutdown(ctx))
+
+	b := newTestServer(t, Config{Store: st}, true)
+	assert.Equal(t, 2, len(waitSweep(t, b, id, store.StatusDone).Points))
+}
+
+func planBody(scenario, rest string) string {
+	return `{"scenario": ` + scenario + `, ` + rest + `}`
+}
+
+func TestAPIPlan(t *testing.T) {
+	s := newTestServer(t, Config{Workers: 2}, true)
+	body := planBody(fourWorkers(t, ""), `"goal": {"remove": 2, "start_ms": 100}, "constraints": {"ttft_p99_ms": 50, "max_killed": 0}`)
+	rec := postJSON(t, s, "/api/v1/plans", body)
+	require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
+	id := createdID(t, rec, rec.Body.Bytes())
+
+	p := waitPlan(t, s, id, store.StatusDone)
+	require.NotNil(t, p.Recommended, p.Reason)
+	best := p.Candidates[0]
+	assert.Equal(t, best.RunID, p.Recommended.RunID)
+	assert.Equal(t, 100.0, *figureValue(best.Headline, "latest_removal_ms"), "drain the two idle workers at once (by hand)")
+	assert.Equal(t, 0.0, *figureValue(best.Headline, "requests_killed"))
+	assert.Len(t, p.Submitted, p.Runs, "every run the planner asked for is listed")
+	assert.Zero(t, p.Reused)
+
+	// The recommended run is an ordinary run whose report drains workers 0 and 1.
+	run, err := s.store.GetRun(context.Background(), p.Recommended.RunID)
+	require.NoError(t, err)
+	var rep sim.Report
+	require.NoError(t, json.Unmarshal(run.ReportJSON, &rep))
+	require.Len(t, rep.ScaleIn, 1)
+	assert.ElementsMatch(t, []int{0, 1}, rep.ScaleIn[0].Drained)
+
+	// The same request is the same plan, answered at once.
+	rec = postJSON(t, s, "/api/v1/plans", body)
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	assert.Equal(t, id, createdID(t, rec, rec.Body.Bytes()))
+
+	rec = get(t, s, "/api/v1/plans/"+id)
+	require.Equal(t, http.StatusOK, rec.Code)
+	for _, member := range []string{`"goal":{"remove":2,"start_ms":100}`, `"constraints":{"ttft_p99_ms":50,"max_killed":0}`, `"recommended":{`, `"candidates":[`, `"feasible":true`, `"violations":[]`} {
+		assert.Contains(t, rec.Body.String(), member)
+	}
+
+	rec = get(t, s, "/plans/"+id)
+	require.Equal(t, http.StatusOK, rec.Code)
+	doc := parseHTML(t, rec.Body)
+	assert.Contains(t, byTestID(doc, "recommendation").Text(), "gone at 100 ms")
+	assert.Equal(t, "/?from="+p.Recommended.RunID, byTestID(doc, "open-as-scenario").AttrOr("href", ""))
+	assert.Equal(t, "/compare?a="+p.Recommended.RunID+"&b="+p.Candidates[1].RunID, byTestID(doc, "compare-runner-up").AttrOr("href", ""))
+	assert.Equal(t, len(p.Candidates), byTestID(doc, "plan-candidate").Length())
+	assert.NotEmpty(t, doc.Find("#plan-scatter").AttrOr("data-echarts-option", ""))
+	assert.Equal(t, 1, byTestID(doc, "plan-schedule").Length())
+}
+
+// A second identical plan on another server reuses every run.
+func TestPlanReusesRuns(t *testing.T) {
+	st := openStore(t, filepath.Join(t.TempDir(), "reuse.db"))
+	s := newTestServer(t, Config{Store: st, Workers: 2}, true)
+	body := planBody(fourWorkers(t, ""), `"goal": {"remove": 1, "start_ms": 100}`)
+	rec := postJSON(t, s, "/api/v1/plans", body)
+	require.Equal(t, http.StatusAccepted, rec.Code)
+	first := waitPlan(t, s, createdID(t, rec, rec.Body.Bytes()), store.StatusDone)
+
+	// Another plan whose candidates are the same runs: a different name is a different plan id
+	// but the same scenarios.
+	rec = postJSON(t, s, "/api/v1/plans", planBody(fourWorkers(t, ""), `"name": "again", "goal": {"remove": 1, "start_ms": 100}, "search": {"max_runs": 63}`))
+	require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
+	second := waitPlan(t, s, createdID(t, rec, rec.Body.Bytes()), store.StatusDone)
+	assert.Equal(t, second.Runs, second.Reused, "every run reused")
+	assert.Equal(t, first.Recommended.RunID, second.Recommended.RunID)
+}
+
+func TestAPIPlanErrors(t *testing.T) {
+	s := newTestServer(t, Config{MaxPlanRuns: 10}, false)
+	sc := fourWorkers(t, "")
+	cases := []struct {
+		name, body, wantPath, wantText string
+	}{
+		{"not JSON", `[`, "", "the body must be"},
+		{"unknown member", planBody(sc, `"goal": {"remove": 1}, "goals": 1`), "", "unknown field"},
+		{"no scenario", `{"goal": {"remove": 1}}`, "scenario", "required"},
+		{"invalid scenario", planBody(`{"workload": {"type": "x"}}`, `"goal": {"remove": 1}`), "workload.type", ""},
+		{"remove too many", planBody(sc, `"goal": {"remove": 4, "start_ms": 0}`), "goal.remove", "at most 3"},
+		{"negative start", planBody(sc, `"goal": {"remove": 1, "start_ms": -5}`), "goal.start_ms", ""},
+		{"bad ttft", planBody(sc, `"goal": {"remove": 1}, "constraints": {"ttft_p99_ms": 0}`), "constraints.ttft_p99_ms", ""},
+		{"bad selection", planBody(sc, `"goal": {"remove": 1}, "search": {"selections": ["random"]}`), "search.selections[0]", ""},
+		{"runs above the server's limit", planBody(sc, `"goal": {"remove": 1}, "search": {"max_runs": 11}`), "search.max_runs", "at most 10"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			rec := postJSON(t, s, "/api/v1/plans", tc.body)
+			require.Equal(t, http.StatusBadRequest, rec.Code, rec.Body.String())
+			var out struct {
+				Error  string           `json:"error"`
+				Fields []sim.FieldError `json:"fields"`
+			}
+			require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &out))
+			if tc.wantPath != "" {
+				require.NotEmpty(t, out.Fields, rec.Body.String())
+				assert.Equal(t, tc.wantPath, out.Fields[0].Path)
+				assert.Contains(t, out.Fields[0].Message, tc.wantText)
+			} else {
+				assert.Contains(t, out.Error, tc.wantText)
+			}
+		})
+	}
+	for _, target := range []string{"/api/v1/plans/aaaaaaaaaaaaaaaa", "/api/v1/plans/x", "/plans/aaaaaaaaaaaaaaaa"} {
+		assert.Equal(t, http.StatusNotFound, get(t, s, target).Code, target)
+	}
+	assert.Equal(t, http.StatusNotFound, postJSON(t, s, "/api/v1/plans/aaaaaaaaaaaaaaaa/cancel", "").Code)
+}
+
+func TestPlanCancelAndRestart(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "plan-restart.db")
+	st := openStore(t, path)
+	a := newTestServer(t, Config{Store: st}, false) // no workers: the plan waits on its runs
+	body := planBody(fourWorkers(t, ""), `"goal": {"remove": 2, "start_ms": 100}`)
+	rec := postJSON(t, a, "/api/v1/plans", body)
+	require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
+	id := createdID(t, rec, rec.Body.Bytes())
+	waitPlan(t, a, id, store.StatusRunning)
+	rec = get(t, a, "/plans/"+id)
+	require.Equal(t, http.StatusOK, rec.Code)
+	assert.Equal(t, 1, byTestID(parseHTML(t, rec.Body), "plan-cancel").Length())
+
+	// A restart resumes it and it finishes.
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	require.NoError(t, a.Shutdown(ctx))
+	b := newTestServer(t, Config{Store: st, Workers: 2}, true)
+	p := waitPlan(t, b, id, store.StatusDone)
+	require.NotNil(t, p.Recommended)
+
+	// Cancelling a running plan stops it and its runs.
+	c := newTestServer(t, Config{}, false)
+	rec = postJSON(t, c, "/api/v1/plans", body)
+	require.Equal(t, http.StatusAccepted, rec.Code)
+	id = createdID(t, rec, rec.Body.Bytes())
+	waitPlan(t, c, id, store.StatusRunning)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		pl, err := c.loadPlan(context.Background(), id)
+		require.NoError(t, err)
+		if len(pl.Submitted) > 0 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	rec = postForm(t, c, "/plans/"+id+"/cancel", url.Values{})
+	require.Equal(t, http.StatusSeeOther, rec.Code, rec.Body.String())
+	pl := waitPlan(t, c, id, store.StatusCancelled)
+	for _, r := range pl.Submitted {
+		waitStatus(t, c, r.RunID, store.StatusCancelled)
+	}
+}
+
+func TestWhatIfForms(t *testing.T) {
+	s := newTestServer(t, Config{}, false)
+	for _, target := range []string{"/sweeps/new", "/plans/new", "/sweeps/new?preset=e2"} {
+		rec := get(t, s, target)
+		require.Equal(t, http.StatusOK, rec.Code, target)
+		assert.NotEmpty(t, byTestID(parseHTML(t, rec.Body), "whatif-scenario").Text(), target)
+	}
+	assert.Equal(t, http.StatusNotFound, get(t, s, "/sweeps/new?preset=nope").Code)
+	assert.Equal(t, http.StatusNotFound, get(t, s, "/plans/new?from=aaaaaaaaaaaaaaaa").Code)
+
+	// From a stored run: its scenario, and the plan goal from its schedule.
+	id := submitAPI(t, s, testScenario("for a plan"))
+	rec := get(t, s, "/plans/new?from="+id)
+	require.Equal(t, http.StatusOK, rec.Code)
+	doc := parseHTML(t, rec.Body)
+	assert.Contains(t, byTestID(doc, "whatif-scenario").Text(), `"name":"for a plan"`)
+	assert.Equal(t, "1", byTestID(doc, "plan-remove").AttrOr("value", ""))
+
+	sc := fourWorkers(t, "")
+	rec = postForm(t, s, "/sweeps", url.Values{"scenario": {sc}, "axis0.path": {"kvcr.bandwidth_gbps"}, "axis0.start": {"5"}, "axis0.stop": {"15"}, "axis0.step": {"5"}})
+	require.Equal(t, http.StatusSeeOther, rec.Code, rec.Body.String())
+	sweepID := strings.TrimPrefix(rec.Header().Get("Location"), "/sweeps/")
+	sw, err := s.loadSweep(context.Background(), sweepID)
+	require.NoError(t, err)
+	assert.Equal(t, []any{json.Number("5"), json.Number("10"), json.Number("15")}, sw.Axes[0].Values)
+
+	rec = postForm(t, s, "/sweeps", url.Values{"scenario": {sc}, "axis0.path": {"kvcr.bandwith_gbps"}, "axis0.values": {"5, 10"},
+		"axis1.path": {"router.hints"}})
+	require.Equal(t, http.StatusBadRequest, rec.Code)
+	errs := byTestID(parseHTML(t, rec.Body), "whatif-errors").Text()
+	assert.Contains(t, errs, "field 2 (router.hints): give a list of values, or a start, stop and step")
+	rec = postForm(t, s, "/sweeps", url.Values{"scenario": {sc}, "axis0.path": {"kvcr.bandwith_gbps"}, "axis0.values": {"5, 10"}})
+	require.Equal(t, http.StatusBadRequest, rec.Code)
+	assert.Contains(t, byTestID(parseHTML(t, rec.Body), "whatif-errors").Text(), `axes[0].path: kvcr.bandwith_gbps: kvcr has no field "bandwith_gbps"`)
+	rec = postForm(t, s, "/sweeps", url.Values{"scenario": {sc}, "axis0.path": {"kvcr.latency_ms"}, "axis0.start": {"5"}, "axis0.stop": {"1"}, "axis0.step": {"1"}})
+	require.Equal(t, http.StatusBadRequest, rec.Code)
+	assert.Contains(t, byTestID(parseHTML(t, rec.Body), "whatif-errors").Text(), "stop must not be below start")
+
+	rec = postForm(t, s, "/plans", url.Values{"scenario": {sc}, "remove": {"2"}, "start_ms": {"100"}, "ttft_p99_ms": {""}, "max_killed": {"0"}, "max_runs": {"20"}})
+	require.Equal(t, http.StatusSeeOther, rec.Code, rec.Body.String())
+	assert.True(t, strings.HasPrefix(rec.Header().Get("Location"), "/plans/"))
+	rec = postForm(t, s, "/plans", url.Values{"scenario": {sc}, "remove": {"x"}, "start_ms": {"100"}})
+	require.Equal(t, http.StatusBadRequest, rec.Code)
+	assert.Contains(t, byTestID(parseHTML(t, rec.Body), "whatif-errors").Text(), "Remove how many workers must be a whole number")
+	rec = postForm(t, s, "/plans", url.Values{"scenario": {sc}, "remove": {"9"}, "start_ms": {"100"}})
+	require.Equal(t, http.StatusBadRequest, rec.Code)
+	assert.Contains(t, byTestID(parseHTML(t, rec.Body), "whatif-errors").Text(), "goal.remove: must leave at least one")
+
+	// The scenario form's fields, posted to "Sweep a field".
+	rec = postForm(t, s, "/sweeps/new", url.Values{"fleet.workers": {"3"}, "workload.type": {"sessions"}})
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	assert.Contains(t, byTestID(parseHTML(t, rec.Body), "whatif-scenario").Text(), `"workers":3`)
+}
+
+func TestSweepStatus(t *testing.T) {
+	pts := func(statuses ...string) []store.SweepPoint {
+		var out []store.SweepPoint
+		for _, s := range statuses {
+			out = append(out, store.SweepPoint{Status: s})
+		}
+		return out
+	}
+	cases := []struct {
+		cancelled bool
+		points    []store.SweepPoint
+		want      string
+	}{
+		{false, pts("queued", "queued"), "queued"},
+		{false, pts("done", "queued"), "running"},
+		{false, pts("running", "queued"), "running"},
+		{false, pts("done", "done"), "done"},
+		{false, pts("done", "failed"), "failed"},
+		{false, pts("done", "cancelled"), "cancelled"},
+		{true, pts("done", "queued"), "cancelled"},
+	}
+	for _, tc := range cases {
+		got, _ := sweepStatus(store.Sweep{Cancelled: tc.cancelled}, tc.points)
+		assert.Equal(t, tc.want, got, "%v", tc.points)
+	}
+}

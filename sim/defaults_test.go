@@ -1,6 +1,10 @@
 package sim
 
 import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -35,4 +39,22 @@ func TestDefaultScenario(t *testing.T) {
 func TestDefaultTrace(t *testing.T) {
 	tr := DefaultTrace()
 	assert.Equal(t, TraceSpec{TraceBlockTokens: 512, Speedup: 1}, tr)
+}
+
+// TestModelDocShowsTheDefaultScenario keeps the default scenario printed in docs/model.md equal
+// to DefaultScenario, member for member.
+func TestModelDocShowsTheDefaultScenario(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join("..", "docs", "model.md"))
+	require.NoError(t, err)
+	_, after, ok := strings.Cut(string(doc), "<!-- default-scenario")
+	require.True(t, ok, "docs/model.md has lost its default-scenario marker")
+	_, after, ok = strings.Cut(after, "```json\n")
+	require.True(t, ok)
+	block, _, ok := strings.Cut(after, "```")
+	require.True(t, ok)
+
+	var inDoc, want any
+	require.NoError(t, json.Unmarshal([]byte(block), &inDoc), "the block in docs/model.md is not JSON")
+	require.NoError(t, json.Unmarshal(DefaultScenario().CanonicalJSON(), &want))
+	assert.Equal(t, want, inDoc, "docs/model.md's default scenario differs from DefaultScenario")
 }

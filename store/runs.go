@@ -32,6 +32,11 @@ type Run struct {
 	CreatedAt, StartedAt, FinishedAt time.Time // zero when not set; UTC
 	// Attempts counts how many times the run was started, across retries and restarts.
 	Attempts int
+	// JobID is the job-queue job of the run's latest submission (0 before one exists).
+	JobID int64
+	// Worker is "host:pid" of the process that started the latest attempt: for a done run, the
+	// one that produced the report.
+	Worker string
 }
 
 // RunSummary is what the runs list shows: a Run without the scenario and the report.
@@ -285,7 +290,7 @@ func (s *Store) UnfinishedRuns(ctx context.Context) ([]Run, error) {
 }
 
 const (
-	runColumns          = `id, name, status, error, progress, created_at, started_at, finished_at, attempts`
+	runColumns          = `id, name, status, error, progress, created_at, started_at, finished_at, attempts, job_id, worker`
 	runColumnsWithBlobs = runColumns + `, scenario_json, report_json, headline_json`
 )
 
@@ -305,10 +310,10 @@ func findRun(ctx context.Context, tx *sql.Tx, id string, withBlobs bool) (Run, e
 // scanRun reads the columns of runColumns (then runColumnsWithBlobs' extra ones when withBlobs).
 func scanRun(row interface{ Scan(...any) error }, withBlobs bool) (Run, error) {
 	var (
-		r                         Run
-		created, started, finshed sql.NullInt64
+		r                                Run
+		created, started, finshed, jobID sql.NullInt64
 	)
-	dest := []any{&r.ID, &r.Name, &r.Status, &r.Error, &r.Progress, &created, &started, &finshed, &r.Attempts}
+	dest := []any{&r.ID, &r.Name, &r.Status, &r.Error, &r.Progress, &created, &started, &finshed, &r.Attempts, &jobID, &r.Worker}
 	if withBlobs {
 		dest = append(dest, &r.ScenarioJSON, &r.ReportJSON, &r.HeadlineJSON)
 	}
@@ -316,6 +321,7 @@ func scanRun(row interface{ Scan(...any) error }, withBlobs bool) (Run, error) {
 		return Run{}, err
 	}
 	r.CreatedAt, r.StartedAt, r.FinishedAt = fromNullUnixMS(created), fromNullUnixMS(started), fromNullUnixMS(finshed)
+	r.JobID = jobID.Int64
 	return r, nil
 }
 

@@ -86,7 +86,7 @@ func openPostgres(ctx context.Context, dsn string) (*Store, error) {
 		return nil, fmt.Errorf("store: open %s: %w; check the server is running and the URL's user, password, host and database", shown, err)
 	}
 	s := &Store{path: dsn, dialect: DialectPostgres, writer: db, reader: db}
-	if err := s.migrate(ctx); err != nil {
+	if err := s.WithLock(ctx, func() error { return s.migrate(ctx) }); err != nil {
 		_ = db.Close()
 		return nil, fmt.Errorf("store: open %s: %w", shown, err)
 	}
@@ -178,7 +178,10 @@ func (s *Store) migrate(ctx context.Context) error {
 		}
 	}
 	provider, err := goose.NewProvider(dialect, s.writer, files,
-		goose.WithDisableGlobalRegistry(true)) // only our SQL files, never Go migrations registered elsewhere
+		goose.WithDisableGlobalRegistry(true), // only our SQL files, never Go migrations registered elsewhere
+		// Migrations are numbered by issue and land in any order; a database that has a later
+		// one still gets an earlier one that landed after it.
+		goose.WithAllowOutofOrder(true))
 	if err != nil {
 		return fmt.Errorf("prepare migrations: %w", err)
 	}

@@ -107,7 +107,7 @@ func FormView(f FormPage) templ.Component {
 					return templ_7745c5c3_Err
 				}
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 8, "</fieldset><fieldset><legend>Paste the whole scenario</legend><p class=\"fieldset-note\">If this box is filled, it wins: the fields above are ignored and this JSON is the scenario (SPEC format, defaults filled in for what is missing).</p><div class=\"fields\">")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 8, "</fieldset><fieldset><legend>Paste the whole scenario</legend><p class=\"fieldset-note\">If this box is filled, it wins: the fields above are ignored and this JSON is the scenario, as in a run's scenario.json (explained in docs/model.md, \"The scenario\"); what it leaves out takes its default.</p><div class=\"fields\">")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

@@ -16,17 +16,21 @@ import (
 
 // apiRun is a run as the JSON API shows it.
 type apiRun struct {
-	ID         string          `json:"id"`
-	Name       string          `json:"name"`
-	Status     string          `json:"status"`
-	Progress   float64         `json:"progress"`
-	Error      string          `json:"error,omitempty"`
-	URL        string          `json:"url"`
-	CreatedAt  *time.Time      `json:"created_at,omitempty"`
-	StartedAt  *time.Time      `json:"started_at,omitempty"`
-	FinishedAt *time.Time      `json:"finished_at,omitempty"`
-	Headline   json.RawMessage `json:"headline,omitempty"`
-	Report     json.RawMessage `json:"report,omitempty"`
+	ID         string     `json:"id"`
+	Name       string     `json:"name"`
+	Status     string     `json:"status"`
+	Progress   float64    `json:"progress"`
+	Error      string     `json:"error,omitempty"`
+	URL        string     `json:"url"`
+	CreatedAt  *time.Time `json:"created_at,omitempty"`
+	StartedAt  *time.Time `json:"started_at,omitempty"`
+	FinishedAt *time.Time `json:"finished_at,omitempty"`
+	// Attempts counts the starts of the run; Worker is "host:pid" of the process that started
+	// the latest (for a done run, the one that produced the report). Single-run answers only.
+	Attempts int             `json:"attempts"`
+	Worker   string          `json:"worker,omitempty"`
+	Headline json.RawMessage `json:"headline,omitempty"`
+	Report   json.RawMessage `json:"report,omitempty"`
 }
 
 func timePtr(t time.Time) *time.Time {
@@ -186,7 +190,7 @@ func (s *Server) apiGetRun(w http.ResponseWriter, r *http.Request) error {
 	}
 	out := apiRun{ID: run.ID, Name: run.Name, Status: run.Status, Progress: s.progressOf(run), Error: run.Error,
 		URL: "/runs/" + run.ID, CreatedAt: timePtr(run.CreatedAt), StartedAt: timePtr(run.StartedAt),
-		FinishedAt: timePtr(run.FinishedAt)}
+		FinishedAt: timePtr(run.FinishedAt), Attempts: run.Attempts, Worker: run.Worker}
 	if run.Status == store.StatusDone {
 		out.Headline = run.HeadlineJSON
 		out.Report = run.ReportJSON

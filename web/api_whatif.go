@@ -196,7 +196,7 @@ func (s *Server) loadSweep(ctx context.Context, id string) (apiSweep, error) {
 		ap := apiSweepPoint{RunID: p.RunID, URL: "/runs/" + p.RunID, Status: p.Status, Error: p.Error, Progress: p.Progress, Headline: p.HeadlineJSON}
 		if p.Status == store.StatusDone {
 			ap.Progress = 1
-		} else if w, ok := s.queue.watch(p.RunID); ok {
+		} else if w, ok := s.live.watch(p.RunID); ok {
 			ap.Progress = w.progress
 		}
 		if err := decodeNumbers(p.ValuesJSON, &ap.Values); err != nil {

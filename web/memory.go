@@ -17,7 +17,6 @@ import (
 	"golang.org/x/sync/semaphore"
 
 	"github.com/scalein-planner/scalein/sim"
-	"github.com/scalein-planner/scalein/store"
 )
 
 // Memory safety of runs, kept apart from the queue so that any queue (this process's, or a
@@ -73,8 +72,9 @@ func DefaultMemoryBudgets() (perRun, total int64) {
 	return m / 4, m / 2
 }
 
-// DefaultMaxAttempts is how many times a run is started in all before a run interrupted by the
-// process dying is failed instead of started again.
+// DefaultMaxAttempts is how many times a run is started in all: a run whose process died under
+// it that many times is failed ("interrupted N times") instead of started again, so a scenario
+// that kills the process cannot make it crash in a loop.
 const DefaultMaxAttempts = 3
 
 // admit refuses a scenario whose memory estimate exceeds the per-run budget, with a
@@ -274,28 +274,4 @@ func admissionFormError(form *scenarioForm, err error) error {
 		fe.place(invalid.Errors, nil, nil)
 	}
 	return &invalidForm{form: form, errs: fe}
-}
-
-// recoverRun decides what becomes of a run a previous process left unfinished, and reports
-// whether to queue it: a queued run is queued again; a run left running was interrupted by the
-// process dying, and is started again only while it has been started fewer than MaxAttempts
-// times in all; after that it is failed with "interrupted N times", so a scenario that kills
-// the process cannot make it crash in a loop.
-func (s *Server) recoverRun(ctx context.Context, r store.Run) (queue bool, err error) {
-	if r.Status != store.StatusRunning {
-		return true, nil
-	}
-	if r.Attempts >= s.cfg.MaxAttempts {
-		msg := fmt.Sprintf("interrupted %d times: the server stopped while this run was running, each of the %d times it was started, so it is not started again (the limit is %d starts, -max-attempts); make the scenario smaller, then submit it again",
-			r.Attempts, r.Attempts, s.cfg.MaxAttempts)
-		if err := s.store.EndRun(ctx, r.ID, store.StatusFailed, msg, s.now()); err != nil {
-			return false, fmt.Errorf("fail run %s interrupted %d times: %w", r.ID, r.Attempts, err)
-		}
-		s.log.Warn("run failed after repeated interruptions", "run", r.ID, "attempts", r.Attempts)
-		return false, nil
-	}
-	if err := s.store.Requeue(ctx, r.ID); err != nil {
-		return false, fmt.Errorf("requeue run %s: %w", r.ID, err)
-	}
-	return true, nil
 }

@@ -163,45 +163,36 @@ func TestBackstopWithTheRealHeap(t *testing.T) {
 	require.Equal(t, http.StatusOK, get(t, s, "/healthz").Code)
 }
 
-// A run left running by a process that died is started again until it has been started
-// MaxAttempts times; then it is failed with "interrupted N times", shown on its page.
+// A run whose process died under it is started again until it has been started MaxAttempts
+// times; then it is failed with "interrupted N times", shown on its page. (The kill -9 test of
+// the real binary is cmd/scalein's TestKilledServerFailsARunAfterThreeStarts.)
 func TestInterruptedRunsAreStartedAtMostMaxAttemptsTimes(t *testing.T) {
 	st := openStore(t, t.TempDir()+"/runs.db")
 	ctx := context.Background()
-	sc := mustParse(t, testScenario("crashes"))
-	_, _, err := st.CreateRun(ctx, sc.ID(), sc.Name, sc.CanonicalJSON(), time.Now())
-	require.NoError(t, err)
+	a := newTestServer(t, Config{Store: st}, false) // never started: the run stays queued
+	id := submitAPI(t, a, testScenario("crashes"))
+	// Three processes each claimed the run and died: the row says running, attempt 3.
+	for range 3 {
+		_, err := st.ClaimRun(ctx, id, "dead-worker", 0, time.Now())
+		require.NoError(t, err)
+	}
+	sctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	require.NoError(t, a.Shutdown(sctx))
+	cancel()
 
-	// Process 1 starts the run (attempt 1) and dies: the run is left running.
-	require.NoError(t, st.StartRun(ctx, sc.ID(), time.Now()))
-	// Process 2 starts it again (attempt 2) and is stopped: the run goes back to queued.
-	s, err := New(Config{Store: st, MaxAttempts: 3})
-	require.NoError(t, err)
+	s := newTestServer(t, Config{Store: st, MaxAttempts: 3}, false)
 	br := newBlockingRun()
 	s.run = br.run
 	require.NoError(t, s.Start(ctx))
-	require.Equal(t, "crashes", br.waitStarted(t))
-	sctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	require.NoError(t, s.Shutdown(sctx))
-	cancel()
-	// Process 3 starts it (attempt 3) and dies.
-	require.NoError(t, st.StartRun(ctx, sc.ID(), time.Now()))
-	// Process 4 does not start it again: it fails it.
-	s = newTestServer(t, Config{Store: st, MaxAttempts: 3}, false)
-	br = newBlockingRun()
-	s.run = br.run
-	require.NoError(t, s.Start(ctx))
-	run, err := st.GetRunStatus(ctx, sc.ID())
-	require.NoError(t, err)
-	require.Equal(t, store.StatusFailed, run.Status)
+	run := waitStatus(t, s, id, store.StatusFailed)
 	require.Equal(t, 3, run.Attempts)
 	require.Contains(t, run.Error, "interrupted 3 times")
 	select {
 	case <-br.started:
 		t.Fatal("a run interrupted 3 times was started a fourth time")
-	case <-time.After(100 * time.Millisecond):
+	case <-time.After(200 * time.Millisecond):
 	}
-	rec := get(t, s, "/runs/"+sc.ID())
+	rec := get(t, s, "/runs/"+id)
 	require.Equal(t, http.StatusOK, rec.Code)
 	require.Contains(t, rec.Body.String(), "interrupted 3 times")
 }

@@ -9,9 +9,12 @@ import (
 	"github.com/go-chi/chi/v5"
 )
 
-// sseKeepAlive is how often an idle stream gets a comment line, and how often a run that this
-// process does not hold is re-read from the store.
+// sseKeepAlive is how often an idle stream gets a comment line.
 const sseKeepAlive = time.Second
+
+// ssePoll is how often a stream re-reads a run that this process is not running (queued, or
+// running in another worker process, which saves its progress to the run's row).
+const ssePoll = 200 * time.Millisecond
 
 type progressEvent struct {
 	Status   string  `json:"status"`
@@ -47,8 +50,10 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) error {
 	lastStatus := ""
 	ticker := time.NewTicker(sseKeepAlive)
 	defer ticker.Stop()
+	poll := time.NewTicker(ssePoll)
+	defer poll.Stop()
 	for {
-		snap, live := s.queue.watch(id)
+		snap, live := s.live.watch(id)
 		if !live {
 			// Not (or no longer) held here: the store has the truth.
 			if run, err = s.store.GetRunStatus(r.Context(), id); err != nil {
@@ -69,7 +74,8 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) error {
 		select {
 		case <-r.Context().Done():
 			return nil
-		case <-snap.changed: // nil when not live: only the ticker wakes us then
+		case <-snap.changed: // nil when not live: the poll re-reads the store then
+		case <-poll.C:
 		case <-ticker.C:
 			if _, err := fmt.Fprint(w, ": keep-alive\n\n"); err != nil {
 				return nil

@@ -2,8 +2,10 @@ package web
 
 import (
 	"bytes"
+	"context"
 	"encoding/csv"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -93,7 +95,7 @@ func runPageKey(r *http.Request) string {
 
 // progressOf prefers the live progress of a run this process is running.
 func (s *Server) progressOf(run store.Run) float64 {
-	if w, ok := s.queue.watch(run.ID); ok && w.status == store.StatusRunning {
+	if w, ok := s.live.watch(run.ID); ok && w.status == store.StatusRunning {
 		return w.progress
 	}
 	return run.Progress
@@ -338,33 +340,43 @@ func (s *Server) doneRun(r *http.Request) (store.Run, error) {
 	return run, nil
 }
 
-// handleCancel is POST /runs/{id}/cancel: a queued run is dropped, a running one is stopped.
+// handleCancel is POST /runs/{id}/cancel (see cancelRun).
 func (s *Server) handleCancel(w http.ResponseWriter, r *http.Request) error {
 	id := chi.URLParam(r, "id")
-	run, err := s.store.GetRunStatus(r.Context(), id)
+	live, err := s.cancelRun(r.Context(), id)
 	if err != nil {
 		return err
 	}
-	switch run.Status {
-	case store.StatusQueued:
-		// Ending it in the store first means a worker that picks it up meanwhile will not
-		// start it (StartRun requires queued).
-		if err := s.store.EndRun(r.Context(), id, store.StatusCancelled, "cancelled by a user before it started", s.now()); err != nil {
-			return err
-		}
-		s.queue.dropQueued(id)
-	case store.StatusRunning:
-		if !s.queue.cancelRunning(id) {
-			// Running in the store but not here: left by a process that stopped.
-			if err := s.store.EndRun(r.Context(), id, store.StatusCancelled, "cancelled by a user", s.now()); err != nil {
-				return err
-			}
-		} else {
-			s.waitFinal(r, id, 5*time.Second)
-		}
+	if live {
+		s.waitFinal(r, id, 5*time.Second)
 	}
 	http.Redirect(w, r, "/runs/"+id, http.StatusSeeOther)
 	return nil
+}
+
+// cancelRun ends a queued or running run as cancelled in the store and cancels its job; a
+// worker running it stops at once in this process (live=true), or within takeoverPoll in
+// another, and cannot record anything afterwards. A run that already ended is left as it is.
+func (s *Server) cancelRun(ctx context.Context, id string) (live bool, err error) {
+	run, err := s.store.GetRunStatus(ctx, id)
+	if err != nil {
+		return false, err
+	}
+	if run.Status != store.StatusQueued && run.Status != store.StatusRunning {
+		return false, nil
+	}
+	msg := "cancelled by a user before it started"
+	if run.Status == store.StatusRunning {
+		msg = "cancelled by a user before it finished"
+	}
+	err = s.store.EndRun(ctx, id, store.StatusCancelled, msg, s.now())
+	if err != nil && !errors.Is(err, store.ErrConflict) { // ErrConflict: it ended meanwhile
+		return false, err
+	}
+	if err := s.jobs.cancel(ctx, run.JobID); err != nil {
+		s.log.Warn("cancelling the job of a run failed", "run", id, "job", run.JobID, "err", err)
+	}
+	return s.live.cancelRunning(id), nil
 }
 
 // waitFinal waits (briefly) for a run this process holds to end, so the redirect after a
@@ -372,7 +384,7 @@ func (s *Server) handleCancel(w http.ResponseWriter, r *http.Request) error {
 func (s *Server) waitFinal(r *http.Request, id string, limit time.Duration) {
 	deadline := time.After(limit)
 	for {
-		snap, ok := s.queue.watch(id)
+		snap, ok := s.live.watch(id)
 		if !ok {
 			return
 		}

@@ -21,10 +21,19 @@ import (
 type Config struct {
 	Store  *store.Store
 	Logger *slog.Logger
-	// Workers is how many runs execute at once (default runtime.NumCPU()).
+	// Workers is how many runs this process executes at once (default runtime.NumCPU()).
 	Workers int
+	// NoWorkers makes the process serve without working runs (serve -workers 0): worker
+	// processes on the same PostgreSQL database work them.
+	NoWorkers bool
 	// QueueSize bounds the runs waiting for a worker (default 64); past it, submissions get 429.
 	QueueSize int
+	// RescueAfter is how long a run may stay running before its worker is presumed dead and the
+	// run is given to another worker (River's RescueStuckJobsAfter). It must exceed RunTimeout,
+	// so a live worker's run is never taken from under it (default RunTimeout + 5 minutes).
+	RescueAfter time.Duration
+	// WorkerName identifies this process in the runs it works (default "host:pid").
+	WorkerName string
 	// MaxEvents and MaxVirtualMS are passed to every sim.Run (0 = the simulator's defaults).
 	MaxEvents    int64
 	MaxVirtualMS float64
@@ -32,18 +41,18 @@ type Config struct {
 	RunTimeout time.Duration
 	// RunsPerMinute limits run creation per client IP (default 30).
 	RunsPerMinute int
-	// MaxRunMemory is the per-run memory budget: a scenario whose estimate exceeds it is refused
-	// at submit time, and a run during which the heap grows past it is stopped. MaxTotalMemory
-	// bounds the estimates of the runs running at once. Defaults: DefaultMemoryBudgets.
-	MaxRunMemory, MaxTotalMemory int64
-	// MaxAttempts is how many times a run is started in all; a run found interrupted (running
-	// when the process died) after that many starts is failed (default DefaultMaxAttempts).
-	MaxAttempts int
-	// BigBodies is how many request bodies above 1 MiB are parsed at once (default 2).
-	BigBodies int
 	// MaxSweepPoints bounds a sweep (default 256); MaxPlanRuns bounds a plan's runs (default 64).
 	MaxSweepPoints int
 	MaxPlanRuns    int
+	// MaxRunMemory is the per-run memory budget: a scenario whose estimate exceeds it is refused
+	// at submit time, and a run during which the heap grows past it is stopped. MaxTotalMemory
+	// bounds the estimates of the runs this process runs at once. Defaults: DefaultMemoryBudgets.
+	MaxRunMemory, MaxTotalMemory int64
+	// MaxAttempts is how many times a run is started in all; a run still unfinished after that
+	// many starts (its process died each time) is failed (default DefaultMaxAttempts).
+	MaxAttempts int
+	// BigBodies is how many request bodies above 1 MiB are parsed at once (default 2).
+	BigBodies int
 }
 
 const (
@@ -51,6 +60,9 @@ const (
 	defaultRunTimeout    = 10 * time.Minute
 	defaultRunsPerMinute = 30
 	defaultBigBodies     = 2
+	defaultRescueMargin  = 5 * time.Minute
+	// minRescueMargin is how much longer than a run's wall-time limit RescueAfter must be.
+	minRescueMargin = 2 * jobTimeoutSlack
 )
 
 // runFunc is the simulator as the queue sees it; tests replace it with a fake that blocks.
@@ -61,7 +73,8 @@ type Server struct {
 	cfg     Config
 	log     *slog.Logger
 	store   *store.Store
-	queue   *runQueue
+	live    *liveRuns
+	jobs    *jobQueue
 	assets  *assetTable
 	pages   *pageCache
 	handler http.Handler
@@ -73,10 +86,11 @@ type Server struct {
 	// heapBytes and liveHeapBytes read the heap for the backstop; tests replace them.
 	heapBytes, liveHeapBytes func() int64
 
+	// watchers are the background loops (the memory backstop) that end with runsCtx.
+	watchers sync.WaitGroup
 	// runsCtx is the parent of every run's context; stopRuns cancels them all at shutdown.
 	runsCtx  context.Context
 	stopRuns context.CancelCauseFunc
-	workers  sync.WaitGroup
 
 	mu      sync.Mutex
 	started bool
@@ -87,8 +101,8 @@ type Server struct {
 	plansRunning sync.WaitGroup
 }
 
-// New checks the configuration and builds the server. It does not start running work: call
-// Start for that.
+// New checks the configuration, creates the job queue's tables if needed and builds the
+// server. It does not start working runs: call Start for that.
 func New(cfg Config) (*Server, error) {
 	if cfg.Store == nil {
 		return nil, errors.New("web: Config.Store is nil; open a store with store.Open first")
@@ -96,8 +110,16 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	if cfg.Workers <= 0 {
+	if cfg.NoWorkers {
+		if cfg.Store.Dialect() != store.DialectPostgres {
+			return nil, errors.New("web: serving without workers (-workers 0) needs a PostgreSQL database (-db postgres://…) that worker processes (scalein worker) share; with SQLite, let serve work the runs")
+		}
+		cfg.Workers = 0
+	} else if cfg.Workers <= 0 {
 		cfg.Workers = runtime.NumCPU()
+	}
+	if cfg.WorkerName == "" {
+		cfg.WorkerName = defaultWorkerName()
 	}
 	if cfg.QueueSize <= 0 {
 		cfg.QueueSize = defaultQueueSize
@@ -107,6 +129,18 @@ func New(cfg Config) (*Server, error) {
 	}
 	if cfg.RunsPerMinute <= 0 {
 		cfg.RunsPerMinute = defaultRunsPerMinute
+	}
+	if cfg.RescueAfter <= 0 {
+		cfg.RescueAfter = cfg.RunTimeout + defaultRescueMargin
+	}
+	if cfg.RescueAfter < cfg.RunTimeout+minRescueMargin {
+		return nil, fmt.Errorf("web: the rescue delay (-rescue-after %s) must exceed the run wall-time limit (-run-timeout %s) by at least %s, or a live worker's long run would be given to another worker", cfg.RescueAfter, cfg.RunTimeout, minRescueMargin)
+	}
+	if cfg.MaxSweepPoints <= 0 {
+		cfg.MaxSweepPoints = whatif.DefaultMaxPoints
+	}
+	if cfg.MaxPlanRuns <= 0 {
+		cfg.MaxPlanRuns = whatif.DefaultMaxPlanRuns
 	}
 	perRun, total := DefaultMemoryBudgets()
 	if cfg.MaxRunMemory <= 0 {
@@ -125,35 +159,33 @@ func New(cfg Config) (*Server, error) {
 	if cfg.BigBodies <= 0 {
 		cfg.BigBodies = defaultBigBodies
 	}
-	if cfg.MaxSweepPoints <= 0 {
-		cfg.MaxSweepPoints = whatif.DefaultMaxPoints
-	}
-	if cfg.MaxPlanRuns <= 0 {
-		cfg.MaxPlanRuns = whatif.DefaultMaxPlanRuns
-	}
 	assets, err := newAssetTable()
 	if err != nil {
 		return nil, fmt.Errorf("web: static assets: %w", err)
 	}
 	runsCtx, stopRuns := context.WithCancelCause(context.Background())
 	s := &Server{
-		cfg:    cfg,
-		log:    cfg.Logger,
-		store:  cfg.Store,
-		queue:  newRunQueue(cfg.QueueSize),
-		assets: assets,
-		pages:  newPageCache(),
-		run:    sim.Run,
-		now:    time.Now,
-		budget: newMemoryBudget(cfg.MaxTotalMemory),
-		bodies: newBigBodies(cfg.BigBodies),
+		cfg:      cfg,
+		log:      cfg.Logger,
+		store:    cfg.Store,
+		live:     newLiveRuns(),
+		assets:   assets,
+		pages:    newPageCache(),
+		run:      sim.Run,
+		now:      time.Now,
+		runsCtx:  runsCtx,
+		stopRuns: stopRuns,
 
+		budget:        newMemoryBudget(cfg.MaxTotalMemory),
+		bodies:        newBigBodies(cfg.BigBodies),
 		heapBytes:     heapObjectsBytes,
 		liveHeapBytes: liveHeapBytes,
-		runsCtx:       runsCtx,
-		stopRuns:      stopRuns,
-
-		planCancels: map[string]context.CancelCauseFunc{},
+		planCancels:   map[string]context.CancelCauseFunc{},
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if s.jobs, err = newJobQueue(ctx, s); err != nil {
+		return nil, fmt.Errorf("web: %w", err)
 	}
 	s.handler = s.routes()
 	return s, nil
@@ -162,8 +194,8 @@ func New(cfg Config) (*Server, error) {
 // Handler is the whole application as an http.Handler.
 func (s *Server) Handler() http.Handler { return s.handler }
 
-// Start starts the run workers and queues again every run a previous process left queued or
-// running (runs are deterministic, so running them again loses nothing).
+// Start starts working runs (unless the server has no workers). Runs a previous process left
+// queued stay queued as jobs; runs stored before the job queue existed get their jobs now.
 func (s *Server) Start(ctx context.Context) error {
 	s.mu.Lock()
 	if s.started || s.stopped {
@@ -173,27 +205,17 @@ func (s *Server) Start(ctx context.Context) error {
 	s.started = true
 	s.mu.Unlock()
 
-	unfinished, err := s.store.UnfinishedRuns(ctx)
+	n, err := s.store.RequeueOrphans(ctx, s.jobs.enqueue)
 	if err != nil {
-		return fmt.Errorf("web: start: list unfinished runs: %w", err)
+		return fmt.Errorf("web: start: %w", err)
 	}
-	for _, r := range unfinished {
-		again, err := s.recoverRun(ctx, r)
-		if err != nil {
-			return fmt.Errorf("web: start: %w", err)
-		}
-		if again {
-			s.queue.pushRecovered(r.ID)
-		}
+	if n > 0 {
+		s.log.Info("runs without a job queued again", "count", n)
 	}
-	if len(unfinished) > 0 {
-		s.log.Info("runs recovered from a previous process", "count", len(unfinished))
+	if err := s.jobs.start(ctx, s.store); err != nil {
+		return fmt.Errorf("web: start: %w", err)
 	}
-	for range s.cfg.Workers {
-		s.workers.Add(1)
-		go s.worker()
-	}
-	s.workers.Go(func() { s.watchMemory(s.runsCtx) })
+	s.watchers.Go(func() { s.watchMemory(s.runsCtx) })
 	if err := s.resumePlans(ctx); err != nil {
 		return fmt.Errorf("web: start: resume plans: %w", err)
 	}
@@ -201,16 +223,18 @@ func (s *Server) Start(ctx context.Context) error {
 }
 
 // Shutdown stops taking work and cancels the running runs, which go back to queued in the store
-// so that the next Start finishes them. It waits for the workers until ctx is done.
+// (and their jobs to River's queue) so that another start finishes them. It waits for the
+// workers until ctx is done.
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.mu.Lock()
 	s.stopped = true
 	s.mu.Unlock()
-	s.queue.close()
 	s.stopRuns(errShuttingDown)
+	if err := s.jobs.stop(ctx); err != nil {
+		return fmt.Errorf("web: shutdown: runs still stopping: %w", err)
+	}
 	done := make(chan struct{})
 	go func() {
-		s.workers.Wait()
 		s.plansRunning.Wait()
 		close(done)
 	}()
@@ -218,6 +242,9 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	case <-done:
 		return nil
 	case <-ctx.Done():
-		return fmt.Errorf("web: shutdown: runs still stopping: %w", ctx.Err())
+		return fmt.Errorf("web: shutdown: plans still stopping: %w", ctx.Err())
 	}
 }
+
+// WorkerName is "host:pid" (or Config.WorkerName): how runs worked here name their worker.
+func (s *Server) WorkerName() string { return s.cfg.WorkerName }

@@ -11,14 +11,13 @@ import (
 
 // submitted is one scenario after submission: its run record and whether it was queued now
 // (false: an identical scenario was already stored, and its run is reused).
-type submitted struct {
-	Run     store.Run
-	Created bool
-}
+type submitted = store.Submitted
 
-// submit stores and queues scenarios, all or none: queue slots are reserved first so a full
-// queue refuses the whole submission before anything is written. An identical scenario reuses
-// its run (the id is content-addressed); one that failed or was cancelled is queued again.
+// submit is the one way scenarios become runs (the form, the API, pairs, sweeps and plans): it
+// stores and queues them, all or none, in one transaction, each run's row with its job. A full
+// queue (more than Config.QueueSize runs waiting) refuses the whole submission with
+// errQueueFull (429) before anything is written. An identical scenario reuses its run (the id
+// is content-addressed); one that failed or was cancelled is queued again.
 func (s *Server) submit(ctx context.Context, scenarios ...*sim.Scenario) ([]submitted, error) {
 	// Every way in (form, API, pairs, sweeps, plans) meets the per-run memory budget here.
 	for _, sc := range scenarios {
@@ -26,41 +25,16 @@ func (s *Server) submit(ctx context.Context, scenarios ...*sim.Scenario) ([]subm
 			return nil, err
 		}
 	}
-	need := 0
-	for _, sc := range scenarios {
-		existing, err := s.store.GetRunStatus(ctx, sc.ID())
-		switch {
-		case errors.Is(err, store.ErrNotFound):
-			need++
-		case err != nil:
-			return nil, fmt.Errorf("submit: look up run %s: %w", sc.ID(), err)
-		case existing.Status == store.StatusFailed || existing.Status == store.StatusCancelled:
-			need++
-		}
+	runs := make([]store.NewRun, len(scenarios))
+	for i, sc := range scenarios {
+		runs[i] = store.NewRun{ID: sc.ID(), Name: sc.Name, ScenarioJSON: sc.CanonicalJSON()}
 	}
-	if err := s.queue.reserve(need); err != nil {
-		return nil, err
+	out, err := s.store.SubmitRuns(ctx, runs, s.cfg.QueueSize, s.now(), s.jobs.enqueue)
+	if errors.Is(err, store.ErrQueueFull) {
+		return nil, errQueueFull
 	}
-	reserved := need
-	defer func() { s.queue.release(reserved) }()
-
-	out := make([]submitted, 0, len(scenarios))
-	for _, sc := range scenarios {
-		run, created, err := s.store.CreateRun(ctx, sc.ID(), sc.Name, sc.CanonicalJSON(), s.now())
-		if err != nil {
-			return nil, fmt.Errorf("submit: store run %s: %w", sc.ID(), err)
-		}
-		if created {
-			if reserved > 0 {
-				s.queue.pushReserved(run.ID)
-				reserved--
-			} else {
-				// Someone else's failed run was retried between our check and now; it was
-				// accepted, so queue it beyond the bound rather than strand it.
-				s.queue.pushRecovered(run.ID)
-			}
-		}
-		out = append(out, submitted{Run: run, Created: created})
+	if err != nil {
+		return nil, fmt.Errorf("submit: %w", err)
 	}
 	return out, nil
 }

@@ -229,22 +229,8 @@ func (s *Server) resumePlans(ctx context.Context) error {
 // cancelRuns stops the runs that are still queued or running (a sweep's or plan's points).
 func (s *Server) cancelRuns(ctx context.Context, ids []string) error {
 	for _, id := range ids {
-		run, err := s.store.GetRunStatus(ctx, id)
-		if err != nil {
+		if _, err := s.cancelRun(ctx, id); err != nil {
 			return err
-		}
-		switch run.Status {
-		case store.StatusQueued:
-			if err := s.store.EndRun(ctx, id, store.StatusCancelled, "cancelled by a user before it started", s.now()); err != nil && !errors.Is(err, store.ErrConflict) {
-				return err
-			}
-			s.queue.dropQueued(id)
-		case store.StatusRunning:
-			if !s.queue.cancelRunning(id) {
-				if err := s.store.EndRun(ctx, id, store.StatusCancelled, "cancelled by a user", s.now()); err != nil && !errors.Is(err, store.ErrConflict) {
-					return err
-				}
-			}
 		}
 	}
 	return nil

@@ -209,7 +209,7 @@ func TestSweepCancelAndResume(t *testing.T) {
 		// The queue forgets a run just after the store records its end; a resubmission in
 		// between is ignored by this queue (a race of the hand-written queue, not of sweeps).
 		for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
-			if _, held := s.queue.watch(p.RunID); !held {
+			if _, held := s.live.watch(p.RunID); !held {
 				break
 			}
 		}

@@ -32,6 +32,8 @@ func main() {
 const usageText = `usage:
   scalein [serve] [-addr 127.0.0.1:8080] [-db ./data/scalein.db]
       start the web app (the default)
+  scalein worker -db postgres://… [-concurrency N] [-rescue-after 5m]
+      work runs from a PostgreSQL database shared with serve processes; serves no HTTP
   scalein sim -config FILE|- [-out FILE] [-requests] [-pair hints|guard] [-v] [-max-memory SIZE]
       run one scenario headless and write its report as JSON
   scalein sweep -config FILE|- -vary PATH=V1,V2,… [-vary …] [-out FILE] [-format json|csv] [-parallel N]
@@ -49,6 +51,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	switch args[0] {
 	case "serve":
 		return runServe(ctx, args[1:], stdout, stderr)
+	case "worker":
+		return runWorker(ctx, args[1:], stdout, stderr)
 	case "sim":
 		return runSim(ctx, args[1:], stdin, stdout, stderr)
 	case "sweep":

@@ -31,12 +31,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs.SetOutput(stderr)
 	addr := fs.String("addr", envOr("SCALEIN_ADDR", "127.0.0.1:8080"), "listen address (env SCALEIN_ADDR)")
 	dbPath := fs.String("db", envOr("SCALEIN_DB", "./data/scalein.db"), "SQLite database file, created if missing, or a postgres://USER:PASSWORD@HOST/DB URL (env SCALEIN_DB)")
-	workers := fs.Int("workers", 0, "runs executed at once (default: one per CPU)")
+	workers := fs.Int("workers", -1, "runs this process executes at once (default: one per CPU); 0 serves without working runs, for -db postgres://… with scalein worker processes")
 	queue := fs.Int("queue", 0, "runs waiting for a worker before submissions get 429 (default 64)")
-	perRun, total := web.DefaultMemoryBudgets()
-	maxRunMemory := fs.String("max-run-memory", "", fmt.Sprintf("refuse scenarios whose memory estimate exceeds this, and stop a run whose heap grows past it (default a quarter of the machine's memory: %s)", sim.FormatBytes(perRun)))
-	maxTotalMemory := fs.String("max-total-memory", "", fmt.Sprintf("start queued runs only while the estimates of the running ones fit this (default half the machine's memory: %s)", sim.FormatBytes(total)))
-	maxAttempts := fs.Int("max-attempts", web.DefaultMaxAttempts, "start a run at most this many times; a run interrupted by the process dying after that many starts is failed")
+	limits := addRunFlags(fs)
 	maxSweepPoints := fs.Int("max-sweep-points", 0, "points a sweep may have (default 256)")
 	maxPlanRuns := fs.Int("max-plan-runs", 0, "runs a plan may simulate (default 64)")
 	if err := fs.Parse(args); err != nil {
@@ -49,17 +46,6 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		fmt.Fprintf(stderr, "scalein serve: unexpected argument %q\n", fs.Arg(0))
 		return 2
 	}
-	runBudget, err := sizeFlag("max-run-memory", *maxRunMemory, perRun)
-	if err == nil {
-		total, err = sizeFlag("max-total-memory", *maxTotalMemory, max(total, runBudget))
-	}
-	if err != nil {
-		fmt.Fprintf(stderr, "scalein serve: %v\n", err)
-		return 2
-	}
-	// The collector works harder as the heap nears the runs' budget plus room for requests,
-	// instead of letting garbage double it.
-	debug.SetMemoryLimit(total + 1<<30)
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
 
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
@@ -72,9 +58,14 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	}
 	defer st.Close()
 
-	srv, err := web.New(web.Config{Store: st, Logger: logger, Workers: *workers, QueueSize: *queue,
-		MaxRunMemory: runBudget, MaxTotalMemory: total, MaxAttempts: *maxAttempts,
-		MaxSweepPoints: *maxSweepPoints, MaxPlanRuns: *maxPlanRuns})
+	cfg := web.Config{Store: st, Logger: logger, Workers: max(*workers, 0), NoWorkers: *workers == 0,
+		QueueSize: *queue, RunTimeout: *limits.runTimeout, RescueAfter: *limits.rescueAfter,
+		MaxSweepPoints: *maxSweepPoints, MaxPlanRuns: *maxPlanRuns}
+	if err := limits.memory(&cfg); err != nil {
+		fmt.Fprintf(stderr, "scalein serve: %v\n", err)
+		return 2
+	}
+	srv, err := web.New(cfg)
 	if err != nil {
 		fmt.Fprintf(stderr, "scalein serve: %v\n", err)
 		return 1
@@ -126,6 +117,45 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		code = 1
 	}
 	return code
+}
+
+// runFlags are the run limits that serve and worker share; every process on one database
+// should use the same values.
+type runFlags struct {
+	runTimeout, rescueAfter      *time.Duration
+	maxRunMemory, maxTotalMemory *string
+	maxAttempts                  *int
+}
+
+func addRunFlags(fs *flag.FlagSet) runFlags {
+	perRun, total := web.DefaultMemoryBudgets()
+	return runFlags{
+		runTimeout: fs.Duration("run-timeout", 0, "a run's wall-time limit (default 10m)"),
+		rescueAfter: fs.Duration("rescue-after", 0, "how long a run may stay running before its worker is presumed dead and the run goes to another worker; "+
+			"must exceed -run-timeout by a few seconds (default -run-timeout + 5m)"),
+		maxRunMemory:   fs.String("max-run-memory", "", fmt.Sprintf("refuse scenarios whose memory estimate exceeds this (like 6GB), and stop a run whose heap grows past it (default a quarter of this machine's memory: %s)", sim.FormatBytes(perRun))),
+		maxTotalMemory: fs.String("max-total-memory", "", fmt.Sprintf("start queued runs only while the estimates of the running ones fit this (default half of this machine's memory: %s)", sim.FormatBytes(total))),
+		maxAttempts:    fs.Int("max-attempts", web.DefaultMaxAttempts, "start a run at most this many times; a run still unfinished after that many starts (its process died each time) is failed"),
+	}
+}
+
+// memory reads the memory flags into cfg and sets the collector's soft limit to the runs'
+// total budget plus room for requests, so garbage does not double the heap near the budget.
+func (f runFlags) memory(cfg *web.Config) error {
+	perRun, total := web.DefaultMemoryBudgets()
+	var err error
+	if cfg.MaxRunMemory, err = sizeFlag("max-run-memory", *f.maxRunMemory, perRun); err != nil {
+		return err
+	}
+	if cfg.MaxTotalMemory, err = sizeFlag("max-total-memory", *f.maxTotalMemory, max(total, cfg.MaxRunMemory)); err != nil {
+		return err
+	}
+	if *f.maxAttempts < 1 {
+		return fmt.Errorf("-max-attempts must be at least 1 (got %d)", *f.maxAttempts)
+	}
+	cfg.MaxAttempts = *f.maxAttempts
+	debug.SetMemoryLimit(cfg.MaxTotalMemory + 1<<30)
+	return nil
 }
 
 // sizeFlag reads a size flag ("6GB", "2GiB"); empty means fallback.

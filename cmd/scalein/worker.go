@@ -1,0 +1,81 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"runtime"
+	"syscall"
+
+	"github.com/scalein-planner/scalein/store"
+	"github.com/scalein-planner/scalein/web"
+)
+
+// runWorker works runs from a PostgreSQL database shared with serve processes until ctx is
+// cancelled or SIGINT/SIGTERM arrives; then the runs it holds go back to the queue.
+func runWorker(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("worker", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	dbURL := fs.String("db", os.Getenv("SCALEIN_DB"), "the PostgreSQL database shared with the serve processes, postgres://USER:PASSWORD@HOST/DB (env SCALEIN_DB)")
+	concurrency := fs.Int("concurrency", runtime.NumCPU(), "runs this worker executes at once")
+	limits := addRunFlags(fs)
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "scalein worker: unexpected argument %q\n", fs.Arg(0))
+		return 2
+	}
+	if !store.IsPostgresDSN(*dbURL) {
+		fmt.Fprintf(stderr, "scalein worker: -db must be a postgres:// URL (got %q): workers share a PostgreSQL database with the serve processes; with a SQLite file, scalein serve works the runs itself\n", *dbURL)
+		return 2
+	}
+	if *concurrency < 1 {
+		fmt.Fprintf(stderr, "scalein worker: -concurrency must be at least 1 (got %d)\n", *concurrency)
+		return 2
+	}
+	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	st, err := store.Open(ctx, *dbURL)
+	if err != nil {
+		fmt.Fprintf(stderr, "scalein worker: %v\n", err)
+		return 1
+	}
+	defer st.Close()
+	cfg := web.Config{Store: st, Logger: logger, Workers: *concurrency,
+		RunTimeout: *limits.runTimeout, RescueAfter: *limits.rescueAfter}
+	if err := limits.memory(&cfg); err != nil {
+		fmt.Fprintf(stderr, "scalein worker: %v\n", err)
+		return 2
+	}
+	srv, err := web.New(cfg)
+	if err != nil {
+		fmt.Fprintf(stderr, "scalein worker: %v\n", err)
+		return 2
+	}
+	if err := srv.Start(ctx); err != nil {
+		fmt.Fprintf(stderr, "scalein worker: %v\n", err)
+		return 1
+	}
+	fmt.Fprintf(stdout, "Scale-in Planner worker %s working runs from %s (concurrency %d)\n", srv.WorkerName(), store.RedactDSN(*dbURL), *concurrency)
+	<-ctx.Done()
+	logger.Info("shutting down")
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
+	defer cancel()
+	if err := srv.Shutdown(shutdownCtx); err != nil {
+		logger.Warn("stopping runs", "err", err)
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,377 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"math"
+	"time"
+)
+
+// ErrQueueFull: a submission would take the number of queued runs past the bound.
+var ErrQueueFull = errors.New("run queue is full")
+
+// ErrAttemptsExhausted: a run was started its maximum number of times without finishing; it is
+// now failed.
+var ErrAttemptsExhausted = errors.New("attempts exhausted")
+
+// NewRun is one scenario to store as a run.
+type NewRun struct {
+	ID, Name     string
+	ScenarioJSON []byte
+}
+
+// Submitted is one run after SubmitRuns: its record, and whether it was queued now (false: an
+// identical scenario was stored before and its run is reused).
+type Submitted struct {
+	Run     Run
+	Created bool
+}
+
+// EnqueueFunc adds the job that will work run id, inside the store's write transaction tx,
+// and returns the job's id.
+type EnqueueFunc func(ctx context.Context, tx *sql.Tx, id string) (jobID int64, err error)
+
+// SubmitRuns stores runs and queues those that need running, all or none, in one transaction:
+// a new run is inserted queued; an existing one is reused as it is unless it failed or was
+// cancelled, in which case it is queued again. For every run queued, enqueue is called inside
+// the same transaction (so a run's row and its job are committed together) and the job id is
+// recorded on the run. When capacity > 0 and the runs already queued plus those queued now would
+// exceed it, nothing is written and ErrQueueFull is returned.
+func (s *Store) SubmitRuns(ctx context.Context, runs []NewRun, capacity int, now time.Time, enqueue EnqueueFunc) ([]Submitted, error) {
+	for _, r := range runs {
+		if r.ID == "" || len(r.ScenarioJSON) == 0 {
+			return nil, fmt.Errorf("store: submit runs: run %q: empty id or scenario: %w", r.ID, ErrInvalid)
+		}
+	}
+	if now.IsZero() {
+		return nil, fmt.Errorf("store: submit runs: zero creation time: %w", ErrInvalid)
+	}
+	var out []Submitted
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		out = make([]Submitted, 0, len(runs)) // reset: the transaction may run again
+		need := 0
+		seen := map[string]bool{}
+		for _, r := range runs {
+			if seen[r.ID] {
+				continue
+			}
+			seen[r.ID] = true
+			existing, err := findRun(ctx, tx, r.ID, false)
+			switch {
+			case errors.Is(err, ErrNotFound):
+				need++
+			case err != nil:
+				return err
+			case existing.Status == StatusFailed || existing.Status == StatusCancelled:
+				need++
+			}
+		}
+		if capacity > 0 && need > 0 {
+			var queued int
+			if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM runs WHERE status = ?`, StatusQueued).Scan(&queued); err != nil {
+				return err
+			}
+			if queued+need > capacity {
+				return fmt.Errorf("%d runs queued, %d more would pass the bound of %d: %w", queued, need, capacity, ErrQueueFull)
+			}
+		}
+		for _, r := range runs {
+			run, created, err := submitOne(ctx, tx, r, now)
+			if err != nil {
+				return err
+			}
+			if created && enqueue != nil {
+				jobID, err := enqueue(ctx, tx, r.ID)
+				if err != nil {
+					return fmt.Errorf("queue run %s: %w", r.ID, err)
+				}
+				if _, err := tx.ExecContext(ctx, `UPDATE runs SET job_id = ? WHERE id = ?`, jobID, r.ID); err != nil {
+					return err
+				}
+				run.JobID = jobID
+			}
+			out = append(out, Submitted{Run: run, Created: created})
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("store: submit runs: %w", err)
+	}
+	return out, nil
+}
+
+func submitOne(ctx context.Context, tx *sql.Tx, r NewRun, now time.Time) (Run, bool, error) {
+	existing, err := findRun(ctx, tx, r.ID, true)
+	switch {
+	case errors.Is(err, ErrNotFound):
+		if err := insertRun(ctx, tx, r.ID, r.Name, r.ScenarioJSON, now); err != nil {
+			return Run{}, false, err
+		}
+		run, err := findRun(ctx, tx, r.ID, false)
+		return run, true, err
+	case err != nil:
+		return Run{}, false, err
+	}
+	if !bytes.Equal(existing.ScenarioJSON, r.ScenarioJSON) {
+		return Run{}, false, fmt.Errorf("run %q exists with a different scenario: %w", r.ID, ErrConflict)
+	}
+	if existing.Status != StatusFailed && existing.Status != StatusCancelled {
+		existing.ScenarioJSON, existing.ReportJSON, existing.HeadlineJSON = nil, nil, nil
+		return existing, false, nil
+	}
+	if err := requeueRun(ctx, tx, r.ID); err != nil {
+		return Run{}, false, err
+	}
+	run, err := findRun(ctx, tx, r.ID, false)
+	return run, true, err
+}
+
+// ClaimRun starts an attempt at a run for worker ("host:pid"): a queued run, or one left
+// running by a worker that died, becomes running with its attempt count raised. It returns the
+// run with its scenario; run.Attempts identifies this attempt in the *Claimed methods, which
+// fail with ErrConflict once another attempt has taken the run over. A run that has ended
+// (done, failed, cancelled) returns ErrConflict. A run already started maxAttempts times
+// (maxAttempts > 0) is ended as failed and ErrAttemptsExhausted returned.
+func (s *Store) ClaimRun(ctx context.Context, id, worker string, maxAttempts int, now time.Time) (Run, error) {
+	var run Run
+	exhausted := false
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		existing, err := findRun(ctx, tx, id, false)
+		if err != nil {
+			return err
+		}
+		if existing.Status != StatusQueued && existing.Status != StatusRunning {
+			return fmt.Errorf("cannot claim: run is %s: %w", existing.Status, ErrConflict)
+		}
+		if maxAttempts > 0 && existing.Attempts >= maxAttempts {
+			msg := fmt.Sprintf("interrupted %d times: the run was started %d times and never finished (its worker stopped each time, for example out of memory), so it is not started again; shrink the workload or the fleet, or give the workers more memory", existing.Attempts, existing.Attempts)
+			if _, err := tx.ExecContext(ctx, `UPDATE runs SET status = ?, error = ?, finished_at = ? WHERE id = ?`,
+				StatusFailed, msg, toUnixMS(now), id); err != nil {
+				return err
+			}
+			// Returning nil commits the failure; an error would roll it back.
+			exhausted = true
+			return nil
+		}
+		if _, err := tx.ExecContext(ctx, `
+			UPDATE runs SET status = ?, progress = 0, error = '', started_at = ?, finished_at = NULL,
+				attempts = attempts + 1, worker = ?
+			WHERE id = ?`, StatusRunning, toUnixMS(now), worker, id); err != nil {
+			return err
+		}
+		run, err = findRun(ctx, tx, id, true)
+		return err
+	})
+	if err == nil && exhausted {
+		return Run{}, fmt.Errorf("store: claim run %q: %w", id, ErrAttemptsExhausted) // committed: the run is failed
+	}
+	if err != nil {
+		return Run{}, fmt.Errorf("store: claim run %q: %w", id, err)
+	}
+	return run, nil
+}
+
+// requireClaim returns ErrConflict unless the run is running attempt number attempt.
+func requireClaim(ctx context.Context, tx *sql.Tx, id string, attempt int) error {
+	var (
+		status   string
+		attempts int
+	)
+	err := tx.QueryRowContext(ctx, `SELECT status, attempts FROM runs WHERE id = ?`, id).Scan(&status, &attempts)
+	if errors.Is(err, sql.ErrNoRows) {
+		return fmt.Errorf("no run with id %q: %w", id, ErrNotFound)
+	}
+	if err != nil {
+		return err
+	}
+	if status != StatusRunning || attempts != attempt {
+		return fmt.Errorf("run is %s at attempt %d, not running attempt %d: %w", status, attempts, attempt, ErrConflict)
+	}
+	return nil
+}
+
+// SetProgressClaimed records the progress (0…1) of attempt attempt of a run.
+func (s *Store) SetProgressClaimed(ctx context.Context, id string, attempt int, p float64) error {
+	if math.IsNaN(p) || p < 0 || p > 1 {
+		return fmt.Errorf("store: set progress of run %q to %v: progress must be within 0…1: %w", id, p, ErrInvalid)
+	}
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		if err := requireClaim(ctx, tx, id, attempt); err != nil {
+			return err
+		}
+		_, err := tx.ExecContext(ctx, `UPDATE runs SET progress = ? WHERE id = ?`, p, id)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("store: set progress of run %q: %w", id, err)
+	}
+	return nil
+}
+
+// FinishClaimed stores the report of attempt attempt and marks the run done. Only the attempt
+// that holds the run can: a report is never stored twice.
+func (s *Store) FinishClaimed(ctx context.Context, id string, attempt int, reportJSON, headlineJSON []byte, now time.Time) error {
+	if len(reportJSON) == 0 {
+		return fmt.Errorf("store: finish run %q: empty report: %w", id, ErrInvalid)
+	}
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		if err := requireClaim(ctx, tx, id, attempt); err != nil {
+			return err
+		}
+		_, err := tx.ExecContext(ctx, `
+			UPDATE runs SET status = ?, progress = 1, error = '', report_json = ?, headline_json = ?,
+				finished_at = ?
+			WHERE id = ?`, StatusDone, reportJSON, headlineJSON, toUnixMS(now), id)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("store: finish run %q: %w", id, err)
+	}
+	return nil
+}
+
+// EndClaimed ends attempt attempt as failed or cancelled, with a message saying why.
+func (s *Store) EndClaimed(ctx context.Context, id string, attempt int, status, msg string, now time.Time) error {
+	if status != StatusFailed && status != StatusCancelled {
+		return fmt.Errorf("store: end run %q as %q: status must be %q or %q: %w", id, status, StatusFailed, StatusCancelled, ErrInvalid)
+	}
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		if err := requireClaim(ctx, tx, id, attempt); err != nil {
+			return err
+		}
+		_, err := tx.ExecContext(ctx, `UPDATE runs SET status = ?, error = ?, finished_at = ? WHERE id = ?`,
+			status, msg, toUnixMS(now), id)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("store: end run %q as %s: %w", id, status, err)
+	}
+	return nil
+}
+
+// RequeueClaimed puts the run back to queued when attempt attempt stops without an outcome
+// (its process is shutting down).
+func (s *Store) RequeueClaimed(ctx context.Context, id string, attempt int) error {
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		if err := requireClaim(ctx, tx, id, attempt); err != nil {
+			return err
+		}
+		return requeueRun(ctx, tx, id)
+	})
+	if err != nil {
+		return fmt.Errorf("store: requeue run %q: %w", id, err)
+	}
+	return nil
+}
+
+// RequeueOrphans queues again, through enqueue, every queued or running run that has no job
+// (runs stored before the job queue existed), in one transaction; it returns how many.
+func (s *Store) RequeueOrphans(ctx context.Context, enqueue EnqueueFunc) (int, error) {
+	var n int
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		n = 0
+		rows, err := tx.QueryContext(ctx, `SELECT id FROM runs WHERE status IN ('queued', 'running') AND job_id IS NULL ORDER BY created_at, id`)
+		if err != nil {
+			return err
+		}
+		var ids []string
+		for rows.Next() {
+			var id string
+			if err := rows.Scan(&id); err != nil {
+				_ = rows.Close()
+				return err
+			}
+			ids = append(ids, id)
+		}
+		if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+			return err
+		}
+		for _, id := range ids {
+			if err := requeueRun(ctx, tx, id); err != nil {
+				return err
+			}
+			jobID, err := enqueue(ctx, tx, id)
+			if err != nil {
+				return err
+			}
+			if _, err := tx.ExecContext(ctx, `UPDATE runs SET job_id = ? WHERE id = ?`, jobID, id); err != nil {
+				return err
+			}
+			n++
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("store: requeue runs without a job: %w", err)
+	}
+	return n, nil
+}
+
+// QueueState is what the operations page shows: runs by status, and running runs by worker.
+type QueueState struct {
+	ByStatus map[string]int
+	// Running maps "host:pid" to the number of runs it is running.
+	Running map[string]int
+}
+
+// QueueState counts runs by status and running runs by worker.
+func (s *Store) QueueState(ctx context.Context) (QueueState, error) {
+	st := QueueState{ByStatus: map[string]int{}, Running: map[string]int{}}
+	err := s.read(ctx, func(tx *sql.Tx) error {
+		for _, q := range []struct {
+			sql  string
+			into map[string]int
+		}{
+			{`SELECT status, count(*) FROM runs GROUP BY status`, st.ByStatus},
+			{`SELECT worker, count(*) FROM runs WHERE status = 'running' GROUP BY worker`, st.Running},
+		} {
+			rows, err := tx.QueryContext(ctx, q.sql)
+			if err != nil {
+				return err
+			}
+			for rows.Next() {
+				var (
+					k string
+					n int
+				)
+				if err := rows.Scan(&k, &n); err != nil {
+					_ = rows.Close()
+					return err
+				}
+				q.into[k] = n
+			}
+			if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return QueueState{}, fmt.Errorf("store: queue state: %w", err)
+	}
+	return st, nil
+}
+
+// WithLock runs fn while holding the database's migration lock (a PostgreSQL advisory lock), so
+// processes starting together on one database migrate one at a time. On SQLite it just runs fn.
+func (s *Store) WithLock(ctx context.Context, fn func() error) error {
+	if s.dialect != DialectPostgres {
+		return fn()
+	}
+	conn, err := s.writer.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	const key = 7_236_512_001 // arbitrary, fixed: "scalein migrations"
+	if _, err := conn.ExecContext(ctx, `SELECT pg_advisory_lock($1)`, int64(key)); err != nil {
+		return fmt.Errorf("store: take the migration lock: %w", err)
+	}
+	defer func() {
+		_, _ = conn.ExecContext(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock($1)`, int64(key))
+	}()
+	return fn()
+}

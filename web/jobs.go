@@ -1,0 +1,303 @@
+package web
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver"
+	"github.com/riverqueue/river/riverdriver/riverdatabasesql"
+	"github.com/riverqueue/river/riverdriver/riversqlite"
+	"github.com/riverqueue/river/rivermigrate"
+	"github.com/riverqueue/river/rivertype"
+
+	"github.com/scalein-planner/scalein/store"
+)
+
+// The job queue is River (github.com/riverqueue/river), with its tables in the store's
+// database: riversqlite on the SQLite file (River's advice for SQLite: one connection, which is
+// the store's single writer), riverdatabasesql on PostgreSQL over the store's pool, with a pgx
+// connection for LISTEN so workers hear of new jobs at once. Both drivers work on *sql.Tx, so a
+// run's row and its job are inserted in one store transaction (SubmitRuns).
+
+const (
+	// jobTimeoutSlack lets a run's own wall-time limit fire (and record why) before River's job
+	// timeout, which is the limit plus this.
+	jobTimeoutSlack = 2 * time.Second
+	// takeoverPoll is how often a running run re-reads its row to notice a cancel made by
+	// another process (or its run handed to another worker).
+	takeoverPoll = 500 * time.Millisecond
+)
+
+// errTakenOver is the cause of a run's context when its row says it was cancelled or is no
+// longer this attempt's.
+var errTakenOver = errors.New("the run was cancelled or taken over elsewhere")
+
+// runArgs is the job that works one stored run.
+type runArgs struct {
+	RunID string `json:"run_id"`
+}
+
+func (runArgs) Kind() string { return "scalein_run" }
+
+// runWorker executes run jobs.
+type runWorker struct {
+	river.WorkerDefaults[runArgs]
+	s *Server
+}
+
+func (w *runWorker) Timeout(*river.Job[runArgs]) time.Duration {
+	return w.s.cfg.RunTimeout + jobTimeoutSlack
+}
+
+func (w *runWorker) Work(ctx context.Context, job *river.Job[runArgs]) error {
+	return w.s.work(ctx, job.Args.RunID)
+}
+
+// retryPolicy retries a run whose worker failed (or died) after a short pause: the pause only
+// spreads retries; a run is deterministic, so waiting longer changes nothing.
+type retryPolicy struct{}
+
+func (retryPolicy) NextRetry(job *rivertype.JobRow) time.Time {
+	return time.Now().Add(time.Duration(max(job.Attempt, 1)) * time.Second)
+}
+
+// jobQueue is the River client of a server or worker process.
+type jobQueue struct {
+	client   *river.Client[*sql.Tx]
+	listener *pgxpool.Pool // PostgreSQL only
+	works    bool          // false: inserts only (serve -workers 0)
+}
+
+// defaultWorkerName is "host:pid", unique among live processes.
+func defaultWorkerName() string {
+	host, err := os.Hostname()
+	if err != nil || host == "" {
+		host = "localhost"
+	}
+	return fmt.Sprintf("%s:%d", host, os.Getpid())
+}
+
+// newJobQueue migrates River's tables (under the store's migration lock) and builds the client.
+func newJobQueue(ctx context.Context, s *Server) (*jobQueue, error) {
+	st := s.store
+	q := &jobQueue{works: s.cfg.Workers > 0}
+	var driver riverdriver.Driver[*sql.Tx]
+	pollEvery, cooldown := time.Second, 100*time.Millisecond
+	switch st.Dialect() {
+	case store.DialectPostgres:
+		cfg, err := pgxpool.ParseConfig(st.Path())
+		if err != nil {
+			return nil, fmt.Errorf("job queue: parse the database URL: %w", err)
+		}
+		cfg.MinConns, cfg.MaxConns = 0, 1 // River hijacks its LISTEN connection from this pool
+		if q.listener, err = pgxpool.NewWithConfig(ctx, cfg); err != nil {
+			return nil, fmt.Errorf("job queue: connect the listener: %w", err)
+		}
+		driver = riverdatabasesql.NewWithPgxListener(st.DB(), q.listener)
+		// LISTEN/NOTIFY wakes workers on insert; polling only backs it up.
+		pollEvery = 500 * time.Millisecond
+	default:
+		driver = riversqlite.New(st.DB())
+		// SQLite has no notifications: poll often, so a tiny run's page shows it done within
+		// a few hundred milliseconds (docs/performance.md). A poll is one small write.
+		pollEvery, cooldown = 50*time.Millisecond, 20*time.Millisecond
+	}
+	migrator, err := rivermigrate.New(driver, nil)
+	if err != nil {
+		q.close()
+		return nil, fmt.Errorf("job queue: %w", err)
+	}
+	if err := st.WithLock(ctx, func() error {
+		_, err := migrator.Migrate(ctx, rivermigrate.DirectionUp, nil)
+		return err
+	}); err != nil {
+		q.close()
+		return nil, fmt.Errorf("job queue: migrate River's tables: %w", err)
+	}
+
+	workers := river.NewWorkers()
+	if err := river.AddWorkerSafely(workers, &runWorker{s: s}); err != nil {
+		q.close()
+		return nil, fmt.Errorf("job queue: %w", err)
+	}
+	cfg := &river.Config{
+		ID:      s.cfg.WorkerName,
+		Workers: workers,
+		// Config.MaxAttempts bounds how many times a run is started (a worker that dies
+		// mid-run, for example out of memory, gives its run another start). River gets one
+		// more attempt so the run that used them all is marked failed by a worker.
+		MaxAttempts:          s.cfg.MaxAttempts + 1,
+		JobTimeout:           s.cfg.RunTimeout + jobTimeoutSlack,
+		RescueStuckJobsAfter: s.cfg.RescueAfter,
+		RetryPolicy:          retryPolicy{},
+		FetchPollInterval:    pollEvery,
+		FetchCooldown:        cooldown,
+		Logger:               s.log,
+	}
+	if q.works {
+		cfg.Queues = map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: s.cfg.Workers}}
+	}
+	if q.client, err = river.NewClient(driver, cfg); err != nil {
+		q.close()
+		return nil, fmt.Errorf("job queue: %w", err)
+	}
+	return q, nil
+}
+
+// start starts working jobs (when this process works runs). On SQLite the server is the only
+// process on its database, so jobs that a previous process left running (it crashed) are made
+// available again at once instead of after the rescue delay.
+func (q *jobQueue) start(ctx context.Context, st *store.Store) error {
+	if !q.works {
+		return nil
+	}
+	if st.Dialect() == store.DialectSQLite {
+		if _, err := st.DB().ExecContext(ctx, `UPDATE river_job SET state = 'available' WHERE state = 'running'`); err != nil {
+			return fmt.Errorf("job queue: recover jobs of a previous process: %w", err)
+		}
+	}
+	return q.client.Start(ctx)
+}
+
+// stop waits for running jobs to return (their contexts are cancelled by the server first).
+func (q *jobQueue) stop(ctx context.Context) error {
+	var err error
+	if q.works {
+		err = q.client.Stop(ctx)
+	}
+	q.close()
+	return err
+}
+
+func (q *jobQueue) close() {
+	if q.listener != nil {
+		q.listener.Close()
+		q.listener = nil
+	}
+}
+
+// enqueue inserts the job of run id in the store's transaction tx.
+func (q *jobQueue) enqueue(ctx context.Context, tx *sql.Tx, id string) (int64, error) {
+	res, err := q.client.InsertTx(ctx, tx, runArgs{RunID: id}, nil)
+	if err != nil {
+		return 0, err
+	}
+	return res.Job.ID, nil
+}
+
+// cancel cancels a run's job; a job that already ended is left as it is.
+func (q *jobQueue) cancel(ctx context.Context, jobID int64) error {
+	if jobID == 0 {
+		return nil
+	}
+	_, err := q.client.JobCancel(ctx, jobID)
+	if errors.Is(err, river.ErrNotFound) {
+		return nil
+	}
+	return err
+}
+
+// work is one attempt at a run: claim it, simulate, record the outcome, and tell River what
+// became of the job.
+func (s *Server) work(jobCtx context.Context, id string) error {
+	// The run waits, still queued, until its memory estimate fits the budget beside the runs
+	// running here (memory.go).
+	ctx, cancelStore := storeCtx()
+	prep := s.prepare(ctx, id)
+	cancelStore()
+	if prep.scenario != nil {
+		release, err := s.budget.acquire(jobCtx, prep.estimate)
+		if err != nil {
+			return err // shutting down or timed out: River tries again later
+		}
+		defer release()
+	}
+	ctx, cancelStore = storeCtx()
+	run, err := s.store.ClaimRun(ctx, id, s.cfg.WorkerName, s.cfg.MaxAttempts, s.now())
+	cancelStore()
+	switch {
+	case errors.Is(err, store.ErrAttemptsExhausted):
+		s.live.finish(id, store.StatusFailed)
+		return river.JobCancel(err)
+	case errors.Is(err, store.ErrConflict), errors.Is(err, store.ErrNotFound):
+		// Cancelled (or ended) before it started: nothing to run.
+		s.live.finish(id, "")
+		return nil
+	case err != nil:
+		return err // the store could not be reached: River retries
+	}
+	attempt := run.Attempts
+
+	runCtx, cancel := context.WithCancelCause(jobCtx)
+	defer cancel(nil)
+	stopOnShutdown := context.AfterFunc(s.runsCtx, func() { cancel(context.Cause(s.runsCtx)) })
+	defer stopOnShutdown()
+	s.live.setRunning(id, cancel)
+	go s.watchClaim(runCtx, id, attempt, cancel)
+	s.budget.track(id, prep.estimate, cancel)
+	defer s.budget.untrack(id)
+
+	status, msg, report, headline := s.simulate(runCtx, run, prep, attempt, cancel)
+
+	ctx, cancelStore = storeCtx()
+	defer cancelStore()
+	var result error
+	switch status {
+	case store.StatusDone:
+		err = s.store.FinishClaimed(ctx, id, attempt, report, headline, s.now())
+	case store.StatusQueued: // this process is shutting down: another start finishes it
+		err = s.store.RequeueClaimed(ctx, id, attempt)
+		result = river.JobSnooze(time.Second)
+	case store.StatusCancelled:
+		err = s.store.EndClaimed(ctx, id, attempt, status, msg, s.now())
+		result = river.JobCancel(errCancelledByUser)
+	default: // failed: the simulator's verdict is deterministic, so it is not retried
+		err = s.store.EndClaimed(ctx, id, attempt, status, msg, s.now())
+		result = river.JobCancel(errors.New(msg))
+	}
+	switch {
+	case errors.Is(err, store.ErrConflict):
+		// Cancelled by a user (the row already says so) or handed to another attempt: the
+		// row is not this attempt's to write.
+		s.log.Info("run ended elsewhere", "run", id, "attempt", attempt, "err", err)
+		result = nil
+	case err != nil:
+		s.log.Error("recording the end of a run failed", "run", id, "status", status, "err", err)
+		result = err
+	}
+	s.log.Info("run ended", "run", id, "status", status, "attempt", attempt, "error", msg)
+	s.live.finish(id, status)
+	return result
+}
+
+// watchClaim cancels a running run once its row is no longer this attempt's running row: a
+// user cancelled it (possibly through another server process) or another worker took it over.
+func (s *Server) watchClaim(ctx context.Context, id string, attempt int, cancel context.CancelCauseFunc) {
+	t := time.NewTicker(takeoverPoll)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		run, err := s.store.GetRunStatus(ctx, id)
+		if err != nil {
+			continue
+		}
+		if run.Status != store.StatusRunning || run.Attempts != attempt {
+			if run.Status == store.StatusCancelled {
+				cancel(errCancelledByUser)
+			} else {
+				cancel(errTakenOver)
+			}
+			return
+		}
+	}
+}

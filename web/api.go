@@ -48,7 +48,8 @@ type apiCreated struct {
 	URL    string `json:"url"`
 }
 
-// readScenarioBody reads and validates a JSON scenario (the body limit applies).
+// readScenario parses and validates a JSON scenario (traces by name from the store): a
+// *sim.ValidationError lists the field errors; anything else is a 400 naming what failed.
 func (s *Server) readScenario(data []byte) (*sim.Scenario, error) {
 	sc, err := sim.Parse(data, sim.ParseEnv{Traces: s.store})
 	if err != nil {
@@ -157,7 +158,7 @@ func (s *Server) apiCreatePair(w http.ResponseWriter, r *http.Request) error {
 		if err != nil {
 			return err
 		}
-		if k != "hints" && k != "guard" {
+		if k != sim.CounterpartHints && k != sim.CounterpartGuard {
 			return badRequest(fmt.Sprintf("kind must be hints or guard (got %q)", k))
 		}
 		kind = k

@@ -345,7 +345,7 @@ func (s *Server) createPlan(ctx context.Context, req planRequest) (store.Plan, b
 	id := contentID("plan", canonical, reqJSON)
 	name := req.Name
 	if name == "" {
-		name = fmt.Sprintf("Remove %d from %s", norm.Goal.Remove, base.Name)
+		name = fmt.Sprintf("Remove %s from %s", whatif.Workers(norm.Goal.Remove), base.Name)
 	}
 	plan, created, err := s.store.CreatePlan(ctx, store.Plan{ID: id, Name: name, ScenarioJSON: canonical, RequestJSON: reqJSON}, s.now())
 	if err != nil {

@@ -52,8 +52,22 @@ func TestBrowserFormShowsEveryProblem(t *testing.T) {
 	ts := startApp(t)
 	b.do(t, "open the form", chromedp.Navigate(ts.URL+"/"), chromedp.WaitVisible(chromedp.CSS(`[data-testid="run"]`)))
 	b.waitFor(t, "app.js to run", `document.readyState === 'complete'`, 10*time.Second)
-	b.do(t, "add a schedule row", chromedp.Click(chromedp.CSS(`[data-add-row]`)))
-	require.Equal(t, 2, browserEval[int](t, b, `document.querySelectorAll('[data-schedule-rows] [data-schedule-row]').length`))
+	// Add two rows and remove the first of them: the rows left are numbered 0 and 1, with every
+	// attribute that names their fields.
+	b.do(t, "add two schedule rows", chromedp.Click(chromedp.CSS(`[data-add-row]`)), chromedp.Click(chromedp.CSS(`[data-add-row]`)))
+	require.Equal(t, 3, browserEval[int](t, b, `document.querySelectorAll('[data-schedule-rows] [data-schedule-row]').length`))
+	b.do(t, "mark the last row", chromedp.SetValue(chromedp.CSS(`[id="scale_in[2].grace_ms"]`), "5"))
+	b.do(t, "remove the second row", chromedp.Click(chromedp.CSS(`[data-schedule-rows] [data-schedule-row]:nth-child(2) [data-remove-row]`)))
+	require.Equal(t, []string{"scale_in[1].grace_ms", "5", "help-scale_in[1].grace_ms", "help-scale_in[1].grace_ms", "scale_in[1].grace_ms", "Action 2", "2"},
+		browserEval[[]string](t, b, `(function () {
+		  var row = document.querySelectorAll('[data-schedule-rows] [data-schedule-row]')[1];
+		  var input = row.querySelector('[name$=".grace_ms"]');
+		  var help = document.getElementById(input.getAttribute('aria-describedby'));
+		  return [input.name, input.value, input.getAttribute('aria-describedby'), help ? help.id : '',
+		    row.querySelector('label[for$=".grace_ms"]').htmlFor, row.querySelector('[data-row-title]').textContent,
+		    document.querySelector('input[name="scale_in_rows"]').value];
+		})()`))
+	b.do(t, "clear the moved row", chromedp.Evaluate[chromedp.Void](`document.getElementById('scale_in[1].grace_ms').value = ''`))
 	bad := map[string]string{
 		"fleet.gpu_blocks":        "lots",
 		"kvcr.latency_ms":         "1,5",

@@ -11,31 +11,63 @@ import (
 // view builds the page model. traceOptions are the trace choices (value, label). The error
 // summary lists every problem in page order, each linking to its field.
 func (f *scenarioForm) view(page templates.Page, errs formErrors, traceOptions [][2]string) templates.FormPage {
-	p := templates.FormPage{Page: page, ErrorCount: errs.count, SelectionNote: selectionNote}
-	shown := map[string]bool{}
-	field := func(fs fieldSpec, name, context, value string) templates.Field {
-		fd := fieldView(fs, name, value, traceOptions)
-		if msgs := errs.byField[name]; len(msgs) > 0 {
-			shown[name] = true
-			fd.Error = strings.Join(msgs, "; ")
-			for _, m := range msgs {
-				p.Problems = append(p.Problems, templates.Problem{Href: "#" + name, Text: context + fs.Label + ": " + m})
-			}
-		}
-		return fd
+	v := &formView{
+		form: f, errs: errs, traceOptions: traceOptions, shown: map[string]bool{},
+		page: templates.FormPage{Page: page, ErrorCount: errs.count, SelectionNote: selectionNote},
 	}
+	v.general()
+	v.schedule()
+	v.workload()
+	v.rawJSON()
+	v.leftoverProblems()
+	return v.page
+}
 
+// formView is the page model under construction.
+type formView struct {
+	form         *scenarioForm
+	errs         formErrors
+	traceOptions [][2]string
+	page         templates.FormPage
+	// shown marks the field names whose problems the page shows beside a field.
+	shown map[string]bool
+}
+
+// field is one control with its problems, which also go to the summary; context names where
+// the field is ("Fleet · ").
+func (v *formView) field(fs fieldSpec, name, context, value string) templates.Field {
+	fd := fieldView(fs, name, value, v.traceOptions)
+	if msgs := v.errs.byField[name]; len(msgs) > 0 {
+		v.shown[name] = true
+		fd.Error = strings.Join(msgs, "; ")
+		for _, m := range msgs {
+			v.page.Problems = append(v.page.Problems, templates.Problem{Href: "#" + name, Text: context + fs.Label + ": " + m})
+		}
+	}
+	return fd
+}
+
+func (v *formView) fieldset(g fieldGroup, workload string) templates.Fieldset {
+	set := templates.Fieldset{Legend: g.Legend, Note: g.Note, Workload: workload}
+	for _, fs := range g.Fields {
+		set.Fields = append(set.Fields, v.field(fs, fs.Path, g.Legend+" · ", v.form.values[fs.Path]))
+	}
+	return set
+}
+
+func (v *formView) general() {
 	for _, g := range generalGroups {
-		set := templates.Fieldset{Legend: g.Legend, Note: g.Note}
-		for _, fs := range g.Fields {
-			set.Fields = append(set.Fields, field(fs, fs.Path, g.Legend+" · ", f.values[fs.Path]))
-		}
-		p.General = append(p.General, set)
+		v.page.General = append(v.page.General, v.fieldset(g, ""))
 	}
+}
 
-	p.ScheduleError = strings.Join(errs.schedule, "; ")
-	for _, m := range errs.schedule {
-		p.Problems = append(p.Problems, templates.Problem{Href: "#schedule", Text: "Scale-in schedule: " + m})
+// schedule shows every row the user laid out, at least one empty row to fill in, and no more
+// than maxScheduleRows.
+func (v *formView) schedule() {
+	f := v.form
+	v.page.ScheduleError = strings.Join(v.errs.schedule, "; ")
+	for _, m := range v.errs.schedule {
+		v.page.Problems = append(v.page.Problems, templates.Problem{Href: "#schedule", Text: "Scale-in schedule: " + m})
 	}
 	used := len(f.rows)
 	for used > 0 && rowIsEmpty(f.rows[used-1]) {
@@ -50,49 +82,57 @@ func (f *scenarioForm) view(page templates.Page, errs formErrors, traceOptions [
 		}
 		context := fmt.Sprintf("Scale-in action %d · ", i+1)
 		for _, fs := range scheduleFields {
-			row.Fields = append(row.Fields, field(fs, scheduleFieldName(i, fs), context, vals[fs.Path]))
+			row.Fields = append(row.Fields, v.field(fs, scheduleFieldName(i, fs), context, vals[fs.Path]))
 		}
-		p.Schedule = append(p.Schedule, row)
+		v.page.Schedule = append(v.page.Schedule, row)
 	}
-	p.ScheduleTemplate = templates.ScheduleRow{Index: rows}
+	v.page.ScheduleTemplate = templates.ScheduleRow{Index: rows}
 	for _, fs := range scheduleFields {
-		p.ScheduleTemplate.Fields = append(p.ScheduleTemplate.Fields, fieldView(fs, scheduleFieldName(rows, fs), "", nil))
+		v.page.ScheduleTemplate.Fields = append(v.page.ScheduleTemplate.Fields, fieldView(fs, scheduleFieldName(rows, fs), "", nil))
 	}
+}
 
-	p.WorkloadType = field(workloadTypeField, workloadTypeField.Path, "", f.values[workloadTypeField.Path])
+func (v *formView) workload() {
+	v.page.WorkloadType = v.field(workloadTypeField, workloadTypeField.Path, "", v.form.values[workloadTypeField.Path])
 	// app.js shows only the fieldset of the type this select chooses.
-	p.WorkloadType.Attrs = templ.Attributes{"data-workload-type": true}
+	v.page.WorkloadType.Attrs = templ.Attributes{"data-workload-type": true}
 	for _, w := range workloadGroups {
-		set := templates.Fieldset{Legend: w.Group.Legend, Note: w.Group.Note, Workload: w.Type}
-		for _, fs := range w.Group.Fields {
-			set.Fields = append(set.Fields, field(fs, fs.Path, w.Group.Legend+" · ", f.values[fs.Path]))
-		}
-		p.Workloads = append(p.Workloads, set)
+		v.page.Workloads = append(v.page.Workloads, v.fieldset(w.Group, w.Type))
 	}
+}
 
-	p.RawJSON = templates.Field{Name: rawJSONField, Label: "Scenario JSON", Kind: "textarea", Wide: true,
-		Value:       f.values[rawJSONField],
+// rawJSON is the "paste the whole scenario" box; when its JSON was the scenario, every problem
+// is one of it, listed in the summary with a link to the box.
+func (v *formView) rawJSON() {
+	v.page.RawJSON = templates.Field{Name: rawJSONField, Label: "Scenario JSON", Kind: "textarea", Wide: true,
+		Value:       v.form.values[rawJSONField],
 		Placeholder: `{"name": "…", "fleet": {"workers": 16}, "scale_in": [...], "workload": {...}}`,
 		Help:        "Unknown fields, wrong types and out-of-range values are reported with their path."}
-	if errs.rawMode {
-		p.RawJSON.Error = fmt.Sprintf("%d problem(s) in this JSON, listed at the top of the page", errs.count)
-		for _, m := range errs.unplaced {
-			p.Problems = append(p.Problems, templates.Problem{Href: "#" + rawJSONField, Text: m})
-		}
-		return p
+	if !v.errs.rawMode {
+		return
 	}
-	for _, m := range errs.unplaced {
-		p.Problems = append(p.Problems, templates.Problem{Text: m})
+	v.page.RawJSON.Error = fmt.Sprintf("%d problem(s) in this JSON, listed at the top of the page", v.errs.count)
+	for _, m := range v.errs.unplaced {
+		v.page.Problems = append(v.page.Problems, templates.Problem{Href: "#" + rawJSONField, Text: m})
+	}
+}
+
+// leftoverProblems adds the problems no field shows to the summary, without links.
+func (v *formView) leftoverProblems() {
+	if v.errs.rawMode {
+		return
+	}
+	for _, m := range v.errs.unplaced {
+		v.page.Problems = append(v.page.Problems, templates.Problem{Text: m})
 	}
 	// A problem placed on a field the page does not show must still be seen.
-	for name, msgs := range errs.byField {
-		if !shown[name] {
+	for name, msgs := range v.errs.byField {
+		if !v.shown[name] {
 			for _, m := range msgs {
-				p.Problems = append(p.Problems, templates.Problem{Text: name + ": " + m})
+				v.page.Problems = append(v.page.Problems, templates.Problem{Text: name + ": " + m})
 			}
 		}
 	}
-	return p
 }
 
 // fieldView is one field's control: its kind, options, help (with the simulator's default) and
@@ -110,12 +150,7 @@ func fieldView(fs fieldSpec, name, value string, traceOptions [][2]string) templ
 			{Value: "false", Label: "off", Selected: value == "false"},
 		}
 		fd.Placeholder = ""
-		switch def {
-		case "true":
-			def = "on"
-		case "false":
-			def = "off"
-		}
+		def = map[string]string{"true": "on", "false": "off"}[def]
 	case kindSelect, kindTraceSource:
 		fd.Kind = "select"
 		opts := fs.Options

@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync/atomic"
+	"time"
 
 	"github.com/a-h/templ"
 	lru "github.com/hashicorp/golang-lru/v2"
@@ -18,7 +20,9 @@ import (
 // A finished run never changes, so its page (and the compare page of two finished runs) is
 // rendered once and served from memory until something it shows changes: the runs it is related
 // to (a new pair or comparison). Each cached page remembers the version it was rendered at
-// (store.PageVersion); a request costs one small query to check it.
+// (store.PageVersion). Checking costs a query, so a page checked less than pageRecheck ago is
+// served as it is, unless this process recorded a comparison since (which bumps gen): another
+// process's new pair or comparison shows within pageRecheck.
 //
 // Pages are bounded twice: at most pageCacheEntries pages, and pages over maxCachedPageBytes are
 // not cached at all, so the cache holds at most about pageCacheEntries × 2 × 512 KiB (the page
@@ -27,6 +31,7 @@ import (
 const (
 	pageCacheEntries   = 256
 	maxCachedPageBytes = 512 << 10
+	pageRecheck        = time.Second
 )
 
 // cachedPage is one rendered page, its gzip and its ETag.
@@ -37,10 +42,43 @@ type cachedPage struct {
 	counterparts []string
 	body, gz     []byte
 	etag         string
+	// checkedAt (unix ns) and gen are when the version was last confirmed, and the cache's
+	// generation then.
+	checkedAt, gen atomic.Int64
 }
 
 type pageCache struct {
 	pages *lru.Cache[string, *cachedPage]
+	// gen counts the changes this process made that cached pages may show (comparisons).
+	gen atomic.Int64
+}
+
+// fresh says whether p was confirmed recently enough to serve without asking the store.
+func (c *pageCache) fresh(p *cachedPage, now time.Time) bool {
+	return p.gen.Load() == c.gen.Load() && now.UnixNano()-p.checkedAt.Load() < int64(pageRecheck)
+}
+
+// changed tells the cache that pages may show something new.
+func (c *pageCache) changed() { c.gen.Add(1) }
+
+// lookup returns the cached page under key if it is still current; version reads the current
+// version when the page needs checking.
+func (c *pageCache) lookup(key string, now time.Time, version func(*cachedPage) (string, error)) (*cachedPage, bool) {
+	p, ok := c.pages.Get(key)
+	if !ok {
+		return nil, false
+	}
+	if c.fresh(p, now) {
+		return p, true
+	}
+	gen := c.gen.Load()
+	v, err := version(p)
+	if err != nil || v != p.version {
+		return nil, false
+	}
+	p.gen.Store(gen)
+	p.checkedAt.Store(now.UnixNano())
+	return p, true
 }
 
 func newPageCache() *pageCache {
@@ -51,21 +89,22 @@ func newPageCache() *pageCache {
 	return &pageCache{pages: c}
 }
 
-func (c *pageCache) get(key string) (*cachedPage, bool) { return c.pages.Get(key) }
-
 // cachedCSP is the policy of a cached page: the page is shared by every request, so it carries
 // no per-request nonce, and its scripts (all external files of this origin) load under 'self'.
 const cachedCSP = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; object-src 'none'; " +
 	"base-uri 'none'; frame-ancestors 'none'; form-action 'self'"
 
 // renderCached renders c without a nonce, stores it under key (when small enough) and serves it.
-func (s *Server) renderCached(w http.ResponseWriter, r *http.Request, key, version string, counterparts []string, c templ.Component) error {
+// gen and checked are the cache generation and the time when version was read.
+func (s *Server) renderCached(w http.ResponseWriter, r *http.Request, key, version string, gen int64, checked time.Time, counterparts []string, c templ.Component) error {
 	var buf bytes.Buffer
 	if err := c.Render(templ.WithNonce(r.Context(), ""), &buf); err != nil {
 		return err
 	}
 	sum := sha256.Sum256(buf.Bytes())
 	p := &cachedPage{version: version, counterparts: counterparts, body: buf.Bytes(), etag: `"` + hex.EncodeToString(sum[:12]) + `"`}
+	p.gen.Store(gen)
+	p.checkedAt.Store(checked.UnixNano())
 	var gz bytes.Buffer
 	zw, _ := gzip.NewWriterLevel(&gz, gzip.DefaultCompression)
 	_, _ = zw.Write(p.body)

@@ -31,12 +31,13 @@ func (s *Server) handleCompare(w http.ResponseWriter, r *http.Request) error {
 		return notFound("compare needs two run ids: /compare?a=ID&b=ID (16 characters of a–z and 2–7 each)")
 	}
 	key := compareURL(idA, idB)
-	if c, ok := s.pages.get(key); ok {
-		if v, err := s.compareVersion(r, idA, idB); err == nil && v == c.version {
-			serveCached(w, r, c)
-			return nil
-		}
+	if c, ok := s.pages.lookup(key, s.now(), func(*cachedPage) (string, error) {
+		return s.compareVersion(r, idA, idB)
+	}); ok {
+		serveCached(w, r, c)
+		return nil
 	}
+	gen, checked := s.pages.gen.Load(), s.now()
 	runA, err := s.store.GetRun(r.Context(), idA)
 	if err != nil {
 		return err
@@ -49,6 +50,7 @@ func (s *Server) handleCompare(w http.ResponseWriter, r *http.Request) error {
 		if err := s.store.RecordComparison(r.Context(), idA, idB, s.now()); err != nil {
 			return err
 		}
+		s.pages.changed() // the run pages of A and B now list this comparison
 	}
 	// The stored scenarios are canonical and complete: decoding them is enough to diff them
 	// (sim.Parse would also load a trace workload's rows, which a diff does not need).
@@ -110,7 +112,7 @@ func (s *Server) handleCompare(w http.ResponseWriter, r *http.Request) error {
 	}
 	p.Charts = boundTables(compareCharts(repA, repB, labelA, labelB))
 	// Both runs are done and stay so: the page never changes.
-	return s.renderCached(w, r, key, store.StatusDone+"+"+store.StatusDone, nil, templates.CompareView(p))
+	return s.renderCached(w, r, key, store.StatusDone+"+"+store.StatusDone, gen, checked, nil, templates.CompareView(p))
 }
 
 // compareVersion is the statuses of both runs ("done+done" for a cacheable page).

@@ -23,11 +23,11 @@ import (
 func (s *Server) handleRun(w http.ResponseWriter, r *http.Request) error {
 	id := chi.URLParam(r, "id")
 	key := runPageKey(r)
-	if c, ok := s.pages.get(key); ok {
-		if v, err := s.pageVersion(r.Context(), id, c.counterparts); err == nil && v == c.version {
-			serveCached(w, r, c)
-			return nil
-		}
+	if c, ok := s.pages.lookup(key, s.now(), func(c *cachedPage) (string, error) {
+		return s.pageVersion(r.Context(), id, c.counterparts)
+	}); ok {
+		serveCached(w, r, c)
+		return nil
 	}
 	run, err := s.store.GetRun(r.Context(), id)
 	if err != nil {
@@ -56,6 +56,7 @@ func (s *Server) handleRun(w http.ResponseWriter, r *http.Request) error {
 	}
 	// Read before the page is built: a pair or comparison added meanwhile gives a newer version
 	// and the next request renders again.
+	gen, checked := s.pages.gen.Load(), s.now()
 	version, err := s.pageVersion(r.Context(), id, counterparts)
 	if err != nil {
 		return err
@@ -82,7 +83,7 @@ func (s *Server) handleRun(w http.ResponseWriter, r *http.Request) error {
 		p.WorkerCount = len(rep.Workers)
 		p.ScaleIn = scaleInTable(rep)
 		p.Summary = summaryTable(rep)
-		return s.renderCached(w, r, key, version, counterparts, templates.RunView(p))
+		return s.renderCached(w, r, key, version, gen, checked, counterparts, templates.RunView(p))
 	}
 	return s.render(w, r, http.StatusOK, templates.RunView(p))
 }

@@ -376,7 +376,7 @@ func (s *Server) handlePlan(w http.ResponseWriter, r *http.Request) error {
 	p := templates.PlanPage{Page: s.pageInfo("Plan: "+plan.Name, "runs"), ID: plan.ID, Name: plan.Name, Status: plan.Status,
 		Error: plan.Error, Final: isFinal(plan.Status), APIURL: "/api/v1/plans/" + plan.ID, Reason: plan.Reason,
 		Notes: plan.Notes, Runs: plan.Runs, Reused: plan.Reused}
-	p.Goal = fmt.Sprintf("remove %d workers, none before %s", plan.Goal.Remove, whatif.FormatMS(plan.Goal.StartMS))
+	p.Goal = fmt.Sprintf("remove %s, none before %s", whatif.Workers(plan.Goal.Remove), whatif.FormatMS(plan.Goal.StartMS))
 	var limits []string
 	if t := plan.Constraints.TTFTP99MS; t != nil {
 		limits = append(limits, "TTFT p99 ≤ "+whatif.FormatMS(*t))

@@ -401,11 +401,11 @@ func label(sel string, setSize, waves, remove int, gapMS float64, grace *float64
 	var who string
 	switch sel {
 	case SelectFewestPullsServed:
-		who = fmt.Sprintf("the %d workers peers pulled least from", setSize)
+		who = fmt.Sprintf("the %s peers pulled least from", Workers(setSize))
 	case SelectLeastWork:
-		who = fmt.Sprintf("the %d workers with the least work", setSize)
+		who = fmt.Sprintf("the %s with the least work", Workers(setSize))
 	default:
-		who = fmt.Sprintf("%d workers by %s", remove, sel)
+		who = fmt.Sprintf("%s by %s", Workers(remove), sel)
 	}
 	var how string
 	switch {
@@ -421,6 +421,14 @@ func label(sel string, setSize, waves, remove int, gapMS float64, grace *float64
 		g = "grace " + FormatMS(*grace)
 	}
 	return who + ", " + how + ", " + g
+}
+
+// Workers is "1 worker" or "n workers".
+func Workers(n int) string {
+	if n == 1 {
+		return "1 worker"
+	}
+	return strconv.Itoa(n) + " workers"
 }
 
 // FormatMS writes a duration in ms as seconds ("30 s", "12.5 s") or ms below a second.
@@ -648,11 +656,29 @@ func rank(cs []Candidate) {
 				return c
 			}
 		}
+		// Same outcome: the longer grace (none is longest) leaves more margin for a drain
+		// slower than simulated.
+		if c := compareGrace(a.GraceMS, b.GraceMS); c != 0 {
+			return c
+		}
 		return strings.Compare(a.Label, b.Label)
 	})
 	for i := range cs {
 		cs[i].Rank = i + 1
 	}
+}
+
+// compareGrace orders the longer grace first, no grace before any.
+func compareGrace(a, b *float64) int {
+	switch {
+	case a == nil && b == nil:
+		return 0
+	case a == nil:
+		return -1
+	case b == nil:
+		return 1
+	}
+	return cmp.Compare(*b, *a)
 }
 
 // comparePtr orders values ascending with missing ones last.
@@ -668,19 +694,26 @@ func comparePtr(a, b *float64) int {
 	return cmp.Compare(*a, *b)
 }
 
-// markPareto flags the runs no other run beats on both the latest removal deadline and TTFT p99.
+// markPareto flags the feasible runs no other feasible run beats on both the latest removal
+// deadline and TTFT p99 (among all finished runs when none is feasible): the trade-offs worth
+// choosing between.
 func markPareto(cs []Candidate) {
+	anyFeasible := slices.ContainsFunc(cs, func(c Candidate) bool { return c.Feasible })
+	eligible := func(c Candidate) bool {
+		return c.Status == StatusDone && (c.Feasible || !anyFeasible) &&
+			figure(c.Headline, "latest_removal_ms") != nil && figure(c.Headline, "ttft_p99_ms") != nil
+	}
 	for i := range cs {
-		ai, at := figure(cs[i].Headline, "latest_removal_ms"), figure(cs[i].Headline, "ttft_p99_ms")
-		if cs[i].Status != StatusDone || ai == nil || at == nil {
+		if !eligible(cs[i]) {
 			continue
 		}
+		ai, at := figure(cs[i].Headline, "latest_removal_ms"), figure(cs[i].Headline, "ttft_p99_ms")
 		dominated := false
 		for j := range cs {
-			bj, bt := figure(cs[j].Headline, "latest_removal_ms"), figure(cs[j].Headline, "ttft_p99_ms")
-			if j == i || cs[j].Status != StatusDone || bj == nil || bt == nil {
+			if j == i || !eligible(cs[j]) {
 				continue
 			}
+			bj, bt := figure(cs[j].Headline, "latest_removal_ms"), figure(cs[j].Headline, "ttft_p99_ms")
 			if *bj <= *ai && *bt <= *at && (*bj < *ai || *bt < *at) {
 				dominated = true
 				break

@@ -60,6 +60,13 @@ func TestPlanKnownBest(t *testing.T) {
 		}
 		assert.Equal(t, 2, n, c.Label)
 	}
+	// The Pareto front is drawn among the feasible candidates; the best is on it.
+	assert.True(t, best.Pareto)
+	for _, c := range res.Candidates {
+		if c.Pareto {
+			assert.True(t, c.Feasible, c.Label)
+		}
+	}
 	// Ranks are 1…n, feasible first.
 	for i, c := range res.Candidates {
 		assert.Equal(t, i+1, c.Rank)

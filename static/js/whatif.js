@@ -121,9 +121,20 @@
     return td;
   }
 
+  var drawnTable = '';
   function drawTable(sweep, columns) {
     var body = $('sweep-rows');
     if (!body) { return; }
+    // Rebuild only when the data changed: a rebuild while the user clicks a checkbox (a limit
+    // field losing focus fires change) would swallow the click. Limits only restyle rows.
+    var fingerprint = JSON.stringify(sweep.points);
+    if (fingerprint === drawnTable) {
+      Array.prototype.forEach.call(body.rows, function (tr, i) {
+        tr.className = meetsLimits(sweep.points[i]) ? 'meets-limits' : '';
+      });
+      return;
+    }
+    drawnTable = fingerprint;
     var checked = {};
     Array.prototype.forEach.call(body.querySelectorAll('.sweep-pick:checked'), function (c) { checked[c.value] = true; });
     body.textContent = '';
@@ -193,6 +204,10 @@
         var badge = document.querySelector('.meta [data-testid="status"]');
         if (badge) { badge.textContent = data.status; badge.className = 'status status-' + data.status; }
         root.setAttribute('data-status', data.status);
+        if (finalStatuses[data.status]) {
+          var cancel = document.querySelector('[data-testid="sweep-cancel"]');
+          if (cancel && cancel.form) { cancel.form.remove(); }
+        }
         redraw();
         if (!finalStatuses[data.status]) { setTimeout(poll, 1000); }
       }).catch(function (err) {

@@ -1,0 +1,178 @@
+package web
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"sort"
+
+	"github.com/scalein-planner/scalein/sim"
+)
+
+// The timeline export (GET /runs/{id}/trace.json) writes a run's report in the Chrome Trace
+// Event format, which Perfetto (ui.perfetto.dev) and chrome://tracing open. What it holds is
+// documented in docs/results.md; in short:
+//
+//   - process 1 "Drained workers": a track per drained worker with its drain (marked →
+//     removed, or → the end of the run) split into "own work" and "pin wait", instants for the
+//     grace deadline and a forced removal, and its counts (pulls served and received, requests
+//     completed and killed) as arguments;
+//   - process 2 "Peers that pulled": a track per worker that received pulls, with its counts, and,
+//     when the report has per-request rows, a span per request that staged a pull (arrival →
+//     first token, named by the pull's outcome) on the worker it ran on;
+//   - process 3 "Fleet": the scale-in actions as instants and the time series as counters.
+//
+// The report has no pass-level or per-pull records (which source served which pull, when
+// bytes moved), so neither has the export. Its size is bounded: at most maxTraceRequestSpans
+// request spans (the earliest), the time series' ≤ 200 buckets, four events per drained worker.
+
+const (
+	tracePIDDrained = 1
+	tracePIDPeers   = 2
+	tracePIDFleet   = 3
+	// maxTraceRequestSpans bounds the per-request spans of a big run (a few MB of JSON).
+	maxTraceRequestSpans = 20_000
+)
+
+// traceEvent is one Trace Event Format record; times are microseconds.
+type traceEvent struct {
+	Name string         `json:"name"`
+	Cat  string         `json:"cat,omitempty"`
+	Ph   string         `json:"ph"`
+	TS   float64        `json:"ts"`
+	Dur  *float64       `json:"dur,omitempty"`
+	PID  int            `json:"pid"`
+	TID  int            `json:"tid"`
+	S    string         `json:"s,omitempty"`
+	Args map[string]any `json:"args,omitempty"`
+}
+
+type traceFile struct {
+	TraceEvents     []traceEvent   `json:"traceEvents"`
+	DisplayTimeUnit string         `json:"displayTimeUnit"`
+	Metadata        map[string]any `json:"metadata"`
+}
+
+func usOf(ms float64) float64 { return ms * 1000 }
+
+func span(name, cat string, pid, tid int, fromMS, toMS float64, args map[string]any) traceEvent {
+	d := usOf(toMS - fromMS)
+	return traceEvent{Name: name, Cat: cat, Ph: "X", TS: usOf(fromMS), Dur: &d, PID: pid, TID: tid, Args: args}
+}
+
+func meta(kind string, pid, tid int, name string) traceEvent {
+	return traceEvent{Name: kind, Ph: "M", PID: pid, TID: tid, Args: map[string]any{"name": name}}
+}
+
+// chromeTrace converts a report to the Trace Event Format.
+func chromeTrace(runID string, rep *sim.Report) traceFile {
+	end := rep.Summary.DurationMS
+	ev := []traceEvent{
+		meta("process_name", tracePIDDrained, 0, "Drained workers"),
+		meta("process_name", tracePIDPeers, 0, "Peers that pulled"),
+		meta("process_name", tracePIDFleet, 0, "Fleet"),
+		meta("thread_name", tracePIDFleet, 0, "scale-in actions"),
+		meta("thread_name", tracePIDFleet, 1, "time series"),
+	}
+	for _, w := range rep.Workers {
+		counts := map[string]any{"pulls_served": w.PullsServed, "pulls_received": w.PullsReceived,
+			"requests_completed": w.RequestsCompleted, "requests_killed": w.RequestsKilled, "final_state": w.FinalState}
+		if w.PullsReceived > 0 {
+			ev = append(ev, meta("thread_name", tracePIDPeers, w.ID, fmt.Sprintf("worker %d", w.ID)),
+				traceEvent{Name: "pulls received", Cat: "pull", Ph: "i", S: "t", TS: 0, PID: tracePIDPeers, TID: w.ID, Args: counts})
+		}
+		if w.MarkedAtMS == nil {
+			continue
+		}
+		marked, lastWork, removed := drainSegments(w, end)
+		ev = append(ev, meta("thread_name", tracePIDDrained, w.ID, fmt.Sprintf("worker %d", w.ID)))
+		drainName := "drain → removal"
+		if w.RemovedAtMS == nil {
+			drainName = "draining (not removed by the end of the run)"
+		}
+		ev = append(ev, span(drainName, "drain", tracePIDDrained, w.ID, marked, removed, counts))
+		if lastWork > marked {
+			ev = append(ev, span("own work", "drain", tracePIDDrained, w.ID, marked, lastWork, nil))
+		}
+		if removed > lastWork {
+			ev = append(ev, span("pin wait", "drain", tracePIDDrained, w.ID, lastWork, removed,
+				map[string]any{"pulls_served": w.PullsServed}))
+		}
+		if w.GraceDeadlineMS != nil {
+			ev = append(ev, traceEvent{Name: "grace deadline", Cat: "drain", Ph: "i", S: "t", TS: usOf(*w.GraceDeadlineMS), PID: tracePIDDrained, TID: w.ID})
+		}
+		if w.Forced && w.RemovedAtMS != nil {
+			ev = append(ev, traceEvent{Name: "forced removal", Cat: "drain", Ph: "i", S: "t", TS: usOf(*w.RemovedAtMS), PID: tracePIDDrained, TID: w.ID,
+				Args: map[string]any{"requests_killed": w.RequestsKilled}})
+		}
+	}
+	for i, a := range rep.ScaleIn {
+		ev = append(ev, traceEvent{Name: fmt.Sprintf("scale-in action %d", i+1), Cat: "scale-in", Ph: "i", S: "p", TS: usOf(a.AtMS),
+			PID: tracePIDFleet, TID: 0, Args: map[string]any{"drained": a.Drained, "skipped": a.Skipped}})
+	}
+	for _, b := range rep.Timeseries.Buckets {
+		ev = append(ev,
+			traceEvent{Name: "workers", Ph: "C", TS: usOf(b.TMS), PID: tracePIDFleet, TID: 1, Args: map[string]any{"active": b.Active, "draining": b.Draining}},
+			traceEvent{Name: "requests", Ph: "C", TS: usOf(b.TMS), PID: tracePIDFleet, TID: 1, Args: map[string]any{"waiting": b.Waiting, "running": b.Running}},
+			traceEvent{Name: "pulls", Ph: "C", TS: usOf(b.TMS), PID: tracePIDFleet, TID: 1,
+				Args: map[string]any{"staged": b.PullsStaged, "landed": b.PullsLanded, "rejected": b.PullsRejected}})
+	}
+	spans, dropped := requestSpans(rep)
+	ev = append(ev, spans...)
+	sort.SliceStable(ev, func(i, j int) bool { return ev[i].Ph == "M" && ev[j].Ph != "M" })
+	return traceFile{TraceEvents: ev, DisplayTimeUnit: "ms", Metadata: map[string]any{
+		"run_id": runID, "name": rep.Name, "scenario_id": rep.ScenarioID, "model_version": rep.ModelVersion,
+		"duration_ms": rep.Summary.DurationMS, "request_spans_dropped": dropped,
+		"note": "Times are simulated. The report has no pass-level or per-pull records, so pulls appear as counts and as the spans of the requests that staged them.",
+	}}
+}
+
+// requestSpans draws each request that staged a pull on the peer it ran on: arrival → first
+// token (or → done for a request killed before it), named by the pull's outcome. At most
+// maxTraceRequestSpans, the earliest; dropped counts the rest.
+func requestSpans(rep *sim.Report) (out []traceEvent, dropped int) {
+	for _, q := range rep.Requests {
+		if q.PullOutcome == nil || q.Worker == nil {
+			continue
+		}
+		switch *q.PullOutcome {
+		case sim.OutcomeSuccess, sim.OutcomePartial, sim.OutcomeAborted:
+		default:
+			continue
+		}
+		if len(out) >= maxTraceRequestSpans {
+			dropped++
+			continue
+		}
+		endMS := q.ArrivalMS
+		switch {
+		case q.FirstTokenMS != nil:
+			endMS = *q.FirstTokenMS
+		case q.DoneMS != nil:
+			endMS = *q.DoneMS
+		}
+		out = append(out, span("request "+q.ID+": pull "+*q.PullOutcome, "pull", tracePIDPeers, *q.Worker, q.ArrivalMS, endMS,
+			map[string]any{"kvcr_pulled_tokens": q.KVCRPulledTokens, "status": q.Status}))
+	}
+	return out, dropped
+}
+
+// handleTraceJSON is GET /runs/{id}/trace.json.
+func (s *Server) handleTraceJSON(w http.ResponseWriter, r *http.Request) error {
+	run, err := s.doneRun(r)
+	if err != nil {
+		return err
+	}
+	rep, err := decodeReport(run)
+	if err != nil {
+		return err
+	}
+	body, err := json.Marshal(chromeTrace(run.ID, rep))
+	if err != nil {
+		return fmt.Errorf("encode trace of run %s: %w", run.ID, err)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Disposition", `attachment; filename="`+run.ID+`-trace.json"`)
+	_, err = w.Write(body)
+	return err
+}

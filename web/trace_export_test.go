@@ -1,0 +1,107 @@
+package web
+
+import (
+	"encoding/json"
+	"net/http"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/scalein-planner/scalein/sim"
+	"github.com/scalein-planner/scalein/store"
+)
+
+// traceJSON is the export as a client reads it.
+type traceJSON struct {
+	TraceEvents []struct {
+		Name string         `json:"name"`
+		Ph   string         `json:"ph"`
+		TS   float64        `json:"ts"`
+		Dur  float64        `json:"dur"`
+		PID  int            `json:"pid"`
+		TID  int            `json:"tid"`
+		Args map[string]any `json:"args"`
+	} `json:"traceEvents"`
+	DisplayTimeUnit string         `json:"displayTimeUnit"`
+	Metadata        map[string]any `json:"metadata"`
+}
+
+// The incident preset with the guard off: the export parses, and its drain spans are the
+// report's times (µs = ms × 1000).
+func TestTraceExportMatchesReport(t *testing.T) {
+	on, _ := runPreset(t, "incident", func(s *sim.Scenario) { s.Report.PerRequest = true })
+	off, err := sim.Counterpart(on, sim.CounterpartGuard)
+	require.NoError(t, err)
+	s := newTestServer(t, Config{}, true)
+	id := submitAPI(t, s, string(off.CanonicalJSON()))
+	waitStatus(t, s, id, store.StatusDone)
+	rep := fetchReportOf(t, s, id)
+
+	rec := get(t, s, "/runs/"+id+"/trace.json")
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	var tr traceJSON
+	require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &tr))
+	assert.Equal(t, "ms", tr.DisplayTimeUnit)
+
+	spans := map[string][2]float64{}
+	tracks := map[string]bool{}
+	for _, e := range tr.TraceEvents {
+		if e.Ph == "X" && e.PID == tracePIDDrained {
+			spans[e.Name] = [2]float64{e.TS, e.TS + e.Dur}
+		}
+		if e.Ph == "M" && e.Name == "thread_name" {
+			tracks[e.Args["name"].(string)] = true
+		}
+	}
+	var w sim.WorkerRow
+	for _, row := range rep.Workers {
+		if row.MarkedAtMS != nil {
+			w = row
+		}
+	}
+	require.NotNil(t, w.RemovedAtMS)
+	near := func(wantMS, gotUS float64) { assert.InDelta(t, wantMS*1000, gotUS, 1e-6) }
+	near(*w.MarkedAtMS, spans["drain → removal"][0])
+	near(*w.RemovedAtMS, spans["drain → removal"][1])
+	near(*w.LastWorkMS, spans["pin wait"][0])
+	near(*w.RemovedAtMS, spans["pin wait"][1])
+	near(*w.PinWaitMS, spans["pin wait"][1]-spans["pin wait"][0])
+	assert.True(t, tracks["worker 1"], "a track for the drained worker: %v", tracks)
+
+	// The peer that pulled from it has a track with the request that staged the pull.
+	var peerSpans int
+	for _, e := range tr.TraceEvents {
+		if e.Ph == "X" && e.PID == tracePIDPeers {
+			peerSpans++
+		}
+	}
+	assert.Equal(t, int(rep.KVCR.Staged), peerSpans)
+	assert.Equal(t, 0.0, tr.Metadata["request_spans_dropped"])
+
+	// Not done yet: no trace, and a message saying why.
+	q := newTestServer(t, Config{}, false)
+	queued := submitAPI(t, q, testScenario("queued"))
+	assert.Equal(t, http.StatusConflict, get(t, q, "/runs/"+queued+"/trace.json").Code)
+}
+
+func TestTraceExportBounded(t *testing.T) {
+	rep := &sim.Report{Summary: sim.Summary{DurationMS: 10}}
+	out := "success"
+	w := 0
+	for i := range maxTraceRequestSpans + 5 {
+		rep.Requests = append(rep.Requests, sim.RequestRow{ID: "r" + string(rune('a'+i%26)), Worker: &w, ArrivalMS: 1, PullOutcome: &out})
+	}
+	tr := chromeTrace("x", rep)
+	assert.Equal(t, 5, tr.Metadata["request_spans_dropped"])
+	assert.LessOrEqual(t, len(tr.TraceEvents), maxTraceRequestSpans+10)
+}
+
+func fetchReportOf(t *testing.T, s *Server, id string) *sim.Report {
+	t.Helper()
+	rec := get(t, s, "/runs/"+id+"/report.json")
+	require.Equal(t, http.StatusOK, rec.Code)
+	var rep sim.Report
+	require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &rep))
+	return &rep
+}

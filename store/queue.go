@@ -136,9 +136,12 @@ func submitOne(ctx context.Context, tx *sql.Tx, r NewRun, now time.Time) (Run, b
 // (done, failed, cancelled) returns ErrConflict. A run already started maxAttempts times
 // (maxAttempts > 0) is ended as failed and ErrAttemptsExhausted returned.
 func (s *Store) ClaimRun(ctx context.Context, id, worker string, maxAttempts int, now time.Time) (Run, error) {
-	var run Run
-	exhausted := false
+	var (
+		run       Run
+		exhausted bool
+	)
 	err := s.write(ctx, func(tx *sql.Tx) error {
+		exhausted = false
 		existing, err := findRun(ctx, tx, id, false)
 		if err != nil {
 			return err
@@ -152,8 +155,7 @@ func (s *Store) ClaimRun(ctx context.Context, id, worker string, maxAttempts int
 				StatusFailed, msg, toUnixMS(now), id); err != nil {
 				return err
 			}
-			// Returning nil commits the failure; an error would roll it back.
-			exhausted = true
+			exhausted = true // returned after the commit: the run must end failed
 			return nil
 		}
 		if _, err := tx.ExecContext(ctx, `
@@ -166,7 +168,7 @@ func (s *Store) ClaimRun(ctx context.Context, id, worker string, maxAttempts int
 		return err
 	})
 	if err == nil && exhausted {
-		return Run{}, fmt.Errorf("store: claim run %q: %w", id, ErrAttemptsExhausted) // committed: the run is failed
+		return Run{}, fmt.Errorf("store: claim run %q: %w", id, ErrAttemptsExhausted)
 	}
 	if err != nil {
 		return Run{}, fmt.Errorf("store: claim run %q: %w", id, err)

@@ -223,7 +223,7 @@ func TestParseDocumentErrors(t *testing.T) {
 	}
 	many := "[" + strings.Repeat("1,", maxJSONValues) + "1]"
 	errs := parseErrors(t, many, ParseEnv{})
-	requireFieldError(t, errs, "", "more than 6000000 JSON values")
+	requireFieldError(t, errs, "", "more than 4000000 JSON values")
 
 	big := make([]byte, MaxScenarioBytes+1)
 	_, err := Parse(big, ParseEnv{})
@@ -556,12 +556,12 @@ func TestJSONShapeIsCheckedBeforeTheTree(t *testing.T) {
 			t.Errorf("%s: the reader counts %d values, want %d", doc, n, want)
 		}
 	}
-	// Six million and one values are refused before any tree is built: the allocations stay
+	// Four million and one values are refused before any tree is built: the allocations stay
 	// far below one node per value.
 	big := append([]byte{'['}, bytes.Repeat([]byte("0,"), maxJSONValues)...)
 	big = append(big, '0', ']')
 	allocs := testing.AllocsPerRun(1, func() {
-		if _, err := decodeTree(big, func(string, string) {}); err == nil || !strings.Contains(err.Error(), "more than 6000000 JSON values") {
+		if _, err := decodeTree(big, func(string, string) {}); err == nil || !strings.Contains(err.Error(), "more than 4000000 JSON values") {
 			t.Fatalf("decodeTree: %v", err)
 		}
 	})

@@ -56,9 +56,10 @@ type jsonMember struct {
 const maxJSONDepth = 32
 
 // maxJSONValues bounds the values in one document, so that a 32 MiB body of tiny values
-// cannot cost gigabytes of tree. 200,000 scripted requests with a few labels each need about
-// 3 million.
-const maxJSONValues = 6_000_000
+// cannot cost gigabytes of tree: checkJSONShape counts them before the tree is built, and a tree
+// costs about 100 bytes per value (400 MB at the bound, while it is parsed). 200,000 scripted
+// requests with a few labels each need about 3 million.
+const maxJSONValues = 4_000_000
 
 // treeReader is a small JSON parser that builds a jsonNode tree. It is hand-written because
 // encoding/json's Token API costs microseconds per token, which made a 200,000-request

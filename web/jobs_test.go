@@ -53,3 +53,31 @@ func TestRescueAfterMustExceedRunTimeout(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "postgres")
 }
+
+func TestQueuePageShowsQueuedRunningAndWorkers(t *testing.T) {
+	s := newTestServer(t, Config{Workers: 1, WorkerName: "box-1:77"}, false)
+	fake := newBlockingRun()
+	s.run = fake.run
+	require.NoError(t, s.Start(context.Background()))
+	defer close(fake.release)
+	submitAPI(t, s, testScenario("running"))
+	fake.waitStarted(t)
+	submitAPI(t, s, testScenario("waiting"))
+
+	rec := get(t, s, "/admin/queue")
+	require.Equal(t, http.StatusOK, rec.Code)
+	assert.Contains(t, rec.Header().Get("Content-Security-Policy"), "default-src", "the site's CSP applies")
+	doc := parseHTML(t, rec.Body)
+	assert.Equal(t, "1", byTestID(doc, "queue-runs-running").Text())
+	assert.Equal(t, "1", byTestID(doc, "queue-runs-queued").Text())
+	assert.Equal(t, "1", byTestID(doc, "queue-jobs-running").Text())
+	assert.Equal(t, "1", byTestID(doc, "queue-jobs-available").Text())
+	assert.Equal(t, "1", byTestID(doc, "queue-worker-0").Text())
+	assert.Contains(t, byTestID(doc, "queue-worker-table").Text(), "box-1:77")
+	assert.Equal(t, 1, byTestID(doc, "queue-retrying-empty").Length())
+	assert.Equal(t, "box-1:77", byTestID(doc, "queue-setting-name").Text())
+
+	// Read-only: nothing but GET.
+	rec = postForm(t, s, "/admin/queue", nil)
+	assert.Equal(t, http.StatusMethodNotAllowed, rec.Code)
+}

@@ -100,8 +100,9 @@ func newJobQueue(ctx context.Context, s *Server) (*jobQueue, error) {
 			return nil, fmt.Errorf("job queue: connect the listener: %w", err)
 		}
 		driver = riverdatabasesql.NewWithPgxListener(st.DB(), q.listener)
-		// LISTEN/NOTIFY wakes workers on insert; polling only backs it up.
-		pollEvery = 500 * time.Millisecond
+		// LISTEN/NOTIFY wakes workers on insert; polling only backs it up. A short cooldown
+		// lets a worker that finished a run fetch the next at once.
+		pollEvery, cooldown = 500*time.Millisecond, 20*time.Millisecond
 	default:
 		driver = riversqlite.New(st.DB())
 		// SQLite has no notifications: poll often, so a tiny run's page shows it done within
@@ -162,7 +163,9 @@ func (q *jobQueue) start(ctx context.Context, st *store.Store) error {
 			return fmt.Errorf("job queue: recover jobs of a previous process: %w", err)
 		}
 	}
-	return q.client.Start(ctx)
+	// River cancels running jobs when the context given to Start ends; the server cancels
+	// them itself at Shutdown (recording them as requeued), so Start gets one that does not end.
+	return q.client.Start(context.WithoutCancel(ctx))
 }
 
 // stop waits for running jobs to return (their contexts are cancelled by the server first).

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/riverqueue/river"
+
 	"github.com/scalein-planner/scalein/sim"
 	"github.com/scalein-planner/scalein/store"
 )
@@ -70,9 +72,9 @@ func (s *Server) simulate(runCtx context.Context, run store.Run, prep preparedRu
 		var wall errWallTime
 		var mem errMemoryBudget
 		switch {
-		case errors.Is(cause, errShuttingDown):
+		case errors.Is(cause, errShuttingDown), s.runsCtx.Err() != nil:
 			return store.StatusQueued, "", nil, nil
-		case errors.Is(cause, errCancelledByUser), errors.Is(cause, errTakenOver):
+		case errors.Is(cause, errCancelledByUser), errors.Is(cause, errTakenOver), errors.Is(cause, river.ErrJobCancelledRemotely):
 			return store.StatusCancelled, "cancelled by a user before it finished", nil, nil
 		case errors.As(cause, &wall):
 			return store.StatusFailed, wall.Error(), nil, nil

@@ -34,6 +34,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	workers := fs.Int("workers", -1, "runs this process executes at once (default: one per CPU); 0 serves without working runs, for -db postgres://… with scalein worker processes")
 	queue := fs.Int("queue", 0, "runs waiting for a worker before submissions get 429 (default 64)")
 	limits := addRunFlags(fs)
+	runsPerMinute := fs.Int("runs-per-minute", 0, "runs (and sweeps, plans) one client IP may create per minute (default 30)")
 	maxSweepPoints := fs.Int("max-sweep-points", 0, "points a sweep may have (default 256)")
 	maxPlanRuns := fs.Int("max-plan-runs", 0, "runs a plan may simulate (default 64)")
 	if err := fs.Parse(args); err != nil {
@@ -59,7 +60,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	defer st.Close()
 
 	cfg := web.Config{Store: st, Logger: logger, Workers: max(*workers, 0), NoWorkers: *workers == 0,
-		QueueSize: *queue, RunTimeout: *limits.runTimeout, RescueAfter: *limits.rescueAfter,
+		QueueSize: *queue, RunTimeout: *limits.runTimeout, RescueAfter: *limits.rescueAfter, RunsPerMinute: *runsPerMinute,
 		MaxSweepPoints: *maxSweepPoints, MaxPlanRuns: *maxPlanRuns}
 	if err := limits.memory(&cfg); err != nil {
 		fmt.Fprintf(stderr, "scalein serve: %v\n", err)

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"sort"
 	"time"
+
+	"github.com/scalein-planner/scalein/sim/internal/kvcache"
 )
 
 func byWorkerID(a, b *worker) int { return cmp.Compare(a.id, b.id) }
@@ -23,9 +25,10 @@ type engine struct {
 	opt RunOptions
 	now int64
 	ws  []*worker
-	g1x *tierIndex
-	g2x *tierIndex
-	src source
+	// index is the fleet's block index; g1x and g2x are its views of each tier's holders.
+	index    *kvcache.Index
+	g1x, g2x *kvcache.Holders
+	src      source
 
 	nextIdx int64
 	seq     int64 // one global sequence for transfers and pulls (SPEC §3.14)
@@ -120,8 +123,8 @@ func Run(ctx context.Context, s *Scenario, opt RunOptions) (*Report, error) {
 }
 
 func newEngine(s *Scenario, opt RunOptions) (*engine, error) {
-	idx := &blockIndex{workers: int32(s.Fleet.Workers)}
-	e := &engine{s: s, opt: opt, g1x: &tierIndex{x: idx, tier: tierG1}, g2x: &tierIndex{x: idx, tier: tierG2}}
+	idx := kvcache.NewIndex(s.Fleet.Workers)
+	e := &engine{s: s, opt: opt, index: idx, g1x: idx.Holders(kvcache.G1), g2x: idx.Holders(kvcache.G2)}
 	f := s.Fleet
 	if f.Workers < 1 || f.BlockSize < 1 || f.GPUBlocks < 1 || f.MaxNumSeqs < 1 || f.MaxBatchedTokens < f.MaxNumSeqs {
 		return nil, fmt.Errorf("sim: scenario is not validated (fleet %+v); use sim.Parse", f)
@@ -136,9 +139,9 @@ func newEngine(s *Scenario, opt RunOptions) (*engine, error) {
 	for i := 0; i < f.Workers; i++ {
 		e.activeIDs = append(e.activeIDs, int32(i))
 		w := &worker{id: int32(i), state: StateActive,
-			g1: newGPUCache(f.GPUBlocks, int32(i), idx, &e.usedBlocks[i])}
+			g1: kvcache.NewGPU(f.GPUBlocks, int32(i), idx, &e.usedBlocks[i])}
 		if f.HostBlocks > 0 {
-			w.g2 = newHostCache(f.HostBlocks, int32(i), idx)
+			w.g2 = kvcache.NewHost(f.HostBlocks, int32(i), idx)
 		}
 		e.ws = append(e.ws, w)
 	}

@@ -3,6 +3,7 @@ package sim
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -40,7 +41,7 @@ const e1Fleet = `"fleet": {"workers": %d, "gpu_blocks": 64, "host_blocks": 0, "b
 	"kvcr": {"enabled": false}, "report": {"per_request": true}`
 
 func e1(batched int) string {
-	return `{` + sprintf(e1Fleet, 1, batched) + `,
+	return `{` + fmt.Sprintf(e1Fleet, 1, batched) + `,
 	"workload": {"type": "requests", "requests": [{"id": "r", "at_ms": 0, "blocks": ["A*4"], "output_tokens": 3}]}}`
 }
 
@@ -95,7 +96,7 @@ func TestE2Landing(t *testing.T) {
 	var landed, restored int64 = -1, -1
 	e.afterInstant = func() {
 		for _, w := range e.ws {
-			if w.id == 0 && w.g2 != nil && w.g2.residentCount == 8 && landed < 0 {
+			if w.id == 0 && w.g2 != nil && w.g2.ResidentCount() == 8 && landed < 0 {
 				landed = e.now
 			}
 		}
@@ -110,7 +111,7 @@ func TestE2Landing(t *testing.T) {
 
 // E3 of SPEC §3.13: removal waits for the worker's own work.
 func TestE3RemovalWaitsForOwnWork(t *testing.T) {
-	js := `{` + sprintf(e1Fleet, 2, 64) + `,
+	js := `{` + fmt.Sprintf(e1Fleet, 2, 64) + `,
 	"scale_in": [{"at_ms": 10, "workers": [1]}],
 	"workload": {"type": "requests", "requests": [{"id": "r", "at_ms": 0, "blocks": ["A*4"], "output_tokens": 48, "route_to": 1}]}}`
 	rep := mustRun(t, mustParse(t, js))

@@ -1,5 +1,7 @@
 package sim
 
+import "github.com/scalein-planner/scalein/sim/internal/kvcache"
+
 type reqState uint8
 
 const (
@@ -118,18 +120,16 @@ func (q *queue) remove(r *request) {
 type worker struct {
 	id      int32
 	state   string
-	g1      *gpuCache
-	g2      *hostCache // nil without a host cache
-	pre     queue      // preempted requests, by first admission
-	fresh   queue      // other waiting requests, by arrival
-	running []*request // by admission sequence
+	g1      *kvcache.GPU
+	g2      *kvcache.Host // nil without a host cache
+	pre     queue         // preempted requests, by first admission
+	fresh   queue         // other waiting requests, by arrival
+	running []*request    // by admission sequence
 	loading int
 	nReq    int // waiting, loading, pulling or running here
 
 	busy  bool
 	batch []*request
-	// k1Slots are the G1 slots of the run the last prefix call found.
-	k1Slots []int32
 
 	h2dFree, d2hFree int64
 	ownTransfers     int

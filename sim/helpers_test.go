@@ -1,11 +1,6 @@
 package sim
 
-import (
-	"fmt"
-	"os"
-)
-
-func sprintf(format string, args ...any) string { return fmt.Sprintf(format, args...) }
+import "os"
 
 // slowTests reports whether the slow, exhaustive tests run: SCALEIN_SLOW=1 (CI sets it). The
 // everyday `go test ./...` runs a sample of them instead.

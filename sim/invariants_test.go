@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/scalein-planner/scalein/sim/internal/kvcache"
 )
 
 // randomScenario builds a valid scripted scenario from a seed: a small fleet under pressure,
@@ -181,203 +183,21 @@ func checkInvariants(t *testing.T, e *engine) {
 		if w.state == StateRemoved {
 			continue
 		}
-		c := w.g1
-		inUse, lruN, freeN := 0, 0, 0
-		checkSlotList(t, &c.sl)
-		for s := range c.sl.v {
-			sl := &c.sl.v[s]
-			require.Equal(t, g1refs[w][int32(s)], sl.uses, "worker %d G1 slot %d refs", w.id, s)
-			switch {
-			case sl.uses > 0:
-				inUse++
-			case sl.ready():
-				lruN++
-				require.True(t, sl.evictable(), "cached G1 slot not evictable")
-			default:
-				freeN++
-			}
-		}
-		require.Equal(t, lruN, c.sl.evictableCount())
-		require.Equal(t, inUse, c.used(), "worker %d used blocks counter", w.id)
-		require.Equal(t, freeN, len(c.free))
-		require.Equal(t, c.capacity, inUse+lruN+c.freeCount(), "G1 blocks conserved")
-		if h := w.g2; h != nil {
-			checkSlotList(t, &h.sl)
-			require.LessOrEqual(t, h.held(), h.capacity)
-			require.Equal(t, h.held(), h.byKey.len())
-			res := 0
-			for _, s := range heldG2(h) {
-				sl := &h.sl.v[s]
-				got, ok := h.byKey.get(sl.key)
-				require.True(t, ok, "worker %d G2 slot %d: its key is not found", w.id, s)
-				require.Equal(t, s, got)
-				require.Equal(t, g2pins[w][s], sl.uses, "worker %d G2 slot %d pins", w.id, s)
-				if sl.ready() {
-					res++
-					require.Equal(t, sl.uses == 0, sl.evictable())
-				} else {
-					require.True(t, pending[w][s], "worker %d: pending G2 entry without a transfer", w.id)
-				}
-			}
-			require.Equal(t, res, h.residentCount)
+		require.NoError(t, w.g1.Check(func(s int32) int32 { return g1refs[w][s] }))
+		if w.g2 != nil {
+			require.NoError(t, w.g2.Check(func(s int32) int32 { return g2pins[w][s] },
+				func(s int32) bool { return pending[w][s] }))
 		}
 	}
 }
 
-// heldG2 lists a host cache's held slots (pending or resident): those not free.
-func heldG2(h *hostCache) []int32 {
-	free := map[int32]bool{}
-	for _, s := range h.free {
-		free[s] = true
-	}
-	var held []int32
-	for s := range h.sl.v {
-		if !free[int32(s)] {
-			held = append(held, int32(s))
-		}
-	}
-	return held
-}
-
-// checkIndex checks the block index against the caches: it holds exactly the active workers'
-// keyed G1 slots and held G2 entries (pending or resident, with the right flag), and each key's
-// list is sorted, of two or more, with member counts and fingerprints that match.
+// checkIndex checks the block index against the caches (kvcache.Index.Check).
 func checkIndex(t *testing.T, e *engine) {
 	t.Helper()
-	x := e.g1x.x
-	want := 0
-	for _, w := range e.ws {
-		if w.state != StateActive {
-			require.Nil(t, w.g1.byKey.x, "worker %d is %s but still in the index", w.id, w.state)
-			continue
-		}
-		keys := map[uint64]bool{}
-		n1 := 0
-		for s := range w.g1.sl.v {
-			if sl := &w.g1.sl.v[s]; sl.ready() {
-				require.Equal(t, int32(s), x.get(sl.key, w.id).slot(tierG1), "worker %d G1 slot %d not in the index", w.id, s)
-				keys[sl.key] = true
-				n1++
-			}
-		}
-		require.Equal(t, n1, w.g1.byKey.len())
-		if h := w.g2; h != nil {
-			free := map[int32]bool{}
-			for _, s := range h.free {
-				free[s] = true
-			}
-			n2 := 0
-			for s := range h.sl.v {
-				if free[int32(s)] {
-					continue
-				}
-				sl := &h.sl.v[s]
-				r := x.get(sl.key, w.id)
-				require.Equal(t, int32(s), r.slot(tierG2), "worker %d G2 slot %d not in the index", w.id, s)
-				require.Equal(t, sl.ready(), r.resident(), "worker %d G2 slot %d resident flag", w.id, s)
-				keys[sl.key] = true
-				n2++
-			}
-			require.Equal(t, n2, h.byKey.len())
-		}
-		want += len(keys)
-	}
-	got, entries := 0, 0
-	for _, en := range x.e {
-		if en.rec == 0 {
-			continue
-		}
-		entries++
-		recs := []holderRec{en.rec}
-		if en.rec&recList != 0 {
-			l := &x.lists[en.rec.list()]
-			recs = nil
-			l.each(func(h holderRec) { recs = append(recs, h) })
-			require.Equal(t, int(l.size), len(recs), "list size")
-			if l.dense {
-				require.Len(t, l.recs, int(x.workers))
-				for i, h := range l.recs {
-					require.True(t, h == 0 || h.worker() == int32(i), "dense list record out of place")
-				}
-			}
-			require.GreaterOrEqual(t, len(recs), 2, "a list of fewer than two holders")
-			var n [2]int32
-			var fp [2]uint64
-			for i, r := range recs {
-				if i > 0 {
-					require.Less(t, recs[i-1].worker(), r.worker(), "list not sorted by worker")
-				}
-				for tier := range 2 {
-					if r.member(tier) {
-						n[tier]++
-						fp[tier] ^= holderPrint(r.worker())
-					}
-				}
-			}
-			require.Equal(t, n, l.n, "list member counts")
-			require.Equal(t, fp, l.fp, "list fingerprints")
-		}
-		for _, r := range recs {
-			require.False(t, r.empty(), "a record holding nothing")
-			w := e.ws[r.worker()]
-			require.Equal(t, StateActive, w.state)
-			if s := r.slot(tierG1); s >= 0 {
-				require.Equal(t, en.key, w.g1.sl.v[s].key)
-				require.True(t, w.g1.sl.v[s].ready())
-			}
-			if s := r.slot(tierG2); s >= 0 {
-				require.Equal(t, en.key, w.g2.sl.v[s].key)
-				require.Equal(t, w.g2.sl.v[s].ready(), r.resident())
-			}
-			got++
-		}
-		for tier, v := range []*tierIndex{e.g1x, e.g2x} {
-			hs := v.appendHolders(nil, en.key)
-			var fp uint64
-			for _, h := range hs {
-				fp ^= holderPrint(h)
-				require.True(t, x.get(en.key, h).member(tier))
-			}
-			c, print := v.set(en.key)
-			require.Equal(t, len(hs), c)
-			require.Equal(t, fp, print, "holder set fingerprint")
-		}
-	}
-	require.Equal(t, x.n, entries, "index entry count")
-	require.Equal(t, want, got, "index records")
-}
-
-// checkSlotList checks a tier's eviction list: links agree both ways, it holds exactly the
-// slots flagged evictable, and they are in eviction order by depth within an instant's group
-// (the instants themselves are not stored).
-func checkSlotList(t *testing.T, l *slots) {
-	t.Helper()
-	if len(l.v) == 0 {
-		require.Zero(t, l.n)
-		return
-	}
-	n, prev := 0, int32(-1)
-	for s := l.head; s >= 0; s = l.v[s].next {
-		require.Equal(t, prev, l.v[s].prev, "eviction list back link")
-		require.True(t, l.v[s].evictable(), "slot %d in the eviction list but not evictable", s)
-		prev = s
-		n++
-		require.LessOrEqual(t, n, len(l.v), "eviction list has a cycle")
-	}
-	require.Equal(t, prev, l.tail)
-	require.Equal(t, l.n, n)
-	flagged := 0
-	for i := range l.v {
-		if l.v[i].evictable() {
-			flagged++
-		}
-	}
-	require.Equal(t, n, flagged)
-	if l.groupFirst >= 0 {
-		for s := l.groupFirst; l.v[s].next >= 0; s = l.v[s].next {
-			require.GreaterOrEqual(t, l.v[s].depth(), l.v[l.v[s].next].depth(), "tail group not deepest first")
-		}
-	}
+	require.NoError(t, e.index.Check(len(e.ws), func(id int32) (*kvcache.GPU, *kvcache.Host, bool) {
+		w := e.ws[id]
+		return w.g1, w.g2, w.state == StateActive
+	}))
 }
 
 // invariantSeeds is how many random scenarios TestInvariantsOnRandomScenarios checks: a few
@@ -417,11 +237,11 @@ func checkRandomScenario(t *testing.T, seed uint64) {
 		if w.state == StateRemoved {
 			continue
 		}
-		require.Zero(t, w.g1.used(), "seed %d worker %d holds G1 blocks at the end", seed, w.id)
+		require.Zero(t, w.g1.Used(), "seed %d worker %d holds G1 blocks at the end", seed, w.id)
 		if w.g2 != nil {
-			for _, s := range heldG2(w.g2) {
-				require.Zero(t, w.g2.sl.v[s].uses, "seed %d worker %d G2 pin left", seed, w.id)
-				require.True(t, w.g2.resident(s), "seed %d: pending entry at the end", seed)
+			for _, s := range w.g2.HeldSlots() {
+				require.Zero(t, w.g2.Pins(s), "seed %d worker %d G2 pin left", seed, w.id)
+				require.True(t, w.g2.Resident(s), "seed %d: pending entry at the end", seed)
 			}
 		}
 		require.Empty(t, w.outPulls)
@@ -463,12 +283,12 @@ func checkRouting(t *testing.T, e *engine, r *request, target *worker, hint int3
 				continue
 			}
 			// Oracle: each tier probed on its own, independent of the index and of prefix().
-			k1 := w.g1.run(r.keys, r.reuse)
+			k1 := w.g1.Run(r.keys, r.reuse)
 			k2 := 0
 			if w.g2 != nil {
-				k2 = w.g2.run(r.keys, k1, r.reuse)
+				k2 = w.g2.Run(r.keys, k1, r.reuse)
 			}
-			pk1, pk2 := w.prefix(r.keys, r.reuse)
+			pk1, pk2 := kvcache.Prefix(w.g1, w.g2, r.keys, r.reuse)
 			require.Equal(t, [2]int{k1, k2}, [2]int{pk1, pk2}, "prefix of worker %d for %s", w.id, r.id)
 			g1, g2 := 0, 0
 			if x.stamp[w.id] == x.cur {
@@ -481,7 +301,7 @@ func checkRouting(t *testing.T, e *engine, r *request, target *worker, hint int3
 			if w == target {
 				pending -= int64(r.pending) // already added by arrive
 			}
-			cost := float64(e.s.Router.PrefillLoadScale*math.Max(float64(pending+pb)-overlap, 0)) + float64(w.g1.used())
+			cost := float64(e.s.Router.PrefillLoadScale*math.Max(float64(pending+pb)-overlap, 0)) + float64(w.g1.Used())
 			if best == nil || cost < bestCost {
 				best, bestCost = w, cost
 			}
@@ -491,13 +311,13 @@ func checkRouting(t *testing.T, e *engine, r *request, target *worker, hint int3
 	if !e.hints {
 		return
 	}
-	k1, k2 := e.localPrefix(target, r.keys, r.reuse)
+	k1, k2 := kvcache.Prefix(target.g1, target.g2, r.keys, r.reuse)
 	want, wantRun := int32(-1), k1+k2
 	for _, w := range e.ws {
 		if w == target || w.state != StateActive {
 			continue
 		}
-		if run := w.g2.run(r.keys, 0, r.reuse); run > wantRun {
+		if run := w.g2.Run(r.keys, 0, r.reuse); run > wantRun {
 			want, wantRun = w.id, run
 		}
 	}

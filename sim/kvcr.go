@@ -25,11 +25,11 @@ func (e *engine) stage(w *worker, r *request, k1, k2 int) bool {
 	protect := func(key uint64, depth int32) bool { return int(depth) < m && r.keys[depth] == key }
 	var srcSlots, dstSlots []int32
 	for p := m; p < r.reuse; p++ {
-		ss, ok := src.g2.residentSlot(r.keys[p])
-		if !ok || w.g2.holds(r.keys[p]) {
+		ss, ok := src.g2.ResidentSlot(r.keys[p])
+		if !ok || w.g2.Holds(r.keys[p]) {
 			break
 		}
-		ds := w.g2.reserve(r.keys[p], p, protect)
+		ds := w.g2.Reserve(r.keys[p], p, protect)
 		if ds < 0 {
 			break
 		}
@@ -43,7 +43,7 @@ func (e *engine) stage(w *worker, r *request, k1, k2 int) bool {
 		return false
 	}
 	for _, s := range srcSlots {
-		src.g2.pin(s)
+		src.g2.Pin(s)
 	}
 	p := &pull{seq: e.seq, src: src, dst: w, r: r, srcSlots: srcSlots, dstSlots: dstSlots, lo: m,
 		bytes: float64(int64(j) * e.blockBytes), fromDraining: src.state == StateDraining}
@@ -114,8 +114,8 @@ func (e *engine) land(p *pull) {
 	src.moving = removePull(src.moving, p)
 	src.outPulls = removePull(src.outPulls, p)
 	for _, s := range p.dstSlots {
-		dst.g2.pin(s)
-		dst.g2.makeResident(s, e.now)
+		dst.g2.Pin(s)
+		dst.g2.MakeResident(s, e.now)
 	}
 	unpinAll(src.g2, p.srcSlots, e.now)
 	r.landed = p.dstSlots
@@ -142,7 +142,7 @@ func (e *engine) abortPull(p *pull, sourceGone bool) {
 	if sourceGone {
 		// The target releases its pending entries and carries on without those blocks.
 		for _, s := range p.dstSlots {
-			dst.g2.drop(s)
+			dst.g2.Drop(s)
 		}
 		r.hint = -1
 		e.setState(r, rsWaiting)

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/scalein-planner/scalein/sim/internal/kvcache"
 )
 
 // MemoryEstimate is an upper bound of the heap one run of a scenario needs at once (the
@@ -44,22 +46,22 @@ func (m MemoryEstimate) Largest() MemoryDriver {
 const (
 	// A cache slot record (24 bytes): a tier's slot array doubles up to its capacity, so it
 	// may be twice its length, and the old array is live while the new one is filled.
-	slotRecordBytes = 24
+	slotRecordBytes = kvcache.SlotBytes
 	// A free-list entry (int32) per slot, appended (growth up to 2×, and the copy).
 	freeEntryBytes = 4
 	// A holder entry of the fleet's block index (16 bytes) per distinct key: the table grows
 	// at 3/4 load by doubling, so it is 3/8 to 3/4 full, and the old table is live while
 	// it is rehashed.
-	indexEntryBytes = 16
+	indexEntryBytes = kvcache.IndexEntryBytes
 	// A holder record (8 bytes) in a list of a key with two or more holders, sorted (slack up
 	// to 2×) or dense (fleet size × 8 bytes once an eighth of the fleet holds the key: up to
 	// 8 records' room per record).
-	holderRecBytes = 8
+	holderRecBytes = kvcache.HolderRecordBytes
 	// A holder list header (56 bytes), per key with two or more holders; the lists slice grows
 	// by append (up to 2×, and the copy).
-	holderListBytes = 56
+	holderListBytes = kvcache.HolderListBytes
 	// A draining worker's own block table entry (16 bytes), sized like the index.
-	drainEntryBytes = 16
+	drainEntryBytes = kvcache.TableEntryBytes
 	// Per request in flight: the request record, its arrival, its id, a heap entry, a share of
 	// the event heaps, transfers and pulls.
 	requestBytes = 768
@@ -277,7 +279,7 @@ func EstimateMemory(s *Scenario) MemoryEstimate {
 	}
 	indexBytes := distinct*4*indexEntryBytes + lists*holderListBytes*9/4 +
 		records*2*holderRecBytes*3/2
-	if denseAt := max(minDense, (workers+denseShare-1)/denseShare); workers >= minDense {
+	if denseAt := max(kvcache.MinDense, (workers+kvcache.DenseShare-1)/kvcache.DenseShare); workers >= kvcache.MinDense {
 		// A key held by denseAt or more workers may have a dense list of workers × 8 bytes.
 		candidates := w.keys
 		if w.maxHolders > 0 && w.maxHolders < denseAt || w.maxHolders == 1 {

@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 	"unsafe"
+
+	"github.com/scalein-planner/scalein/sim/internal/kvcache"
 )
 
 // The model's per-item figures must cover the structures they stand for; when a structure
@@ -24,17 +26,13 @@ func TestMemoryFiguresCoverStructures(t *testing.T) {
 		size   uintptr
 		figure int64
 	}{
-		{"slot", unsafe.Sizeof(slot{}), slotRecordBytes},
+		// The cache records' sizes come from kvcache, whose TestRecordSizes checks them.
 		{"free-list entry", unsafe.Sizeof(int32(0)), freeEntryBytes},
-		{"holderEntry", unsafe.Sizeof(holderEntry{}), indexEntryBytes},
-		{"holderRec", unsafe.Sizeof(holderRec(0)), holderRecBytes},
-		{"holderList", unsafe.Sizeof(holderList{}), holderListBytes},
-		{"blockEntry", unsafe.Sizeof(blockEntry{}), drainEntryBytes},
 		{"request + heapArrival + id + pull + 2 events + transfer",
 			unsafe.Sizeof(request{}) + unsafe.Sizeof(heapArrival{}) + 16 + unsafe.Sizeof(pull{}) +
 				2*unsafe.Sizeof(event{}) + unsafe.Sizeof(transfer{}), requestBytes},
 		{"worker + caches + gauges + pass event + report row",
-			unsafe.Sizeof(worker{}) + unsafe.Sizeof(gpuCache{}) + unsafe.Sizeof(hostCache{}) + 8 + 4 + 4 + 4 + 4 +
+			unsafe.Sizeof(worker{}) + unsafe.Sizeof(kvcache.GPU{}) + unsafe.Sizeof(kvcache.Host{}) + 8 + 4 + 4 + 4 + 4 +
 				2*unsafe.Sizeof(event{}) + unsafe.Sizeof(WorkerRow{}) + 6*8 + 400, workerBytes},
 		{"RequestRow + pointer targets + id", unsafe.Sizeof(RequestRow{}) + 3*8 + 24 + 8, requestRowBytes},
 		{"TraceRow", unsafe.Sizeof(TraceRow{}), traceRowBytes},

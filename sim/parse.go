@@ -477,7 +477,7 @@ func ExpandBlockLabels(labels []string) []string {
 	return out
 }
 
-// blockCount is the number of blocks the labels stand for.
+// labelBlockCount is the number of blocks the labels stand for.
 func labelBlockCount(labels []string) int64 {
 	var total int64
 	for _, l := range labels {

@@ -27,7 +27,7 @@ type objectView struct {
 	known []string  // member names a getter asked for; a slice, as objects are small
 }
 
-// object opens the member at path. A missing member (n == nil) reads as an empty object so
+// openObject opens the member at path. A missing member (n == nil) reads as an empty object so
 // every default applies; any non-object value is an error.
 func openObject(errs *fieldErrors, path string, n *jsonNode) *objectView {
 	v := &objectView{errs: errs, path: path}

@@ -1,6 +1,10 @@
 package sim
 
-import "slices"
+import (
+	"slices"
+
+	"github.com/scalein-planner/scalein/sim/internal/kvcache"
+)
 
 // ceilDiv is ceil(a / b) for non-negative a and positive b.
 func ceilDiv(a, b int) int { return (a + b - 1) / b }
@@ -19,7 +23,7 @@ func (e *engine) startPass(w *worker) bool {
 		}
 		need := ceilDiv(int(r.prompt+r.emitted), bs)
 		for len(r.blocks) < need {
-			if s := w.g1.take(); s >= 0 {
+			if s := w.g1.Take(); s >= 0 {
 				r.blocks = append(r.blocks, s)
 				changed = true
 				continue
@@ -65,7 +69,7 @@ func (e *engine) startPass(w *worker) bool {
 			r = next
 			continue
 		}
-		k1, k2 := w.prefix(r.keys, r.reuse)
+		k1, k2 := kvcache.Prefix(w.g1, w.g2, r.keys, r.reuse)
 		if len(r.landed) > 0 {
 			unpinAll(w.g2, r.landed, e.now)
 			r.landed = nil
@@ -81,7 +85,7 @@ func (e *engine) startPass(w *worker) bool {
 		}
 		total := int(r.prompt + r.emitted)
 		need := ceilDiv(total, bs) - k1
-		if len(w.running)+w.loading >= e.s.Fleet.MaxNumSeqs || !w.g1.fits(w.k1Slots, need) {
+		if len(w.running)+w.loading >= e.s.Fleet.MaxNumSeqs || !w.g1.Fits(need) {
 			break // head-of-line blocking
 		}
 		changed = true
@@ -133,7 +137,7 @@ func (e *engine) admit(w *worker, r *request, k1, k2, need int) {
 	} else {
 		w.fresh.remove(r)
 	}
-	r.blocks = w.g1.acquire(r.blocks[:0], w.k1Slots, need)
+	r.blocks = w.g1.Acquire(r.blocks[:0], need)
 	r.admSeq = e.admSeq
 	e.admSeq++
 	r.computed = int32(k1 * bs)
@@ -164,8 +168,8 @@ func (e *engine) admit(w *worker, r *request, k1, k2, need int) {
 	r.restLo = k1
 	r.restore = r.restore[:0]
 	for p := k1; p < k1+k2; p++ {
-		s, _ := w.g2.residentSlot(r.keys[p])
-		w.g2.pin(s)
+		s, _ := w.g2.ResidentSlot(r.keys[p])
+		w.g2.Pin(s)
 		r.restore = append(r.restore, s)
 	}
 	e.queueTransfer(w, &transfer{kind: trH2D, w: w, r: r}, int64(k2)*e.blockBytes)
@@ -213,7 +217,7 @@ func (e *engine) finishH2D(tr *transfer) {
 	bs := e.s.Fleet.BlockSize
 	for i := range r.restore {
 		p := r.restLo + i
-		w.g1.setKey(r.blocks[p], r.keys[p], p)
+		w.g1.Key(r.blocks[p], r.keys[p], p)
 	}
 	unpinAll(w.g2, r.restore, e.now)
 	r.computed = int32((r.restLo + len(r.restore)) * bs)
@@ -236,9 +240,9 @@ func (e *engine) finishD2H(tr *transfer) {
 	w := tr.w
 	e.dropTransfer(w, tr)
 	e.touch(w)
-	w.g2.touchIndex(tr.slots)
+	w.g2.PrefetchSlots(tr.slots)
 	for i := len(tr.slots) - 1; i >= 0; i-- {
-		w.g2.makeResident(tr.slots[i], e.now)
+		w.g2.MakeResident(tr.slots[i], e.now)
 	}
 	e.markDirty(w)
 }
@@ -272,18 +276,18 @@ func (e *engine) endPass(w *worker) {
 			lo := old / bs
 			hi := min(int(r.computed)/bs, len(r.keys))
 			if lo < hi {
-				w.touchKeys(r.keys[lo:hi])
+				w.prefetchKeys(r.keys[lo:hi])
 			}
 			for j := lo; j < hi; j++ {
-				w.g1.setKey(r.blocks[j], r.keys[j], j)
+				w.g1.Key(r.blocks[j], r.keys[j], j)
 			}
 			if w.g2 != nil && lo < hi {
 				var slots []int32
 				for j := lo; j < hi; j++ {
-					if w.g2.holds(r.keys[j]) {
+					if w.g2.Holds(r.keys[j]) {
 						continue
 					}
-					s := w.g2.reserve(r.keys[j], j, nil)
+					s := w.g2.Reserve(r.keys[j], j, nil)
 					if s < 0 {
 						break
 					}
@@ -313,14 +317,14 @@ func (e *engine) endPass(w *worker) {
 	e.markDirty(w)
 }
 
-// touchKeys touches the entries of keys about to be keyed in G1 and G2, and those of the G2
-// entries their write-through will evict (see blockIndex.touch).
-func (w *worker) touchKeys(keys []uint64) {
+// prefetchKeys prefetches the entries of keys about to be keyed in G1 and G2, and those of the
+// G2 entries their write-through will evict.
+func (w *worker) prefetchKeys(keys []uint64) {
 	for _, k := range keys {
-		w.g1.byKey.touch(k)
+		w.g1.Prefetch(k)
 	}
 	if w.g2 != nil {
-		w.g2.touchVictims(len(keys))
+		w.g2.PrefetchVictims(len(keys))
 	}
 }
 
@@ -350,13 +354,13 @@ func (e *engine) release(r *request) {
 // not depend on it (distinct depths), but the LRU queue then only appends.
 func releaseBlocks(w *worker, blocks []int32, now int64) {
 	for i := len(blocks) - 1; i >= 0; i-- {
-		w.g1.release(blocks[i], now)
+		w.g1.Release(blocks[i], now)
 	}
 }
 
 // unpinAll releases G2 pins deepest entry first (see releaseBlocks).
-func unpinAll(c *hostCache, slots []int32, now int64) {
+func unpinAll(c *kvcache.Host, slots []int32, now int64) {
 	for i := len(slots) - 1; i >= 0; i-- {
-		c.unpin(slots[i], now)
+		c.Unpin(slots[i], now)
 	}
 }

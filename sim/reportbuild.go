@@ -36,6 +36,8 @@ func distribution(vals []int64) Distribution {
 	}
 }
 
+// report builds the run's report: the summary, a row per worker and (if asked) per request,
+// the time series, and the digest over them.
 func (e *engine) report() *Report {
 	duration := e.lastChange
 	r := &Report{
@@ -59,27 +61,7 @@ func (e *engine) report() *Report {
 	}
 	var workerNS int64
 	for _, w := range e.ws {
-		row := WorkerRow{ID: int(w.id), FinalState: w.state, Forced: w.forced,
-			RequestsCompleted: w.completed, RequestsKilled: w.killed,
-			PullsServed: w.pullsServed, PullsReceived: w.pullsReceived}
-		end := duration
-		if w.state != StateActive {
-			row.MarkedAtMS = msPtr(w.markedAt)
-			if w.hasGrace {
-				row.GraceDeadlineMS = msPtr(w.graceAt)
-			}
-		}
-		if w.state == StateRemoved {
-			end = w.removedAt
-			last := w.markedAt
-			if w.hadWork && w.lastWork > last {
-				last = w.lastWork
-			}
-			row.LastWorkMS = msPtr(last)
-			row.RemovedAtMS = msPtr(w.removedAt)
-			row.DrainMS = msPtr(w.removedAt - w.markedAt)
-			row.PinWaitMS = msPtr(w.removedAt - last)
-		}
+		row, end := workerRow(w, duration)
 		workerNS += end
 		r.Workers = append(r.Workers, row)
 	}
@@ -89,34 +71,66 @@ func (e *engine) report() *Report {
 		sort.SliceStable(rows, func(i, j int) bool { return rows[i].order < rows[j].order })
 		r.Requests = make([]RequestRow, len(rows))
 		for i, q := range rows {
-			row := RequestRow{ID: q.id, ArrivalMS: nsToMS(q.atNS), PromptTokens: int64(q.promptTokens),
-				G1ReusedTokens: int64(q.g1), G2ReusedTokens: int64(q.g2), KVCRPulledTokens: int64(q.kv),
-				Preemptions: int64(q.preemptions)}
-			if q.admitted {
-				row.RecomputedTokens = int64(q.promptTokens - q.g1 - q.g2 - q.kv)
-			}
-			wid := int(q.w.id)
-			row.Worker = &wid
-			if q.firstToken >= 0 {
-				row.FirstTokenMS = msPtr(q.firstToken)
-			}
-			if q.done >= 0 {
-				row.DoneMS = msPtr(q.done)
-			}
-			if q.state == rsKilled {
-				row.Status = StatusKilled
-			} else {
-				row.Status = StatusCompleted
-			}
-			if q.outcome != ocNone {
-				s := outcomeNames[q.outcome]
-				row.PullOutcome = &s
-			}
-			r.Requests[i] = row
+			r.Requests[i] = requestRow(q)
 		}
 	}
 	r.Digest = digest(r)
 	return r
+}
+
+// workerRow is a worker's row of the report, and the instant its worker-seconds end: its
+// removal, or the end of the run.
+func workerRow(w *worker, duration int64) (WorkerRow, int64) {
+	row := WorkerRow{ID: int(w.id), FinalState: w.state, Forced: w.forced,
+		RequestsCompleted: w.completed, RequestsKilled: w.killed,
+		PullsServed: w.pullsServed, PullsReceived: w.pullsReceived}
+	end := duration
+	if w.state != StateActive {
+		row.MarkedAtMS = msPtr(w.markedAt)
+		if w.hasGrace {
+			row.GraceDeadlineMS = msPtr(w.graceAt)
+		}
+	}
+	if w.state == StateRemoved {
+		end = w.removedAt
+		last := w.markedAt
+		if w.hadWork && w.lastWork > last {
+			last = w.lastWork
+		}
+		row.LastWorkMS = msPtr(last)
+		row.RemovedAtMS = msPtr(w.removedAt)
+		row.DrainMS = msPtr(w.removedAt - w.markedAt)
+		row.PinWaitMS = msPtr(w.removedAt - last)
+	}
+	return row, end
+}
+
+// requestRow is a finished request's row of the report.
+func requestRow(q *request) RequestRow {
+	row := RequestRow{ID: q.id, ArrivalMS: nsToMS(q.atNS), PromptTokens: int64(q.promptTokens),
+		G1ReusedTokens: int64(q.g1), G2ReusedTokens: int64(q.g2), KVCRPulledTokens: int64(q.kv),
+		Preemptions: int64(q.preemptions)}
+	if q.admitted {
+		row.RecomputedTokens = int64(q.promptTokens - q.g1 - q.g2 - q.kv)
+	}
+	wid := int(q.w.id)
+	row.Worker = &wid
+	if q.firstToken >= 0 {
+		row.FirstTokenMS = msPtr(q.firstToken)
+	}
+	if q.done >= 0 {
+		row.DoneMS = msPtr(q.done)
+	}
+	if q.state == rsKilled {
+		row.Status = StatusKilled
+	} else {
+		row.Status = StatusCompleted
+	}
+	if q.outcome != ocNone {
+		s := outcomeNames[q.outcome]
+		row.PullOutcome = &s
+	}
+	return row
 }
 
 // digest is the SHA-256 of the report's JSON without its sim section and digest.

@@ -3,16 +3,20 @@ package sim
 import (
 	"math"
 	"slices"
+
+	"github.com/scalein-planner/scalein/sim/internal/kvcache"
 )
 
 // routeScratch holds per-worker scratch values of one routing decision, reset by stamp.
 type routeScratch struct {
-	stamp   []uint32 // == cur: the worker is a candidate of this decision
-	cur     uint32
-	g1      []int32 // candidate's G1 run (while in the G2 phase: where its G2 run starts)
-	g2      []int32 // candidate's G2 run continuing it
-	mark    []uint32
-	lvl     uint32
+	stamp []uint32 // == cur: the worker is a candidate of this decision
+	cur   uint32
+	g1    []int32  // candidate's G1 run (while in the G2 phase: where its G2 run starts)
+	g2    []int32  // candidate's G2 run continuing it
+	mark  []uint32 // == a level: the worker holds the block that level marked
+	lvl   uint32   // the last level markHolders used
+	// Reused slices: s and t keep the backing arrays of overlaps' S (workers still in their
+	// G1 run) and T (workers in their G2 run) between decisions; u receives a block's holders.
 	s, t, u []int32
 }
 
@@ -36,10 +40,10 @@ func (x *routeScratch) candidate(w int32) bool {
 }
 
 // markHolders marks every holder of k with a new level and returns it.
-func (x *routeScratch) markHolders(idx *tierIndex, k uint64) uint32 {
+func (x *routeScratch) markHolders(idx *kvcache.Holders, k uint64) uint32 {
 	x.lvl++
 	lvl := x.lvl
-	x.u = idx.appendHolders(x.u[:0], k)
+	x.u = idx.Append(x.u[:0], k)
 	for _, w := range x.u {
 		x.mark[w] = lvl
 	}
@@ -57,15 +61,15 @@ func (e *engine) overlaps(keys []uint64, limit int) {
 	if limit == 0 {
 		return
 	}
-	S, T := e.g1x.appendHolders(x.s[:0], keys[0]), x.t[:0]
-	nS, fpS := e.g1x.set(keys[0])
+	S, T := e.g1x.Append(x.s[:0], keys[0]), x.t[:0]
+	nS, fpS := e.g1x.Count(keys[0])
 	for _, w := range S {
 		x.stamp[w] = x.cur
 	}
 	// Workers holding the first block in G2 but not in G1 start a G2 run at block 0; none
 	// when both tiers have the same holders.
-	if n2, fp2 := e.g2x.set(keys[0]); n2 > 0 && (n2 != nS || fp2 != fpS) {
-		x.u = e.g2x.appendHolders(x.u[:0], keys[0])
+	if n2, fp2 := e.g2x.Count(keys[0]); n2 > 0 && (n2 != nS || fp2 != fpS) {
+		x.u = e.g2x.Append(x.u[:0], keys[0])
 		for _, w := range x.u {
 			if x.candidate(w) {
 				x.g1[w] = 0
@@ -81,18 +85,18 @@ func (e *engine) overlaps(keys []uint64, limit int) {
 		if len(S) == 0 {
 			continue
 		}
-		if n, fp := e.g1x.set(k); n == len(S) && fp == fpS {
+		if n, fp := e.g1x.Count(k); n == len(S) && fp == fpS {
 			continue // every surviving worker holds this block
 		}
 		in1 := x.markHolders(e.g1x, k)
 		in2 := x.markHolders(e.g2x, k) // overwrites in1 for workers holding both: check G1 first
 		kept := S[:0]
 		for _, w := range S {
-			if m := x.mark[w]; m == in1 || (m == in2 && e.ws[w].g1.byKey.has(k)) {
+			if m := x.mark[w]; m == in1 || (m == in2 && e.ws[w].g1.Holds(k)) {
 				kept = append(kept, w)
 				continue
 			}
-			fpS ^= holderPrint(w)
+			fpS ^= kvcache.WorkerPrint(w)
 			x.g1[w] = int32(j)
 			if x.mark[w] == in2 {
 				T = append(T, w)
@@ -114,7 +118,7 @@ func (e *engine) overlaps(keys []uint64, limit int) {
 // keepG2 keeps the workers of T whose G2 holds k resident; the others end their G2 run at j.
 func (e *engine) keepG2(T []int32, k uint64, j int) []int32 {
 	x := &e.scratch
-	n, _ := e.g2x.set(k)
+	n, _ := e.g2x.Count(k)
 	var lvl uint32
 	byMark := n > 0 && len(T) > 8 && n < 4*len(T)
 	if byMark {
@@ -128,7 +132,7 @@ func (e *engine) keepG2(T []int32, k uint64, j int) []int32 {
 		case byMark:
 			holds = x.mark[w] == lvl
 		default:
-			_, holds = e.ws[w].g2.residentSlot(k)
+			_, holds = e.ws[w].g2.ResidentSlot(k)
 		}
 		if holds {
 			kept = append(kept, w)
@@ -137,11 +141,6 @@ func (e *engine) keepG2(T []int32, k uint64, j int) []int32 {
 		}
 	}
 	return kept
-}
-
-// localPrefix is a worker's k1 + k2 for a prompt.
-func (e *engine) localPrefix(w *worker, keys []uint64, limit int) (int, int) {
-	return w.prefix(keys, limit)
 }
 
 // route picks the target of an arriving request (SPEC §3.9, §3.14 "Routing details").
@@ -212,8 +211,8 @@ func (e *engine) hintSource(keys []uint64, limit int, t *worker, local int) int3
 	}
 	x := &e.scratch
 	x.begin(len(e.ws))
-	U := e.g2x.appendHolders(x.s[:0], keys[local])
-	U = slices.DeleteFunc(U, func(w int32) bool { return w == t.id || e.ws[w].g2.run(keys, 0, local) < local })
+	U := e.g2x.Append(x.s[:0], keys[local])
+	U = slices.DeleteFunc(U, func(w int32) bool { return w == t.id || e.ws[w].g2.Run(keys, 0, local) < local })
 	defer func() { x.s = U }()
 	if len(U) == 0 {
 		return -1
@@ -231,7 +230,7 @@ func (e *engine) hintSource(keys []uint64, limit int, t *worker, local int) int3
 			if byMark {
 				holds = x.mark[w] == lvl
 			} else {
-				_, holds = e.ws[w].g2.residentSlot(k)
+				_, holds = e.ws[w].g2.ResidentSlot(k)
 			}
 			if holds {
 				kept = append(kept, w)
@@ -263,7 +262,7 @@ func (e *engine) arrive(a *arrival) {
 	e.events++
 	r.reuse = min((a.promptTokens-1)/bs, len(a.keys))
 	w := e.route(r)
-	k1, k2 := e.localPrefix(w, r.keys, r.reuse)
+	k1, k2 := kvcache.Prefix(w.g1, w.g2, r.keys, r.reuse)
 	r.pending = ceilDiv(a.promptTokens, bs) - (k1 + k2)
 	e.pendPrefill[w.id] += int64(r.pending)
 	if e.hints {

@@ -3,6 +3,8 @@ package sim
 import (
 	"slices"
 	"sort"
+
+	"github.com/scalein-planner/scalein/sim/internal/kvcache"
 )
 
 // removable is the removal rule of SPEC §3.8: no requests, no pass, no own transfer in flight
@@ -19,9 +21,9 @@ func (e *engine) stepRemovals() bool {
 		w := e.draining[i]
 		switch {
 		case w.removable():
-			e.remove(w, false)
+			e.remove(w)
 		case w.hasGrace && e.now >= w.graceAt:
-			e.remove(w, true)
+			e.forceRemove(w)
 		default:
 			i++
 			continue
@@ -35,57 +37,69 @@ func (e *engine) stepRemovals() bool {
 	return changed
 }
 
-// remove takes a draining worker out of the fleet; forced removal kills its requests, aborts
-// pulls from and into it, cancels its transfers and discards its pass (SPEC §3.8, §3.14).
-func (e *engine) remove(w *worker, forced bool) {
-	if forced {
-		w.forced = true
-		if w.nReq > 0 || w.busy || w.ownTransfers > 0 {
-			e.touch(w)
-		}
-		// Pulls from it: the targets carry on without those blocks.
-		for _, p := range append([]*pull(nil), w.outPulls...) {
-			e.abortPull(p, true)
-		}
-		w.moving = nil
-		var victims []*request
-		for q := w.pre.head; q != nil; q = q.next {
-			victims = append(victims, q)
-		}
-		for q := w.fresh.head; q != nil; q = q.next {
-			victims = append(victims, q)
-		}
-		victims = append(victims, w.running...)
-		for _, tr := range w.transfers {
-			tr.cancelled = true
-			if tr.kind == trH2D {
-				victims = append(victims, tr.r)
-			}
-		}
-		sort.Slice(victims, func(i, j int) bool { return victims[i].idx < victims[j].idx })
-		for _, r := range victims {
-			if r.pull != nil {
-				e.abortPull(r.pull, false)
-			}
-			e.kill(w, r)
-		}
-		w.transfers = nil
-		w.ownTransfers = 0
-		w.busy = false
-		e.passVer[w.id]++ // discard the pass in flight
-		w.batch = nil
-		w.running = nil
-		w.pre, w.fresh = queue{}, queue{}
-		w.loading = 0
-	}
+// remove takes a draining worker that meets the removal rule out of the fleet (SPEC §3.8).
+func (e *engine) remove(w *worker) {
 	w.state = StateRemoved
 	w.removedAt = e.now
 	e.drainingN--
-	w.g1.clear()
+	w.g1.Clear()
 	if w.g2 != nil {
-		w.g2.clear()
+		w.g2.Clear()
 	}
 	e.pendPrefill[w.id] = 0
+}
+
+// forceRemove takes a draining worker out of the fleet at its grace deadline: it kills its
+// requests, aborts pulls from and into it, cancels its transfers and discards its pass (SPEC
+// §3.8, §3.14), then removes it.
+func (e *engine) forceRemove(w *worker) {
+	w.forced = true
+	if w.nReq > 0 || w.busy || w.ownTransfers > 0 {
+		e.touch(w)
+	}
+	// Pulls from it: the targets carry on without those blocks.
+	for _, p := range append([]*pull(nil), w.outPulls...) {
+		e.abortPull(p, true)
+	}
+	w.moving = nil
+	for _, tr := range w.transfers {
+		tr.cancelled = true
+	}
+	for _, r := range forceRemovalVictims(w) {
+		if r.pull != nil {
+			e.abortPull(r.pull, false)
+		}
+		e.kill(w, r)
+	}
+	w.transfers = nil
+	w.ownTransfers = 0
+	w.busy = false
+	e.passVer[w.id]++ // discard the pass in flight
+	w.batch = nil
+	w.running = nil
+	w.pre, w.fresh = queue{}, queue{}
+	w.loading = 0
+	e.remove(w)
+}
+
+// forceRemovalVictims lists the requests a forced removal of w kills, in arrival order: waiting,
+// running, and loading through its H2D transfers.
+func forceRemovalVictims(w *worker) []*request {
+	var victims []*request
+	for q := w.pre.head; q != nil; q = q.next {
+		victims = append(victims, q)
+	}
+	for q := w.fresh.head; q != nil; q = q.next {
+		victims = append(victims, q)
+	}
+	victims = append(victims, w.running...)
+	for _, tr := range w.transfers {
+		if tr.kind == trH2D {
+			victims = append(victims, tr.r)
+		}
+	}
+	sort.Slice(victims, func(i, j int) bool { return victims[i].idx < victims[j].idx })
+	return victims
 }
 
 func (e *engine) kill(w *worker, r *request) {
@@ -157,9 +171,9 @@ func (e *engine) selectWorkers(count int, policy string) []*worker {
 		case SelectLeastLoaded:
 			return w.nReq
 		case SelectLeastCached:
-			n := w.g1.keyedCount()
+			n := w.g1.Keyed()
 			if w.g2 != nil {
-				n += w.g2.residentCount
+				n += w.g2.ResidentCount()
 			}
 			return n
 		}
@@ -183,11 +197,7 @@ func (e *engine) markDraining(w *worker, graceMS *float64) {
 	w.state = StateDraining
 	w.markedAt = e.now
 	e.activeIDs = slices.DeleteFunc(e.activeIDs, func(id int32) bool { return id == w.id })
-	if w.g2 != nil {
-		privatize(&w.g1.byKey, &w.g2.byKey, w.g1.sl.v, w.g2.sl.v)
-	} else {
-		privatize(&w.g1.byKey, nil, w.g1.sl.v, nil)
-	}
+	kvcache.Detach(w.g1, w.g2)
 	e.active--
 	e.drainingN++
 	if graceMS != nil {

@@ -64,7 +64,7 @@ func validateScaleIn(errs *fieldErrors, s *Scenario) {
 // roundUpDiv is ceil(a / b) for positive b.
 func roundUpDiv(a, b int64) int64 { return (a + b - 1) / b }
 
-// tooLarge says why a request of this size can never fit a worker, or "".
+// requestTooLarge says why a request of this size can never fit a worker, or "".
 func requestTooLarge(promptTokens, outputTokens int64, f Fleet) string {
 	total := promptTokens + outputTokens
 	if total > MaxRequestTokens {

@@ -136,8 +136,12 @@ func submitOne(ctx context.Context, tx *sql.Tx, r NewRun, now time.Time) (Run, b
 // (done, failed, cancelled) returns ErrConflict. A run already started maxAttempts times
 // (maxAttempts > 0) is ended as failed and ErrAttemptsExhausted returned.
 func (s *Store) ClaimRun(ctx context.Context, id, worker string, maxAttempts int, now time.Time) (Run, error) {
-	var run Run
+	var (
+		run       Run
+		exhausted bool
+	)
 	err := s.write(ctx, func(tx *sql.Tx) error {
+		exhausted = false
 		existing, err := findRun(ctx, tx, id, false)
 		if err != nil {
 			return err
@@ -151,7 +155,8 @@ func (s *Store) ClaimRun(ctx context.Context, id, worker string, maxAttempts int
 				StatusFailed, msg, toUnixMS(now), id); err != nil {
 				return err
 			}
-			return ErrAttemptsExhausted
+			exhausted = true // returned after the commit: the run must end failed
+			return nil
 		}
 		if _, err := tx.ExecContext(ctx, `
 			UPDATE runs SET status = ?, progress = 0, error = '', started_at = ?, finished_at = NULL,
@@ -162,8 +167,8 @@ func (s *Store) ClaimRun(ctx context.Context, id, worker string, maxAttempts int
 		run, err = findRun(ctx, tx, id, true)
 		return err
 	})
-	if errors.Is(err, ErrAttemptsExhausted) {
-		return Run{}, fmt.Errorf("store: claim run %q: %w", id, err) // committed: the run is failed
+	if err == nil && exhausted {
+		return Run{}, fmt.Errorf("store: claim run %q: %w", id, ErrAttemptsExhausted)
 	}
 	if err != nil {
 		return Run{}, fmt.Errorf("store: claim run %q: %w", id, err)

@@ -47,7 +47,8 @@ type apiCreated struct {
 	URL    string `json:"url"`
 }
 
-// readScenarioBody reads and validates a JSON scenario (the body limit applies).
+// readScenario parses and validates a JSON scenario (traces by name from the store): a
+// *sim.ValidationError lists the field errors; anything else is a 400 naming what failed.
 func (s *Server) readScenario(data []byte) (*sim.Scenario, error) {
 	sc, err := sim.Parse(data, sim.ParseEnv{Traces: s.store})
 	if err != nil {
@@ -98,7 +99,7 @@ func (s *Server) apiCreatePair(w http.ResponseWriter, r *http.Request) error {
 		}
 		return badRequest(`the body must be {"kind": "hints" or "guard", "scenario": {…}}: ` + err.Error())
 	}
-	if req.Kind != "hints" && req.Kind != "guard" {
+	if req.Kind != sim.CounterpartHints && req.Kind != sim.CounterpartGuard {
 		return badRequest(fmt.Sprintf("kind must be hints or guard (got %q)", req.Kind))
 	}
 	sc, err := s.readScenario(req.Scenario)

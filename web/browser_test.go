@@ -93,7 +93,7 @@ func newBrowser(t *testing.T) *browserSession {
 	return b
 }
 
-// run runs steps with a time limit, failing the test with the step's description.
+// do runs steps with a time limit, failing the test with the step's description.
 func (b *browserSession) do(t *testing.T, what string, steps ...chromedp.Action[chromedp.Void]) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(b.ctx, 30*time.Second)

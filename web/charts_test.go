@@ -52,7 +52,7 @@ func chartsFixture() *sim.Report {
 	return rep
 }
 
-// option decodes a chart's option JSON into a generic map, failing the test if it is not JSON.
+// chartOption decodes a chart's option JSON into a generic map, failing the test if it is not JSON.
 func chartOption(t *testing.T, c templates.Chart) map[string]any {
 	t.Helper()
 	require.NotEmpty(t, c.OptionJSON, "chart %s has no option (empty: %q)", c.ID, c.Empty)

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"sync"
+
+	"github.com/scalein-planner/scalein/store"
 )
 
 // Causes a run's context can be cancelled with; the worker turns each into the run's final state.
@@ -52,7 +54,7 @@ func (q *liveRuns) setRunning(id string, cancel context.CancelCauseFunc) {
 		w = &runWatch{changed: make(chan struct{})}
 		q.watches[id] = w
 	}
-	w.status = "running"
+	w.status = store.StatusRunning
 	q.notifyLocked(w)
 }
 

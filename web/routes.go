@@ -76,6 +76,7 @@ func (s *Server) routes() http.Handler {
 	r.Get("/compare", s.page(s.handleCompare))
 	s.whatIfRoutes(r, createLimit)
 	r.Get("/traces", s.page(s.handleTraces))
+	r.Get("/admin/queue", s.page(s.handleQueue))
 	r.Post("/traces", s.page(s.handleUploadTrace))
 
 	r.Route("/api/v1", func(r chi.Router) {

@@ -41,7 +41,7 @@ func pairOrder(sc *sim.Scenario, kind string) (a, b *sim.Scenario, err error) {
 		return nil, nil, badRequest(fmt.Sprintf("kind must be hints or guard (got %q)", kind))
 	}
 	on := sc.Router.Hints
-	if kind == "guard" {
+	if kind == sim.CounterpartGuard {
 		on = sc.KVCR.RejectDrainingSources
 	}
 	if on {

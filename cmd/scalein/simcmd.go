@@ -36,6 +36,27 @@ type pairOutput struct {
 // runSim runs one scenario (or a scenario and its counterpart) headless. Exit codes: 0 ok,
 // 2 bad usage or an invalid scenario (every problem on stderr, one per line), 1 anything else.
 func runSim(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	f, code := parseSimFlags(args, stderr)
+	if code >= 0 {
+		return code
+	}
+	s, displayName, code := readSimScenario(f, stdin, stderr)
+	if code != 0 {
+		return code
+	}
+	if code := checkMemory(s, f, displayName, stderr); code != 0 {
+		return code
+	}
+	out, code := runScenarios(ctx, s, f.pair, stderr)
+	if code != 0 {
+		return code
+	}
+	return writeReport(out, f.out, stdout, stderr)
+}
+
+// parseSimFlags reads the command line; it returns an exit code (0 for -help) when the command
+// ends there, and -1 otherwise.
+func parseSimFlags(args []string, stderr io.Writer) (simFlags, int) {
 	var f simFlags
 	fs := flag.NewFlagSet("scalein sim", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -51,14 +72,14 @@ func runSim(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			return 0
+			return f, 0
 		}
-		return 2
+		return f, 2
 	}
-	usageError := func(format string, a ...any) int {
+	usageError := func(format string, a ...any) (simFlags, int) {
 		fmt.Fprintf(stderr, "scalein sim: "+format+"\n", a...)
 		fs.Usage()
-		return 2
+		return f, 2
 	}
 	switch {
 	case fs.NArg() > 0:
@@ -68,11 +89,16 @@ func runSim(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	case f.pair != "" && f.pair != sim.CounterpartHints && f.pair != sim.CounterpartGuard:
 		return usageError("-pair must be %q or %q (got %q)", sim.CounterpartHints, sim.CounterpartGuard, f.pair)
 	}
+	return f, -1
+}
 
+// readSimScenario reads and parses the scenario of -config (with -requests applied) and returns
+// how to name it in messages; a non-zero exit code when it cannot.
+func readSimScenario(f simFlags, stdin io.Reader, stderr io.Writer) (*sim.Scenario, string, int) {
 	data, displayName, baseDir, err := readConfig(f.config, stdin)
 	if err != nil {
 		fmt.Fprintf(stderr, "scalein sim: %v\n", err)
-		return 1
+		return nil, "", 1
 	}
 	s, err := sim.Parse(data, sim.ParseEnv{ReadFile: localTraceReader(baseDir)})
 	if err != nil {
@@ -81,62 +107,66 @@ func runSim(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 			for _, fe := range ve.Errors {
 				fmt.Fprintf(stderr, "%s: %s\n", displayName, fe)
 			}
-			return 2
+			return nil, "", 2
 		}
 		fmt.Fprintf(stderr, "scalein sim: %s: %v\n", displayName, err)
-		return 1
+		return nil, "", 1
 	}
 	if f.requests {
 		s.Report.PerRequest = true
 	}
-	if code := checkMemory(s, f, displayName, stderr); code != 0 {
-		return code
-	}
+	return s, displayName, 0
+}
 
+// runScenarios runs s, or with pair s and its counterpart side by side, showing progress on a
+// terminal, and returns what to write: the report, or both and their comparison.
+func runScenarios(ctx context.Context, s *sim.Scenario, pair string, stderr io.Writer) (any, int) {
 	progress := newProgressLine(stderr, isTerminal(stderr))
-	var out any
-	if f.pair == "" {
+	if pair == "" {
 		r, err := sim.Run(ctx, s, sim.RunOptions{Progress: progress.reporter(0, 1)})
 		if err != nil {
-			return runFailed(stderr, err)
+			return nil, runFailed(stderr, err)
 		}
-		out = r
-	} else {
-		c, err := sim.Counterpart(s, f.pair)
-		if err != nil {
-			fmt.Fprintf(stderr, "scalein sim: %v\n", err)
-			return 1
-		}
-		var reports [2]*sim.Report
-		var errs [2]error
-		var wg sync.WaitGroup
-		for i, sc := range []*sim.Scenario{s, c} {
-			wg.Go(func() {
-				reports[i], errs[i] = sim.Run(ctx, sc, sim.RunOptions{Progress: progress.reporter(i, 2)})
-			})
-		}
-		wg.Wait()
-		if err := errors.Join(errs[0], errs[1]); err != nil {
-			return runFailed(stderr, err)
-		}
-		out = pairOutput{A: reports[0], B: reports[1], Comparison: sim.Compare(s, c, reports[0], reports[1])}
+		progress.finish()
+		return r, 0
+	}
+	c, err := sim.Counterpart(s, pair)
+	if err != nil {
+		fmt.Fprintf(stderr, "scalein sim: %v\n", err)
+		return nil, 1
+	}
+	var reports [2]*sim.Report
+	var errs [2]error
+	var wg sync.WaitGroup
+	for i, sc := range []*sim.Scenario{s, c} {
+		wg.Go(func() {
+			reports[i], errs[i] = sim.Run(ctx, sc, sim.RunOptions{Progress: progress.reporter(i, 2)})
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs[0], errs[1]); err != nil {
+		return nil, runFailed(stderr, err)
 	}
 	progress.finish()
+	return pairOutput{A: reports[0], B: reports[1], Comparison: sim.Compare(s, c, reports[0], reports[1])}, 0
+}
 
+// writeReport writes out as indented JSON to stdout, or atomically to the file path.
+func writeReport(out any, path string, stdout, stderr io.Writer) int {
 	body, err := json.MarshalIndent(out, "", "  ")
 	if err != nil {
 		fmt.Fprintf(stderr, "scalein sim: encode the report: %v\n", err)
 		return 1
 	}
 	body = append(body, '\n')
-	if f.out == "" {
+	if path == "" {
 		if _, err := stdout.Write(body); err != nil {
 			fmt.Fprintf(stderr, "scalein sim: write the report: %v\n", err)
 			return 1
 		}
 		return 0
 	}
-	if err := writeFileAtomic(f.out, body); err != nil {
+	if err := writeFileAtomic(path, body); err != nil {
 		fmt.Fprintf(stderr, "scalein sim: %v\n", err)
 		return 1
 	}

@@ -1,4 +1,4 @@
-package sim
+package kvcache
 
 // slot is one block slot of a cache tier: its key, its state and its links in the tier's
 // eviction list, together in 24 bytes, so touching a slot touches one cache line (the caches

@@ -1,9 +1,9 @@
-package sim
+package kvcache
 
 import "math/bits"
 
 // blockTable maps a draining worker's block keys to its G1 slot and its G2 slot in one entry
-// (an active worker's are in the fleet's blockIndex): a key is usually in both tiers
+// (an active worker's are in the fleet's Index): a key is usually in both tiers
 // (write-through), so one probe serves a G1 run and the G2 run that continues it. Open
 // addressing with linear probing and backward-shift deletion, so heavy insert/delete churn leaves
 // no tombstones (Go's maps slowed down by a factor of several under the caches' churn). It grows
@@ -21,12 +21,13 @@ type blockTable struct {
 // slot in either tier is an empty table slot.
 type blockEntry struct {
 	key  uint64
-	slot [2]int32 // by tier (tierG1, tierG2); -1: not held
+	slot [2]int32 // by tier (G1, G2); -1: not held
 }
 
+// The tiers: a worker's GPU memory and its host memory.
 const (
-	tierG1 = 0
-	tierG2 = 1
+	G1 = 0
+	G2 = 1
 )
 
 func (t *blockTable) home(k uint64) int { return int((k * 0x9e3779b97f4a7c15) >> t.shift) }
@@ -122,7 +123,7 @@ func (t *blockTable) deleteAt(i int) {
 type keyTable struct {
 	w    int32
 	tier int
-	x    *blockIndex // while active
+	x    *Index      // while active
 	t    *blockTable // after draining
 	n    int
 }
@@ -175,7 +176,7 @@ func (v *keyTable) putNew(k uint64, s int32) bool {
 // setResident records that the G2 entry of k, in slot s, is resident (routing sees it).
 func (v *keyTable) setResident(k uint64, s int32) {
 	if v.x != nil {
-		v.x.set(k, v.w, tierG2, s, true, false)
+		v.x.set(k, v.w, G2, s, true, false)
 	}
 }
 
@@ -200,44 +201,12 @@ func (v *keyTable) del(k uint64) {
 	}
 }
 
-// touch loads the lines a lookup of k will probe (see blockIndex.touch).
+// touch loads the lines a lookup of k will probe (see Index.touch).
 func (v *keyTable) touch(k uint64) {
 	if v.x != nil {
 		v.x.sink ^= v.x.touch(k)
 	} else if v.t != nil {
 		v.t.sink ^= v.t.touch(k)
-	}
-}
-
-// privatize moves worker w's keys out of the index into a table of its own, which the views g1
-// and g2 (nil: no G2) then use: the worker is draining. The keys are found from the slots:
-// keyed G1 slots, and G2 slots that the index names for their key (pending or resident).
-func privatize(g1, g2 *keyTable, s1, s2 []slot) {
-	x, w := g1.x, g1.w
-	if x == nil {
-		return
-	}
-	t := &blockTable{}
-	for s := range s1 {
-		if s1[s].ready() {
-			t.e[t.findOrInsert(s1[s].key)].slot[tierG1] = int32(s)
-		}
-	}
-	for s := range s2 {
-		k := s2[s].key
-		if x.get(k, w).slot(tierG2) == int32(s) {
-			t.e[t.findOrInsert(k)].slot[tierG2] = int32(s)
-		}
-	}
-	for _, en := range t.e {
-		if !en.empty() {
-			x.drop(en.key, w)
-		}
-	}
-	for _, v := range []*keyTable{g1, g2} {
-		if v != nil {
-			v.x, v.t = nil, t
-		}
 	}
 }
 

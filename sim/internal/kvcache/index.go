@@ -1,11 +1,11 @@
-package sim
+package kvcache
 
 import (
 	"math/bits"
 	"slices"
 )
 
-// blockIndex is the fleet's table of cached blocks: for each block key, the active workers
+// Index is the fleet's table of cached blocks: for each block key, the active workers
 // holding it and, for each of them, its G1 slot and its G2 slot (pending or resident). Workers'
 // lookups (prefix matching, keying, eviction) and routing (SPEC §3.9: the prompt is walked once,
 // level by level, over the holder sets) use the same entry, so a block's bookkeeping touches
@@ -17,7 +17,7 @@ import (
 // A key held by one worker keeps that worker's record inline; two or more go to a list sorted
 // by worker id, which keeps each tier's member count and fingerprint. Open addressing with
 // linear probing and backward-shift deletion, growing at three-quarters load.
-type blockIndex struct {
+type Index struct {
 	workers int32 // fleet size, for dense lists
 	e       []holderEntry
 	n       int
@@ -46,12 +46,23 @@ const (
 	recList       = holderRec(1) << 63
 )
 
-// Worker ids and slot numbers must fit their fields: these fail to compile if the limits
-// outgrow them.
-var (
-	_ [1<<recWorkerBits - MaxWorkers]struct{}
-	_ [recSlotMask - 1 - MaxCacheBlocks]struct{}
+// MaxWorkers and MaxSlots bound the worker ids and the slot numbers a record can hold.
+const (
+	MaxWorkers = 1 << recWorkerBits
+	MaxSlots   = recSlotMask - 1
 )
+
+// Sizes in bytes of the records, for the simulator's memory model (a test checks them).
+const (
+	SlotBytes         = 24 // a slot of a cache tier
+	IndexEntryBytes   = 16 // an entry of the index, one per distinct key
+	HolderRecordBytes = 8  // a worker's record in the list of a key with two or more holders
+	HolderListBytes   = 56 // the list's header
+	TableEntryBytes   = 16 // an entry of a detached worker's own table
+)
+
+// NewIndex makes an empty index for a fleet of workers.
+func NewIndex(workers int) *Index { return &Index{workers: int32(workers)} }
 
 func recShift(tier int) uint { return recWorkerBits + uint(tier)*recSlotBits }
 
@@ -63,10 +74,10 @@ func (r holderRec) list() int32         { return int32(uint32(r)) }
 // member reports whether the record counts in a tier's holder set: a G1 slot, or a resident G2
 // entry.
 func (r holderRec) member(tier int) bool {
-	if tier == tierG1 {
-		return r.slot(tierG1) >= 0
+	if tier == G1 {
+		return r.slot(G1) >= 0
 	}
-	return r.slot(tierG2) >= 0 && r.resident()
+	return r.slot(G2) >= 0 && r.resident()
 }
 
 // with returns r (or, for r == 0, a new record of worker w) with tier's slot set to s (-1:
@@ -77,7 +88,7 @@ func (r holderRec) with(w int32, tier int, s int32, resident bool) holderRec {
 	}
 	sh := recShift(tier)
 	r = r&^(recSlotMask<<sh) | holderRec(s+1)<<sh
-	if tier == tierG2 {
+	if tier == G2 {
 		r &^= recResident
 		if resident && s >= 0 {
 			r |= recResident
@@ -86,7 +97,7 @@ func (r holderRec) with(w int32, tier int, s int32, resident bool) holderRec {
 	return r
 }
 
-func (r holderRec) empty() bool { return r.slot(tierG1) < 0 && r.slot(tierG2) < 0 }
+func (r holderRec) empty() bool { return r.slot(G1) < 0 && r.slot(G2) < 0 }
 
 // holderList holds the records of a key with two or more holders: sorted by worker id, or, once
 // a large share of the fleet holds the key (a shared system prompt), indexed by worker id (0:
@@ -99,11 +110,11 @@ type holderList struct {
 	fp    [2]uint64 // fingerprint of the members by tier
 }
 
-// A list turns dense at denseShare of the fleet (and at least minDense records), and sparse again
-// below half that.
+// A list turns dense at 1/DenseShare of the fleet (and at least MinDense records), and sparse
+// again below half that.
 const (
-	denseShare = 8
-	minDense   = 32
+	DenseShare = 8
+	MinDense   = 32
 )
 
 // find returns where worker w's record is or would be, and whether it is there.
@@ -132,13 +143,13 @@ func (l *holderList) put(j int, had bool, r holderRec, workers int32) {
 	case !had:
 		l.size++
 	}
-	if !l.dense && l.size >= minDense && int(l.size)*denseShare >= int(workers) {
+	if !l.dense && l.size >= MinDense && int(l.size)*DenseShare >= int(workers) {
 		d := make([]holderRec, workers)
 		for _, h := range l.recs {
 			d[h.worker()] = h
 		}
 		l.recs, l.dense = d, true
-	} else if l.dense && (l.size < minDense/2 || int(l.size)*denseShare*2 < int(workers)) {
+	} else if l.dense && (l.size < MinDense/2 || int(l.size)*DenseShare*2 < int(workers)) {
 		sp := make([]holderRec, 0, 2*l.size)
 		for _, h := range l.recs {
 			if h != 0 {
@@ -162,7 +173,7 @@ func (l *holderList) account(r holderRec) {
 	for tier := range 2 {
 		if r.member(tier) {
 			l.n[tier]++
-			l.fp[tier] ^= holderPrint(r.worker())
+			l.fp[tier] ^= WorkerPrint(r.worker())
 		}
 	}
 }
@@ -171,7 +182,7 @@ func (l *holderList) unaccount(r holderRec) {
 	for tier := range 2 {
 		if r.member(tier) {
 			l.n[tier]--
-			l.fp[tier] ^= holderPrint(r.worker())
+			l.fp[tier] ^= WorkerPrint(r.worker())
 		}
 	}
 }
@@ -214,13 +225,14 @@ func (l *holderList) search(w int32) (int, bool) {
 	return lo, lo < n && recs[lo].worker() == w
 }
 
-// holderPrint is one worker's share of a holder set's fingerprint (the XOR over the set: equal
-// sets have equal prints).
-func holderPrint(w int32) uint64 { return mix64(uint64(w) + 0x51ed27) }
+// WorkerPrint is worker w's share of a holder set's fingerprint (Holders.Count): the
+// fingerprint is the XOR over the set, so equal sets have equal prints, and a walk that drops w
+// from a set it follows drops w's print from the set's.
+func WorkerPrint(w int32) uint64 { return mix64(uint64(w) + 0x51ed27) }
 
-func (x *blockIndex) home(k uint64) int { return int((k * 0x9e3779b97f4a7c15) >> x.shift) }
+func (x *Index) home(k uint64) int { return int((k * 0x9e3779b97f4a7c15) >> x.shift) }
 
-func (x *blockIndex) find(k uint64) int {
+func (x *Index) find(k uint64) int {
 	if x.n == 0 {
 		return -1
 	}
@@ -237,7 +249,7 @@ func (x *blockIndex) find(k uint64) int {
 }
 
 // findOrInsert returns k's entry, inserting an empty one (rec 0) that the caller must fill.
-func (x *blockIndex) findOrInsert(k uint64) int {
+func (x *Index) findOrInsert(k uint64) int {
 	if 4*(x.n+1) > 3*len(x.e) {
 		x.grow()
 	}
@@ -255,7 +267,7 @@ func (x *blockIndex) findOrInsert(k uint64) int {
 	}
 }
 
-func (x *blockIndex) grow() {
+func (x *Index) grow() {
 	size := 16
 	if len(x.e) > 0 {
 		size = 2 * len(x.e)
@@ -279,7 +291,7 @@ func (x *blockIndex) grow() {
 
 // deleteAt empties entry i, moving later entries of its probe run back into the hole when
 // their home position allows it.
-func (x *blockIndex) deleteAt(i int) {
+func (x *Index) deleteAt(i int) {
 	mask := len(x.e) - 1
 	j := i
 	for {
@@ -300,7 +312,7 @@ func (x *blockIndex) deleteAt(i int) {
 
 // touch loads the cache lines where k's entry would be. A caller about to probe several keys
 // touches them all first: the misses then overlap instead of coming one after another.
-func (x *blockIndex) touch(k uint64) uint64 {
+func (x *Index) touch(k uint64) uint64 {
 	if len(x.e) == 0 {
 		return 0
 	}
@@ -310,7 +322,7 @@ func (x *blockIndex) touch(k uint64) uint64 {
 }
 
 // get returns worker w's record for k, or 0.
-func (x *blockIndex) get(k uint64, w int32) holderRec {
+func (x *Index) get(k uint64, w int32) holderRec {
 	i := x.find(k)
 	if i < 0 {
 		return 0
@@ -332,7 +344,7 @@ func (x *blockIndex) get(k uint64, w int32) holderRec {
 // set sets worker w's slot for k in tier to s (-1: none) and, in G2, whether it is resident;
 // with ifAbsent it changes nothing if w has a slot for k in that tier already. It returns w's
 // record before (0: none).
-func (x *blockIndex) set(k uint64, w int32, tier int, s int32, resident, ifAbsent bool) holderRec {
+func (x *Index) set(k uint64, w int32, tier int, s int32, resident, ifAbsent bool) holderRec {
 	var i int
 	if s >= 0 {
 		i = x.findOrInsert(k)
@@ -390,7 +402,7 @@ func (x *blockIndex) set(k uint64, w int32, tier int, s int32, resident, ifAbsen
 }
 
 // toList turns an entry with one record into a list of two.
-func (x *blockIndex) toList(en *holderEntry, a, b holderRec) {
+func (x *Index) toList(en *holderEntry, a, b holderRec) {
 	var id int32
 	if n := len(x.free); n > 0 {
 		id = x.free[n-1]
@@ -411,19 +423,24 @@ func (x *blockIndex) toList(en *holderEntry, a, b holderRec) {
 }
 
 // drop removes worker w's record for k.
-func (x *blockIndex) drop(k uint64, w int32) {
-	x.set(k, w, tierG1, -1, false, false)
-	x.set(k, w, tierG2, -1, false, false)
+func (x *Index) drop(k uint64, w int32) {
+	x.set(k, w, G1, -1, false, false)
+	x.set(k, w, G2, -1, false, false)
 }
 
-// tierIndex is one tier's view of the index for routing: the members of each key's holder set.
-type tierIndex struct {
-	x    *blockIndex
+// Holders is one tier's view of the index for routing: the workers that hold each key in that
+// tier (a G1 slot, or a resident G2 entry), its holder set.
+type Holders struct {
+	x    *Index
 	tier int
 }
 
-// set returns the number of holders of k in this tier and the fingerprint of the set.
-func (v *tierIndex) set(k uint64) (int, uint64) {
+// Holders returns the view of tier (G1 or G2).
+func (x *Index) Holders(tier int) *Holders { return &Holders{x: x, tier: tier} }
+
+// Count returns the number of holders of k and a fingerprint of the set (equal sets have equal
+// fingerprints; unequal sets almost never do).
+func (v *Holders) Count(k uint64) (n int, fingerprint uint64) {
 	i := v.x.find(k)
 	if i < 0 {
 		return 0, 0
@@ -431,7 +448,7 @@ func (v *tierIndex) set(k uint64) (int, uint64) {
 	r := v.x.e[i].rec
 	if r&recList == 0 {
 		if r.member(v.tier) {
-			return 1, holderPrint(r.worker())
+			return 1, WorkerPrint(r.worker())
 		}
 		return 0, 0
 	}
@@ -439,8 +456,8 @@ func (v *tierIndex) set(k uint64) (int, uint64) {
 	return int(l.n[v.tier]), l.fp[v.tier]
 }
 
-// appendHolders appends the holders of k in this tier to dst.
-func (v *tierIndex) appendHolders(dst []int32, k uint64) []int32 {
+// Append appends the holders of k to dst, by worker id.
+func (v *Holders) Append(dst []int32, k uint64) []int32 {
 	i := v.x.find(k)
 	if i < 0 {
 		return dst
@@ -458,4 +475,12 @@ func (v *tierIndex) appendHolders(dst []int32, k uint64) []int32 {
 		}
 	}
 	return dst
+}
+
+// mix64 is a 64-bit finaliser with full avalanche (splitmix64).
+func mix64(x uint64) uint64 {
+	x += 0x9e3779b97f4a7c15
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9
+	x = (x ^ (x >> 27)) * 0x94d049bb133111eb
+	return x ^ (x >> 31)
 }

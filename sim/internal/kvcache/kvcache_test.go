@@ -1,12 +1,21 @@
-package sim
+package kvcache
 
 import (
 	"math/rand/v2"
+	"os"
 	"testing"
 	"unsafe"
 
 	"github.com/stretchr/testify/require"
 )
+
+// iterations is n with SCALEIN_SLOW=1 (CI sets it), and a fifth of n in the everyday run.
+func iterations(n int) int {
+	if os.Getenv("SCALEIN_SLOW") == "1" {
+		return n
+	}
+	return n / 5
+}
 
 // The table agrees with a Go map under random churn, including keys that collide in their
 // home slot.
@@ -97,14 +106,14 @@ func TestLRUBoundedAndOrdered(t *testing.T) {
 // both tiers, across inline records, lists, list reuse and the largest worker ids and slots.
 func TestBlockIndexMatchesMap(t *testing.T) {
 	// Few holders per key, among the smallest and largest worker ids.
-	checkBlockIndex(t, MaxWorkers, 300, 6, true, 200000)
+	checkBlockIndex(t, MaxWorkers, 300, 6, true, iterations(200000))
 	// Many holders per key in a fleet of 64, so lists turn dense and back.
-	checkBlockIndex(t, 64, 4, 64, false, 40000)
+	checkBlockIndex(t, 64, 4, 64, false, iterations(40000))
 }
 
 func checkBlockIndex(t *testing.T, workers int32, nkeys int, ids int32, high bool, iterations int) {
-	x := &blockIndex{workers: workers}
-	tiers := []*tierIndex{{x: x, tier: tierG1}, {x: x, tier: tierG2}}
+	x := NewIndex(int(workers))
+	tiers := []*Holders{x.Holders(G1), x.Holders(G2)}
 	type hold struct {
 		slot     [2]int32
 		resident bool
@@ -120,12 +129,12 @@ func checkBlockIndex(t *testing.T, workers int32, nkeys int, ids int32, high boo
 		tier := rng.IntN(2)
 		s := int32(rng.IntN(1000))
 		if rng.IntN(16) == 0 {
-			s = MaxCacheBlocks - s
+			s = MaxSlots - s
 		}
 		if rng.IntN(3) == 0 {
 			s = -1
 		}
-		resident := tier == tierG2 && s >= 0 && rng.IntN(2) == 0
+		resident := tier == G2 && s >= 0 && rng.IntN(2) == 0
 		ifAbsent := rng.IntN(4) == 0
 		if ref[k] == nil {
 			ref[k] = map[int32]*hold{}
@@ -135,11 +144,11 @@ func checkBlockIndex(t *testing.T, workers int32, nkeys int, ids int32, high boo
 			h = &hold{slot: [2]int32{-1, -1}}
 		}
 		old := x.set(k, w, tier, s, resident, ifAbsent)
-		require.Equal(t, h.slot[tierG1], old.slot(tierG1))
-		require.Equal(t, h.slot[tierG2], old.slot(tierG2))
+		require.Equal(t, h.slot[G1], old.slot(G1))
+		require.Equal(t, h.slot[G2], old.slot(G2))
 		if !(ifAbsent && h.slot[tier] >= 0) {
 			h.slot[tier] = s
-			if tier == tierG2 {
+			if tier == G2 {
 				h.resident = resident
 			}
 		}
@@ -152,18 +161,18 @@ func checkBlockIndex(t *testing.T, workers int32, nkeys int, ids int32, high boo
 		for tr := range tiers {
 			want := map[int32]bool{}
 			for u, h := range ref[k] {
-				if h.slot[tr] >= 0 && (tr == tierG1 || h.resident) {
+				if h.slot[tr] >= 0 && (tr == G1 || h.resident) {
 					want[u] = true
 				}
 			}
-			got := tiers[tr].appendHolders(nil, k)
+			got := tiers[tr].Append(nil, k)
 			require.Len(t, got, len(want))
 			var fp uint64
 			for _, u := range got {
 				require.True(t, want[u], "tier %d key %x: holder %d not in the set", tr, k, u)
-				fp ^= holderPrint(u)
+				fp ^= WorkerPrint(u)
 			}
-			n, print := tiers[tr].set(k)
+			n, print := tiers[tr].Count(k)
 			require.Equal(t, len(want), n)
 			require.Equal(t, fp, print)
 		}
@@ -173,8 +182,8 @@ func checkBlockIndex(t *testing.T, workers int32, nkeys int, ids int32, high boo
 				if h := ref[k][u]; h == nil {
 					require.Zero(t, r)
 				} else {
-					require.Equal(t, h.slot, [2]int32{r.slot(tierG1), r.slot(tierG2)})
-					require.Equal(t, h.resident && h.slot[tierG2] >= 0, r.resident())
+					require.Equal(t, h.slot, [2]int32{r.slot(G1), r.slot(G2)})
+					require.Equal(t, h.resident && h.slot[G2] >= 0, r.resident())
 				}
 			}
 		}
@@ -199,16 +208,22 @@ func checkBlockIndex(t *testing.T, workers int32, nkeys int, ids int32, high boo
 
 // The per-block records stay as small as their comments promise: memory at 2,048 workers is
 // tens of millions of them.
+// The sizes the package states for the simulator's memory model are the records' sizes.
 func TestRecordSizes(t *testing.T) {
 	require.Equal(t, uintptr(24), unsafe.Sizeof(slot{}))
 	require.Equal(t, uintptr(16), unsafe.Sizeof(blockEntry{}))
 	require.Equal(t, uintptr(16), unsafe.Sizeof(holderEntry{}))
+	require.Equal(t, uintptr(SlotBytes), unsafe.Sizeof(slot{}))
+	require.Equal(t, uintptr(IndexEntryBytes), unsafe.Sizeof(holderEntry{}))
+	require.Equal(t, uintptr(HolderRecordBytes), unsafe.Sizeof(holderRec(0)))
+	require.Equal(t, uintptr(HolderListBytes), unsafe.Sizeof(holderList{}))
+	require.Equal(t, uintptr(TableEntryBytes), unsafe.Sizeof(blockEntry{}))
 }
 
 // The list search finds every record and every insertion point, in sparse and dense lists.
 func TestHolderListSearch(t *testing.T) {
 	rng := rand.New(rand.NewPCG(11, 12))
-	for trial := 0; trial < 3000; trial++ {
+	for trial := 0; trial < iterations(3000); trial++ {
 		n := 2 + rng.IntN(300)
 		density := 1 + rng.IntN(4)
 		var l holderList

@@ -1,0 +1,112 @@
+package kvcache
+
+// Prefix returns a worker's k1 (the run of its G1, g1, from block 0) and k2 (the run of
+// resident entries of its G2, g2 (nil: none), that continues it), both stopping at limit, with
+// one probe per block. It keeps the k1 run's G1 slots for g1's Fits and Acquire. It touches the
+// entries of the keys a few blocks ahead, so the misses of a long run overlap.
+func Prefix(g1 *GPU, g2 *Host, keys []uint64, limit int) (k1, k2 int) {
+	g1.run = g1.run[:0]
+	x := g1.byKey.x
+	if x == nil {
+		return prefixDetached(g1, g2, keys, limit)
+	}
+	var sink uint64
+	defer func() { x.sink ^= sink }()
+	const ahead = 8
+	for j := 0; j < min(ahead, limit); j++ {
+		sink ^= x.touch(keys[j])
+	}
+	for j := 0; j < limit; j++ {
+		if j+ahead < limit {
+			sink ^= x.touch(keys[j+ahead])
+		}
+		r := x.get(keys[j], g1.worker)
+		if k2 == 0 {
+			if s := r.slot(G1); s >= 0 {
+				g1.run = append(g1.run, s)
+				k1++
+				continue
+			}
+		}
+		if !r.member(G2) {
+			break
+		}
+		k2++
+	}
+	return k1, k2
+}
+
+// prefixDetached is Prefix for a detached (draining) worker, over its own table.
+func prefixDetached(g1 *GPU, g2 *Host, keys []uint64, limit int) (k1, k2 int) {
+	t := g1.byKey.t
+	if t == nil {
+		return 0, 0
+	}
+	for k1 < limit {
+		i := t.find(keys[k1])
+		if i < 0 {
+			return k1, 0
+		}
+		if s := t.e[i].slot[G1]; s >= 0 {
+			g1.run = append(g1.run, s)
+			k1++
+			continue
+		}
+		if g2 == nil {
+			return k1, 0
+		}
+		for {
+			s := t.e[i].slot[G2]
+			if s < 0 || !g2.sl.v[s].ready() {
+				return k1, k2
+			}
+			k2++
+			if k1+k2 >= limit {
+				return k1, k2
+			}
+			if i = t.find(keys[k1+k2]); i < 0 {
+				return k1, k2
+			}
+		}
+	}
+	return k1, 0
+}
+
+// Detach takes a worker that starts to drain out of the fleet's index: its keys move to a table
+// of its own, which its G1, g1, and G2, g2 (nil: none), then use, so it is never a routing
+// candidate or a hint source again. The keys are found from the slots: keyed G1 slots, and G2
+// slots that the index names for their key (pending or resident).
+func Detach(g1 *GPU, g2 *Host) {
+	x, w := g1.byKey.x, g1.worker
+	if x == nil {
+		return
+	}
+	t := &blockTable{}
+	s1 := g1.sl.v
+	for s := range s1 {
+		if s1[s].ready() {
+			t.e[t.findOrInsert(s1[s].key)].slot[G1] = int32(s)
+		}
+	}
+	if g2 != nil {
+		s2 := g2.sl.v
+		for s := range s2 {
+			k := s2[s].key
+			if x.get(k, w).slot(G2) == int32(s) {
+				t.e[t.findOrInsert(k)].slot[G2] = int32(s)
+			}
+		}
+	}
+	for _, en := range t.e {
+		if !en.empty() {
+			x.drop(en.key, w)
+		}
+	}
+	g1.byKey.x, g1.byKey.t = nil, t
+	if g2 != nil {
+		g2.byKey.x, g2.byKey.t = nil, t
+	}
+}
+
+// Detached reports whether the worker of g1 has left the fleet's index.
+func (c *GPU) Detached() bool { return c.byKey.x == nil }

@@ -37,6 +37,13 @@ func BenchmarkMooncake16(b *testing.B) {
 		"workload": {"type": "trace", "trace": {"name": "mooncake-conversation"}}}`)
 }
 
+// BenchmarkMooncake16NoKVTerm is BenchmarkMooncake16 without the decode KV term: the same
+// simulation as model 1's BenchmarkMooncake16, to compare the cost of the code alone.
+func BenchmarkMooncake16NoKVTerm(b *testing.B) {
+	benchRun(b, `{"name": "bench mooncake 16", "fleet": {"workers": 16, "timing": {"decode_ms_per_1k_kv_tokens": 0}},
+		"workload": {"type": "trace", "trace": {"name": "mooncake-conversation"}}}`)
+}
+
 // BenchmarkSessions100k is 100,000 session requests on 512 workers.
 func BenchmarkSessions100k(b *testing.B) {
 	benchRun(b, `{"name": "bench sessions 100k", "fleet": {"workers": 512},

@@ -71,6 +71,7 @@ func TestScenarioIDChangesWithEveryField(t *testing.T) {
 		"prefill_per_1k":         func(s *Scenario) { s.Fleet.Timing.PrefillMSPer1kTokens = 1 },
 		"decode_ms":              func(s *Scenario) { s.Fleet.Timing.DecodeMS = 1 },
 		"decode_per_seq":         func(s *Scenario) { s.Fleet.Timing.DecodeMSPerSeq = 1 },
+		"decode_per_1k_kv":       func(s *Scenario) { s.Fleet.Timing.DecodeMSPer1kKVTokens = 1 },
 		"kvcr enabled":           func(s *Scenario) { s.KVCR.Enabled = false },
 		"kvcr latency":           func(s *Scenario) { s.KVCR.LatencyMS = 2 },
 		"kvcr bandwidth":         func(s *Scenario) { s.KVCR.BandwidthGBps = 2 },

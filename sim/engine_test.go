@@ -37,11 +37,12 @@ func ms(p *float64) float64 {
 
 const e1Fleet = `"fleet": {"workers": %d, "gpu_blocks": 64, "host_blocks": 0, "block_size": 16,
 	"max_num_seqs": 4, "max_batched_tokens": %d,
-	"timing": {"prefill_ms": 2, "decode_ms": 1, "prefill_ms_per_1k_tokens": 0, "decode_ms_per_seq": 0}},
+	"timing": {"prefill_ms": 2, "decode_ms": 1, "prefill_ms_per_1k_tokens": 0, "decode_ms_per_seq": 0,
+		"decode_ms_per_1k_kv_tokens": %g}},
 	"kvcr": {"enabled": false}, "report": {"per_request": true}`
 
 func e1(batched int) string {
-	return `{` + fmt.Sprintf(e1Fleet, 1, batched) + `,
+	return `{` + fmt.Sprintf(e1Fleet, 1, batched, 0.0) + `,
 	"workload": {"type": "requests", "requests": [{"id": "r", "at_ms": 0, "blocks": ["A*4"], "output_tokens": 3}]}}`
 }
 
@@ -111,7 +112,7 @@ func TestE2Landing(t *testing.T) {
 
 // E3 of SPEC §3.13: removal waits for the worker's own work.
 func TestE3RemovalWaitsForOwnWork(t *testing.T) {
-	js := `{` + fmt.Sprintf(e1Fleet, 2, 64) + `,
+	js := `{` + fmt.Sprintf(e1Fleet, 2, 64, 0.0) + `,
 	"scale_in": [{"at_ms": 10, "workers": [1]}],
 	"workload": {"type": "requests", "requests": [{"id": "r", "at_ms": 0, "blocks": ["A*4"], "output_tokens": 48, "route_to": 1}]}}`
 	rep := mustRun(t, mustParse(t, js))
@@ -124,6 +125,31 @@ func TestE3RemovalWaitsForOwnWork(t *testing.T) {
 	assert.Equal(t, 0.0, ms(w1.PinWaitMS))
 	assert.Equal(t, StateActive, rep.Workers[0].FinalState)
 	assert.Nil(t, rep.Workers[0].RemovedAtMS)
+}
+
+// E4 of SPEC §3.13: decode reads the KV. The first pass completes both prompts (K = 0); the
+// second decodes both with K = 33 + 17 = 50; the third decodes r0 alone with K = 34.
+func TestE4DecodeReadsKV(t *testing.T) {
+	js := `{` + fmt.Sprintf(e1Fleet, 1, 64, 1000.0) + `,
+	"workload": {"type": "requests", "requests": [
+		{"id": "r0", "at_ms": 0, "blocks": ["A*2"], "output_tokens": 3},
+		{"id": "r1", "at_ms": 0, "blocks": ["B"], "output_tokens": 2}]}}`
+	rep := mustRun(t, mustParse(t, js))
+	r0, r1 := reqRow(t, rep, "r0"), reqRow(t, rep, "r1")
+	assert.Equal(t, 3.0, ms(r0.FirstTokenMS))
+	assert.Equal(t, 3.0, ms(r1.FirstTokenMS))
+	assert.Equal(t, 54.0, ms(r1.DoneMS))
+	assert.Equal(t, 89.0, ms(r0.DoneMS))
+	assert.Equal(t, 89.0, rep.Summary.DurationMS)
+
+	// The term is per 1k tokens, in doubles: 0.03 ms per 1k adds 0.03 × 50 / 1000 = 0.0015 ms
+	// to the second pass and 0.03 × 34 / 1000 = 0.00102 ms to the third.
+	rep = mustRun(t, mustParse(t, `{`+fmt.Sprintf(e1Fleet, 1, 64, 0.03)+`,
+	"workload": {"type": "requests", "requests": [
+		{"id": "r0", "at_ms": 0, "blocks": ["A*2"], "output_tokens": 3},
+		{"id": "r1", "at_ms": 0, "blocks": ["B"], "output_tokens": 2}]}}`))
+	assert.Equal(t, 4.0015, ms(reqRow(t, rep, "r1").DoneMS))
+	assert.Equal(t, 5.00252, ms(reqRow(t, rep, "r0").DoneMS))
 }
 
 func incident(t *testing.T) *Scenario {
@@ -221,10 +247,10 @@ func TestDeterministicReport(t *testing.T) {
 	assert.Len(t, a.Digest, 64)
 }
 
-// Optimisations must not change results: these digests (the whole report with per-request rows)
-// were produced before this session's memory-layout work and are reproduced by every build
-// since. Change them only with a change to the model, and say so.
-func TestReportDigestsPinned(t *testing.T) {
+// pinnedScenarios are the runs whose report digests are pinned: sessions with scale-in, and the
+// Mooncake preset, both with per-request rows.
+func pinnedScenarios(t *testing.T, kvTerm *float64) map[string]*Scenario {
+	t.Helper()
 	sched := `{"name": "sched", "fleet": {"workers": 64, "gpu_blocks": 512, "host_blocks": 2048},
 		"kvcr": {"reject_draining_sources": false},
 		"workload": {"type": "sessions", "sessions": {"count": 3000, "turns": 4, "rate_per_s": 200}},
@@ -232,15 +258,50 @@ func TestReportDigestsPinned(t *testing.T) {
 			{"at_ms": 9000, "count": 8, "select": "highest_id", "grace_ms": 500}]}`
 	mooncake, ok := PresetByKey("mooncake-16to12")
 	require.True(t, ok)
-	for _, c := range []struct{ name, json, digest string }{
-		{"sessions with scale-in", sched, "b3d41fe6390c2afc5ae2dd69ef31a182eb0a212c62102c50c5c8c7b60771e3cf"},
-		{"mooncake-16to12", string(mooncake.JSON), "e5f10f10a455bd2da18f9d9773f802e0dfd4d874386e470a80f87aa4eeeced16"},
-	} {
-		s, err := Parse([]byte(c.json), ParseEnv{})
-		require.NoError(t, err, c.name)
+	out := map[string]*Scenario{}
+	for name, js := range map[string]string{"sessions with scale-in": sched, "mooncake-16to12": string(mooncake.JSON)} {
+		s, err := Parse([]byte(js), ParseEnv{})
+		require.NoError(t, err, name)
 		s.Report.PerRequest = true
+		if kvTerm != nil {
+			s.Fleet.Timing.DecodeMSPer1kKVTokens = *kvTerm
+		}
+		out[name] = s
+	}
+	return out
+}
+
+// Optimisations must not change results: these digests (the whole report with per-request rows)
+// were pinned when model 2 (decode reads the KV) came in; model 1's digests, produced before
+// that session's memory-layout work, are reproduced by TestModel2WithoutKVTermIsModel1. Change
+// them only with a change to the model, and say so.
+func TestReportDigestsPinned(t *testing.T) {
+	want := map[string]string{
+		"sessions with scale-in": "c570c5175ec1092d3eaa24640d661949fc5ee4aa31a2b1a278a698c5a32a9a90",
+		"mooncake-16to12":        "4245411947c86f197cf69e6a631ee528bf3fdcdefb6f3decea70ae7c5d333635",
+	}
+	for name, s := range pinnedScenarios(t, nil) {
 		rep, err := Run(context.Background(), s, RunOptions{})
-		require.NoError(t, err, c.name)
-		require.Equal(t, c.digest, rep.Digest, c.name)
+		require.NoError(t, err, name)
+		require.Equal(t, want[name], rep.Digest, name)
+	}
+}
+
+// Model 2 differs from model 1 only by the decode_ms_per_1k_kv_tokens term: with it at 0, the
+// reports are model 1's except for scenario_id and model_version (which name the model), so
+// their digests without those two members are the ones model 1 gave (pinned from the build
+// before the change, whose full digests were b3d41fe6… and e5f10f10…).
+func TestModel2WithoutKVTermIsModel1(t *testing.T) {
+	want := map[string]string{
+		"sessions with scale-in": "e5a13157bcfa6ff4238f7d8caa0cdedef4017a42294d470500fa51f5c63e7e60",
+		"mooncake-16to12":        "cec54fa172987ece3e22c9db0be9ba8e93a9bd7829472e4c9af8b8a646d72605",
+	}
+	zero := 0.0
+	for name, s := range pinnedScenarios(t, &zero) {
+		rep, err := Run(context.Background(), s, RunOptions{})
+		require.NoError(t, err, name)
+		c := *rep
+		c.ScenarioID, c.ModelVersion = "", ""
+		require.Equal(t, want[name], digest(&c), name)
 	}
 }

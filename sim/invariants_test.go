@@ -39,6 +39,7 @@ func randomScenario(seed uint64) map[string]any {
 		"timing": map[string]any{
 			"prefill_ms": pick(0, 1, 2), "prefill_ms_per_1k_tokens": pick(0, 10, 65),
 			"decode_ms": pick(0, 1, 0.5), "decode_ms_per_seq": pick(0, 0.05),
+			"decode_ms_per_1k_kv_tokens": pick(0, 0.03, 10),
 		},
 	}
 	kvcr := map[string]any{"enabled": host > 0 && rng.IntN(5) > 0, "latency_ms": pick(0, 0.5, 1),

@@ -155,10 +155,11 @@ func decodeFleet(errs *fieldErrors, n *jsonNode) Fleet {
 	}
 	t := openObject(errs, "fleet.timing", v.get("timing"))
 	f.Timing = Timing{
-		PrefillMS:            t.number("prefill_ms", 2, floatRange{max: maxTimeMS}),
-		PrefillMSPer1kTokens: t.number("prefill_ms_per_1k_tokens", 65, floatRange{max: maxTimeMS}),
-		DecodeMS:             t.number("decode_ms", 8, floatRange{max: maxTimeMS}),
-		DecodeMSPerSeq:       t.number("decode_ms_per_seq", 0.05, floatRange{max: maxTimeMS}),
+		PrefillMS:             t.number("prefill_ms", 2, floatRange{max: maxTimeMS}),
+		PrefillMSPer1kTokens:  t.number("prefill_ms_per_1k_tokens", 65, floatRange{max: maxTimeMS}),
+		DecodeMS:              t.number("decode_ms", 8, floatRange{max: maxTimeMS}),
+		DecodeMSPerSeq:        t.number("decode_ms_per_seq", 0.05, floatRange{max: maxTimeMS}),
+		DecodeMSPer1kKVTokens: t.number("decode_ms_per_1k_kv_tokens", 0.03, floatRange{max: maxTimeMS}),
 	}
 	t.finish()
 	v.finish()

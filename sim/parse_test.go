@@ -128,7 +128,7 @@ func TestParseFillsEveryDefault(t *testing.T) {
 		Fleet: Fleet{
 			Workers: 16, GPUBlocks: 4096, HostBlocks: 16384, BlockSize: 64, BytesPerToken: 131072,
 			MaxNumSeqs: 128, MaxBatchedTokens: 8192, H2DGBps: 32, D2HGBps: 32,
-			Timing: Timing{PrefillMS: 2, PrefillMSPer1kTokens: 65, DecodeMS: 8, DecodeMSPerSeq: 0.05},
+			Timing: Timing{PrefillMS: 2, PrefillMSPer1kTokens: 65, DecodeMS: 8, DecodeMSPerSeq: 0.05, DecodeMSPer1kKVTokens: 0.03},
 		},
 		KVCR:    KVCR{Enabled: true, LatencyMS: 1, BandwidthGBps: 50, RejectDrainingSources: true},
 		Router:  Router{Policy: PolicyKVAware, Hints: true, PrefillLoadScale: 1, HostHitWeight: 0.75},

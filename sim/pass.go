@@ -105,11 +105,14 @@ func (e *engine) startPass(w *worker) bool {
 
 	// Pass duration (SPEC §3.14 Arithmetic), evaluated as written in doubles.
 	t := e.s.Fleet.Timing
-	P, D := 0, 0
+	P, D, K := 0, 0, 0
 	for _, r := range batch {
 		P += int(r.passTokens)
 		if r.passEmit {
 			D++
+			if r.passTokens == 0 {
+				K += int(r.prompt + r.emitted) // decodes: reads its whole KV
+			}
 		}
 	}
 	d := 0.0
@@ -119,12 +122,30 @@ func (e *engine) startPass(w *worker) bool {
 	if D > 0 {
 		d += t.DecodeMS + float64(t.DecodeMSPerSeq*float64(D))
 	}
+	if K > 0 {
+		d += float64(t.DecodeMSPer1kKVTokens*float64(K)) / 1000
+	}
 	w.busy = true
 	e.passVer[w.id]++
 	e.touch(w)
+	if e.opt.Pass != nil {
+		e.recordPass(w, P, D, K, msToNS(d))
+	}
 	e.passes.push(event{t: e.now + msToNS(d), seq: int64(w.id), kind: evPass, ver: e.passVer[w.id], w: w})
 	e.events++
 	return true
+}
+
+// recordPass reports a starting pass to RunOptions.Pass.
+func (e *engine) recordPass(w *worker, P, D, K int, dur int64) {
+	n := 0
+	for _, r := range w.batch {
+		if r.passTokens > 0 {
+			n++
+		}
+	}
+	e.opt.Pass(PassRecord{Worker: int(w.id), StartNS: e.now, EndNS: e.now + dur,
+		PrefillRequests: n, PrefillTokens: P, DecodeRequests: D, DecodeKVTokens: K})
 }
 
 // admit takes a request into a sequence slot with its G1 blocks: it runs, or with k2 > 0 it

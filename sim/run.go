@@ -11,6 +11,20 @@ type RunOptions struct {
 	// MaxEvents and MaxVirtualMS stop a run that grows past them with ErrLimit (0 = default).
 	MaxEvents    int64
 	MaxVirtualMS float64
+	// Pass, if set, is called as each pass starts, with what it computes and how long it lasts
+	// (for exporting a worker's passes; see sim/calibrate).
+	Pass func(PassRecord)
+}
+
+// PassRecord is one pass of one worker. DecodeRequests counts the requests that emit a token
+// (the model's D, prompt completers included); DecodeKVTokens is K, over those that decode.
+type PassRecord struct {
+	Worker          int
+	StartNS, EndNS  int64
+	PrefillRequests int // requests that compute prompt tokens
+	PrefillTokens   int // P
+	DecodeRequests  int // D
+	DecodeKVTokens  int // K
 }
 
 // ErrLimit is returned (wrapped) when a run exceeds its event or virtual-time limit.

@@ -6,7 +6,7 @@ package sim
 
 // ModelVersion names the semantics of the model. It is part of every scenario_id, so a change
 // to the model gives new ids instead of silently changing stored results.
-const ModelVersion = "scalein-model/1"
+const ModelVersion = "scalein-model/2"
 
 // Scenario is a complete, validated what-if: fleet, KVCR, router, scale-in schedule and workload
 // (SPEC §3.12). Parse fills every default, so a stored Scenario is complete.
@@ -44,6 +44,9 @@ type Timing struct {
 	PrefillMSPer1kTokens float64 `json:"prefill_ms_per_1k_tokens"`
 	DecodeMS             float64 `json:"decode_ms"`
 	DecodeMSPerSeq       float64 `json:"decode_ms_per_seq"`
+	// DecodeMSPer1kKVTokens is the cost of reading the decoding requests' KV: per 1,000 tokens
+	// of prompt plus tokens emitted before the pass, summed over the requests that decode.
+	DecodeMSPer1kKVTokens float64 `json:"decode_ms_per_1k_kv_tokens"`
 }
 
 // KVCR configures peer pulls (SPEC §3.7).

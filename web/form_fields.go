@@ -49,7 +49,8 @@ type fieldGroup struct {
 
 // timingNote is required by SPEC §3.12: the UI says the timing defaults are assumptions.
 const timingNote = "The defaults are modelling assumptions (about a 32B FP8 model on one H200-class GPU), not measurements. " +
-	"A pass lasts prefill_ms + prefill_ms_per_1k_tokens × P/1000 when it prefills P > 0 tokens, plus decode_ms + decode_ms_per_seq × D when D > 0 requests emit a token."
+	"A pass lasts prefill_ms + prefill_ms_per_1k_tokens × P/1000 when it prefills P > 0 tokens, plus decode_ms + decode_ms_per_seq × D when D > 0 requests emit a token, " +
+	"plus decode_ms_per_1k_kv_tokens × K/1000 for the K tokens of KV the decoding requests read. Calibrate fits all five to measured forward passes."
 
 var generalGroups = []fieldGroup{
 	{Legend: "Scenario", Fields: []fieldSpec{
@@ -73,6 +74,7 @@ var generalGroups = []fieldGroup{
 		{Path: "fleet.timing.prefill_ms_per_1k_tokens", Label: "Prefill per 1k tokens", Unit: "ms", Kind: kindFloat, Help: "Cost per 1,000 prefilled tokens."},
 		{Path: "fleet.timing.decode_ms", Label: "Decode base", Unit: "ms", Kind: kindFloat, Help: "Fixed cost of a pass that emits tokens."},
 		{Path: "fleet.timing.decode_ms_per_seq", Label: "Decode per request", Unit: "ms", Kind: kindFloat, Help: "Cost per request emitting a token in the pass."},
+		{Path: "fleet.timing.decode_ms_per_1k_kv_tokens", Label: "Decode per 1k KV tokens", Unit: "ms per 1k KV tokens", Kind: kindFloat, Help: "Cost of reading the KV of the decoding requests: per 1,000 tokens of prompt plus tokens already emitted, summed over the requests that decode in the pass (not those whose prompt completes in it)."},
 	}},
 	{Legend: "KVCR peer pulls", Note: "A worker pulls a peer's cached KV blocks from the peer's host memory, guided by a router hint.", Fields: []fieldSpec{
 		{Path: "kvcr.enabled", Label: "KVCR", Kind: kindBool, Help: "Needs a host cache (host_blocks > 0)."},

@@ -24,7 +24,7 @@ import (
 func testScenario(name string) string {
 	return fmt.Sprintf(`{"name": %q,
 	  "fleet": {"workers": 2, "gpu_blocks": 64, "host_blocks": 0, "block_size": 16, "max_num_seqs": 4,
-	    "max_batched_tokens": 64, "timing": {"prefill_ms": 2, "decode_ms": 1, "prefill_ms_per_1k_tokens": 0, "decode_ms_per_seq": 0}},
+	    "max_batched_tokens": 64, "timing": {"prefill_ms": 2, "decode_ms": 1, "prefill_ms_per_1k_tokens": 0, "decode_ms_per_seq": 0, "decode_ms_per_1k_kv_tokens": 0}},
 	  "kvcr": {"enabled": false},
 	  "scale_in": [{"at_ms": 1, "workers": [1]}],
 	  "workload": {"type": "requests", "requests": [{"id": "a", "at_ms": 0, "blocks": ["A*4"], "output_tokens": 3, "route_to": 1}]}}`, name)

@@ -46,7 +46,7 @@ func limitBody(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Body != nil && r.Body != http.NoBody {
 			limit := int64(maxFormBytes)
-			if r.URL.Path == "/traces" {
+			if r.URL.Path == "/traces" || r.URL.Path == "/calibrations" || r.URL.Path == "/api/v1/calibrations" {
 				limit = maxUploadBodySize
 			}
 			r.Body = http.MaxBytesReader(w, r.Body, limit)

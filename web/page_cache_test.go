@@ -136,3 +136,24 @@ func TestPermalinkLoad(t *testing.T) {
 	}
 	assert.Empty(t, all, "400 requests, no errors")
 }
+
+func TestCompareSelected(t *testing.T) {
+	s := newTestServer(t, Config{}, false)
+	older := submitAPI(t, s, testScenario("older"))
+	newer := submitAPI(t, s, testScenario("newer"))
+	rec := get(t, s, "/compare?run="+newer+"&run="+older)
+	require.Equal(t, http.StatusSeeOther, rec.Code)
+	assert.Equal(t, "/compare?a="+older+"&b="+newer, rec.Header().Get("Location"))
+
+	rec = get(t, s, "/compare?run="+newer)
+	require.Equal(t, http.StatusUnprocessableEntity, rec.Code)
+	doc := parseHTML(t, rec.Body)
+	assert.Contains(t, byTestID(doc, "runs-error").Text(), "exactly two runs; 1 was selected")
+	assert.Equal(t, 1, byTestID(doc, "run-row-"+older).Length(), "the list is shown again")
+
+	// Compare with…: the list offers a compare link on every other run, filtered by name.
+	doc = parseHTML(t, get(t, s, "/runs?with="+older+"&q=NEW").Body)
+	assert.Equal(t, 1, byTestID(doc, "compare-with-"+newer).Length())
+	assert.Zero(t, byTestID(doc, "run-row-"+older).Length(), "filtered out by name")
+	assert.Equal(t, http.StatusNotFound, get(t, s, "/runs?with=nope").Code)
+}

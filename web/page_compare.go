@@ -23,7 +23,8 @@ func (s *Server) handleCompare(w http.ResponseWriter, r *http.Request) error {
 		if picked[0] == picked[1] {
 			return s.runsWithError(w, r, "Compare selected needs two different runs; tick two runs and press Compare selected again.")
 		}
-		http.Redirect(w, r, compareURL(picked[0], picked[1]), http.StatusSeeOther)
+		// The list is newest first: the older run is A, the newer one (the change) B.
+		http.Redirect(w, r, compareURL(picked[1], picked[0]), http.StatusSeeOther)
 		return nil
 	}
 	idA, idB := q.Get("a"), q.Get("b")

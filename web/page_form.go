@@ -56,6 +56,12 @@ func (s *Server) handleForm(w http.ResponseWriter, r *http.Request) error {
 			form = formFromScenario(sc)
 			notice = "Prefilled from run " + id + " (" + run.Name + "). Change what you like and run it as a new scenario."
 		}
+	case q.Get("calibration") != "":
+		msg, err := s.prefillCalibration(r, form)
+		if err != nil {
+			return err
+		}
+		notice = msg
 	case q.Get("trace") != "":
 		info, err := s.store.GetTraceInfo(r.Context(), q.Get("trace"))
 		if err != nil {

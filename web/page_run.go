@@ -168,13 +168,13 @@ func paginateRows(rows [][]string, q url.Values, path string) ([][]string, templ
 // workersTable lists drained workers (or all) with every time in ms.
 func workersTable(rep *sim.Report, all bool) (templates.DataTable, int) {
 	t := templates.DataTable{
-		Caption: "Per-worker lifecycle (times in ms from the start of the run)",
+		Caption: "Per-worker lifecycle: times in ms from the start of the run; requests completed and killed; pulls served to peers and received from them",
 		Columns: []templates.Column{
-			{Label: "Worker"}, {Label: "Final state"},
-			{Label: "Marked (ms)", Num: true}, {Label: "Own work ended (ms)", Num: true},
-			{Label: "Removed (ms)", Num: true}, {Label: "Drain (ms)", Num: true},
-			{Label: "Pin wait (ms)", Num: true}, {Label: "Grace deadline (ms)", Num: true},
-			{Label: "Forced"}, {Label: "Completed (requests)", Num: true}, {Label: "Killed (requests)", Num: true},
+			{Label: "Worker"}, {Label: "State"},
+			{Label: "Marked", Num: true}, {Label: "Own work ended", Num: true},
+			{Label: "Removed", Num: true}, {Label: "Drain", Num: true},
+			{Label: "Pin wait", Num: true}, {Label: "Grace deadline", Num: true},
+			{Label: "Forced"}, {Label: "Completed", Num: true}, {Label: "Killed", Num: true},
 			{Label: "Pulls served", Num: true}, {Label: "Pulls received", Num: true},
 		},
 	}

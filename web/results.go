@@ -185,7 +185,7 @@ func scenarioSummary(sc *sim.Scenario) []templates.ScenarioGroup {
 	for i, a := range sc.ScaleIn {
 		what := ""
 		if len(a.Workers) > 0 {
-			what = "drain workers " + idList(a.Workers)
+			what = "drain " + unitFor(float64(len(a.Workers)), "workers") + " " + idList(a.Workers)
 		} else {
 			what = fmt.Sprintf("drain %s chosen by %s", countOf(int64(a.Count), "workers"), a.Select)
 		}

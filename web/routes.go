@@ -69,6 +69,7 @@ func (s *Server) routes() http.Handler {
 		r.Get("/report.json", s.page(s.handleReportJSON))
 		r.Get("/scenario.json", s.page(s.handleScenarioJSON))
 		r.Get("/workers.csv", s.page(s.handleWorkersCSV))
+		r.With(createLimit).Get("/passes.jsonl", s.page(s.handlePassesJSONL))
 		r.Get("/trace.json", s.page(s.handleTraceJSON))
 		r.Get("/events", s.page(s.handleEvents))
 		r.Post("/cancel", s.page(s.handleCancel))
@@ -78,6 +79,9 @@ func (s *Server) routes() http.Handler {
 	r.Get("/traces", s.page(s.handleTraces))
 	r.Get("/admin/queue", s.page(s.handleQueue))
 	r.Post("/traces", s.page(s.handleUploadTrace))
+	r.Get("/calibrations", s.page(s.handleCalibrations))
+	r.Post("/calibrations", s.page(s.handleUploadCalibration))
+	r.Get("/calibrations/{sha}", s.page(s.handleCalibration))
 
 	r.Route("/api/v1", func(r chi.Router) {
 		r.NotFound(s.api(func(w http.ResponseWriter, r *http.Request) error {
@@ -86,6 +90,8 @@ func (s *Server) routes() http.Handler {
 		r.With(createLimit).Post("/runs", s.api(s.apiCreateRun))
 		r.With(createLimit).Post("/pairs", s.api(s.apiCreatePair))
 		r.Get("/runs", s.api(s.apiListRuns))
+		r.Post("/calibrations", s.api(s.apiCreateCalibration))
+		r.Get("/calibrations/{sha}", s.api(s.apiGetCalibration))
 		r.With(s.requireRunID(true)).Get("/runs/{id}", s.api(s.apiGetRun))
 		s.whatIfAPIRoutes(r, createLimit)
 	})

@@ -34,12 +34,14 @@ const usageText = `usage:
       start the web app (the default)
   scalein worker -db postgres://… [-concurrency N] [-rescue-after 5m]
       work runs from a PostgreSQL database shared with serve processes; serves no HTTP
-  scalein sim -config FILE|- [-out FILE] [-requests] [-pair hints|guard] [-v] [-max-memory SIZE]
+  scalein sim -config FILE|- [-out FILE] [-requests] [-pair hints|guard] [-v] [-max-memory SIZE] [-passes FILE -worker N]
       run one scenario headless and write its report as JSON
   scalein sweep -config FILE|- -vary PATH=V1,V2,… [-vary …] [-out FILE] [-format json|csv] [-parallel N]
       run the scenario at every combination of the values (up to 3 fields)
   scalein plan -config FILE|- -remove N -start-ms T [-ttft-p99-ms X] [-max-killed K] [-max-runs M]
       search scale-in schedules and recommend one (docs/planning.md)
+  scalein calibrate -fpm FILE|- [-worker ID] [-skip N]
+      fit the pass timing to measured forward passes (FPM JSON lines; docs/calibration.md)
 `
 
 // run dispatches a subcommand and returns the process exit code: 0 ok, 2 bad usage or bad
@@ -59,6 +61,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return runSweep(ctx, args[1:], stdin, stdout, stderr)
 	case "plan":
 		return runPlan(ctx, args[1:], stdin, stdout, stderr)
+	case "calibrate":
+		return runCalibrate(ctx, args[1:], stdin, stdout, stderr)
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, usageText)
 		return 0

@@ -24,6 +24,8 @@ type simFlags struct {
 	pair      string
 	verbose   bool
 	maxMemory string
+	passes    string // export one worker's passes as FPM lines (passesexport.go)
+	worker    int
 }
 
 // pairOutput is what -pair writes: both reports and their comparison.
@@ -47,9 +49,19 @@ func runSim(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	if code := checkMemory(s, f, displayName, stderr); code != 0 {
 		return code
 	}
-	out, code := runScenarios(ctx, s, f.pair, stderr)
+	export, err := openPassExport(f.passes, f.worker, s)
+	if err != nil {
+		fmt.Fprintf(stderr, "scalein sim: %v\n", err)
+		return 2
+	}
+	defer export.abort()
+	out, code := runScenarios(ctx, s, f.pair, export.record(), stderr)
 	if code != 0 {
 		return code
+	}
+	if err := export.commit(); err != nil {
+		fmt.Fprintf(stderr, "scalein sim: %v\n", err)
+		return 1
 	}
 	return writeReport(out, f.out, stdout, stderr)
 }
@@ -65,9 +77,11 @@ func parseSimFlags(args []string, stderr io.Writer) (simFlags, int) {
 	fs.BoolVar(&f.requests, "requests", false, "include one row per request in the report")
 	fs.BoolVar(&f.verbose, "v", false, "print the scenario's memory estimate, by what drives it, to stderr")
 	fs.StringVar(&f.maxMemory, "max-memory", "", "refuse a scenario whose memory estimate exceeds this size (like 6GB or 2GiB; default: no limit)")
+	fs.StringVar(&f.passes, "passes", "", "also write the passes of worker -worker to this file as FPM JSON lines (docs/calibration.md)")
+	fs.IntVar(&f.worker, "worker", -1, "the worker whose passes -passes writes")
 	fs.StringVar(&f.pair, "pair", "", `also run the counterpart and compare: "hints" (hints on/off) or "guard" (draining-source guard on/off)`)
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: scalein sim -config FILE|- [-out FILE] [-requests] [-pair hints|guard] [-v] [-max-memory SIZE]")
+		fmt.Fprintln(stderr, "usage: scalein sim -config FILE|- [-out FILE] [-requests] [-pair hints|guard] [-v] [-max-memory SIZE] [-passes FILE -worker N]")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -86,6 +100,10 @@ func parseSimFlags(args []string, stderr io.Writer) (simFlags, int) {
 		return usageError("unexpected argument %q", fs.Arg(0))
 	case f.config == "":
 		return usageError("-config is required (a scenario file, or - to read stdin)")
+	case (f.passes != "") != (f.worker >= 0):
+		return usageError("-passes FILE and -worker N go together (N is a worker id, 0 or more)")
+	case f.passes != "" && f.pair != "":
+		return usageError("-passes exports one run's passes; it does not combine with -pair")
 	case f.pair != "" && f.pair != sim.CounterpartHints && f.pair != sim.CounterpartGuard:
 		return usageError("-pair must be %q or %q (got %q)", sim.CounterpartHints, sim.CounterpartGuard, f.pair)
 	}
@@ -119,11 +137,12 @@ func readSimScenario(f simFlags, stdin io.Reader, stderr io.Writer) (*sim.Scenar
 }
 
 // runScenarios runs s, or with pair s and its counterpart side by side, showing progress on a
-// terminal, and returns what to write: the report, or both and their comparison.
-func runScenarios(ctx context.Context, s *sim.Scenario, pair string, stderr io.Writer) (any, int) {
+// terminal, and returns what to write: the report, or both and their comparison. pass (for
+// -passes) sees the passes of the single run.
+func runScenarios(ctx context.Context, s *sim.Scenario, pair string, pass func(sim.PassRecord), stderr io.Writer) (any, int) {
 	progress := newProgressLine(stderr, isTerminal(stderr))
 	if pair == "" {
-		r, err := sim.Run(ctx, s, sim.RunOptions{Progress: progress.reporter(0, 1)})
+		r, err := sim.Run(ctx, s, sim.RunOptions{Progress: progress.reporter(0, 1), Pass: pass})
 		if err != nil {
 			return nil, runFailed(stderr, err)
 		}

@@ -12,10 +12,33 @@ func ceilDiv(a, b int) int { return (a + b - 1) / b }
 // startPass builds a batch on an idle worker (SPEC §3.4, §3.14 "The pass") and starts the
 // pass if it has work. It reports whether anything changed.
 func (e *engine) startPass(w *worker) bool {
+	changed := e.growDecodes(w)
+	batch, budget := batchRunning(w.batch[:0], w.running, e.s.Fleet.MaxBatchedTokens)
+	batch, admitted := e.scanQueue(w, batch, budget)
+	changed = changed || admitted
+	w.batch = batch
+	if len(batch) == 0 {
+		return changed
+	}
+	P, D, K := batchShape(batch)
+	d := e.s.Fleet.Timing.PassMS(P, D, K)
+	w.busy = true
+	e.passVer[w.id]++
+	e.touch(w)
+	if e.opt.Pass != nil {
+		e.recordPass(w, P, D, K, msToNS(d))
+	}
+	e.passes.push(event{t: e.now + msToNS(d), seq: int64(w.id), kind: evPass, ver: e.passVer[w.id], w: w})
+	e.events++
+	return true
+}
+
+// growDecodes gives every decoding request of w the G1 block its next token needs, in
+// admission order, preempting the latest admitted requests when G1 is full. It reports whether
+// anything changed.
+func (e *engine) growDecodes(w *worker) bool {
 	bs := e.s.Fleet.BlockSize
 	changed := false
-
-	// Decode growth, in admission order.
 	for i := 0; i < len(w.running); i++ {
 		r := w.running[i]
 		if r.computed < r.target {
@@ -36,26 +59,42 @@ func (e *engine) startPass(w *worker) bool {
 			}
 		}
 	}
+	return changed
+}
 
-	budget := e.s.Fleet.MaxBatchedTokens
-	batch := w.batch[:0]
-	for _, r := range w.running {
+// batchRunning appends the running requests to batch: every decode (one token each), then
+// prefill chunks while the token budget lasts. It returns the batch and the budget left.
+func batchRunning(batch, running []*request, budget int) ([]*request, int) {
+	for _, r := range running {
 		if r.computed >= r.target {
 			r.passTokens, r.passEmit = 0, true
 			budget--
 			batch = append(batch, r)
 		}
 	}
-	for _, r := range w.running {
+	for _, r := range running {
 		if r.computed < r.target && budget > 0 {
-			n := min(int(r.target-r.computed), budget)
-			budget -= n
-			r.passTokens, r.passEmit = int32(n), int(r.computed)+n == int(r.target)
-			batch = append(batch, r)
+			batch, budget = addChunk(batch, r, budget)
 		}
 	}
+	return batch, budget
+}
 
-	// The scan of the waiting queue: preempted requests first, then the others.
+// addChunk appends r to batch with the next chunk of its prefill that fits the budget and
+// returns the budget left.
+func addChunk(batch []*request, r *request, budget int) ([]*request, int) {
+	n := min(int(r.target-r.computed), budget)
+	r.passTokens, r.passEmit = int32(n), int(r.computed)+n == int(r.target)
+	return append(batch, r), budget - n
+}
+
+// scanQueue scans w's waiting queue, preempted requests first, while the budget lasts: it
+// releases landed pins, stages hinted pulls, and admits requests in order until one does not
+// fit (head-of-line blocking); admitted requests that run now join the batch. It reports
+// whether anything changed.
+func (e *engine) scanQueue(w *worker, batch []*request, budget int) ([]*request, bool) {
+	bs := e.s.Fleet.BlockSize
+	changed := false
 	r := w.pre.head
 	if r == nil {
 		r = w.fresh.head
@@ -91,21 +130,17 @@ func (e *engine) startPass(w *worker) bool {
 		changed = true
 		e.admit(w, r, k1, k2, need)
 		if k2 == 0 {
-			n := min(int(r.target-r.computed), budget)
-			budget -= n
-			r.passTokens, r.passEmit = int32(n), int(r.computed)+n == int(r.target)
-			batch = append(batch, r)
+			batch, budget = addChunk(batch, r, budget)
 		}
 		r = next
 	}
-	w.batch = batch
-	if len(batch) == 0 {
-		return changed
-	}
+	return batch, changed
+}
 
-	// Pass duration (SPEC §3.14 Arithmetic), evaluated as written in doubles.
-	t := e.s.Fleet.Timing
-	P, D, K := 0, 0, 0
+// batchShape counts what a pass's duration depends on: P, the prompt tokens computed; D, the
+// requests that emit a token; K, the tokens of KV the decoding requests read (their prompt and
+// emitted tokens).
+func batchShape(batch []*request) (P, D, K int) {
 	for _, r := range batch {
 		P += int(r.passTokens)
 		if r.passEmit {
@@ -115,6 +150,13 @@ func (e *engine) startPass(w *worker) bool {
 			}
 		}
 	}
+	return P, D, K
+}
+
+// PassMS is the duration in milliseconds of a pass that computes P prompt tokens, emits D
+// tokens, and whose decodes read K tokens of KV (SPEC §3.14 "Arithmetic"), evaluated as written
+// in doubles; the simulator rounds it to whole nanoseconds.
+func (t Timing) PassMS(P, D, K int) float64 {
 	d := 0.0
 	if P > 0 {
 		d += t.PrefillMS + float64(t.PrefillMSPer1kTokens*float64(P))/1000
@@ -125,15 +167,7 @@ func (e *engine) startPass(w *worker) bool {
 	if K > 0 {
 		d += float64(t.DecodeMSPer1kKVTokens*float64(K)) / 1000
 	}
-	w.busy = true
-	e.passVer[w.id]++
-	e.touch(w)
-	if e.opt.Pass != nil {
-		e.recordPass(w, P, D, K, msToNS(d))
-	}
-	e.passes.push(event{t: e.now + msToNS(d), seq: int64(w.id), kind: evPass, ver: e.passVer[w.id], w: w})
-	e.events++
-	return true
+	return d
 }
 
 // recordPass reports a starting pass to RunOptions.Pass.

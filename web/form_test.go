@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/scalein-planner/scalein/sim"
+	"github.com/scalein-planner/scalein/templates"
 )
 
 // submittedValues is what a browser sends for the scenario form on a page: every input and
@@ -116,6 +117,7 @@ func TestFourBadFieldsFourErrors(t *testing.T) {
 	require.Equal(t, http.StatusUnprocessableEntity, rec.Code)
 	doc := parseHTML(t, rec.Body)
 
+	assert.Contains(t, doc.Find("title").Text(), "Fix 4 problems")
 	summary := byTestID(doc, "form-errors")
 	require.Equal(t, 1, summary.Length())
 	assert.Contains(t, summary.Find("h2").Text(), "4 problems")
@@ -209,3 +211,32 @@ func TestScheduleRowsAreBounded(t *testing.T) {
 	assert.Equal(t, 10.0, sc.ScaleIn[0].AtMS)
 	assert.Equal(t, 20.0, sc.ScaleIn[1].AtMS)
 }
+
+// FuzzScenarioForm: whatever a post holds, reading and validating it neither panics nor fails
+// with anything but an *invalidForm, and a valid result's JSON parses to the same scenario.
+func FuzzScenarioForm(f *testing.F) {
+	f.Add("fleet.workers=4&workload.type=sessions&workload.sessions.count=3")
+	f.Add("scale_in[0].at_ms=5&scale_in[0].workers=1,2&scale_in[7].count=x&workload.type=requests&workload.requests=[{")
+	f.Add("workload.type=trace&workload.trace.source=sha256:zz&scale_in_rows=-4")
+	f.Add("scenario_json={\"workload\":{\"type\":\"sessions\"}}")
+	f.Fuzz(func(t *testing.T, body string) {
+		values, err := url.ParseQuery(body)
+		if err != nil {
+			return
+		}
+		form := formFromValues(values)
+		sc, err := scenarioOfForm(form, sim.ParseEnv{})
+		if err != nil {
+			invalid, ok := err.(*invalidForm)
+			require.True(t, ok, "want *invalidForm, got %T: %v", err, err)
+			require.Positive(t, invalid.errs.count)
+			_ = form.view(templatesPage(), invalid.errs, nil)
+			return
+		}
+		again, err := sim.Parse(sc.CanonicalJSON(), sim.ParseEnv{})
+		require.NoError(t, err)
+		require.Equal(t, sc.ID(), again.ID())
+	})
+}
+
+func templatesPage() templates.Page { return templates.Page{Title: "fuzz"} }

@@ -180,7 +180,12 @@ func (s *Server) renderForm(w http.ResponseWriter, r *http.Request, status int, 
 	if err != nil {
 		return err
 	}
-	view := form.view(s.pageInfo("New scenario", "new"), errs, options)
+	title := "New scenario"
+	if errs.count > 0 {
+		// The title is the first thing a screen reader reads of the page that comes back.
+		title = fmt.Sprintf("Fix %d %s · New scenario", errs.count, plural(int64(errs.count), "problem", "problems"))
+	}
+	view := form.view(s.pageInfo(title, "new"), errs, options)
 	view.Notice = notice
 	for _, p := range sim.Presets() {
 		view.Presets = append(view.Presets, templates.PresetLink{Key: p.Key, Title: p.Title, Description: p.Description})

@@ -72,20 +72,10 @@ func features(p Pass) [5]float64 {
 	return x
 }
 
-// Predict is the model's duration of a pass, in milliseconds, evaluated like the simulator
-// (SPEC §3.14 "Arithmetic") but without rounding to whole nanoseconds.
+// Predict is the model's duration of a pass, in milliseconds (sim.Timing.PassMS, the
+// simulator's own formula, before it rounds to whole nanoseconds).
 func Predict(t sim.Timing, p Pass) float64 {
-	d := 0.0
-	if p.PrefillTokens > 0 {
-		d += t.PrefillMS + float64(t.PrefillMSPer1kTokens*float64(p.PrefillTokens))/1000
-	}
-	if p.DecodeRequests > 0 {
-		d += t.DecodeMS + float64(t.DecodeMSPerSeq*float64(p.DecodeRequests))
-	}
-	if p.DecodeKVTokens > 0 {
-		d += float64(t.DecodeMSPer1kKVTokens*float64(p.DecodeKVTokens)) / 1000
-	}
-	return d
+	return t.PassMS(int(p.PrefillTokens), int(p.DecodeRequests), int(p.DecodeKVTokens))
 }
 
 // Fit fits the five coefficients by non-negative least squares on y = 1000 × wall_time (ms)

@@ -81,3 +81,23 @@ func TestQueuePageShowsQueuedRunningAndWorkers(t *testing.T) {
 	rec = postForm(t, s, "/admin/queue", nil)
 	assert.Equal(t, http.StatusMethodNotAllowed, rec.Code)
 }
+
+// The commands cancel the context Start got when a signal arrives, then call Shutdown: the
+// running run must go back to the queue, not fail with "context canceled".
+func TestSignalThenShutdownRequeues(t *testing.T) {
+	s := newTestServer(t, Config{Workers: 1}, false)
+	fake := newBlockingRun()
+	s.run = fake.run
+	ctx, signal := context.WithCancel(context.Background())
+	require.NoError(t, s.Start(ctx))
+	id := submitAPI(t, s, testScenario("signalled"))
+	fake.waitStarted(t)
+	signal()
+	time.Sleep(50 * time.Millisecond) // what River would do with a cancelled Start context
+	stopCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	require.NoError(t, s.Shutdown(stopCtx))
+	run, err := s.store.GetRunStatus(context.Background(), id)
+	require.NoError(t, err)
+	assert.Equal(t, store.StatusQueued, run.Status, run.Error)
+}

@@ -57,7 +57,7 @@ func (p *proc) output() string {
 	return p.out.String()
 }
 
-func startProc(t *testing.T, name string, args ...string) *proc {
+func startProc(t testing.TB, name string, args ...string) *proc {
 	t.Helper()
 	p := &proc{name: name, cmd: exec.Command(os.Args[0], args...)}
 	p.cmd.Env = append(os.Environ(), envRunMain+"=1")
@@ -82,9 +82,20 @@ func startProc(t *testing.T, name string, args ...string) *proc {
 	return p
 }
 
+// waitFor waits until the process prints something that pattern matches, and returns it.
+func waitFor(t testing.TB, p *proc, pattern *regexp.Regexp) string {
+	t.Helper()
+	var m string
+	require.Eventually(t, func() bool {
+		m = pattern.FindString(p.output())
+		return m != ""
+	}, 60*time.Second, 20*time.Millisecond, "%s did not print %s", p.name, pattern)
+	return m
+}
+
 // cliDigest runs the scenario through `scalein sim` (in process: the same code as the command)
 // and returns its report's digest.
-func cliDigest(t *testing.T, scenario []byte) string {
+func cliDigest(t testing.TB, scenario []byte) string {
 	t.Helper()
 	var stdout, stderr bytes.Buffer
 	code := runSim(context.Background(), []string{"-config", "-"}, bytes.NewReader(scenario), &stdout, &stderr)
@@ -97,7 +108,7 @@ func cliDigest(t *testing.T, scenario []byte) string {
 	return rep.Digest
 }
 
-func renamed(t *testing.T, preset, name string) []byte {
+func renamed(t testing.TB, preset, name string) []byte {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join("..", "..", "sim", "presets", preset))
 	require.NoError(t, err)
@@ -148,12 +159,7 @@ func TestServeAndWorkersOnPostgres(t *testing.T) {
 	limits := []string{"-run-timeout", "15s", "-rescue-after", "20s"}
 
 	server := startProc(t, "serve", append([]string{"serve", "-addr", "127.0.0.1:0", "-db", dsn, "-workers", "0", "-queue", "100"}, limits...)...)
-	urlPattern := regexp.MustCompile(`http://127\.0\.0\.1:\d+/`)
-	var base string
-	require.Eventually(t, func() bool {
-		base = urlPattern.FindString(server.output())
-		return base != ""
-	}, 60*time.Second, 20*time.Millisecond, "serve did not start")
+	base := waitFor(t, server, regexp.MustCompile(`http://127\.0\.0\.1:\d+/`))
 	workerPattern := regexp.MustCompile(`worker (\S+) working runs`)
 	workers := map[string]*proc{}
 	for _, name := range []string{"worker-a", "worker-b"} {

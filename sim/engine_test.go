@@ -272,8 +272,8 @@ func pinnedScenarios(t *testing.T, kvTerm *float64) map[string]*Scenario {
 }
 
 // Optimisations must not change results: these digests (the whole report with per-request rows)
-// were pinned when model 2 (decode reads the KV) came in; model 1's digests, produced before
-// that session's memory-layout work, are reproduced by TestModel2WithoutKVTermIsModel1. Change
+// were pinned when model 2 (decode reads the KV) came in; model 1's digests, pinned before the
+// caches' memory layout was reworked, are reproduced by TestModel2WithoutKVTermIsModel1. Change
 // them only with a change to the model, and say so.
 func TestReportDigestsPinned(t *testing.T) {
 	want := map[string]string{

@@ -175,7 +175,7 @@ func (s *Scenario) shape() workloadShape {
 				w.traceHashIDs += int64(len(s.trace[i].HashIDs))
 			}
 		}
-		w.field = "workload.trace"
+		w.field = "workload.trace.limit"
 		w.what = fmt.Sprintf("%s trace requests", groupDigits(w.requests))
 	}
 	if w.keys == 0 {

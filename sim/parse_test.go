@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -222,7 +223,7 @@ func TestParseDocumentErrors(t *testing.T) {
 	}
 	many := "[" + strings.Repeat("1,", maxJSONValues) + "1]"
 	errs := parseErrors(t, many, ParseEnv{})
-	requireFieldError(t, errs, "", "more than 6000000 JSON values")
+	requireFieldError(t, errs, "", "more than 4000000 JSON values")
 
 	big := make([]byte, MaxScenarioBytes+1)
 	_, err := Parse(big, ParseEnv{})
@@ -537,4 +538,38 @@ func TestValidationErrorJSON(t *testing.T) {
 	data, err := json.Marshal(errs)
 	require.NoError(t, err)
 	assert.Contains(t, string(data), `"path":"fleet.workers"`)
+}
+
+func TestJSONShapeIsCheckedBeforeTheTree(t *testing.T) {
+	for doc, want := range map[string]int{`{}`: 1, `[]`: 1, `[1,2,3]`: 4, `{"a":[1,{"b":"x,y:[z"}],"c":[]}`: 6, ` [ 1 ] `: 2} {
+		if err := checkJSONShape([]byte(doc)); err != nil {
+			t.Errorf("%s: %v", doc, err)
+		}
+		var n int
+		r := &treeReader{data: []byte(doc), dup: func(string, string) {}}
+		r.skipSpace()
+		if _, err := r.value(0); err != nil {
+			t.Fatalf("%s: %v", doc, err)
+		}
+		n = r.values
+		if n != want {
+			t.Errorf("%s: the reader counts %d values, want %d", doc, n, want)
+		}
+	}
+	// Four million and one values are refused before any tree is built: the allocations stay
+	// far below one node per value.
+	big := append([]byte{'['}, bytes.Repeat([]byte("0,"), maxJSONValues)...)
+	big = append(big, '0', ']')
+	allocs := testing.AllocsPerRun(1, func() {
+		if _, err := decodeTree(big, func(string, string) {}); err == nil || !strings.Contains(err.Error(), "more than 4000000 JSON values") {
+			t.Fatalf("decodeTree: %v", err)
+		}
+	})
+	if allocs > 100 {
+		t.Errorf("refusing %d values took %.0f allocations; want the count before the tree", maxJSONValues+1, allocs)
+	}
+	deep := strings.Repeat("[", maxJSONDepth+1) + strings.Repeat("]", maxJSONDepth+1)
+	if err := checkJSONShape([]byte(deep)); err == nil || !strings.Contains(err.Error(), "nested more than") {
+		t.Errorf("deep: %v", err)
+	}
 }

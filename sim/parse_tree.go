@@ -56,9 +56,10 @@ type jsonMember struct {
 const maxJSONDepth = 32
 
 // maxJSONValues bounds the values in one document, so that a 32 MiB body of tiny values
-// cannot cost gigabytes of tree. 200,000 scripted requests with a few labels each need about
-// 3 million.
-const maxJSONValues = 6_000_000
+// cannot cost gigabytes of tree: checkJSONShape counts them before the tree is built, and a tree
+// costs about 100 bytes per value (400 MB at the bound, while it is parsed). 200,000 scripted
+// requests with a few labels each need about 3 million.
+const maxJSONValues = 4_000_000
 
 // treeReader is a small JSON parser that builds a jsonNode tree. It is hand-written because
 // encoding/json's Token API costs microseconds per token, which made a 200,000-request
@@ -94,6 +95,11 @@ func (r *treeReader) pathString() string {
 // (with the path of the object holding them) and decoding continues with the first value;
 // syntax errors, excessive nesting and trailing data end decoding with an error.
 func decodeTree(data []byte, dup func(path, key string)) (*jsonNode, error) {
+	// Count values and nesting before building anything: a body of millions of tiny values is
+	// refused for the cost of one pass over its bytes, not after a tree of them is built.
+	if err := checkJSONShape(data); err != nil {
+		return nil, err
+	}
 	r := &treeReader{data: data, dup: dup}
 	r.skipSpace()
 	root, err := r.value(0)
@@ -384,4 +390,52 @@ func joinPath(path, key string) string {
 // indexPath appends a list index to a path ("scale_in" + 1 = "scale_in[1]").
 func indexPath(path string, i int) string {
 	return path + "[" + strconv.Itoa(i) + "]"
+}
+
+// checkJSONShape counts the values of a JSON document and its nesting in one pass without
+// allocating, and fails once they pass maxJSONValues or maxJSONDepth. It counts exactly for
+// valid JSON (the root, each object member, each list element); syntax is left to the reader.
+func checkJSONShape(data []byte) error {
+	var open [maxJSONDepth + 1]byte // '{' or '[' by depth
+	depth, values := 0, 1
+	for i := 0; i < len(data); i++ {
+		switch c := data[i]; c {
+		case '"':
+			for i++; i < len(data) && data[i] != '"'; i++ {
+				if data[i] == '\\' {
+					i++
+				}
+			}
+		case '{', '[':
+			if depth == maxJSONDepth {
+				return fmt.Errorf("%s: nested more than %d levels deep; a scenario needs only a few", jsonPosition(data, int64(i)), maxJSONDepth)
+			}
+			open[depth] = c
+			depth++
+			if c == '[' {
+				// A list's first element, unless the list is empty.
+				j := i + 1
+				for j < len(data) && (data[j] == ' ' || data[j] == '\t' || data[j] == '\n' || data[j] == '\r') {
+					j++
+				}
+				if j < len(data) && data[j] != ']' {
+					values++
+				}
+			}
+		case '}', ']':
+			if depth > 0 {
+				depth--
+			}
+		case ':':
+			values++
+		case ',':
+			if depth > 0 && open[depth-1] == '[' {
+				values++
+			}
+		}
+		if values > maxJSONValues {
+			return fmt.Errorf("%s: the scenario has more than %d JSON values; use \"X*N\" block labels, or a trace or sessions workload", jsonPosition(data, int64(i)), maxJSONValues)
+		}
+	}
+	return nil
 }

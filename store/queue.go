@@ -150,7 +150,7 @@ func (s *Store) ClaimRun(ctx context.Context, id, worker string, maxAttempts int
 			return fmt.Errorf("cannot claim: run is %s: %w", existing.Status, ErrConflict)
 		}
 		if maxAttempts > 0 && existing.Attempts >= maxAttempts {
-			msg := fmt.Sprintf("the run was started %d times and never finished (its worker stopped each time, for example out of memory); shrink the workload or the fleet, or give the workers more memory", existing.Attempts)
+			msg := fmt.Sprintf("interrupted %d times: the run was started %d times and never finished (its worker stopped each time, for example out of memory), so it is not started again; shrink the workload or the fleet, or give the workers more memory", existing.Attempts, existing.Attempts)
 			if _, err := tx.ExecContext(ctx, `UPDATE runs SET status = ?, error = ?, finished_at = ? WHERE id = ?`,
 				StatusFailed, msg, toUnixMS(now), id); err != nil {
 				return err

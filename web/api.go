@@ -1,6 +1,7 @@
 package web
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -58,6 +59,9 @@ func (s *Server) readScenario(data []byte) (*sim.Scenario, error) {
 		}
 		return nil, badRequest("the scenario could not be read: " + err.Error())
 	}
+	if err := s.admit(sc); err != nil {
+		return nil, err
+	}
 	return sc, nil
 }
 
@@ -68,45 +72,102 @@ func (s *Server) apiCreateRun(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	sc, err := s.readScenario(body)
-	if err != nil {
+	var sc *sim.Scenario
+	if err := s.parseBody(r.Context(), int64(len(body)), func() (err error) {
+		sc, err = s.readScenario(body)
+		return err
+	}); err != nil {
 		return err
 	}
 	subs, err := s.submit(r.Context(), sc)
 	if err != nil {
 		return err
 	}
-	status := http.StatusOK
-	if subs[0].Created {
-		status = http.StatusAccepted
-	}
-	writeJSON(w, status, apiCreated{ID: subs[0].Run.ID, Status: subs[0].Run.Status, URL: "/runs/" + subs[0].Run.ID})
+	writeJSON(w, createdStatus(subs), apiCreated{ID: subs[0].Run.ID, Status: subs[0].Run.Status, URL: "/runs/" + subs[0].Run.ID})
 	return nil
 }
 
-// apiCreatePair is POST /api/v1/pairs with {"kind": "hints"|"guard", "scenario": {…}}.
-func (s *Server) apiCreatePair(w http.ResponseWriter, r *http.Request) error {
-	var req struct {
-		Kind     string          `json:"kind"`
-		Scenario json.RawMessage `json:"scenario"`
-	}
-	dec := json.NewDecoder(r.Body)
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&req); err != nil {
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
-			return err
+// createdStatus is 202 when a submission queued a run, and 200 when every scenario already had
+// one.
+func createdStatus(subs []submitted) int {
+	for _, sub := range subs {
+		if sub.Created {
+			return http.StatusAccepted
 		}
-		return badRequest(`the body must be {"kind": "hints" or "guard", "scenario": {…}}: ` + err.Error())
 	}
-	if req.Kind != sim.CounterpartHints && req.Kind != sim.CounterpartGuard {
-		return badRequest(fmt.Sprintf("kind must be hints or guard (got %q)", req.Kind))
+	return http.StatusOK
+}
+
+// pairBodyHelp describes the body of POST /api/v1/pairs.
+const pairBodyHelp = `the body must be one JSON object {"kind": "hints" or "guard", "scenario": {…}}`
+
+// decodePairBody reads {"kind": …, "scenario": …} as strictly as a scenario is read: exactly
+// these two member names (in this case), each once, and nothing after the object.
+func decodePairBody(body []byte) (kind string, scenario json.RawMessage, err error) {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return "", nil, badRequest(pairBodyHelp)
 	}
-	sc, err := s.readScenario(req.Scenario)
+	seen := map[string]bool{}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return "", nil, badRequest(pairBodyHelp + ": " + err.Error())
+		}
+		key, _ := tok.(string)
+		if seen[key] {
+			return "", nil, badRequest(fmt.Sprintf("%q appears twice in the body; keep one", key))
+		}
+		seen[key] = true
+		switch key {
+		case "kind":
+			if err := dec.Decode(&kind); err != nil {
+				return "", nil, badRequest(`kind must be the string "hints" or "guard"`)
+			}
+		case "scenario":
+			if err := dec.Decode(&scenario); err != nil {
+				return "", nil, badRequest(pairBodyHelp + ": " + err.Error())
+			}
+		default:
+			return "", nil, badRequest(fmt.Sprintf("unknown member %q; %s (names are case-sensitive)", key, pairBodyHelp))
+		}
+	}
+	if _, err := dec.Token(); err != nil {
+		return "", nil, badRequest(pairBodyHelp + ": " + err.Error())
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return "", nil, badRequest("unexpected data after the end of the JSON object; " + pairBodyHelp)
+	}
+	if scenario == nil {
+		return "", nil, badRequest(`"scenario" is required; ` + pairBodyHelp)
+	}
+	return kind, scenario, nil
+}
+
+// apiCreatePair is POST /api/v1/pairs with {"kind": "hints"|"guard", "scenario": {…}}: 202 when
+// it queued a run, 200 when both runs already existed.
+func (s *Server) apiCreatePair(w http.ResponseWriter, r *http.Request) error {
+	body, err := io.ReadAll(r.Body)
 	if err != nil {
 		return err
 	}
-	a, b, err := pairOrder(sc, req.Kind)
+	var sc *sim.Scenario
+	var kind string
+	if err := s.parseBody(r.Context(), int64(len(body)), func() error {
+		k, raw, err := decodePairBody(body)
+		if err != nil {
+			return err
+		}
+		if k != sim.CounterpartHints && k != sim.CounterpartGuard {
+			return badRequest(fmt.Sprintf("kind must be hints or guard (got %q)", k))
+		}
+		kind = k
+		sc, err = s.readScenario(raw)
+		return err
+	}); err != nil {
+		return err
+	}
+	a, b, err := pairOrder(sc, kind)
 	if err != nil {
 		return err
 	}
@@ -114,7 +175,7 @@ func (s *Server) apiCreatePair(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusAccepted, map[string]any{
+	writeJSON(w, createdStatus(subs), map[string]any{
 		"a":           apiCreated{ID: subs[0].Run.ID, Status: subs[0].Run.Status, URL: "/runs/" + subs[0].Run.ID},
 		"b":           apiCreated{ID: subs[1].Run.ID, Status: subs[1].Run.Status, URL: "/runs/" + subs[1].Run.ID},
 		"compare_url": "/compare?a=" + subs[0].Run.ID + "&b=" + subs[1].Run.ID,

@@ -26,10 +26,6 @@ import (
 // run's row and its job are inserted in one store transaction (SubmitRuns).
 
 const (
-	// maxRunAttempts bounds how many times a run is started (a worker that dies mid-run, for
-	// example out of memory, gives its run another start elsewhere). River gets one more
-	// attempt than this so the run that used them all is marked failed by a worker.
-	maxRunAttempts = 3
 	// jobTimeoutSlack lets a run's own wall-time limit fire (and record why) before River's job
 	// timeout, which is the limit plus this.
 	jobTimeoutSlack = 2 * time.Second
@@ -132,9 +128,12 @@ func newJobQueue(ctx context.Context, s *Server) (*jobQueue, error) {
 		return nil, fmt.Errorf("job queue: %w", err)
 	}
 	cfg := &river.Config{
-		ID:                   s.cfg.WorkerName,
-		Workers:              workers,
-		MaxAttempts:          maxRunAttempts + 1,
+		ID:      s.cfg.WorkerName,
+		Workers: workers,
+		// Config.MaxAttempts bounds how many times a run is started (a worker that dies
+		// mid-run, for example out of memory, gives its run another start). River gets one
+		// more attempt so the run that used them all is marked failed by a worker.
+		MaxAttempts:          s.cfg.MaxAttempts + 1,
 		JobTimeout:           s.cfg.RunTimeout + jobTimeoutSlack,
 		RescueStuckJobsAfter: s.cfg.RescueAfter,
 		RetryPolicy:          retryPolicy{},
@@ -210,8 +209,20 @@ func (q *jobQueue) cancel(ctx context.Context, jobID int64) error {
 // work is one attempt at a run: claim it, simulate, record the outcome, and tell River what
 // became of the job.
 func (s *Server) work(jobCtx context.Context, id string) error {
+	// The run waits, still queued, until its memory estimate fits the budget beside the runs
+	// running here (memory.go).
 	ctx, cancelStore := storeCtx()
-	run, err := s.store.ClaimRun(ctx, id, s.cfg.WorkerName, maxRunAttempts, s.now())
+	prep := s.prepare(ctx, id)
+	cancelStore()
+	if prep.scenario != nil {
+		release, err := s.budget.acquire(jobCtx, prep.estimate)
+		if err != nil {
+			return err // shutting down or timed out: River tries again later
+		}
+		defer release()
+	}
+	ctx, cancelStore = storeCtx()
+	run, err := s.store.ClaimRun(ctx, id, s.cfg.WorkerName, s.cfg.MaxAttempts, s.now())
 	cancelStore()
 	switch {
 	case errors.Is(err, store.ErrAttemptsExhausted):
@@ -232,8 +243,10 @@ func (s *Server) work(jobCtx context.Context, id string) error {
 	defer stopOnShutdown()
 	s.live.setRunning(id, cancel)
 	go s.watchClaim(runCtx, id, attempt, cancel)
+	s.budget.track(id, prep.estimate, cancel)
+	defer s.budget.untrack(id)
 
-	status, msg, report, headline := s.simulate(runCtx, run, attempt, cancel)
+	status, msg, report, headline := s.simulate(runCtx, run, prep, attempt, cancel)
 
 	ctx, cancelStore = storeCtx()
 	defer cancelStore()

@@ -164,7 +164,19 @@ func (s *Server) scenarioFromForm(r *http.Request) (*sim.Scenario, error) {
 	if err := r.ParseForm(); err != nil {
 		return nil, formParseError(err)
 	}
-	return scenarioOfForm(formFromValues(r.PostForm), sim.ParseEnv{Traces: s.store})
+	form := formFromValues(r.PostForm)
+	var sc *sim.Scenario
+	err := s.parseBody(r.Context(), r.ContentLength, func() (err error) {
+		sc, err = scenarioOfForm(form, sim.ParseEnv{Traces: s.store})
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := s.admit(sc); err != nil {
+		return nil, admissionFormError(form, err)
+	}
+	return sc, nil
 }
 
 func formParseError(err error) error {

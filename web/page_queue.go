@@ -11,6 +11,7 @@ import (
 	"github.com/riverqueue/river/rivertype"
 
 	"github.com/scalein-planner/scalein/store"
+	"github.com/scalein-planner/scalein/sim"
 	"github.com/scalein-planner/scalein/templates"
 )
 
@@ -76,7 +77,9 @@ func (s *Server) handleQueue(w http.ResponseWriter, r *http.Request) error {
 		{Label: "queue bound (429 past it)", ID: "queue", Count: strconv.Itoa(s.cfg.QueueSize)},
 		{Label: "run wall-time limit", ID: "run-timeout", Count: s.cfg.RunTimeout.String()},
 		{Label: "rescue a run after", ID: "rescue-after", Count: s.cfg.RescueAfter.String()},
-		{Label: "starts per run", ID: "attempts", Count: strconv.Itoa(maxRunAttempts)},
+		{Label: "starts per run", ID: "attempts", Count: strconv.Itoa(s.cfg.MaxAttempts)},
+		{Label: "memory per run", ID: "max-run-memory", Count: sim.FormatBytes(s.cfg.MaxRunMemory)},
+		{Label: "memory of all running runs", ID: "max-total-memory", Count: sim.FormatBytes(s.cfg.MaxTotalMemory)},
 	}
 	p.Page.RefreshSeconds = 5
 	return s.render(w, r, http.StatusOK, templates.QueueView(p))

@@ -36,10 +36,7 @@ func (s *Server) routes() http.Handler {
 	r.NotFound(s.page(func(w http.ResponseWriter, r *http.Request) error {
 		return notFound("there is no page at " + r.URL.Path)
 	}))
-	r.MethodNotAllowed(s.page(func(w http.ResponseWriter, r *http.Request) error {
-		return &Error{Status: http.StatusMethodNotAllowed, Title: "Method not allowed",
-			Message: r.Method + " is not allowed on " + r.URL.Path}
-	}))
+	r.MethodNotAllowed(s.methodNotAllowed(r))
 
 	createLimit := httprate.LimitBy(s.cfg.RunsPerMinute, time.Minute,
 		func(r *http.Request) (string, error) {
@@ -65,6 +62,7 @@ func (s *Server) routes() http.Handler {
 	r.Get("/runs", s.page(s.handleRuns))
 	r.Route("/runs/{id}", func(r chi.Router) {
 		r.Use(s.requireRunID(false))
+		r.Use(middleware.GetHead) // the top-level GetHead does not see into this subrouter
 		r.Get("/", s.page(s.handleRun))
 		r.Get("/report.json", s.page(s.handleReportJSON))
 		r.Get("/scenario.json", s.page(s.handleScenarioJSON))
@@ -87,6 +85,7 @@ func (s *Server) routes() http.Handler {
 		r.NotFound(s.api(func(w http.ResponseWriter, r *http.Request) error {
 			return notFound("no API route " + r.Method + " " + r.URL.Path)
 		}))
+		r.Use(s.requireJSONBody)
 		r.With(createLimit).Post("/runs", s.api(s.apiCreateRun))
 		r.With(createLimit).Post("/pairs", s.api(s.apiCreatePair))
 		r.Get("/runs", s.api(s.apiListRuns))

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/riverqueue/river"
@@ -35,12 +36,12 @@ func storeCtx() (context.Context, context.CancelFunc) {
 // for a done run the report and headline JSON. Progress goes to the live followers at once and
 // to the run's row at most once per progressSaveInterval; a save that finds the row is no
 // longer this attempt's (cancelled elsewhere, taken over) stops the run through cancel.
-func (s *Server) simulate(runCtx context.Context, run store.Run, attempt int, cancel context.CancelCauseFunc) (status, msg string, report, headline []byte) {
+func (s *Server) simulate(runCtx context.Context, run store.Run, prep preparedRun, attempt int, cancel context.CancelCauseFunc) (status, msg string, report, headline []byte) {
 	id := run.ID
-	scenario, err := sim.Parse(run.ScenarioJSON, sim.ParseEnv{Traces: s.store})
-	if err != nil {
-		return store.StatusFailed, "the stored scenario no longer validates: " + err.Error(), nil, nil
+	if prep.failMsg != "" {
+		return store.StatusFailed, prep.failMsg, nil, nil
 	}
+	scenario := prep.scenario
 
 	limited, cancelLimit := context.WithTimeoutCause(runCtx, s.cfg.RunTimeout, errWallTime{s.cfg.RunTimeout})
 	defer cancelLimit()
@@ -69,6 +70,7 @@ func (s *Server) simulate(runCtx context.Context, run store.Run, attempt int, ca
 	if err != nil {
 		cause := context.Cause(limited)
 		var wall errWallTime
+		var mem errMemoryBudget
 		switch {
 		case errors.Is(cause, errShuttingDown), s.runsCtx.Err() != nil:
 			return store.StatusQueued, "", nil, nil
@@ -76,6 +78,8 @@ func (s *Server) simulate(runCtx context.Context, run store.Run, attempt int, ca
 			return store.StatusCancelled, "cancelled by a user before it finished", nil, nil
 		case errors.As(cause, &wall):
 			return store.StatusFailed, wall.Error(), nil, nil
+		case errors.As(cause, &mem):
+			return store.StatusFailed, mem.Error(), nil, nil
 		case errors.Is(err, sim.ErrLimit):
 			return store.StatusFailed, err.Error() + "; shrink the workload or the fleet, or raise the server's limits", nil, nil
 		default:
@@ -91,6 +95,32 @@ func (s *Server) simulate(runCtx context.Context, run store.Run, attempt int, ca
 		return store.StatusFailed, "encoding the headline failed: " + err.Error(), nil, nil
 	}
 	return store.StatusDone, "", report, headline
+}
+
+// preparedRun is a stored run's scenario, parsed before the run is claimed, with its memory
+// estimate; a run that cannot start has failMsg instead.
+type preparedRun struct {
+	scenario *sim.Scenario
+	estimate int64
+	failMsg  string
+}
+
+// prepare reads and parses a queued run and estimates its memory. A scenario over the per-run
+// budget (stored before the budget was lowered) fails with the admission message.
+func (s *Server) prepare(ctx context.Context, id string) preparedRun {
+	run, err := s.store.GetRun(ctx, id)
+	if err != nil {
+		return preparedRun{failMsg: "the run's record could not be read: " + err.Error()}
+	}
+	scenario, err := sim.Parse(run.ScenarioJSON, sim.ParseEnv{Traces: s.store})
+	if err != nil {
+		return preparedRun{failMsg: "the stored scenario no longer validates: " + err.Error()}
+	}
+	est := sim.EstimateMemory(scenario)
+	if err := est.Check(s.cfg.MaxRunMemory, "this server"); err != nil {
+		return preparedRun{failMsg: "refused before it started: " + strings.ReplaceAll(err.Error(), "\n", "; ")}
+	}
+	return preparedRun{scenario: scenario, estimate: est.Bytes}
 }
 
 // safeRun calls the simulator and turns a panic into an error, so one bad run cannot take the

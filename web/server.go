@@ -44,12 +44,22 @@ type Config struct {
 	// MaxSweepPoints bounds a sweep (default 256); MaxPlanRuns bounds a plan's runs (default 64).
 	MaxSweepPoints int
 	MaxPlanRuns    int
+	// MaxRunMemory is the per-run memory budget: a scenario whose estimate exceeds it is refused
+	// at submit time, and a run during which the heap grows past it is stopped. MaxTotalMemory
+	// bounds the estimates of the runs this process runs at once. Defaults: DefaultMemoryBudgets.
+	MaxRunMemory, MaxTotalMemory int64
+	// MaxAttempts is how many times a run is started in all; a run still unfinished after that
+	// many starts (its process died each time) is failed (default DefaultMaxAttempts).
+	MaxAttempts int
+	// BigBodies is how many request bodies above 1 MiB are parsed at once (default 2).
+	BigBodies int
 }
 
 const (
 	defaultQueueSize     = 64
 	defaultRunTimeout    = 10 * time.Minute
 	defaultRunsPerMinute = 30
+	defaultBigBodies     = 2
 	defaultRescueMargin  = 5 * time.Minute
 	// minRescueMargin is how much longer than a run's wall-time limit RescueAfter must be.
 	minRescueMargin = 2 * jobTimeoutSlack
@@ -71,6 +81,13 @@ type Server struct {
 	run     runFunc
 	now     func() time.Time
 
+	budget *memoryBudget
+	bodies *bigBodies
+	// heapBytes and liveHeapBytes read the heap for the backstop; tests replace them.
+	heapBytes, liveHeapBytes func() int64
+
+	// watchers are the background loops (the memory backstop) that end with runsCtx.
+	watchers sync.WaitGroup
 	// runsCtx is the parent of every run's context; stopRuns cancels them all at shutdown.
 	runsCtx  context.Context
 	stopRuns context.CancelCauseFunc
@@ -125,6 +142,23 @@ func New(cfg Config) (*Server, error) {
 	if cfg.MaxPlanRuns <= 0 {
 		cfg.MaxPlanRuns = whatif.DefaultMaxPlanRuns
 	}
+	perRun, total := DefaultMemoryBudgets()
+	if cfg.MaxRunMemory <= 0 {
+		cfg.MaxRunMemory = perRun
+	}
+	if cfg.MaxTotalMemory <= 0 {
+		cfg.MaxTotalMemory = max(total, cfg.MaxRunMemory)
+	}
+	if cfg.MaxRunMemory > cfg.MaxTotalMemory {
+		return nil, fmt.Errorf("web: the per-run memory budget (%s) is above the total budget (%s); lower -max-run-memory or raise -max-total-memory",
+			sim.FormatBytes(cfg.MaxRunMemory), sim.FormatBytes(cfg.MaxTotalMemory))
+	}
+	if cfg.MaxAttempts <= 0 {
+		cfg.MaxAttempts = DefaultMaxAttempts
+	}
+	if cfg.BigBodies <= 0 {
+		cfg.BigBodies = defaultBigBodies
+	}
 	assets, err := newAssetTable()
 	if err != nil {
 		return nil, fmt.Errorf("web: static assets: %w", err)
@@ -142,7 +176,11 @@ func New(cfg Config) (*Server, error) {
 		runsCtx:  runsCtx,
 		stopRuns: stopRuns,
 
-		planCancels: map[string]context.CancelCauseFunc{},
+		budget:        newMemoryBudget(cfg.MaxTotalMemory),
+		bodies:        newBigBodies(cfg.BigBodies),
+		heapBytes:     heapObjectsBytes,
+		liveHeapBytes: liveHeapBytes,
+		planCancels:   map[string]context.CancelCauseFunc{},
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -177,6 +215,7 @@ func (s *Server) Start(ctx context.Context) error {
 	if err := s.jobs.start(ctx, s.store); err != nil {
 		return fmt.Errorf("web: start: %w", err)
 	}
+	s.watchers.Go(func() { s.watchMemory(s.runsCtx) })
 	if err := s.resumePlans(ctx); err != nil {
 		return fmt.Errorf("web: start: resume plans: %w", err)
 	}

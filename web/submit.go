@@ -19,6 +19,12 @@ type submitted = store.Submitted
 // errQueueFull (429) before anything is written. An identical scenario reuses its run (the id
 // is content-addressed); one that failed or was cancelled is queued again.
 func (s *Server) submit(ctx context.Context, scenarios ...*sim.Scenario) ([]submitted, error) {
+	// Every way in (form, API, pairs, sweeps, plans) meets the per-run memory budget here.
+	for _, sc := range scenarios {
+		if err := s.admit(sc); err != nil {
+			return nil, err
+		}
+	}
 	runs := make([]store.NewRun, len(scenarios))
 	for i, sc := range scenarios {
 		runs[i] = store.NewRun{ID: sc.ID(), Name: sc.Name, ScenarioJSON: sc.CanonicalJSON()}

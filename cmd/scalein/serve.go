@@ -11,9 +11,11 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"syscall"
 	"time"
 
+	"github.com/scalein-planner/scalein/sim"
 	"github.com/scalein-planner/scalein/store"
 	"github.com/scalein-planner/scalein/web"
 )
@@ -57,9 +59,14 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	}
 	defer st.Close()
 
-	srv, err := web.New(web.Config{Store: st, Logger: logger, Workers: max(*workers, 0), NoWorkers: *workers == 0,
+	cfg := web.Config{Store: st, Logger: logger, Workers: max(*workers, 0), NoWorkers: *workers == 0,
 		QueueSize: *queue, RunTimeout: *limits.runTimeout, RescueAfter: *limits.rescueAfter, RunsPerMinute: *runsPerMinute,
-		MaxSweepPoints: *maxSweepPoints, MaxPlanRuns: *maxPlanRuns})
+		MaxSweepPoints: *maxSweepPoints, MaxPlanRuns: *maxPlanRuns}
+	if err := limits.memory(&cfg); err != nil {
+		fmt.Fprintf(stderr, "scalein serve: %v\n", err)
+		return 2
+	}
+	srv, err := web.New(cfg)
 	if err != nil {
 		fmt.Fprintf(stderr, "scalein serve: %v\n", err)
 		return 1
@@ -116,15 +123,55 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 // runFlags are the run limits that serve and worker share; every process on one database
 // should use the same values.
 type runFlags struct {
-	runTimeout, rescueAfter *time.Duration
+	runTimeout, rescueAfter      *time.Duration
+	maxRunMemory, maxTotalMemory *string
+	maxAttempts                  *int
 }
 
 func addRunFlags(fs *flag.FlagSet) runFlags {
+	perRun, total := web.DefaultMemoryBudgets()
 	return runFlags{
 		runTimeout: fs.Duration("run-timeout", 0, "a run's wall-time limit (default 10m)"),
 		rescueAfter: fs.Duration("rescue-after", 0, "how long a run may stay running before its worker is presumed dead and the run goes to another worker; "+
 			"must exceed -run-timeout by a few seconds (default -run-timeout + 5m)"),
+		maxRunMemory:   fs.String("max-run-memory", "", fmt.Sprintf("refuse scenarios whose memory estimate exceeds this (like 6GB), and stop a run whose heap grows past it (default a quarter of this machine's memory: %s)", sim.FormatBytes(perRun))),
+		maxTotalMemory: fs.String("max-total-memory", "", fmt.Sprintf("start queued runs only while the estimates of the running ones fit this (default half of this machine's memory: %s)", sim.FormatBytes(total))),
+		maxAttempts:    fs.Int("max-attempts", web.DefaultMaxAttempts, "start a run at most this many times; a run still unfinished after that many starts (its process died each time) is failed"),
 	}
+}
+
+// memory reads the memory flags into cfg and sets the collector's soft limit to the runs'
+// total budget plus room for requests, so garbage does not double the heap near the budget.
+func (f runFlags) memory(cfg *web.Config) error {
+	perRun, total := web.DefaultMemoryBudgets()
+	var err error
+	if cfg.MaxRunMemory, err = sizeFlag("max-run-memory", *f.maxRunMemory, perRun); err != nil {
+		return err
+	}
+	if cfg.MaxTotalMemory, err = sizeFlag("max-total-memory", *f.maxTotalMemory, max(total, cfg.MaxRunMemory)); err != nil {
+		return err
+	}
+	if *f.maxAttempts < 1 {
+		return fmt.Errorf("-max-attempts must be at least 1 (got %d)", *f.maxAttempts)
+	}
+	cfg.MaxAttempts = *f.maxAttempts
+	debug.SetMemoryLimit(cfg.MaxTotalMemory + 1<<30)
+	return nil
+}
+
+// sizeFlag reads a size flag ("6GB", "2GiB"); empty means fallback.
+func sizeFlag(name, value string, fallback int64) (int64, error) {
+	if value == "" {
+		return fallback, nil
+	}
+	n, err := sim.ParseBytes(value)
+	if err != nil {
+		return 0, fmt.Errorf("-%s: %w", name, err)
+	}
+	if n <= 0 {
+		return 0, fmt.Errorf("-%s must be above 0", name)
+	}
+	return n, nil
 }
 
 func envOr(key, fallback string) string {

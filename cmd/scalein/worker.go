@@ -53,8 +53,13 @@ func runWorker(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		return 1
 	}
 	defer st.Close()
-	srv, err := web.New(web.Config{Store: st, Logger: logger, Workers: *concurrency,
-		RunTimeout: *limits.runTimeout, RescueAfter: *limits.rescueAfter})
+	cfg := web.Config{Store: st, Logger: logger, Workers: *concurrency,
+		RunTimeout: *limits.runTimeout, RescueAfter: *limits.rescueAfter}
+	if err := limits.memory(&cfg); err != nil {
+		fmt.Fprintf(stderr, "scalein worker: %v\n", err)
+		return 2
+	}
+	srv, err := web.New(cfg)
 	if err != nil {
 		fmt.Fprintf(stderr, "scalein worker: %v\n", err)
 		return 2

@@ -209,7 +209,7 @@ func TestParseBothLineShapes(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, read.Passes, 2)
 	assert.Equal(t, 3, read.Passes[0].Line)
-	assert.Equal(t, 1, read.OtherWorks)
+	assert.Equal(t, 1, read.OtherWorkers)
 	assert.Equal(t, 1, read.Skipped)
 	// No trailing newline, CRLF.
 	read, err = Parse(strings.NewReader(bareLine+"\r\n"+bareLine), Options{})

@@ -204,7 +204,7 @@ func warnings(r *Read, res Result, norm [5]float64) []string {
 		case norm[j] == 0:
 			w = append(w, fmt.Sprintf("%s is 0: no pass has the quantity it multiplies, so the data say nothing about it", coefNames[j]))
 		case v == 0:
-			w = append(w, fmt.Sprintf("%s is pinned at 0: an unconstrained fit would make it negative; the other coefficients absorb its share", coefNames[j]))
+			w = append(w, fmt.Sprintf("%s is pinned at 0 by the non-negativity constraint: the data give it no positive share (an unconstrained fit would make it zero or negative), and the other coefficients absorb what it would explain", coefNames[j]))
 		}
 	}
 	if r.Workers > 1 {

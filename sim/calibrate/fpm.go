@@ -81,13 +81,13 @@ func (e *InputError) Error() string {
 
 // Read is what Parse found: the passes kept and counts of what was dropped.
 type Read struct {
-	Passes     []Pass
-	Lines      int // non-blank lines
-	Heartbeats int // wall_time 0, dropped
-	Empty      int // wall_time > 0 but no scheduled work, dropped
-	Skipped    int // dropped by Options.Skip
-	OtherWorks int // other workers' lines, dropped by Options.Worker
-	Workers    int // distinct (worker_id, dp_rank) among the kept passes
+	Passes       []Pass
+	Lines        int // non-blank lines
+	Heartbeats   int // wall_time 0, dropped
+	Empty        int // wall_time > 0 but no scheduled work, dropped
+	Skipped      int // dropped by Options.Skip
+	OtherWorkers int // other workers' lines, dropped by Options.Worker
+	Workers      int // distinct (worker_id, dp_rank) among the kept passes
 }
 
 // Parse reads FPM JSON lines: each line is either a bare metrics object or an envelope
@@ -129,7 +129,7 @@ func Parse(r io.Reader, opt Options) (*Read, error) {
 			case p.WallTimeS == 0:
 				out.Heartbeats++
 			case opt.Worker != "" && p.WorkerID != opt.Worker:
-				out.OtherWorks++
+				out.OtherWorkers++
 			case p.PrefillTokens == 0 && p.DecodeRequests == 0:
 				out.Empty++
 			case skip > 0:
@@ -152,7 +152,7 @@ func Parse(r io.Reader, opt Options) (*Read, error) {
 	if len(out.Passes) == 0 {
 		msg := fmt.Sprintf("no pass to fit: %d lines, %d idle heartbeats (wall_time 0), %d passes without scheduled work", out.Lines, out.Heartbeats, out.Empty)
 		if opt.Worker != "" {
-			msg += fmt.Sprintf(", %d lines of other workers than %q", out.OtherWorks, opt.Worker)
+			msg += fmt.Sprintf(", %d lines of other workers than %q", out.OtherWorkers, opt.Worker)
 		}
 		if opt.Skip > 0 {
 			msg += fmt.Sprintf(", %d skipped", out.Skipped)

@@ -112,3 +112,10 @@ func TestUnits(t *testing.T) {
 	assert.Equal(t, "1 ms", withUnit(ptr(1), "ms"))
 	assert.Equal(t, "1 request", withUnit(ptr(1), "requests"))
 }
+
+// A drain that takes no time (nothing left to finish, nobody pulling) is said so.
+func TestVerdictsInstantDrain(t *testing.T) {
+	rep := &sim.Report{Workers: []sim.WorkerRow{{ID: 7, MarkedAtMS: ptr(60000), LastWorkMS: ptr(60000), RemovedAtMS: ptr(60000), DrainMS: ptr(0), PinWaitMS: ptr(0)}}}
+	got := runVerdicts(rep, true)
+	assert.Equal(t, "The last drained worker to go, worker 7, is removed at 60\u202f000 ms: it had no request left to finish and no peer pulling from it, so it went the moment it was marked.", got[0])
+}

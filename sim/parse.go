@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -122,6 +123,10 @@ func decodeScenario(errs *fieldErrors, root *jsonNode) *Scenario {
 	}
 	if n := utf8.RuneCountInString(s.Name); n > MaxNameChars {
 		errs.add("name", "must be at most %d characters (got %d)", MaxNameChars, n)
+	}
+	if i := strings.IndexFunc(s.Name, unicode.IsControl); i >= 0 {
+		r, _ := utf8.DecodeRuneInString(s.Name[i:])
+		errs.add("name", "must not contain control characters (found U+%04X at byte %d); use printable text", r, i)
 	}
 	s.Seed = top.integer("seed", 42, intRange{-1 << 63, 1<<63 - 1})
 	s.Fleet = decodeFleet(errs, top.get("fleet"))

@@ -165,6 +165,9 @@ func parseTraceLine(line []byte, blockTokens int) (row TraceRow, msg string) {
 	if err != nil || !isJSONNumber(tl.Timestamp) || math.IsInf(ts, 0) || ts < 0 {
 		return row, "timestamp: must be a number ≥ 0 (ms)"
 	}
+	if ts > maxTimeMS {
+		return row, fmt.Sprintf("timestamp: %s ms is beyond the %s ms (about 115 days) a run may last; timestamps are milliseconds from the trace's start", fmtNum(ts), fmtNum(maxTimeMS))
+	}
 	in, ok := jsonInteger(tl.InputLength)
 	if !ok || in < 1 || in > maxTraceLength {
 		return row, "input_length: must be an integer ≥ 1"

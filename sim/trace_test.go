@@ -155,3 +155,11 @@ func TestParseTraceBlankFileStaysSmall(t *testing.T) {
 	require.ErrorContains(t, err, "no rows")
 	assert.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(64<<20), "8 Mi blank lines must not pre-allocate a row each")
 }
+
+func TestTraceTimestampBeyondARunIsRefused(t *testing.T) {
+	_, err := ParseTrace([]byte(`{"timestamp": 1e308, "input_length": 10, "output_length": 2, "hash_ids": []}` + "\n"))
+	var te *TraceError
+	if !errors.As(err, &te) || !strings.Contains(err.Error(), "line 1: timestamp: ") || !strings.Contains(err.Error(), "115 days") {
+		t.Fatalf("ParseTrace(timestamp 1e308) = %v; want a line-1 timestamp problem", err)
+	}
+}

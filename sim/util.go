@@ -1,11 +1,7 @@
 package sim
 
-import "sort"
-
-func sortStableBy[T any](s []T, less func(a, b T) bool) {
-	sort.SliceStable(s, func(i, j int) bool { return less(s[i], s[j]) })
-}
-
+// ceilFloat is the ceiling of a non-negative x below 2^63: the rounding up of transfer and
+// pull durations to whole nanoseconds.
 func ceilFloat(x float64) float64 {
 	c := float64(int64(x))
 	if c < x {

@@ -1,11 +1,13 @@
 package sim
 
 import (
+	"cmp"
 	"container/heap"
 	"fmt"
 	"hash/fnv"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 )
 
@@ -90,7 +92,7 @@ func newScriptedSource(s *Scenario) *scriptedSource {
 		})
 	}
 	// Stable by time: same-instant arrivals keep input order.
-	sortStableBy(src.reqs, func(a, b *arrival) bool { return a.atNS < b.atNS })
+	slices.SortStableFunc(src.reqs, func(a, b *arrival) int { return cmp.Compare(a.atNS, b.atNS) })
 	return src
 }
 

@@ -86,6 +86,11 @@ func (s *Server) createSweep(ctx context.Context, req sweepRequest) (id string, 
 	if err != nil {
 		return "", 0, false, requestProblem("sweep", err)
 	}
+	if len(pts) > s.cfg.QueueSize {
+		// All points are submitted at once, and the queue holds at most QueueSize waiting runs.
+		return "", 0, false, requestProblem("sweep", &sim.ValidationError{Errors: []sim.FieldError{{Path: "axes",
+			Message: fmt.Sprintf("give %d points; this server queues at most %d runs at once (serve -queue): use fewer values, or raise -queue", len(pts), s.cfg.QueueSize)}}})
+	}
 	axesJSON, err := json.Marshal(req.Axes)
 	if err != nil {
 		return "", 0, false, err

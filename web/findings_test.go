@@ -5,6 +5,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/require"
 )
@@ -76,4 +77,22 @@ func TestAPIRefusesBodiesThatAreNotJSON(t *testing.T) {
 	req := httptest.NewRequest(http.MethodPost, "/api/v1/runs", strings.NewReader(testScenario("ct ok")))
 	req.Header.Set("Content-Type", "application/json; charset=utf-8")
 	require.Equal(t, http.StatusAccepted, do(t, s.Handler(), req).Code)
+}
+
+func TestTraceNamesAreCutAtACharacterBoundary(t *testing.T) {
+	long := strings.Repeat("a", 199) + "é" + "tail" // é straddles byte 200
+	got := traceName(long)
+	require.True(t, utf8.ValidString(got), "%q", got)
+	require.Equal(t, strings.Repeat("a", 199), got)
+	require.Equal(t, "a b", traceName("a\x00b"), "a NUL becomes a space")
+	require.Equal(t, strings.Repeat("é", 100), traceName(strings.Repeat("é", 150)))
+}
+
+func TestANulInARunNameIsRefusedNotWrittenToThePage(t *testing.T) {
+	s := newTestServer(t, Config{}, false)
+	body := strings.Replace(testScenario("x"), `"name": "x"`, `"name": "bad\u0000name"`, 1)
+	rec := postJSON(t, s, "/api/v1/runs", body)
+	require.Equal(t, http.StatusBadRequest, rec.Code, rec.Body.String())
+	require.Contains(t, rec.Body.String(), "control characters")
+	require.NotContains(t, rec.Body.String(), "\x00")
 }

@@ -53,6 +53,7 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) error {
 	poll := time.NewTicker(ssePoll)
 	defer poll.Stop()
 	for {
+		anyChange := s.live.changes() // before the look-up, so no start or end is missed
 		snap, live := s.live.watch(id)
 		if !live {
 			// Not (or no longer) held here: the store has the truth.
@@ -75,6 +76,7 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) error {
 		case <-r.Context().Done():
 			return nil
 		case <-snap.changed: // nil when not live: the poll re-reads the store then
+		case <-anyChange: // this process started or finished a run: maybe this one
 		case <-poll.C:
 		case <-ticker.C:
 			if _, err := fmt.Fprint(w, ": keep-alive\n\n"); err != nil {

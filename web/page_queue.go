@@ -10,8 +10,8 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
 
-	"github.com/scalein-planner/scalein/store"
 	"github.com/scalein-planner/scalein/sim"
+	"github.com/scalein-planner/scalein/store"
 	"github.com/scalein-planner/scalein/templates"
 )
 

@@ -123,7 +123,7 @@ func headlineOf(run store.Run, rep *sim.Report) []sim.Figure {
 func optMS(v *float64) string { return withUnit(v, "") }
 
 // workersPerPage bounds the per-worker table of one page (a large drain has hundreds).
-const workersPerPage = 50
+const workersPerPage = 25
 
 // paginateRows cuts rows to the page ?wpage= asks for (1-based) and builds the pager, whose
 // links keep the other query parameters.

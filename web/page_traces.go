@@ -10,6 +10,8 @@ import (
 	"net/url"
 	"path/filepath"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/scalein-planner/scalein/sim"
 	"github.com/scalein-planner/scalein/templates"
@@ -73,9 +75,7 @@ func (s *Server) handleUploadTrace(w http.ResponseWriter, r *http.Request) error
 	if name == "" {
 		name = filepath.Base(header.Filename)
 	}
-	if len(name) > 200 {
-		name = name[:200]
-	}
+	name = traceName(name)
 	rows, err := sim.ParseTrace(content)
 	if err != nil {
 		return s.renderTraces(w, r, http.StatusUnprocessableEntity, "", "The trace was not stored: "+err.Error(), name)
@@ -92,4 +92,28 @@ func (s *Server) handleUploadTrace(w http.ResponseWriter, r *http.Request) error
 	}
 	http.Redirect(w, r, "/traces?stored="+stored, http.StatusSeeOther)
 	return nil
+}
+
+// maxTraceNameBytes bounds an uploaded trace's name.
+const maxTraceNameBytes = 200
+
+// traceName makes a display name of an upload's name: control characters (a NUL, line breaks)
+// become spaces, and a name over maxTraceNameBytes is cut at a character boundary, never inside
+// a UTF-8 sequence.
+func traceName(name string) string {
+	name = strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) {
+			return ' '
+		}
+		return r
+	}, strings.ToValidUTF8(name, "\uFFFD"))
+	name = strings.TrimSpace(name)
+	if len(name) <= maxTraceNameBytes {
+		return name
+	}
+	cut := maxTraceNameBytes
+	for cut > 0 && !utf8.RuneStart(name[cut]) {
+		cut--
+	}
+	return name[:cut]
 }

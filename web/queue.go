@@ -23,6 +23,9 @@ type liveRuns struct {
 	mu      sync.Mutex
 	watches map[string]*runWatch
 	cancels map[string]context.CancelCauseFunc
+	// anyChange is closed (and replaced) when a run starts or ends here, so a stream following
+	// a queued run learns at once that this process started or finished it.
+	anyChange chan struct{}
 }
 
 // runWatch is the live state of one running run. changed is closed (and replaced) on every
@@ -41,7 +44,7 @@ type watchSnapshot struct {
 }
 
 func newLiveRuns() *liveRuns {
-	return &liveRuns{watches: map[string]*runWatch{}, cancels: map[string]context.CancelCauseFunc{}}
+	return &liveRuns{watches: map[string]*runWatch{}, cancels: map[string]context.CancelCauseFunc{}, anyChange: make(chan struct{})}
 }
 
 // setRunning records a run this process has started and its cancel function.
@@ -90,6 +93,19 @@ func (q *liveRuns) finish(id, status string) {
 		close(w.changed)
 		delete(q.watches, id)
 	}
+	q.broadcastLocked()
+}
+
+func (q *liveRuns) broadcastLocked() {
+	close(q.anyChange)
+	q.anyChange = make(chan struct{})
+}
+
+// changes returns a channel closed at the next start or end of a run in this process.
+func (q *liveRuns) changes() <-chan struct{} {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.anyChange
 }
 
 func (q *liveRuns) notifyLocked(w *runWatch) {

@@ -73,9 +73,14 @@ func runVerdicts(rep *sim.Report, guardOn bool) []string {
 		if last != nil {
 			s := fmt.Sprintf("The last drained worker to go, worker %d, is removed at %s, %s after it was marked draining",
 				last.ID, shortMS(*last.RemovedAtMS), shortMS(valueOr0(last.DrainMS)))
+			if valueOr0(last.DrainMS) == 0 {
+				s = fmt.Sprintf("The last drained worker to go, worker %d, is removed at %s", last.ID, shortMS(*last.RemovedAtMS))
+			}
 			switch pin := valueOr0(last.PinWaitMS); {
 			case last.Forced:
 				s += fmt.Sprintf(": it reached its grace deadline and was removed by force, killing %s.", countOf(last.RequestsKilled, "requests"))
+			case valueOr0(last.DrainMS) == 0:
+				s += ": it had no request left to finish and no peer pulling from it, so it went the moment it was marked."
 			case pin > 0:
 				s += fmt.Sprintf(": its own requests were done at %s, then it waited %s for peers pulling from it (pin wait).",
 					shortMS(valueOr0(last.LastWorkMS)), shortMS(pin))

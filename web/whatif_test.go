@@ -183,6 +183,10 @@ func TestAPISweepErrors(t *testing.T) {
 			}
 		})
 	}
+	small := newTestServer(t, Config{QueueSize: 2}, false)
+	rec := postJSON(t, small, "/api/v1/sweeps", sweepBody(scenario, `[{"path": "kvcr.bandwidth_gbps", "values": [1, 2, 3]}]`))
+	require.Equal(t, http.StatusBadRequest, rec.Code, rec.Body.String())
+	assert.Contains(t, rec.Body.String(), "give 3 points; this server queues at most 2 runs at once")
 	for _, target := range []string{"/api/v1/sweeps/aaaaaaaaaaaaaaaa", "/api/v1/sweeps/not-an-id", "/sweeps/aaaaaaaaaaaaaaaa", "/sweeps/aaaaaaaaaaaaaaaa/sweep.csv"} {
 		assert.Equal(t, http.StatusNotFound, get(t, s, target).Code, target)
 	}

@@ -525,6 +525,9 @@ func (p *planner) bisectGrace(ctx context.Context, explore []*Candidate) ([]*Can
 		if killed == nil || *killed > maxKilled || latest == nil || *latest <= p.req.Goal.StartMS {
 			continue
 		}
+		if total := figure(c.Headline, "total_drain_ms"); total != nil && *total <= 0 {
+			continue // nothing to shorten
+		}
 		p.judge(c)
 		seeds = append(seeds, *c)
 	}
@@ -537,8 +540,16 @@ func (p *planner) bisectGrace(ctx context.Context, explore []*Candidate) ([]*Can
 	step := s.GraceStepMS
 	var searches []*search
 	for _, sd := range seeds {
-		latest := *figure(sd.Headline, "latest_removal_ms")
-		hi := math.Ceil((latest-p.req.Goal.StartMS)/step) * step
+		// No worker drains longer than the whole drain of every worker together, nor than the
+		// time from the start to the last removal; a grace that long forces nothing.
+		longest := *figure(sd.Headline, "latest_removal_ms") - p.req.Goal.StartMS
+		if total := figure(sd.Headline, "total_drain_ms"); total != nil {
+			longest = min(longest, *total)
+		}
+		if longest <= 0 {
+			continue // every drained worker left at once: no grace can make it sooner
+		}
+		hi := math.Ceil(longest/step) * step
 		searches = append(searches, &search{seed: sd, lo: -step, hi: hi})
 	}
 	var out []*Candidate

@@ -119,7 +119,7 @@ func submitOne(ctx context.Context, tx *sql.Tx, r NewRun, now time.Time) (Run, b
 		return Run{}, false, fmt.Errorf("run %q exists with a different scenario: %w", r.ID, ErrConflict)
 	}
 	if existing.Status != StatusFailed && existing.Status != StatusCancelled {
-		existing.ScenarioJSON, existing.ReportJSON, existing.HeadlineJSON = nil, nil, nil
+		existing.ScenarioJSON, existing.SummaryJSON, existing.HeadlineJSON = nil, nil, nil
 		return existing, false, nil
 	}
 	if err := requeueRun(ctx, tx, r.ID); err != nil {
@@ -213,20 +213,24 @@ func (s *Store) SetProgressClaimed(ctx context.Context, id string, attempt int, 
 	return nil
 }
 
-// FinishClaimed stores the report of attempt attempt and marks the run done. Only the attempt
+// FinishClaimed stores the report of attempt attempt, its summary (the report without its
+// per-request rows, which pages read) and headline, and marks the run done. Only the attempt
 // that holds the run can: a report is never stored twice.
-func (s *Store) FinishClaimed(ctx context.Context, id string, attempt int, reportJSON, headlineJSON []byte, now time.Time) error {
+func (s *Store) FinishClaimed(ctx context.Context, id string, attempt int, reportJSON, summaryJSON, headlineJSON []byte, now time.Time) error {
 	if len(reportJSON) == 0 {
 		return fmt.Errorf("store: finish run %q: empty report: %w", id, ErrInvalid)
+	}
+	if len(summaryJSON) == 0 {
+		return fmt.Errorf("store: finish run %q: empty summary: %w", id, ErrInvalid)
 	}
 	err := s.write(ctx, func(tx *sql.Tx) error {
 		if err := requireClaim(ctx, tx, id, attempt); err != nil {
 			return err
 		}
 		_, err := tx.ExecContext(ctx, `
-			UPDATE runs SET status = ?, progress = 1, error = '', report_json = ?, headline_json = ?,
-				finished_at = ?
-			WHERE id = ?`, StatusDone, reportJSON, headlineJSON, toUnixMS(now), id)
+			UPDATE runs SET status = ?, progress = 1, error = '', report_json = ?, summary_json = ?,
+				headline_json = ?, finished_at = ?
+			WHERE id = ?`, StatusDone, reportJSON, summaryJSON, headlineJSON, toUnixMS(now), id)
 		return err
 	})
 	if err != nil {

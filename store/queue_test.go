@@ -118,20 +118,24 @@ func TestClaims(t *testing.T) {
 
 	// The first attempt, still alive after all, can record nothing.
 	assert.ErrorIs(t, s.SetProgressClaimed(ctx, "a", 1, 0.9), store.ErrConflict)
-	assert.ErrorIs(t, s.FinishClaimed(ctx, "a", 1, []byte(`{"r":1}`), nil, t0), store.ErrConflict)
+	assert.ErrorIs(t, s.FinishClaimed(ctx, "a", 1, []byte(`{"r":1}`), []byte(`{}`), nil, t0), store.ErrConflict)
 	assert.ErrorIs(t, s.EndClaimed(ctx, "a", 1, store.StatusFailed, "x", t0), store.ErrConflict)
 	assert.ErrorIs(t, s.RequeueClaimed(ctx, "a", 1), store.ErrConflict)
 
-	require.NoError(t, s.FinishClaimed(ctx, "a", 2, []byte(`{"r":2}`), []byte(`{}`), t0))
+	require.NoError(t, s.FinishClaimed(ctx, "a", 2, []byte(`{"r":2}`), []byte(`{"s":2}`), []byte(`{}`), t0))
 	run, err := s.GetRun(ctx, "a")
 	require.NoError(t, err)
 	assert.Equal(t, store.StatusDone, run.Status)
 	assert.Equal(t, "host-2:20", run.Worker)
-	assert.Equal(t, []byte(`{"r":2}`), run.ReportJSON)
+	assert.Nil(t, run.ReportJSON, "GetRun never reads the full report")
+	assert.Equal(t, []byte(`{"s":2}`), run.SummaryJSON)
+	rep, err := s.GetReportJSON(ctx, "a")
+	require.NoError(t, err)
+	assert.Equal(t, []byte(`{"r":2}`), rep)
 	// Stored once: a finished run cannot be claimed or finished again.
 	_, err = s.ClaimRun(ctx, "a", "host-3:30", 3, t0)
 	assert.ErrorIs(t, err, store.ErrConflict)
-	assert.ErrorIs(t, s.FinishClaimed(ctx, "a", 2, []byte(`{"r":3}`), nil, t0), store.ErrConflict)
+	assert.ErrorIs(t, s.FinishClaimed(ctx, "a", 2, []byte(`{"r":3}`), []byte(`{}`), nil, t0), store.ErrConflict)
 
 	t.Run("AttemptsBounded", func(t *testing.T) {
 		_, err := s.SubmitRuns(ctx, []store.NewRun{newRun("b")}, 0, t0, nil)

@@ -26,7 +26,13 @@ type Run struct {
 	ID, Name, Status, Error string
 	Progress                float64 // 0…1
 	ScenarioJSON            []byte  // canonical scenario
-	ReportJSON              []byte  // nil unless done
+	// ReportJSON is the full report, per-request rows included; GetRun leaves it nil (read it
+	// with GetReportJSON), so a page view never holds it.
+	ReportJSON []byte
+	// SummaryJSON is the report without its per-request rows (what pages, CSV and charts read);
+	// nil unless done, and nil for a run finished before summaries were stored (the web layer
+	// computes it from the report once and stores it with SetSummary).
+	SummaryJSON []byte
 	// HeadlineJSON is a small JSON document the web layer stores for the runs list; nil unless done.
 	HeadlineJSON                     []byte
 	CreatedAt, StartedAt, FinishedAt time.Time // zero when not set; UTC
@@ -95,7 +101,8 @@ func (s *Store) CreateRun(ctx context.Context, id, name string, scenarioJSON []b
 	return run, created, nil
 }
 
-// GetRun returns the run with everything stored for it.
+// GetRun returns the run with its scenario, summary and headline: everything stored for it but
+// the full report (see GetReportJSON).
 func (s *Store) GetRun(ctx context.Context, id string) (Run, error) {
 	var run Run
 	err := s.read(ctx, func(tx *sql.Tx) (err error) {
@@ -106,6 +113,45 @@ func (s *Store) GetRun(ctx context.Context, id string) (Run, error) {
 		return Run{}, fmt.Errorf("store: get run %q: %w", id, err)
 	}
 	return run, nil
+}
+
+// GetReportJSON returns the full stored report of a done run, per-request rows included, as
+// stored (never decoded): only report.json, the API's run document and trace.json need it.
+// Every call is counted (ReportReads), so tests can assert a page view reads none.
+func (s *Store) GetReportJSON(ctx context.Context, id string) ([]byte, error) {
+	s.reportReads.Add(1)
+	var report []byte
+	err := s.read(ctx, func(tx *sql.Tx) error {
+		err := tx.QueryRowContext(ctx, `SELECT report_json FROM runs WHERE id = ?`, id).Scan(&report)
+		if errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("no run with id %q: %w", id, ErrNotFound)
+		}
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("store: get report of run %q: %w", id, err)
+	}
+	return report, nil
+}
+
+// ReportReads counts the GetReportJSON calls of this store since it was opened.
+func (s *Store) ReportReads() int64 { return s.reportReads.Load() }
+
+// SetSummary stores the summary of a done run that has none yet (a run finished before
+// summaries were stored). It does nothing when the run is not done or already has one.
+func (s *Store) SetSummary(ctx context.Context, id string, summaryJSON []byte) error {
+	if len(summaryJSON) == 0 {
+		return fmt.Errorf("store: set summary of run %q: empty summary: %w", id, ErrInvalid)
+	}
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `UPDATE runs SET summary_json = ? WHERE id = ? AND status = ? AND summary_json IS NULL`,
+			summaryJSON, id, StatusDone)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("store: set summary of run %q: %w", id, err)
+	}
+	return nil
 }
 
 // GetRunStatus returns the run without its scenario, report and headline: cheap enough to poll.
@@ -198,7 +244,8 @@ func (s *Store) SetProgress(ctx context.Context, id string, p float64) error {
 	return nil
 }
 
-// FinishRun stores the report of a running run and marks it done.
+// FinishRun stores the report of a running run and marks it done, without a summary (the web
+// layer computes one on first view; FinishClaimed stores both).
 func (s *Store) FinishRun(ctx context.Context, id string, reportJSON, headlineJSON []byte, now time.Time) error {
 	if len(reportJSON) == 0 {
 		return fmt.Errorf("store: finish run %q: empty report: %w", id, ErrInvalid)
@@ -208,8 +255,8 @@ func (s *Store) FinishRun(ctx context.Context, id string, reportJSON, headlineJS
 			return err
 		}
 		_, err := tx.ExecContext(ctx, `
-			UPDATE runs SET status = ?, progress = 1, error = '', report_json = ?, headline_json = ?,
-				finished_at = ?
+			UPDATE runs SET status = ?, progress = 1, error = '', report_json = ?, summary_json = NULL,
+				headline_json = ?, finished_at = ?
 			WHERE id = ?`, StatusDone, reportJSON, headlineJSON, toUnixMS(now), id)
 		return err
 	})
@@ -291,10 +338,11 @@ func (s *Store) UnfinishedRuns(ctx context.Context) ([]Run, error) {
 
 const (
 	runColumns          = `id, name, status, error, progress, created_at, started_at, finished_at, attempts, job_id, worker`
-	runColumnsWithBlobs = runColumns + `, scenario_json, report_json, headline_json`
+	runColumnsWithBlobs = runColumns + `, scenario_json, summary_json, headline_json`
 )
 
-// findRun reads one run; withBlobs also reads the scenario, report and headline.
+// findRun reads one run; withBlobs also reads the scenario, summary and headline (never the
+// report).
 func findRun(ctx context.Context, tx *sql.Tx, id string, withBlobs bool) (Run, error) {
 	cols := runColumns
 	if withBlobs {
@@ -315,7 +363,7 @@ func scanRun(row interface{ Scan(...any) error }, withBlobs bool) (Run, error) {
 	)
 	dest := []any{&r.ID, &r.Name, &r.Status, &r.Error, &r.Progress, &created, &started, &finshed, &r.Attempts, &jobID, &r.Worker}
 	if withBlobs {
-		dest = append(dest, &r.ScenarioJSON, &r.ReportJSON, &r.HeadlineJSON)
+		dest = append(dest, &r.ScenarioJSON, &r.SummaryJSON, &r.HeadlineJSON)
 	}
 	if err := row.Scan(dest...); err != nil {
 		return Run{}, err
@@ -335,8 +383,8 @@ func insertRun(ctx context.Context, tx *sql.Tx, id, name string, scenarioJSON []
 // requeueRun resets a run to queued, dropping what a previous attempt left behind.
 func requeueRun(ctx context.Context, tx *sql.Tx, id string) error {
 	_, err := tx.ExecContext(ctx, `
-		UPDATE runs SET status = ?, error = '', progress = 0, report_json = NULL, headline_json = NULL,
-			started_at = NULL, finished_at = NULL
+		UPDATE runs SET status = ?, error = '', progress = 0, report_json = NULL, summary_json = NULL,
+			headline_json = NULL, started_at = NULL, finished_at = NULL
 		WHERE id = ?`, StatusQueued, id)
 	return err
 }

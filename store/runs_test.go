@@ -135,7 +135,8 @@ func TestGetRun(t *testing.T) {
 		assert.Nil(t, status.ScenarioJSON)
 		assert.Nil(t, status.ReportJSON)
 		assert.Nil(t, status.HeadlineJSON)
-		full.ScenarioJSON, full.ReportJSON, full.HeadlineJSON = nil, nil, nil
+		assert.Nil(t, status.SummaryJSON)
+		full.ScenarioJSON, full.SummaryJSON, full.HeadlineJSON = nil, nil, nil
 		assert.Equal(t, full, status, "everything else matches GetRun")
 	})
 }
@@ -164,8 +165,19 @@ func TestRunLifecycle(t *testing.T) {
 	run, err = s.GetRun(ctx, "abc")
 	require.NoError(t, err)
 	assert.Equal(t, store.StatusDone, run.Status)
-	assert.Equal(t, report, run.ReportJSON)
+	assert.Nil(t, run.ReportJSON, "GetRun never reads the full report")
+	assert.Nil(t, run.SummaryJSON, "FinishRun stores no summary")
+	got, err := s.GetReportJSON(ctx, "abc")
+	require.NoError(t, err)
+	assert.Equal(t, report, got)
 	assert.Equal(t, headline, run.HeadlineJSON)
+	// A summary computed later is stored once; a second one does not replace it.
+	require.NoError(t, s.SetSummary(ctx, "abc", []byte(`{"s":1}`)))
+	require.NoError(t, s.SetSummary(ctx, "abc", []byte(`{"s":2}`)))
+	run, err = s.GetRun(ctx, "abc")
+	require.NoError(t, err)
+	assert.Equal(t, []byte(`{"s":1}`), run.SummaryJSON)
+	assert.ErrorIs(t, s.SetSummary(ctx, "abc", nil), store.ErrInvalid)
 	assert.InDelta(t, 1.0, run.Progress, 0)
 	assert.True(t, run.FinishedAt.Equal(t0.Add(2*time.Second)))
 }

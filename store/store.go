@@ -24,6 +24,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	// Registers the "sqlite3" database/sql driver.
@@ -57,6 +58,8 @@ type Store struct {
 	dialect string
 	writer  *sql.DB // SQLite: exactly one connection; PostgreSQL: the pool
 	reader  *sql.DB // SQLite: read-only pool; PostgreSQL: the same pool as writer
+	// reportReads counts GetReportJSON calls (see ReportReads).
+	reportReads atomic.Int64
 }
 
 // Open opens the database that target names and applies any pending migrations: a

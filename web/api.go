@@ -194,7 +194,9 @@ func (s *Server) apiGetRun(w http.ResponseWriter, r *http.Request) error {
 		FinishedAt: timePtr(run.FinishedAt), Attempts: run.Attempts, Worker: run.Worker}
 	if run.Status == store.StatusDone {
 		out.Headline = run.HeadlineJSON
-		out.Report = run.ReportJSON
+		if out.Report, err = s.store.GetReportJSON(r.Context(), run.ID); err != nil {
+			return err
+		}
 	}
 	writeJSON(w, http.StatusOK, out)
 	return nil

@@ -64,6 +64,7 @@ const (
 // and its colour. A single run has an empty label.
 type runView struct {
 	rep   *sim.Report
+	ttfts []float64 // per-request TTFTs (runSummary.RequestTTFTsMS); nil without per-request rows
 	label string
 	color string
 }
@@ -74,7 +75,13 @@ func runCharts(rep *sim.Report) []templates.Chart {
 	if rep == nil {
 		return nil
 	}
-	runs := []runView{{rep: rep}}
+	return summaryCharts(summarize(rep))
+}
+
+// summaryCharts is runCharts from a run's stored summary.
+func summaryCharts(sum *runSummary) []templates.Chart {
+	rep := &sum.Report
+	runs := []runView{{rep: rep, ttfts: sum.RequestTTFTsMS}}
 	removal := []templates.Chart{removalTimelineChart(idRemovalTimeline, "Removal timeline", rep, timelineAxes(runs))}
 	if isLargeDrain(rep) {
 		removal = drainAggregateCharts("", runs)
@@ -95,6 +102,12 @@ func compareCharts(a, b *sim.Report, labelA, labelB string) []templates.Chart {
 	if a == nil || b == nil {
 		return nil
 	}
+	return compareSummaryCharts(summarize(a), summarize(b), labelA, labelB)
+}
+
+// compareSummaryCharts is compareCharts from the runs' stored summaries.
+func compareSummaryCharts(sa, sb *runSummary, labelA, labelB string) []templates.Chart {
+	a, b := &sa.Report, &sb.Report
 	if labelA == "" {
 		labelA = "A"
 	}
@@ -105,7 +118,8 @@ func compareCharts(a, b *sim.Report, labelA, labelB string) []templates.Chart {
 		// Legends and tooltips key series by name: equal names would merge the two runs.
 		labelA, labelB = labelA+" (A)", labelB+" (B)"
 	}
-	runs := []runView{{rep: a, label: labelA, color: colorRunA}, {rep: b, label: labelB, color: colorRunB}}
+	runs := []runView{{rep: a, ttfts: sa.RequestTTFTsMS, label: labelA, color: colorRunA},
+		{rep: b, ttfts: sb.RequestTTFTsMS, label: labelB, color: colorRunB}}
 	var out []templates.Chart
 
 	tl := timelineAxes(runs)

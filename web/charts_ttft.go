@@ -34,7 +34,7 @@ func ttftDistributionChart(id string, runs []runView) templates.Chart {
 	samples := make([][]float64, len(runs))
 	histogram := true
 	for i, r := range runs {
-		samples[i] = requestTTFTsMS(r.rep)
+		samples[i] = r.ttfts
 		if len(samples[i]) == 0 {
 			histogram = false
 		}

@@ -246,14 +246,14 @@ func (s *Server) work(jobCtx context.Context, id string) error {
 	s.budget.track(id, prep.estimate, cancel)
 	defer s.budget.untrack(id)
 
-	status, msg, report, headline := s.simulate(runCtx, run, prep, attempt, cancel)
+	status, msg, report, summary, headline := s.simulate(runCtx, run, prep, attempt, cancel)
 
 	ctx, cancelStore = storeCtx()
 	defer cancelStore()
 	var result error
 	switch status {
 	case store.StatusDone:
-		err = s.store.FinishClaimed(ctx, id, attempt, report, headline, s.now())
+		err = s.store.FinishClaimed(ctx, id, attempt, report, summary, headline, s.now())
 	case store.StatusQueued: // this process is shutting down: another start finishes it
 		err = s.store.RequeueClaimed(ctx, id, attempt)
 		result = river.JobSnooze(time.Second)

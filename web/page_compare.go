@@ -79,14 +79,15 @@ func (s *Server) handleCompare(w http.ResponseWriter, r *http.Request) error {
 		// Both ended but not both with a report: the heads show each run's error.
 		return s.render(w, r, http.StatusOK, templates.CompareView(p))
 	}
-	repA, err := decodeReport(runA)
+	sumA, err := s.loadSummary(r.Context(), runA)
 	if err != nil {
 		return err
 	}
-	repB, err := decodeReport(runB)
+	sumB, err := s.loadSummary(r.Context(), runB)
 	if err != nil {
 		return err
 	}
+	repA, repB := &sumA.Report, &sumB.Report
 	cmp := sim.Compare(scA, scB, repA, repB)
 	p.Ready = true
 	p.Page.Charts = true
@@ -111,7 +112,7 @@ func (s *Server) handleCompare(w http.ResponseWriter, r *http.Request) error {
 		}
 		p.Figures = append(p.Figures, row)
 	}
-	p.Charts = boundTables(compareCharts(repA, repB, labelA, labelB))
+	p.Charts = boundTables(compareSummaryCharts(sumA, sumB, labelA, labelB))
 	// Both runs are done and stay so: the page never changes.
 	return s.renderCached(w, r, key, store.StatusDone+"+"+store.StatusDone, gen, checked, nil, templates.CompareView(p))
 }

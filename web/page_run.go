@@ -67,15 +67,16 @@ func (s *Server) handleRun(w http.ResponseWriter, r *http.Request) error {
 	}
 	p.Related = related
 	if run.Status == store.StatusDone {
-		rep, err := decodeReport(run)
+		sum, err := s.loadSummary(r.Context(), run)
 		if err != nil {
 			return err
 		}
+		rep := &sum.Report
 		p.Page.Charts = true
 		p.Figures = figureCells(headlineOf(run, rep))
 		p.Cards = runCards(rep)
 		p.Verdicts = runVerdicts(rep, scErr == nil && sc.KVCR.RejectDrainingSources)
-		p.Charts = boundTables(runCharts(rep))
+		p.Charts = boundTables(summaryCharts(sum))
 		p.LargeDrain = isLargeDrain(rep)
 		p.AllWorkers = r.URL.Query().Get("workers") == "all"
 		p.Workers, p.DrainedCount = workersTable(rep, p.AllWorkers)
@@ -100,14 +101,6 @@ func (s *Server) progressOf(run store.Run) float64 {
 		return w.progress
 	}
 	return run.Progress
-}
-
-func decodeReport(run store.Run) (*sim.Report, error) {
-	var rep sim.Report
-	if err := json.Unmarshal(run.ReportJSON, &rep); err != nil {
-		return nil, fmt.Errorf("decode stored report of run %s: %w", run.ID, err)
-	}
-	return &rep, nil
 }
 
 // headlineOf reads the headline stored with the run, so a page shows what was computed when the
@@ -266,15 +259,20 @@ func summaryTable(rep *sim.Report) templates.DataTable {
 	return t
 }
 
-// handleReportJSON serves the stored report byte for byte: a permalink never changes.
+// handleReportJSON serves the stored report byte for byte: a permalink never changes. It is the
+// only page that reads the full report (per-request rows included), and it never decodes it.
 func (s *Server) handleReportJSON(w http.ResponseWriter, r *http.Request) error {
 	run, err := s.doneRun(r)
 	if err != nil {
 		return err
 	}
+	report, err := s.store.GetReportJSON(r.Context(), run.ID)
+	if err != nil {
+		return err
+	}
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Content-Disposition", `inline; filename="`+run.ID+`-report.json"`)
-	_, err = w.Write(run.ReportJSON)
+	_, err = w.Write(report)
 	return err
 }
 
@@ -298,10 +296,11 @@ func (s *Server) handleWorkersCSV(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return err
 	}
-	rep, err := decodeReport(run)
+	sum, err := s.loadSummary(r.Context(), run)
 	if err != nil {
 		return err
 	}
+	rep := &sum.Report
 	var buf bytes.Buffer
 	cw := csv.NewWriter(&buf)
 	_ = cw.Write(workersCSVHeader)

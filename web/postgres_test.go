@@ -28,7 +28,10 @@ func TestQueueOnPostgres(t *testing.T) {
 	run := waitStatus(t, s, id, store.StatusDone)
 	assert.Equal(t, "pg-host:1", run.Worker)
 	assert.Equal(t, 1, run.Attempts)
-	assert.NotEmpty(t, run.ReportJSON)
+	assert.NotEmpty(t, run.SummaryJSON)
+	report, err := st.GetReportJSON(context.Background(), id)
+	require.NoError(t, err)
+	assert.NotEmpty(t, report)
 
 	fake := newBlockingRun()
 	s.run = fake.run

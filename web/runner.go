@@ -36,10 +36,10 @@ func storeCtx() (context.Context, context.CancelFunc) {
 // for a done run the report and headline JSON. Progress goes to the live followers at once and
 // to the run's row at most once per progressSaveInterval; a save that finds the row is no
 // longer this attempt's (cancelled elsewhere, taken over) stops the run through cancel.
-func (s *Server) simulate(runCtx context.Context, run store.Run, prep preparedRun, attempt int, cancel context.CancelCauseFunc) (status, msg string, report, headline []byte) {
+func (s *Server) simulate(runCtx context.Context, run store.Run, prep preparedRun, attempt int, cancel context.CancelCauseFunc) (status, msg string, report, summary, headline []byte) {
 	id := run.ID
 	if prep.failMsg != "" {
-		return store.StatusFailed, prep.failMsg, nil, nil
+		return store.StatusFailed, prep.failMsg, nil, nil, nil
 	}
 	scenario := prep.scenario
 
@@ -73,28 +73,32 @@ func (s *Server) simulate(runCtx context.Context, run store.Run, prep preparedRu
 		var mem errMemoryBudget
 		switch {
 		case errors.Is(cause, errShuttingDown), s.runsCtx.Err() != nil:
-			return store.StatusQueued, "", nil, nil
+			return store.StatusQueued, "", nil, nil, nil
 		case errors.Is(cause, errCancelledByUser), errors.Is(cause, errTakenOver), errors.Is(cause, river.ErrJobCancelledRemotely):
-			return store.StatusCancelled, "cancelled by a user before it finished", nil, nil
+			return store.StatusCancelled, "cancelled by a user before it finished", nil, nil, nil
 		case errors.As(cause, &wall):
-			return store.StatusFailed, wall.Error(), nil, nil
+			return store.StatusFailed, wall.Error(), nil, nil, nil
 		case errors.As(cause, &mem):
-			return store.StatusFailed, mem.Error(), nil, nil
+			return store.StatusFailed, mem.Error(), nil, nil, nil
 		case errors.Is(err, sim.ErrLimit):
-			return store.StatusFailed, err.Error() + "; shrink the workload or the fleet, or raise the server's limits", nil, nil
+			return store.StatusFailed, err.Error() + "; shrink the workload or the fleet, or raise the server's limits", nil, nil, nil
 		default:
-			return store.StatusFailed, err.Error(), nil, nil
+			return store.StatusFailed, err.Error(), nil, nil, nil
 		}
 	}
 	report, err = json.Marshal(rep)
 	if err != nil {
-		return store.StatusFailed, "encoding the report failed: " + err.Error(), nil, nil
+		return store.StatusFailed, "encoding the report failed: " + err.Error(), nil, nil, nil
+	}
+	summary, err = encodeSummary(rep)
+	if err != nil {
+		return store.StatusFailed, "encoding the report's summary failed: " + err.Error(), nil, nil, nil
 	}
 	headline, err = json.Marshal(sim.Headline(rep))
 	if err != nil {
-		return store.StatusFailed, "encoding the headline failed: " + err.Error(), nil, nil
+		return store.StatusFailed, "encoding the headline failed: " + err.Error(), nil, nil, nil
 	}
-	return store.StatusDone, "", report, headline
+	return store.StatusDone, "", report, summary, headline
 }
 
 // preparedRun is a stored run's scenario, parsed before the run is claimed, with its memory

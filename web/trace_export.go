@@ -163,7 +163,7 @@ func (s *Server) handleTraceJSON(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	rep, err := decodeReport(run)
+	rep, err := s.loadReport(r.Context(), run.ID) // the request spans need the per-request rows
 	if err != nil {
 		return err
 	}

@@ -113,7 +113,7 @@ func TestAPISweep(t *testing.T) {
 		rep, err := sim.Run(context.Background(), sc, sim.RunOptions{})
 		require.NoError(t, err)
 		var stored sim.Report
-		require.NoError(t, json.Unmarshal(run.ReportJSON, &stored))
+		require.NoError(t, json.Unmarshal(run.SummaryJSON, &stored))
 		assert.Equal(t, rep.Digest, stored.Digest, "point %d", i)
 		var figs []sim.Figure
 		require.NoError(t, json.Unmarshal(p.Headline, &figs))
@@ -266,7 +266,7 @@ func TestAPIPlan(t *testing.T) {
 	run, err := s.store.GetRun(context.Background(), p.Recommended.RunID)
 	require.NoError(t, err)
 	var rep sim.Report
-	require.NoError(t, json.Unmarshal(run.ReportJSON, &rep))
+	require.NoError(t, json.Unmarshal(run.SummaryJSON, &rep))
 	require.Len(t, rep.ScaleIn, 1)
 	assert.ElementsMatch(t, []int{0, 1}, rep.ScaleIn[0].Drained)
 

@@ -1,0 +1,80 @@
+package web
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/scalein-planner/scalein/sim"
+	"github.com/scalein-planner/scalein/store"
+)
+
+// runSummary is what a done run stores as its summary (store.Run.SummaryJSON): the report
+// without its per-request rows, plus the one per-request figure a page draws, each request's
+// TTFT (the TTFT histogram). Pages, compare, workers.csv and charts read only this; the rows
+// stay in the stored report, which report.json, the API's run document and trace.json read.
+type runSummary struct {
+	sim.Report
+	// RequestTTFTsMS is first_token_ms − arrival_ms of every per-request row with a first
+	// token, in row order; absent when the report has no per-request rows.
+	RequestTTFTsMS []float64 `json:"request_ttfts_ms,omitempty"`
+}
+
+// summarize builds the summary of a report.
+func summarize(rep *sim.Report) *runSummary {
+	sum := &runSummary{Report: *rep, RequestTTFTsMS: requestTTFTsMS(rep)}
+	sum.Requests = nil
+	return sum
+}
+
+// encodeSummary is what FinishClaimed and SetSummary store.
+func encodeSummary(rep *sim.Report) ([]byte, error) {
+	return json.Marshal(summarize(rep))
+}
+
+// loadSummary decodes a done run's stored summary. A run finished before summaries were stored
+// has none: it is computed from the report once (the only page view that reads the report) and
+// stored, so later views read the summary.
+func (s *Server) loadSummary(ctx context.Context, run store.Run) (*runSummary, error) {
+	if len(run.SummaryJSON) == 0 {
+		return s.backfillSummary(ctx, run.ID)
+	}
+	var sum runSummary
+	if err := json.Unmarshal(run.SummaryJSON, &sum); err != nil {
+		return nil, fmt.Errorf("decode stored summary of run %s: %w", run.ID, err)
+	}
+	return &sum, nil
+}
+
+func (s *Server) backfillSummary(ctx context.Context, id string) (*runSummary, error) {
+	reportJSON, err := s.store.GetReportJSON(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	var rep sim.Report
+	if err := json.Unmarshal(reportJSON, &rep); err != nil {
+		return nil, fmt.Errorf("decode stored report of run %s: %w", id, err)
+	}
+	sum := summarize(&rep)
+	b, err := json.Marshal(sum)
+	if err != nil {
+		return nil, fmt.Errorf("encode summary of run %s: %w", id, err)
+	}
+	if err := s.store.SetSummary(ctx, id, b); err != nil {
+		s.log.Warn("storing the summary of a run failed; it is computed again on the next view", "run", id, "err", err)
+	}
+	return sum, nil
+}
+
+// loadReport decodes a done run's full report, per-request rows included (trace.json).
+func (s *Server) loadReport(ctx context.Context, id string) (*sim.Report, error) {
+	reportJSON, err := s.store.GetReportJSON(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	var rep sim.Report
+	if err := json.Unmarshal(reportJSON, &rep); err != nil {
+		return nil, fmt.Errorf("decode stored report of run %s: %w", id, err)
+	}
+	return &rep, nil
+}

@@ -1,0 +1,109 @@
+package web
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/scalein-planner/scalein/sim"
+	"github.com/scalein-planner/scalein/store"
+)
+
+// perRequestScenario is testScenario with n scripted requests and per-request rows in the report.
+func perRequestScenario(name string, n int) string {
+	reqs := make([]string, n)
+	for i := range reqs {
+		reqs[i] = fmt.Sprintf(`{"id": "r%d", "at_ms": %d, "blocks": ["P%d*2"], "output_tokens": 2, "route_to": %d}`, i, i/4, i%50, i%2)
+	}
+	return fmt.Sprintf(`{"name": %q,
+	  "fleet": {"workers": 2, "gpu_blocks": 256, "host_blocks": 0, "block_size": 16, "max_num_seqs": 8,
+	    "max_batched_tokens": 256, "timing": {"prefill_ms": 2, "decode_ms": 1, "prefill_ms_per_1k_tokens": 0, "decode_ms_per_seq": 0, "decode_ms_per_1k_kv_tokens": 0}},
+	  "kvcr": {"enabled": false},
+	  "scale_in": [{"at_ms": 100, "workers": [1]}],
+	  "report": {"per_request": true},
+	  "workload": {"type": "requests", "requests": [%s]}}`, name, strings.Join(reqs, ","))
+}
+
+// TestPageViewsReadNoPerRequestRows: the run page (with its charts), the compare page and
+// workers.csv of runs with many per-request rows read only the stored summary: the store
+// counts every read of a full report, and none happens until report.json, which serves the
+// stored report byte for byte.
+func TestPageViewsReadNoPerRequestRows(t *testing.T) {
+	s := newTestServer(t, Config{}, true)
+	ctx := context.Background()
+	const n = 2000
+	a := submitAPI(t, s, perRequestScenario("rows a", n))
+	b := submitAPI(t, s, perRequestScenario("rows b", n+8))
+	waitStatus(t, s, a, store.StatusDone)
+	waitStatus(t, s, b, store.StatusDone)
+
+	run, err := s.store.GetRun(ctx, a)
+	require.NoError(t, err)
+	require.Nil(t, run.ReportJSON)
+	var sum map[string]json.RawMessage
+	require.NoError(t, json.Unmarshal(run.SummaryJSON, &sum))
+	assert.NotContains(t, sum, "requests", "the summary holds no per-request rows")
+	var ttfts []float64
+	require.NoError(t, json.Unmarshal(sum["request_ttfts_ms"], &ttfts))
+	assert.Len(t, ttfts, n, "one TTFT per request, for the histogram")
+
+	before := s.store.ReportReads()
+	for _, path := range []string{"/runs/" + a, "/runs/" + a + "?workers=all", "/runs/" + a + "/workers.csv",
+		"/compare?a=" + a + "&b=" + b, "/runs/" + b} {
+		rec := get(t, s, path)
+		require.Equal(t, http.StatusOK, rec.Code, path)
+		if path == "/runs/"+a {
+			assert.Contains(t, rec.Body.String(), "TTFT distribution (histogram of requests)", "the histogram is drawn from the summary")
+		}
+	}
+	assert.Equal(t, before, s.store.ReportReads(), "no page view read a full report")
+
+	// report.json is the stored report with every per-request row, byte for byte.
+	rec := get(t, s, "/runs/"+a+"/report.json")
+	require.Equal(t, http.StatusOK, rec.Code)
+	assert.Equal(t, before+1, s.store.ReportReads())
+	stored, err := s.store.GetReportJSON(ctx, a)
+	require.NoError(t, err)
+	assert.Equal(t, stored, rec.Body.Bytes())
+	var rep sim.Report
+	require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &rep))
+	assert.Len(t, rep.Requests, n)
+}
+
+// TestSummaryBackfill: a run finished before summaries were stored (FinishRun stores none) gets
+// its summary computed from the report on its first view, the same as a fresh run's; later
+// views read only the summary.
+func TestSummaryBackfill(t *testing.T) {
+	s := newTestServer(t, Config{}, false)
+	ctx := context.Background()
+	sc, err := sim.Parse([]byte(perRequestScenario("old", 200)), sim.ParseEnv{})
+	require.NoError(t, err)
+	rep, err := sim.Run(ctx, sc, sim.RunOptions{})
+	require.NoError(t, err)
+	report, err := json.Marshal(rep)
+	require.NoError(t, err)
+	canon := sc.CanonicalJSON()
+	const id = "aaaaaaaaaaaaaaaa"
+	_, _, err = s.store.CreateRun(ctx, id, "old", canon, time.Now())
+	require.NoError(t, err)
+	require.NoError(t, s.store.StartRun(ctx, id, time.Now()))
+	require.NoError(t, s.store.FinishRun(ctx, id, report, nil, time.Now()))
+
+	before := s.store.ReportReads()
+	require.Equal(t, http.StatusOK, get(t, s, "/runs/"+id+"/workers.csv").Code)
+	assert.Equal(t, before+1, s.store.ReportReads(), "the first view computes the summary from the report")
+	run, err := s.store.GetRun(ctx, id)
+	require.NoError(t, err)
+	want, err := encodeSummary(rep)
+	require.NoError(t, err)
+	assert.JSONEq(t, string(want), string(run.SummaryJSON))
+	require.Equal(t, http.StatusOK, get(t, s, "/runs/"+id).Code)
+	assert.Equal(t, before+1, s.store.ReportReads(), "later views read the stored summary")
+}

@@ -3,9 +3,7 @@ package web
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"net/http"
-	"strings"
 	"testing"
 	"time"
 
@@ -15,21 +13,6 @@ import (
 	"github.com/scalein-planner/scalein/sim"
 	"github.com/scalein-planner/scalein/store"
 )
-
-// perRequestScenario is testScenario with n scripted requests and per-request rows in the report.
-func perRequestScenario(name string, n int) string {
-	reqs := make([]string, n)
-	for i := range reqs {
-		reqs[i] = fmt.Sprintf(`{"id": "r%d", "at_ms": %d, "blocks": ["P%d*2"], "output_tokens": 2, "route_to": %d}`, i, i/4, i%50, i%2)
-	}
-	return fmt.Sprintf(`{"name": %q,
-	  "fleet": {"workers": 2, "gpu_blocks": 256, "host_blocks": 0, "block_size": 16, "max_num_seqs": 8,
-	    "max_batched_tokens": 256, "timing": {"prefill_ms": 2, "decode_ms": 1, "prefill_ms_per_1k_tokens": 0, "decode_ms_per_seq": 0, "decode_ms_per_1k_kv_tokens": 0}},
-	  "kvcr": {"enabled": false},
-	  "scale_in": [{"at_ms": 100, "workers": [1]}],
-	  "report": {"per_request": true},
-	  "workload": {"type": "requests", "requests": [%s]}}`, name, strings.Join(reqs, ","))
-}
 
 // TestPageViewsReadNoPerRequestRows: the run page (with its charts), the compare page and
 // workers.csv of runs with many per-request rows read only the stored summary: the store

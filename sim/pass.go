@@ -12,10 +12,18 @@ func ceilDiv(a, b int) int { return (a + b - 1) / b }
 // startPass builds a batch on an idle worker (SPEC §3.4, §3.14 "The pass") and starts the
 // pass if it has work. It reports whether anything changed.
 func (e *engine) startPass(w *worker) bool {
-	changed := e.growDecodes(w)
-	batch, budget := batchRunning(w.batch[:0], w.running, e.s.Fleet.MaxBatchedTokens)
-	batch, admitted := e.scanQueue(w, batch, budget)
-	changed = changed || admitted
+	changed := false
+	batch, budget := w.batch[:0], e.s.Fleet.MaxBatchedTokens
+	// A step with nothing to look at is not called (startPass runs millions of times a run).
+	if len(w.running) > 0 {
+		changed = e.growDecodes(w)
+		batch, budget = batchRunning(batch, w.running, budget)
+	}
+	if w.pre.head != nil || w.fresh.head != nil {
+		var admitted bool
+		batch, admitted = e.scanQueue(w, batch, budget)
+		changed = changed || admitted
+	}
 	w.batch = batch
 	if len(batch) == 0 {
 		return changed

@@ -2,6 +2,7 @@ package web
 
 import (
 	"context"
+	"net/http"
 	"strings"
 	"testing"
 
@@ -118,4 +119,16 @@ func TestVerdictsInstantDrain(t *testing.T) {
 	rep := &sim.Report{Workers: []sim.WorkerRow{{ID: 7, MarkedAtMS: ptr(60000), LastWorkMS: ptr(60000), RemovedAtMS: ptr(60000), DrainMS: ptr(0), PinWaitMS: ptr(0)}}}
 	got := runVerdicts(rep, true)
 	assert.Equal(t, "The last drained worker to go, worker 7, is removed at 60\u202f000 ms: it had no request left to finish and no peer pulling from it, so it went the moment it was marked.", got[0])
+}
+
+// "Edit as new" prefills the form with a marked name, so the new run is told apart.
+func TestEditAsNewMarksName(t *testing.T) {
+	s := newTestServer(t, Config{}, false)
+	id := submitAPI(t, s, testScenario("original"))
+	rec := get(t, s, "/?from="+id)
+	require.Equal(t, http.StatusOK, rec.Code)
+	doc := parseHTML(t, rec.Body)
+	val, ok := doc.Find(`input[name="name"]`).Attr("value")
+	require.True(t, ok, "the form has a name field")
+	assert.Equal(t, "original (edit)", val)
 }

@@ -72,8 +72,8 @@ func features(p Pass) [5]float64 {
 	return x
 }
 
-// Predict is the model's duration of a pass, in milliseconds (sim.Timing.PassMS, the
-// simulator's own formula, before it rounds to whole nanoseconds).
+// Predict is the model's duration of a pass, in milliseconds: the simulator's own
+// sim.Timing.PassMS (SPEC §3.14 "Arithmetic") before rounding to whole nanoseconds.
 func Predict(t sim.Timing, p Pass) float64 {
 	return t.PassMS(int(p.PrefillTokens), int(p.DecodeRequests), int(p.DecodeKVTokens))
 }

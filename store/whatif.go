@@ -108,6 +108,67 @@ func (s *Store) GetSweep(ctx context.Context, id string) (Sweep, []SweepPoint, e
 	return sw, points, nil
 }
 
+// AddSweepPoints records points of a sweep whose runs were just submitted (they must exist):
+// points[i] becomes point from+i. A point the sweep already has is left as it is, so feeding
+// the same points again (a resumed or re-asked sweep) is harmless.
+func (s *Store) AddSweepPoints(ctx context.Context, sweepID string, from int, points []SweepPoint) error {
+	if from < 0 {
+		return fmt.Errorf("store: add sweep points %q: negative index %d: %w", sweepID, from, ErrInvalid)
+	}
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		for i, p := range points {
+			if _, err := tx.ExecContext(ctx, `
+				INSERT INTO sweep_points (sweep_id, idx, values_json, run_id) VALUES (?, ?, ?, ?)
+				ON CONFLICT (sweep_id, idx) DO NOTHING`,
+				sweepID, from+i, p.ValuesJSON, p.RunID); err != nil {
+				return fmt.Errorf("point %d (run %s): %w", from+i, p.RunID, err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("store: add sweep points %q: %w", sweepID, err)
+	}
+	return nil
+}
+
+// SweepFeed is a sweep that is not cancelled, with how many of its points are recorded (the
+// server compares that with the axes to find sweeps it still has to feed).
+type SweepFeed struct {
+	ID           string
+	ScenarioJSON []byte
+	AxesJSON     []byte
+	Recorded     int
+}
+
+// ActiveSweeps lists the sweeps not cancelled, oldest first, each with its recorded points.
+func (s *Store) ActiveSweeps(ctx context.Context) ([]SweepFeed, error) {
+	var out []SweepFeed
+	err := s.read(ctx, func(tx *sql.Tx) error {
+		out = nil
+		rows, err := tx.QueryContext(ctx, `
+			SELECT s.id, s.scenario_json, s.axes_json,
+				(SELECT count(*) FROM sweep_points p WHERE p.sweep_id = s.id)
+			FROM sweeps s WHERE s.cancelled = 0 ORDER BY s.created_at, s.id`)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var f SweepFeed
+			if err := rows.Scan(&f.ID, &f.ScenarioJSON, &f.AxesJSON, &f.Recorded); err != nil {
+				return err
+			}
+			out = append(out, f)
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, fmt.Errorf("store: list active sweeps: %w", err)
+	}
+	return out, nil
+}
+
 // CancelSweep marks the sweep cancelled (its runs are cancelled by the caller).
 func (s *Store) CancelSweep(ctx context.Context, id string) error {
 	err := s.write(ctx, func(tx *sql.Tx) error {

@@ -67,6 +67,46 @@ func TestSweeps(t *testing.T) {
 	})
 }
 
+// A sweep's points can be recorded in pieces as they are fed to the queue.
+func TestSweepFeed(t *testing.T) {
+	ctx := context.Background()
+	s := mustOpen(t)
+	for _, id := range []string{"run-a", "run-b", "run-c"} {
+		_, _, err := s.CreateRun(ctx, id, id, []byte(`{}`), t0)
+		require.NoError(t, err)
+	}
+	sw := store.Sweep{ID: "fed", ScenarioJSON: []byte(`{"a":1}`), AxesJSON: []byte(`[{"path":"x","values":[1,2,3]}]`)}
+	created, err := s.CreateSweep(ctx, sw, nil, t0)
+	require.NoError(t, err)
+	require.True(t, created)
+	other := store.Sweep{ID: "off", ScenarioJSON: []byte(`{"a":2}`), AxesJSON: []byte(`[{"path":"x","values":[1]}]`)}
+	_, err = s.CreateSweep(ctx, other, nil, t0.Add(time.Second))
+	require.NoError(t, err)
+	require.NoError(t, s.CancelSweep(ctx, "off"))
+
+	feeds, err := s.ActiveSweeps(ctx)
+	require.NoError(t, err)
+	require.Len(t, feeds, 1, "a cancelled sweep is not fed")
+	assert.Equal(t, "fed", feeds[0].ID)
+	assert.Equal(t, 0, feeds[0].Recorded)
+	assert.Equal(t, `[{"path":"x","values":[1,2,3]}]`, string(feeds[0].AxesJSON))
+
+	require.NoError(t, s.AddSweepPoints(ctx, "fed", 0, []store.SweepPoint{{ValuesJSON: []byte(`[1]`), RunID: "run-a"}, {ValuesJSON: []byte(`[2]`), RunID: "run-b"}}))
+	// Feeding point 1 again (a resumed sweep) leaves it as it is; point 2 is added.
+	require.NoError(t, s.AddSweepPoints(ctx, "fed", 1, []store.SweepPoint{{ValuesJSON: []byte(`[9]`), RunID: "run-c"}, {ValuesJSON: []byte(`[3]`), RunID: "run-c"}}))
+	_, pts, err := s.GetSweep(ctx, "fed")
+	require.NoError(t, err)
+	require.Len(t, pts, 3)
+	assert.Equal(t, []string{"run-a", "run-b", "run-c"}, []string{pts[0].RunID, pts[1].RunID, pts[2].RunID})
+	assert.Equal(t, `[2]`, string(pts[1].ValuesJSON))
+	feeds, err = s.ActiveSweeps(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, 3, feeds[0].Recorded)
+
+	assert.Error(t, s.AddSweepPoints(ctx, "fed", 3, []store.SweepPoint{{ValuesJSON: []byte(`[4]`), RunID: "missing"}}), "a point must name a stored run")
+	assert.ErrorIs(t, s.AddSweepPoints(ctx, "fed", -1, nil), store.ErrInvalid)
+}
+
 func TestPlans(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "plans.db")

@@ -72,7 +72,8 @@ func decodeStrict(body []byte, v any, shape string) error {
 	return nil
 }
 
-// createSweep validates a sweep request, submits its points and stores it. It returns the
+// createSweep validates a sweep request, stores it and submits its points: as many as the
+// queue takes now, the rest in the background as room frees up (sweep_feed.go). It returns the
 // sweep id, the number of points, and whether every point was already done.
 func (s *Server) createSweep(ctx context.Context, req sweepRequest) (id string, points int, allDone bool, err error) {
 	if len(bytes.TrimSpace(req.Scenario)) == 0 {
@@ -86,10 +87,12 @@ func (s *Server) createSweep(ctx context.Context, req sweepRequest) (id string, 
 	if err != nil {
 		return "", 0, false, requestProblem("sweep", err)
 	}
-	if len(pts) > s.cfg.QueueSize {
-		// All points are submitted at once, and the queue holds at most QueueSize waiting runs.
-		return "", 0, false, requestProblem("sweep", &sim.ValidationError{Errors: []sim.FieldError{{Path: "axes",
-			Message: fmt.Sprintf("give %d points; this server queues at most %d runs at once (serve -queue): use fewer values, or raise -queue", len(pts), s.cfg.QueueSize)}}})
+	// Every point meets the per-run memory budget before anything is stored, so that a point
+	// fed later is not refused for it.
+	for _, p := range pts {
+		if err := s.admit(p.Scenario); err != nil {
+			return "", 0, false, err
+		}
 	}
 	axesJSON, err := json.Marshal(req.Axes)
 	if err != nil {
@@ -97,32 +100,24 @@ func (s *Server) createSweep(ctx context.Context, req sweepRequest) (id string, 
 	}
 	canonical := base.CanonicalJSON()
 	id = contentID("sweep", canonical, axesJSON)
-	scenarios := make([]*sim.Scenario, len(pts))
-	for i, p := range pts {
-		scenarios[i] = p.Scenario
-	}
-	subs, err := s.submit(ctx, scenarios...)
-	if err != nil {
-		return "", 0, false, err
-	}
-	stored := make([]store.SweepPoint, len(pts))
-	allDone = true
-	for i, p := range pts {
-		vals, err := json.Marshal(p.Values)
-		if err != nil {
-			return "", 0, false, err
-		}
-		stored[i] = store.SweepPoint{ValuesJSON: vals, RunID: subs[i].Run.ID}
-		if subs[i].Run.Status != store.StatusDone {
-			allDone = false
-		}
-	}
 	name := req.Name
 	if name == "" {
 		name = base.Name
 	}
-	if _, err := s.store.CreateSweep(ctx, store.Sweep{ID: id, Name: name, ScenarioJSON: canonical, AxesJSON: axesJSON}, stored, s.now()); err != nil {
+	// A sweep asked again stops feeding the old way and starts over: every point is submitted
+	// again (a cancelled or failed one is queued again; a queued or done one is left as it is).
+	if err := s.stopSweepFeed(ctx, id); err != nil {
 		return "", 0, false, err
+	}
+	if _, err := s.store.CreateSweep(ctx, store.Sweep{ID: id, Name: name, ScenarioJSON: canonical, AxesJSON: axesJSON}, nil, s.now()); err != nil {
+		return "", 0, false, err
+	}
+	next, allDone, err := s.feedSweep(ctx, id, pts, 0, false)
+	if err != nil {
+		return "", 0, false, err
+	}
+	if next < len(pts) {
+		s.startSweepFeed(id, pts, next)
 	}
 	return id, len(pts), allDone, nil
 }
@@ -196,6 +191,30 @@ func (s *Server) loadSweep(ctx context.Context, id string) (apiSweep, error) {
 	if err := decodeNumbers(sw.AxesJSON, &out.Axes); err != nil {
 		return apiSweep{}, fmt.Errorf("sweep %s: stored axes: %w", id, err)
 	}
+	if want := axesPoints(out.Axes); len(points) < want {
+		// Points not yet submitted (the queue was full): shown queued (cancelled once the
+		// sweep is), with the run ids their runs will have.
+		pendingStatus := store.StatusQueued
+		if sw.Cancelled {
+			pendingStatus = store.StatusCancelled
+		}
+		pending := s.feedingPoints(id)
+		if len(pending) != want {
+			if pending, err = s.expandStored(sw.ScenarioJSON, sw.AxesJSON); err != nil {
+				// Show the submitted points; the log says why the others cannot be.
+				s.log.Error("a sweep's points not yet submitted cannot be listed", "sweep", id, "err", err)
+				pending = nil
+			}
+		}
+		for i := len(points); i < len(pending); i++ {
+			vals, err := json.Marshal(pending[i].Values)
+			if err != nil {
+				return apiSweep{}, err
+			}
+			points = append(points, store.SweepPoint{Index: i, ValuesJSON: vals, RunID: pending[i].Scenario.ID(), Status: pendingStatus})
+		}
+		out.Points = make([]apiSweepPoint, len(points))
+	}
 	out.Status, out.Done = sweepStatus(sw, points)
 	for i, p := range points {
 		ap := apiSweepPoint{RunID: p.RunID, URL: "/runs/" + p.RunID, Status: p.Status, Error: p.Error, Progress: p.Progress, Headline: p.HeadlineJSON}
@@ -231,17 +250,23 @@ func (s *Server) apiGetSweep(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// cancelSweep cancels the sweep's unfinished points.
+// cancelSweep stops feeding the sweep's points and cancels the unfinished ones submitted.
 func (s *Server) cancelSweep(ctx context.Context, id string) error {
-	sw, err := s.loadSweep(ctx, id)
+	if err := s.store.CancelSweep(ctx, id); err != nil {
+		if errors.Is(err, store.ErrNotFound) {
+			return notFound("no sweep has this id; check the link")
+		}
+		return err
+	}
+	if err := s.stopSweepFeed(ctx, id); err != nil {
+		return err
+	}
+	_, points, err := s.store.GetSweep(ctx, id)
 	if err != nil {
 		return err
 	}
-	if err := s.store.CancelSweep(ctx, id); err != nil {
-		return err
-	}
-	ids := make([]string, len(sw.Points))
-	for i, p := range sw.Points {
+	ids := make([]string, len(points))
+	for i, p := range points {
 		ids[i] = p.RunID
 	}
 	return s.cancelRuns(ctx, ids)

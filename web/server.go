@@ -99,6 +99,9 @@ type Server struct {
 	// planCancels stops the plans running in this process; plansRunning waits for them.
 	planCancels  map[string]context.CancelCauseFunc
 	plansRunning sync.WaitGroup
+	// sweepFeeds are the sweeps whose points are being fed to the queue here (sweep_feed.go);
+	// plansRunning waits for them too.
+	sweepFeeds map[string]*sweepFeed
 }
 
 // New checks the configuration, creates the job queue's tables if needed and builds the
@@ -218,6 +221,9 @@ func (s *Server) Start(ctx context.Context) error {
 	s.watchers.Go(func() { s.watchMemory(s.runsCtx) })
 	if err := s.resumePlans(ctx); err != nil {
 		return fmt.Errorf("web: start: resume plans: %w", err)
+	}
+	if err := s.resumeSweeps(ctx); err != nil {
+		return fmt.Errorf("web: start: resume sweeps: %w", err)
 	}
 	return nil
 }

@@ -183,14 +183,100 @@ func TestAPISweepErrors(t *testing.T) {
 			}
 		})
 	}
-	small := newTestServer(t, Config{QueueSize: 2}, false)
-	rec := postJSON(t, small, "/api/v1/sweeps", sweepBody(scenario, `[{"path": "kvcr.bandwidth_gbps", "values": [1, 2, 3]}]`))
-	require.Equal(t, http.StatusBadRequest, rec.Code, rec.Body.String())
-	assert.Contains(t, rec.Body.String(), "give 3 points; this server queues at most 2 runs at once")
 	for _, target := range []string{"/api/v1/sweeps/aaaaaaaaaaaaaaaa", "/api/v1/sweeps/not-an-id", "/sweeps/aaaaaaaaaaaaaaaa", "/sweeps/aaaaaaaaaaaaaaaa/sweep.csv"} {
 		assert.Equal(t, http.StatusNotFound, get(t, s, target).Code, target)
 	}
 	assert.Equal(t, http.StatusNotFound, postJSON(t, s, "/api/v1/sweeps/aaaaaaaaaaaaaaaa/cancel", "").Code)
+}
+
+// A sweep may have more points than the queue holds: the points that fit are submitted at
+// once, the rest as room frees up, and every point's report is that of a direct run.
+func TestSweepLargerThanQueue(t *testing.T) {
+	s := newTestServer(t, Config{QueueSize: 4, Workers: 2}, true)
+	scenario := fourWorkers(t, `[{"at_ms": 100, "count": 2}]`)
+	axes := `[{"path": "kvcr.latency_ms", "values": [1, 2, 3, 4, 5]}, {"path": "kvcr.reject_draining_sources", "values": [true, false]}]`
+	rec := postJSON(t, s, "/api/v1/sweeps", sweepBody(scenario, axes))
+	require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
+	assert.Contains(t, rec.Body.String(), `"points":10`)
+	id := createdID(t, rec, rec.Body.Bytes())
+	require.Len(t, waitSweep(t, s, id, store.StatusQueued, store.StatusRunning, store.StatusDone).Points, 10, "points not yet submitted are listed too")
+
+	sw := waitSweep(t, s, id, store.StatusDone)
+	require.Len(t, sw.Points, 10)
+	base, err := sim.Parse([]byte(scenario), sim.ParseEnv{})
+	require.NoError(t, err)
+	var parsedAxes []whatif.Axis
+	require.NoError(t, decodeNumbers([]byte(axes), &parsedAxes))
+	points, err := whatif.Expand(base, parsedAxes, sim.ParseEnv{}, 0)
+	require.NoError(t, err)
+	_, stored, err := s.store.GetSweep(context.Background(), id)
+	require.NoError(t, err)
+	require.Len(t, stored, 10, "every point is recorded once fed")
+	for i, p := range sw.Points {
+		assert.Equal(t, points[i].Scenario.ID(), p.RunID, "point %d", i)
+		assert.Equal(t, store.StatusDone, p.Status, "point %d", i)
+		run, err := s.store.GetRun(context.Background(), p.RunID)
+		require.NoError(t, err)
+		rep, err := sim.Run(context.Background(), points[i].Scenario, sim.RunOptions{})
+		require.NoError(t, err)
+		var got sim.Report
+		require.NoError(t, json.Unmarshal(run.ReportJSON, &got))
+		assert.Equal(t, rep.Digest, got.Digest, "point %d", i)
+	}
+
+	// Asked again, every point is done: answered at once.
+	rec = postJSON(t, s, "/api/v1/sweeps", sweepBody(scenario, axes))
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+}
+
+// Without workers, a sweep larger than the queue stops at the queue's bound; cancelling it stops
+// the feeding, and a sweep left half-fed by a stopped server is fed by the next one.
+func TestSweepFeedCancelAndRestart(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "feed.db")
+	st := openStore(t, path)
+	scenario := fourWorkers(t, "")
+	recorded := func(id string) int {
+		_, pts, err := st.GetSweep(context.Background(), id)
+		require.NoError(t, err)
+		return len(pts)
+	}
+
+	a := newTestServer(t, Config{Store: st, QueueSize: 2}, false) // never started: nothing runs
+	rec := postJSON(t, a, "/api/v1/sweeps", sweepBody(scenario, `[{"path": "kvcr.latency_ms", "values": [1, 2, 3, 4, 5]}]`))
+	require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
+	id := createdID(t, rec, rec.Body.Bytes())
+	assert.Equal(t, 2, recorded(id), "as many points as the queue holds are submitted")
+	sw, err := a.loadSweep(context.Background(), id)
+	require.NoError(t, err)
+	require.Len(t, sw.Points, 5)
+	assert.Equal(t, store.StatusQueued, sw.Status)
+	assert.Equal(t, []any{json.Number("5")}, sw.Points[4].Values)
+
+	rec = postJSON(t, a, "/api/v1/sweeps/"+id+"/cancel", "")
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	sw = waitSweep(t, a, id, store.StatusCancelled)
+	for i, p := range sw.Points {
+		assert.Equal(t, store.StatusCancelled, p.Status, "point %d", i)
+	}
+	// The queue has room again, but a cancelled sweep is not fed.
+	time.Sleep(queueFullRetry + 500*time.Millisecond)
+	assert.Equal(t, 2, recorded(id))
+
+	// Another sweep on the same queue: two points fit, the third waits for room.
+	other := sweepBody(scenario, `[{"path": "kvcr.latency_ms", "values": [6, 7, 8]}]`)
+	rec = postJSON(t, a, "/api/v1/sweeps", other)
+	require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
+	idOther := createdID(t, rec, rec.Body.Bytes())
+	assert.Equal(t, 2, recorded(idOther))
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	require.NoError(t, a.Shutdown(ctx))
+
+	b := newTestServer(t, Config{Store: st, QueueSize: 2}, true)
+	done := waitSweep(t, b, idOther, store.StatusDone)
+	require.Len(t, done.Points, 3)
+	assert.Equal(t, 3, recorded(idOther), "the restarted server fed the rest")
+	assert.Equal(t, store.StatusCancelled, waitSweep(t, b, id, store.StatusCancelled).Status, "a cancelled sweep stays cancelled")
 }
 
 func TestSweepCancelAndResume(t *testing.T) {

@@ -120,6 +120,19 @@ func renamed(t testing.TB, preset, name string) []byte {
 	return out
 }
 
+// wholeTrace is the Mooncake preset over the whole built-in trace instead of its first 3,000
+// requests, named name.
+func wholeTrace(t testing.TB, name string) []byte {
+	t.Helper()
+	var m map[string]any
+	require.NoError(t, json.Unmarshal(renamed(t, "mooncake-16to12.json", name), &m))
+	trace := m["workload"].(map[string]any)["trace"].(map[string]any)
+	delete(trace, "limit")
+	out, err := json.Marshal(m)
+	require.NoError(t, err)
+	return out
+}
+
 type apiRunView struct {
 	ID       string `json:"id"`
 	Status   string `json:"status"`
@@ -178,7 +191,9 @@ func TestServeAndWorkersOnPostgres(t *testing.T) {
 		long     bool
 	}
 	var runs []submittedRun
-	submit := func(scenario []byte, long bool) {
+	// want is the CLI's digest, computed before the run is submitted: computing it after would
+	// let a long run finish on its worker before the test starts looking for it.
+	submit := func(scenario []byte, want string, long bool) {
 		resp, err := http.Post(base+"api/v1/runs", "application/json", bytes.NewReader(scenario))
 		require.NoError(t, err)
 		body, _ := io.ReadAll(resp.Body)
@@ -186,10 +201,11 @@ func TestServeAndWorkersOnPostgres(t *testing.T) {
 		require.Equal(t, http.StatusAccepted, resp.StatusCode, string(body))
 		var created struct{ ID string }
 		require.NoError(t, json.Unmarshal(body, &created))
-		runs = append(runs, submittedRun{id: created.ID, want: cliDigest(t, scenario), long: long})
+		runs = append(runs, submittedRun{id: created.ID, want: want, long: long})
 	}
 	for i := range 20 {
-		submit(renamed(t, "e2.json", fmt.Sprintf("E2 #%d", i)), false)
+		e2 := renamed(t, "e2.json", fmt.Sprintf("E2 #%d", i))
+		submit(e2, cliDigest(t, e2), false)
 	}
 	doneBy := map[string]bool{}
 	require.Eventually(t, func() bool {
@@ -203,8 +219,12 @@ func TestServeAndWorkersOnPostgres(t *testing.T) {
 		return true
 	}, 2*time.Minute, 100*time.Millisecond, "the small runs did not finish")
 	require.Len(t, doneBy, 2, "both workers took small runs")
-	submit(renamed(t, "mooncake-16to12.json", "long A"), true)
-	submit(renamed(t, "mooncake-16to12.json", "long B"), true)
+	// The long runs take the whole trace (about 2 s of CPU each), so a worker is still running
+	// one when the test kills it.
+	longA, longB := wholeTrace(t, "long A"), wholeTrace(t, "long B")
+	wantA, wantB := cliDigest(t, longA), cliDigest(t, longB)
+	submit(longA, wantA, true)
+	submit(longB, wantB, true)
 
 	// Kill a worker while it runs a long run (each worker, working one run at a time, takes one).
 	var killed, longID string

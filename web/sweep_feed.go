@@ -1,0 +1,203 @@
+package web
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/scalein-planner/scalein/sim"
+	"github.com/scalein-planner/scalein/sim/whatif"
+	"github.com/scalein-planner/scalein/store"
+)
+
+// A sweep may have more points (-max-sweep-points) than the queue holds (-queue). Its points are
+// submitted in order, as many at a time as the queue takes; the rest are fed in the background
+// as room frees up, the way a plan waits for room rather than fail. A point is recorded in the
+// store once its run is submitted, so the recorded points are always a prefix of the sweep, and
+// a restart resumes feeding after the last recorded one.
+
+// sweepFeed is the background feeding of one sweep in this process.
+type sweepFeed struct {
+	cancel context.CancelCauseFunc
+	done   chan struct{}
+	points []whatif.Point // every point of the sweep, for showing the ones not yet submitted
+}
+
+// feedSweep submits points[from:] in order and records them as the sweep's points. It tries as
+// many points at once as remain, halves the batch when the queue is full, and doubles it again
+// after a success. With wait false it returns at the first full queue (next says how far it
+// got); with wait true it waits queueFullRetry and tries again until every point is in.
+// allDone says whether every point it submitted was already done (a reused run).
+func (s *Server) feedSweep(ctx context.Context, id string, points []whatif.Point, from int, wait bool) (next int, allDone bool, err error) {
+	next, allDone = from, true
+	batch := len(points) - from
+	for next < len(points) {
+		k := min(batch, len(points)-next)
+		scenarios := make([]*sim.Scenario, k)
+		for i := range k {
+			scenarios[i] = points[next+i].Scenario
+		}
+		subs, err := s.submit(ctx, scenarios...)
+		if errors.Is(err, errQueueFull) {
+			if k > 1 {
+				batch = k / 2
+				continue
+			}
+			if !wait {
+				return next, false, nil
+			}
+			select { // the queue is full: wait for room rather than fail the sweep
+			case <-ctx.Done():
+				return next, false, context.Cause(ctx)
+			case <-time.After(queueFullRetry):
+			}
+			continue
+		}
+		if err != nil {
+			return next, false, err
+		}
+		stored := make([]store.SweepPoint, k)
+		for i, sub := range subs {
+			vals, err := json.Marshal(points[next+i].Values)
+			if err != nil {
+				return next, false, err
+			}
+			stored[i] = store.SweepPoint{ValuesJSON: vals, RunID: sub.Run.ID}
+			if sub.Run.Status != store.StatusDone {
+				allDone = false
+			}
+		}
+		if err := s.store.AddSweepPoints(ctx, id, next, stored); err != nil {
+			return next, false, err
+		}
+		next += k
+		batch = min(2*k, len(points))
+	}
+	return next, allDone, nil
+}
+
+// startSweepFeed feeds points[from:] of the sweep in the background. A feeding of the same
+// sweep already running here is stopped first (a sweep asked again starts over from the point
+// its request could not submit).
+func (s *Server) startSweepFeed(id string, points []whatif.Point, from int) {
+	s.mu.Lock()
+	if s.stopped {
+		s.mu.Unlock()
+		return
+	}
+	if s.sweepFeeds == nil {
+		s.sweepFeeds = map[string]*sweepFeed{}
+	}
+	old := s.sweepFeeds[id]
+	ctx, cancel := context.WithCancelCause(s.runsCtx)
+	feed := &sweepFeed{cancel: cancel, done: make(chan struct{}), points: points}
+	s.sweepFeeds[id] = feed
+	s.plansRunning.Add(1)
+	s.mu.Unlock()
+	if old != nil {
+		old.cancel(errCancelledByUser)
+	}
+	go func() {
+		defer s.plansRunning.Done()
+		defer close(feed.done)
+		defer func() {
+			s.mu.Lock()
+			if s.sweepFeeds[id] == feed {
+				delete(s.sweepFeeds, id)
+			}
+			s.mu.Unlock()
+			cancel(nil)
+		}()
+		if old != nil {
+			<-old.done
+		}
+		n, _, err := s.feedSweep(ctx, id, points, from, true)
+		switch {
+		case err == nil:
+			s.log.Info("sweep fed", "sweep", id, "points", n)
+		case ctx.Err() != nil: // cancelled, asked again, or shutting down (resumed at the next start)
+		default:
+			s.log.Error("feeding a sweep's points stopped", "sweep", id, "submitted", n, "points", len(points), "err", err)
+		}
+	}()
+}
+
+// stopSweepFeed stops the sweep's background feeding, if any, and waits until it has stopped,
+// so that nothing is submitted for the sweep after it returns.
+func (s *Server) stopSweepFeed(ctx context.Context, id string) error {
+	s.mu.Lock()
+	feed := s.sweepFeeds[id]
+	s.mu.Unlock()
+	if feed == nil {
+		return nil
+	}
+	feed.cancel(errCancelledByUser)
+	select {
+	case <-feed.done:
+		return nil
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	}
+}
+
+// feedingPoints returns every point of a sweep being fed here, or nil.
+func (s *Server) feedingPoints(id string) []whatif.Point {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if feed := s.sweepFeeds[id]; feed != nil {
+		return feed.points
+	}
+	return nil
+}
+
+// axesPoints is the number of points the axes give (the product of their value counts).
+func axesPoints(axes []whatif.Axis) int {
+	n := 1
+	for _, ax := range axes {
+		n *= len(ax.Values)
+	}
+	return n
+}
+
+// expandStored expands a stored sweep's points again (deterministic: the same scenarios, so the
+// same run ids, as when it was asked for).
+func (s *Server) expandStored(scenarioJSON, axesJSON []byte) ([]whatif.Point, error) {
+	var axes []whatif.Axis
+	if err := decodeNumbers(axesJSON, &axes); err != nil {
+		return nil, fmt.Errorf("stored axes: %w", err)
+	}
+	base, err := sim.Parse(scenarioJSON, sim.ParseEnv{Traces: s.store})
+	if err != nil {
+		return nil, fmt.Errorf("the stored scenario is no longer valid: %w", err)
+	}
+	// The sweep was accepted when asked for; a lower -max-sweep-points since does not drop it.
+	return whatif.Expand(base, axes, sim.ParseEnv{Traces: s.store}, max(s.cfg.MaxSweepPoints, axesPoints(axes)))
+}
+
+// resumeSweeps starts feeding every sweep a previous process left with points not yet submitted.
+func (s *Server) resumeSweeps(ctx context.Context) error {
+	feeds, err := s.store.ActiveSweeps(ctx)
+	if err != nil {
+		return err
+	}
+	resumed := 0
+	for _, f := range feeds {
+		var axes []whatif.Axis
+		if err := decodeNumbers(f.AxesJSON, &axes); err != nil || f.Recorded >= axesPoints(axes) {
+			continue
+		}
+		points, err := s.expandStored(f.ScenarioJSON, f.AxesJSON)
+		if err != nil {
+			s.log.Error("a sweep's remaining points cannot be submitted", "sweep", f.ID, "err", err)
+			continue
+		}
+		s.startSweepFeed(f.ID, points, f.Recorded)
+		resumed++
+	}
+	if resumed > 0 {
+		s.log.Info("sweeps resumed from a previous process", "count", resumed)
+	}
+	return nil
+}

@@ -220,7 +220,7 @@ func TestSweepLargerThanQueue(t *testing.T) {
 		rep, err := sim.Run(context.Background(), points[i].Scenario, sim.RunOptions{})
 		require.NoError(t, err)
 		var got sim.Report
-		require.NoError(t, json.Unmarshal(run.ReportJSON, &got))
+		require.NoError(t, json.Unmarshal(run.SummaryJSON, &got))
 		assert.Equal(t, rep.Digest, got.Digest, "point %d", i)
 	}
 

@@ -277,20 +277,41 @@ func TestServeAndWorkersOnPostgres(t *testing.T) {
 	db, err := sql.Open("pgx", dsn)
 	require.NoError(t, err)
 	defer db.Close()
-	rows, err := db.Query(`SELECT args->>'run_id', state, count(*) FROM river_job GROUP BY 1, 2`)
-	require.NoError(t, err)
-	defer rows.Close()
-	completed := map[string]int{}
-	for rows.Next() {
-		var (
-			id, state string
-			n         int
-		)
-		require.NoError(t, rows.Scan(&id, &state, &n))
-		require.Equal(t, "completed", state, "run %s has %d jobs %s", id, n, state)
-		completed[id] += n
+	// River records a job's completion asynchronously (its completer batches them), so a run's
+	// row can say done a moment before its job says completed: wait for every job to settle.
+	var completed map[string]int
+	var unsettled string
+	settled := func() bool {
+		rows, err := db.Query(`SELECT args->>'run_id', state, count(*) FROM river_job GROUP BY 1, 2`)
+		if err != nil {
+			unsettled = err.Error()
+			return false
+		}
+		defer rows.Close()
+		completed, unsettled = map[string]int{}, ""
+		for rows.Next() {
+			var (
+				id, state string
+				n         int
+			)
+			if err := rows.Scan(&id, &state, &n); err != nil {
+				unsettled = err.Error()
+				return false
+			}
+			if state != "completed" {
+				unsettled = fmt.Sprintf("run %s has %d jobs %s", id, n, state)
+			}
+			completed[id] += n
+		}
+		if err := rows.Err(); err != nil {
+			unsettled = err.Error()
+		}
+		return unsettled == ""
 	}
-	require.NoError(t, rows.Err())
+	for settleBy := time.Now().Add(30 * time.Second); !settled() && time.Now().Before(settleBy); {
+		time.Sleep(100 * time.Millisecond)
+	}
+	require.Empty(t, unsettled, "every job ends completed")
 	require.Len(t, completed, len(runs))
 	for id, n := range completed {
 		assert.Equal(t, 1, n, "run %s completed %d times", id, n)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -15,26 +14,14 @@ import (
 // runCalibrate fits the pass timing model to FPM JSON lines and prints the calibration as JSON.
 // Exit codes: 0 ok, 2 bad usage or bad lines (each with its line number on stderr), 1 others.
 func runCalibrate(_ context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("scalein calibrate", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newCommandFlags("calibrate", "scalein calibrate -fpm FILE|- [-worker ID] [-skip N]", stderr)
 	path := fs.String("fpm", "", "FPM JSON lines file, or - for stdin (required)")
 	worker := fs.String("worker", "", "fit only the lines whose worker_id is this")
 	skip := fs.Int("skip", 0, "drop the first N passes (warm-up)")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: scalein calibrate -fpm FILE|- [-worker ID] [-skip N]")
-		fs.PrintDefaults()
+	if code, ok := fs.parse(args); !ok {
+		return code
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
-	}
-	usageError := func(format string, a ...any) int {
-		fmt.Fprintf(stderr, "scalein calibrate: "+format+"\n", a...)
-		fs.Usage()
-		return 2
-	}
+	usageError := fs.usageError
 	switch {
 	case fs.NArg() > 0:
 		return usageError("unexpected argument %q", fs.Arg(0))

@@ -7,7 +7,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"strconv"
@@ -119,29 +118,17 @@ func runSweep(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	var vary varyFlags
 	var config, out, format string
 	var parallel, maxPoints int
-	fs := flag.NewFlagSet("scalein sweep", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newCommandFlags("sweep", "scalein sweep -config FILE|- -vary PATH=V1,V2,… [-vary …] [-out FILE] [-format json|csv] [-parallel N]", stderr)
 	fs.StringVar(&config, "config", "", "scenario JSON file, or - for stdin (required)")
 	fs.Var(&vary, "vary", "PATH=V1,V2,… a field and its values (repeat for up to 3 fields)")
 	fs.StringVar(&out, "out", "", "write the result here instead of stdout (atomically)")
 	fs.StringVar(&format, "format", "json", "json or csv")
 	fs.IntVar(&parallel, "parallel", 0, "runs at once (0: one per CPU)")
 	fs.IntVar(&maxPoints, "max-points", whatif.DefaultMaxPoints, "refuse sweeps with more points than this")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: scalein sweep -config FILE|- -vary PATH=V1,V2,… [-vary …] [-out FILE] [-format json|csv] [-parallel N]")
-		fs.PrintDefaults()
+	if code, ok := fs.parse(args); !ok {
+		return code
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
-	}
-	usageError := func(format string, a ...any) int {
-		fmt.Fprintf(stderr, "scalein sweep: "+format+"\n", a...)
-		fs.Usage()
-		return 2
-	}
+	usageError := fs.usageError
 	switch {
 	case fs.NArg() > 0:
 		return usageError("unexpected argument %q", fs.Arg(0))
@@ -254,8 +241,7 @@ func runPlan(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	var startMS float64
 	var maxKilled int64
 	var ttft optionalFloat
-	fs := flag.NewFlagSet("scalein plan", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newCommandFlags("plan", "scalein plan -config FILE|- -remove N -start-ms T [-ttft-p99-ms X] [-max-killed K] [-max-runs M] [-search JSON] [-out FILE] [-parallel N]", stderr)
 	fs.StringVar(&config, "config", "", "scenario JSON file, or - for stdin (required; its scale_in is replaced)")
 	fs.IntVar(&remove, "remove", 0, "how many workers to drain (required)")
 	fs.Float64Var(&startMS, "start-ms", 0, "drain no worker before this instant (ms)")
@@ -265,21 +251,10 @@ func runPlan(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	fs.IntVar(&parallel, "parallel", 0, "runs at once (0: one per CPU)")
 	fs.StringVar(&search, "search", "", `JSON overriding the search space, like {"waves": [1, 2], "gaps_ms": [10000]} (docs/planning.md)`)
 	fs.StringVar(&out, "out", "", "write the plan here instead of stdout (atomically)")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: scalein plan -config FILE|- -remove N -start-ms T [-ttft-p99-ms X] [-max-killed K] [-max-runs M] [-search JSON] [-out FILE] [-parallel N]")
-		fs.PrintDefaults()
+	if code, ok := fs.parse(args); !ok {
+		return code
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
-	}
-	usageError := func(format string, a ...any) int {
-		fmt.Fprintf(stderr, "scalein plan: "+format+"\n", a...)
-		fs.Usage()
-		return 2
-	}
+	usageError := fs.usageError
 	switch {
 	case fs.NArg() > 0:
 		return usageError("unexpected argument %q", fs.Arg(0))

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -20,18 +21,25 @@ import (
 //   - process 2 "Peers that pulled": a track per worker that received pulls, with its counts, and,
 //     when the report has per-request rows, a span per request that staged a pull (arrival →
 //     first token, named by the pull's outcome) on the worker it ran on;
-//   - process 3 "Fleet": the scale-in actions as instants and the time series as counters.
+//   - process 3 "Fleet": the scale-in actions as instants and the time series as counters;
+//   - process 4 "Passes": a track per drained worker and per peer that pulled, with its forward
+//     passes from the first drain mark to the last removal. The report keeps no passes, so the
+//     run is simulated again (it is deterministic) and stopped once past that window.
 //
-// The report has no pass-level or per-pull records (which source served which pull, when
-// bytes moved), so neither has the export. Its size is bounded: at most maxTraceRequestSpans
-// request spans (the earliest), the time series' ≤ 200 buckets, four events per drained worker.
+// The report has no per-pull records (which source served which pull, when bytes moved), so
+// neither has the export. Its size is bounded: at most maxTraceRequestSpans request spans (the
+// earliest), maxTracePasses passes (the earliest), the time series' ≤ 200 buckets, four events
+// per drained worker.
 
 const (
 	tracePIDDrained = 1
 	tracePIDPeers   = 2
 	tracePIDFleet   = 3
+	tracePIDPasses  = 4
 	// maxTraceRequestSpans bounds the per-request spans of a big run (a few MB of JSON).
 	maxTraceRequestSpans = 20_000
+	// maxTracePasses bounds the pass spans (about 150 bytes each).
+	maxTracePasses = 50_000
 )
 
 // traceEvent is one Trace Event Format record; times are microseconds.
@@ -64,8 +72,71 @@ func meta(kind string, pid, tid int, name string) traceEvent {
 	return traceEvent{Name: kind, Ph: "M", PID: pid, TID: tid, Args: map[string]any{"name": name}}
 }
 
-// chromeTrace converts a report to the Trace Event Format.
-func chromeTrace(runID string, rep *sim.Report) traceFile {
+// tracePasses is what the export holds of a run's passes: those of the tracked workers in the
+// drain window, in simulated order, and why there are no more.
+type tracePasses struct {
+	passes []sim.PassRecord
+	note   string // "" when every pass of the window is there
+}
+
+// passWindow is the part of the run whose passes the export draws: from the first drain mark
+// to the last removal (or the end of the run), and the workers drawn (drained, or received
+// pulls). ok is false when nothing was drained.
+func passWindow(rep *sim.Report) (fromNS, toNS int64, workers map[int]bool, ok bool) {
+	workers = map[int]bool{}
+	from, to := rep.Summary.DurationMS, 0.0
+	for _, w := range rep.Workers {
+		if w.PullsReceived > 0 {
+			workers[w.ID] = true
+		}
+		if w.MarkedAtMS == nil {
+			continue
+		}
+		workers[w.ID] = true
+		ok = true
+		from = min(from, *w.MarkedAtMS)
+		end := rep.Summary.DurationMS
+		if w.RemovedAtMS != nil {
+			end = *w.RemovedAtMS
+		}
+		to = max(to, end)
+	}
+	return int64(from * 1e6), int64(to * 1e6), workers, ok
+}
+
+// simulatePasses runs sc again and keeps the passes of the tracked workers that overlap the
+// drain window, stopping at maxTracePasses or once the simulation is past the window.
+func simulatePasses(ctx context.Context, sc *sim.Scenario, opt sim.RunOptions, rep *sim.Report) tracePasses {
+	fromNS, toNS, workers, ok := passWindow(rep)
+	if !ok {
+		return tracePasses{}
+	}
+	ctx, cancel := context.WithTimeout(ctx, passesExportTimeout)
+	defer cancel()
+	var out tracePasses
+	opt.Pass = func(p sim.PassRecord) {
+		switch {
+		case p.StartNS > toNS:
+			cancel() // past the window: nothing more to draw
+		case !workers[p.Worker] || p.EndNS < fromNS:
+		case len(out.passes) >= maxTracePasses:
+			out.note = fmt.Sprintf("only the first %d passes of the drain window are drawn", maxTracePasses)
+			cancel()
+		default:
+			out.passes = append(out.passes, p)
+		}
+	}
+	if _, err := sim.Run(ctx, sc, opt); err != nil && ctx.Err() == nil {
+		out.note = "the passes could not be simulated again: " + err.Error()
+	} else if ctx.Err() == context.DeadlineExceeded {
+		out.note = fmt.Sprintf("simulating the passes again took over %s; the passes drawn end there", passesExportTimeout)
+	}
+	return out
+}
+
+// chromeTrace converts a report (and the passes simulated again, if any) to the Trace Event
+// Format.
+func chromeTrace(runID string, rep *sim.Report, passes tracePasses) traceFile {
 	end := rep.Summary.DurationMS
 	ev := []traceEvent{
 		meta("process_name", tracePIDDrained, 0, "Drained workers"),
@@ -119,12 +190,34 @@ func chromeTrace(runID string, rep *sim.Report) traceFile {
 	}
 	spans, dropped := requestSpans(rep)
 	ev = append(ev, spans...)
+	ev = append(ev, passSpans(passes.passes)...)
 	sort.SliceStable(ev, func(i, j int) bool { return ev[i].Ph == "M" && ev[j].Ph != "M" })
 	return traceFile{TraceEvents: ev, DisplayTimeUnit: "ms", Metadata: map[string]any{
 		"run_id": runID, "name": rep.Name, "scenario_id": rep.ScenarioID, "model_version": rep.ModelVersion,
 		"duration_ms": rep.Summary.DurationMS, "request_spans_dropped": dropped,
-		"note": "Times are simulated. The report has no pass-level or per-pull records, so pulls appear as counts and as the spans of the requests that staged them.",
+		"passes": len(passes.passes), "passes_note": passes.note,
+		"note": "Times are simulated. The report has no per-pull records, so pulls appear as counts and as the spans of the requests that staged them; passes are simulated again for the drain window.",
 	}}
+}
+
+// passSpans draws each pass on its worker's track of the "Passes" process, with the pass's
+// prefill tokens (P), decoding requests (D) and decode KV tokens (K).
+func passSpans(passes []sim.PassRecord) []traceEvent {
+	if len(passes) == 0 {
+		return nil
+	}
+	out := []traceEvent{meta("process_name", tracePIDPasses, 0, "Passes")}
+	named := map[int]bool{}
+	for _, p := range passes {
+		if !named[p.Worker] {
+			named[p.Worker] = true
+			out = append(out, meta("thread_name", tracePIDPasses, p.Worker, fmt.Sprintf("worker %d passes", p.Worker)))
+		}
+		out = append(out, span("pass", "pass", tracePIDPasses, p.Worker, float64(p.StartNS)/1e6, float64(p.EndNS)/1e6,
+			map[string]any{"prefill_tokens": p.PrefillTokens, "prefill_requests": p.PrefillRequests,
+				"decode_requests": p.DecodeRequests, "decode_kv_tokens": p.DecodeKVTokens}))
+	}
+	return out
 }
 
 // requestSpans draws each request that staged a pull on the peer it ran on: arrival → first
@@ -167,7 +260,13 @@ func (s *Server) handleTraceJSON(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	body, err := json.Marshal(chromeTrace(run.ID, rep))
+	var passes tracePasses
+	if sc, err := sim.Parse(run.ScenarioJSON, sim.ParseEnv{Traces: s.store}); err != nil {
+		passes.note = "the run's scenario no longer validates, so its passes cannot be simulated again"
+	} else {
+		passes = simulatePasses(r.Context(), sc, sim.RunOptions{Traces: s.store}, rep)
+	}
+	body, err := json.Marshal(chromeTrace(run.ID, rep, passes))
 	if err != nil {
 		return fmt.Errorf("encode trace of run %s: %w", run.ID, err)
 	}

@@ -79,6 +79,29 @@ func TestTraceExportMatchesReport(t *testing.T) {
 	assert.Equal(t, int(rep.KVCR.Staged), peerSpans)
 	assert.Equal(t, 0.0, tr.Metadata["request_spans_dropped"])
 
+	// Passes: simulated again for the drained worker and the peer, inside the drain window,
+	// each as long as the model's pass timing says (the same passes passes.jsonl exports).
+	fromNS, toNS, tracked, ok := passWindow(rep)
+	require.True(t, ok)
+	passesByWorker := map[int]int{}
+	for _, e := range tr.TraceEvents {
+		if e.Ph != "X" || e.PID != tracePIDPasses {
+			continue
+		}
+		passesByWorker[e.TID]++
+		assert.True(t, tracked[e.TID], "pass on an untracked worker %d", e.TID)
+		assert.Positive(t, e.Dur)
+		assert.LessOrEqual(t, e.TS, float64(toNS)/1e3)
+		assert.GreaterOrEqual(t, e.TS+e.Dur, float64(fromNS)/1e3)
+	}
+	assert.Positive(t, passesByWorker[w.ID], "the drained worker's passes are drawn: %v", passesByWorker)
+	assert.Equal(t, "", tr.Metadata["passes_note"])
+	total := 0
+	for _, n := range passesByWorker {
+		total += n
+	}
+	assert.EqualValues(t, total, tr.Metadata["passes"])
+
 	// Not done yet: no trace, and a message saying why.
 	q := newTestServer(t, Config{}, false)
 	queued := submitAPI(t, q, testScenario("queued"))
@@ -92,7 +115,7 @@ func TestTraceExportBounded(t *testing.T) {
 	for i := range maxTraceRequestSpans + 5 {
 		rep.Requests = append(rep.Requests, sim.RequestRow{ID: "r" + string(rune('a'+i%26)), Worker: &w, ArrivalMS: 1, PullOutcome: &out})
 	}
-	tr := chromeTrace("x", rep)
+	tr := chromeTrace("x", rep, tracePasses{})
 	assert.Equal(t, 5, tr.Metadata["request_spans_dropped"])
 	assert.LessOrEqual(t, len(tr.TraceEvents), maxTraceRequestSpans+10)
 }

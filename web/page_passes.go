@@ -36,6 +36,10 @@ func (s *Server) handlePassesJSONL(w http.ResponseWriter, r *http.Request) error
 		return &Error{Status: http.StatusConflict, Title: "Scenario no longer valid",
 			Message: "this run's scenario no longer validates, so its passes cannot be simulated again: " + err.Error()}
 	}
+	if sc.ID() != run.ID {
+		return &Error{Status: http.StatusConflict, Title: "Run from an earlier model",
+			Message: "this run was simulated by an earlier model version, so simulating it again would not give its passes; open it with Edit as new and run it again to export passes under " + sim.ModelVersion}
+	}
 	wv := r.URL.Query().Get("worker")
 	worker, err := strconv.Atoi(wv)
 	if err != nil || worker < 0 || worker >= sc.Fleet.Workers {

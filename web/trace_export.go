@@ -263,6 +263,8 @@ func (s *Server) handleTraceJSON(w http.ResponseWriter, r *http.Request) error {
 	var passes tracePasses
 	if sc, err := sim.Parse(run.ScenarioJSON, sim.ParseEnv{Traces: s.store}); err != nil {
 		passes.note = "the run's scenario no longer validates, so its passes cannot be simulated again"
+	} else if sc.ID() != run.ID {
+		passes.note = "this run was simulated by an earlier model version (" + rep.ModelVersion + "), so its passes are not simulated again under " + sim.ModelVersion
 	} else {
 		passes = simulatePasses(r.Context(), sc, sim.RunOptions{Traces: s.store}, rep)
 	}

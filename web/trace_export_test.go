@@ -1,9 +1,11 @@
 package web
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -127,4 +129,33 @@ func fetchReportOf(t *testing.T, s *Server, id string) *sim.Report {
 	var rep sim.Report
 	require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &rep))
 	return &rep
+}
+
+// A run stored by an earlier model version (its id is not its scenario's id under this model)
+// is not simulated again: trace.json says why it has no passes, passes.jsonl answers 409.
+func TestExportsOfAnEarlierModelsRun(t *testing.T) {
+	s := newTestServer(t, Config{}, false)
+	ctx := context.Background()
+	on, _ := runPreset(t, "incident", nil)
+	off, err := sim.Counterpart(on, sim.CounterpartGuard)
+	require.NoError(t, err)
+	rep, err := sim.Run(ctx, off, sim.RunOptions{})
+	require.NoError(t, err)
+	rep.ModelVersion = "scalein-model/1"
+	report, err := json.Marshal(rep)
+	require.NoError(t, err)
+	const id = "aaaaaaaaaaaaaaaa" // not off.ID(): as if hashed with an earlier model version
+	require.NotEqual(t, id, off.ID())
+	_, _, err = s.store.CreateRun(ctx, id, "old", off.CanonicalJSON(), time.Now())
+	require.NoError(t, err)
+	require.NoError(t, s.store.StartRun(ctx, id, time.Now()))
+	require.NoError(t, s.store.FinishRun(ctx, id, report, nil, time.Now()))
+
+	rec := get(t, s, "/runs/"+id+"/trace.json")
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	var tr traceJSON
+	require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &tr))
+	assert.EqualValues(t, 0, tr.Metadata["passes"])
+	assert.Contains(t, tr.Metadata["passes_note"], "earlier model version (scalein-model/1)")
+	assert.Equal(t, http.StatusConflict, get(t, s, "/runs/"+id+"/passes.jsonl?worker=1").Code)
 }

@@ -10,19 +10,23 @@ import (
 )
 
 // runSummary is what a done run stores as its summary (store.Run.SummaryJSON): the report
-// without its per-request rows, plus the one per-request figure a page draws, each request's
-// TTFT (the TTFT histogram). Pages, compare, workers.csv and charts read only this; the rows
-// stay in the stored report, which report.json, the API's run document and trace.json read.
+// without its per-request rows, plus the one per-request figure a page draws, the histogram of
+// the requests' TTFTs (at most 101 counts, however many requests). Pages, compare, workers.csv
+// and charts read only this; the rows stay in the stored report, which report.json, the API's
+// run document and trace.json read.
 type runSummary struct {
 	sim.Report
-	// RequestTTFTsMS is first_token_ms − arrival_ms of every per-request row with a first
-	// token, in row order; absent when the report has no per-request rows.
-	RequestTTFTsMS []float64 `json:"request_ttfts_ms,omitempty"`
+	// TTFTHistogram counts first_token_ms − arrival_ms of the per-request rows with a first
+	// token; absent when the report has no such row.
+	TTFTHistogram *ttftCounts `json:"ttft_histogram,omitempty"`
+	// LegacyTTFTsMS is what summaries stored before the histogram held instead: one TTFT per
+	// request. loadSummary turns it into TTFTHistogram; it is never written.
+	LegacyTTFTsMS []float64 `json:"request_ttfts_ms,omitempty"`
 }
 
 // summarize builds the summary of a report.
 func summarize(rep *sim.Report) *runSummary {
-	sum := &runSummary{Report: *rep, RequestTTFTsMS: requestTTFTsMS(rep)}
+	sum := &runSummary{Report: *rep, TTFTHistogram: requestTTFTCounts(rep)}
 	sum.Requests = nil
 	return sum
 }
@@ -43,19 +47,20 @@ func (s *Server) loadSummary(ctx context.Context, run store.Run) (*runSummary, e
 	if err := json.Unmarshal(run.SummaryJSON, &sum); err != nil {
 		return nil, fmt.Errorf("decode stored summary of run %s: %w", run.ID, err)
 	}
+	if sum.TTFTHistogram == nil && len(sum.LegacyTTFTsMS) > 0 {
+		// Stored before the histogram: the same counts, from the TTFTs it kept.
+		sum.TTFTHistogram = countTTFTs(sum.LegacyTTFTsMS)
+	}
+	sum.LegacyTTFTsMS = nil
 	return &sum, nil
 }
 
 func (s *Server) backfillSummary(ctx context.Context, id string) (*runSummary, error) {
-	reportJSON, err := s.store.GetReportJSON(ctx, id)
+	rep, err := s.loadReport(ctx, id)
 	if err != nil {
 		return nil, err
 	}
-	var rep sim.Report
-	if err := json.Unmarshal(reportJSON, &rep); err != nil {
-		return nil, fmt.Errorf("decode stored report of run %s: %w", id, err)
-	}
-	sum := summarize(&rep)
+	sum := summarize(rep)
 	b, err := json.Marshal(sum)
 	if err != nil {
 		return nil, fmt.Errorf("encode summary of run %s: %w", id, err)
@@ -66,14 +71,20 @@ func (s *Server) backfillSummary(ctx context.Context, id string) (*runSummary, e
 	return sum, nil
 }
 
-// loadReport decodes a done run's full report, per-request rows included (trace.json).
+// loadReport decodes a done run's full report, per-request rows included (trace.json), from
+// the stored chunks as they are read: the report's JSON is never held whole.
 func (s *Server) loadReport(ctx context.Context, id string) (*sim.Report, error) {
-	reportJSON, err := s.store.GetReportJSON(ctx, id)
+	stored, err := s.store.OpenReport(ctx, id)
 	if err != nil {
 		return nil, err
 	}
+	rc, err := stored.JSON(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = rc.Close() }()
 	var rep sim.Report
-	if err := json.Unmarshal(reportJSON, &rep); err != nil {
+	if err := json.NewDecoder(rc).Decode(&rep); err != nil {
 		return nil, fmt.Errorf("decode stored report of run %s: %w", id, err)
 	}
 	return &rep, nil

@@ -140,56 +140,9 @@ const maxTraceRowErrors = 20
 // keeps the rows in s.trace. A local path is replaced by the sha256 of the file's bytes.
 func resolveTrace(errs *fieldErrors, s *Scenario, env ParseEnv) {
 	t := s.Workload.Trace
-	var rows []TraceRow
-	var err error
-	switch {
-	case t.Path != "":
-		const p = "workload.trace.path"
-		if env.ReadFile == nil {
-			errs.add(p, "path traces are only accepted on the command line; upload the trace and use its sha256")
-			return
-		}
-		data, rerr := env.ReadFile(t.Path)
-		if rerr != nil {
-			errs.add(p, "cannot read the trace: %v", rerr)
-			return
-		}
-		rows, err = parseTraceRows(data, t.TraceBlockTokens)
-		if err != nil {
-			addTraceErrors(errs, p, err)
-			return
-		}
-		sum := sha256.Sum256(data)
-		t.SHA256, t.Path = hex.EncodeToString(sum[:]), ""
-	case t.SHA256 != "":
-		const p = "workload.trace.sha256"
-		if env.Traces == nil {
-			errs.add(p, "no uploaded trace has sha256 %s: upload it first (the Traces page or POST /traces), or on the command line name the file with \"path\"", t.SHA256)
-			return
-		}
-		data, terr := env.Traces.Trace(t.SHA256)
-		if terr != nil {
-			errs.add(p, "no uploaded trace has sha256 %s (%v): upload it first (the Traces page or POST /traces)", t.SHA256, terr)
-			return
-		}
-		if sum := sha256.Sum256(data); hex.EncodeToString(sum[:]) != t.SHA256 {
-			errs.add(p, "the stored trace's content does not match sha256 %s; upload it again", t.SHA256)
-			return
-		}
-		rows, err = parseTraceRows(data, t.TraceBlockTokens)
-		if err != nil {
-			addTraceErrors(errs, p, err)
-			return
-		}
-	default:
-		rows, err = builtinTraceRows(t.Name)
-		if err == nil && t.TraceBlockTokens != builtinTraceBlockTokens {
-			err = checkHashIDCounts(rows, t.TraceBlockTokens)
-		}
-		if err != nil {
-			addTraceErrors(errs, "workload.trace.name", err)
-			return
-		}
+	rows, ok := loadTraceRows(errs, t, env)
+	if !ok {
+		return
 	}
 	if t.Limit > 0 && t.Limit < len(rows) {
 		rows = rows[:t.Limit]
@@ -198,9 +151,71 @@ func resolveTrace(errs *fieldErrors, s *Scenario, env ParseEnv) {
 		errs.add("workload.trace", "uses %d rows; the limit is %d (set limit)", len(rows), MaxTraceRows)
 		return
 	}
+	checkTraceRows(errs, rows, t, s.Fleet)
+	s.trace = rows
+}
+
+// loadTraceRows reads the trace a scenario names: a file on the command line (which becomes its
+// sha256), an uploaded trace by sha256, or a built-in trace. Problems go to errs.
+func loadTraceRows(errs *fieldErrors, t *TraceSpec, env ParseEnv) ([]TraceRow, bool) {
+	var data []byte
+	var p string
+	switch {
+	case t.Path != "":
+		p = "workload.trace.path"
+		if env.ReadFile == nil {
+			errs.add(p, "path traces are only accepted on the command line; upload the trace and use its sha256")
+			return nil, false
+		}
+		var err error
+		if data, err = env.ReadFile(t.Path); err != nil {
+			errs.add(p, "cannot read the trace: %v", err)
+			return nil, false
+		}
+	case t.SHA256 != "":
+		p = "workload.trace.sha256"
+		if env.Traces == nil {
+			errs.add(p, "no uploaded trace has sha256 %s: upload it first (the Traces page or POST /traces), or on the command line name the file with \"path\"", t.SHA256)
+			return nil, false
+		}
+		var err error
+		if data, err = env.Traces.Trace(t.SHA256); err != nil {
+			errs.add(p, "no uploaded trace has sha256 %s (%v): upload it first (the Traces page or POST /traces)", t.SHA256, err)
+			return nil, false
+		}
+		if sum := sha256.Sum256(data); hex.EncodeToString(sum[:]) != t.SHA256 {
+			errs.add(p, "the stored trace's content does not match sha256 %s; upload it again", t.SHA256)
+			return nil, false
+		}
+	default:
+		rows, err := builtinTraceRows(t.Name)
+		if err == nil && t.TraceBlockTokens != builtinTraceBlockTokens {
+			err = checkHashIDCounts(rows, t.TraceBlockTokens)
+		}
+		if err != nil {
+			addTraceErrors(errs, "workload.trace.name", err)
+			return nil, false
+		}
+		return rows, true
+	}
+	rows, err := parseTraceRows(data, t.TraceBlockTokens)
+	if err != nil {
+		addTraceErrors(errs, p, err)
+		return nil, false
+	}
+	if t.Path != "" {
+		sum := sha256.Sum256(data)
+		t.SHA256, t.Path = hex.EncodeToString(sum[:]), ""
+	}
+	return rows, true
+}
+
+// checkTraceRows reports rows the fleet cannot serve or that arrive too late, the first
+// maxTraceRowErrors of them by line and then how many more.
+func checkTraceRows(errs *fieldErrors, rows []TraceRow, t *TraceSpec, fleet Fleet) {
 	problems := 0
 	for _, r := range rows {
-		why := requestTooLarge(int64(r.InputLength), int64(r.OutputLength), s.Fleet)
+		why := requestTooLarge(int64(r.InputLength), int64(r.OutputLength), fleet)
 		if why == "" && (r.TimestampMS/t.Speedup)+t.OffsetMS > maxTimeMS {
 			why = fmt.Sprintf("arrives at %s ms after speedup and offset; the limit is %s ms", fmtNum(r.TimestampMS/t.Speedup+t.OffsetMS), fmtNum(maxTimeMS))
 		}
@@ -215,7 +230,6 @@ func resolveTrace(errs *fieldErrors, s *Scenario, env ParseEnv) {
 	if problems > maxTraceRowErrors {
 		errs.add("workload.trace", "%d more rows have the same kind of problem", problems-maxTraceRowErrors)
 	}
-	s.trace = rows
 }
 
 func addTraceErrors(errs *fieldErrors, path string, err error) {

@@ -7,6 +7,10 @@ package templates
 // reader would otherwise misread it (why pulls are partial).
 type Card struct {
 	Key, Label, Value, Note string
+	// Exact is the unrounded value when Value is rounded (shown as the value's title).
+	Exact string
+	// Help explains a term of the card, folded under the question HelpTitle.
+	HelpTitle, Help string
 	// A, B and Delta are set on the compare page instead of Value.
 	A, B, Delta, Trend string
 }

@@ -64,7 +64,7 @@ const (
 // and its colour. A single run has an empty label.
 type runView struct {
 	rep   *sim.Report
-	ttfts []float64 // per-request TTFTs (runSummary.RequestTTFTsMS); nil without per-request rows
+	ttft  *ttftCounts // histogram of per-request TTFTs (runSummary.TTFTHistogram); nil without per-request rows
 	label string
 	color string
 }
@@ -81,7 +81,7 @@ func runCharts(rep *sim.Report) []templates.Chart {
 // summaryCharts is runCharts from a run's stored summary.
 func summaryCharts(sum *runSummary) []templates.Chart {
 	rep := &sum.Report
-	runs := []runView{{rep: rep, ttfts: sum.RequestTTFTsMS}}
+	runs := []runView{{rep: rep, ttft: sum.TTFTHistogram}}
 	removal := []templates.Chart{removalTimelineChart(idRemovalTimeline, "Removal timeline", rep, timelineAxes(runs))}
 	if isLargeDrain(rep) {
 		removal = drainAggregateCharts("", runs)
@@ -118,8 +118,8 @@ func compareSummaryCharts(sa, sb *runSummary, labelA, labelB string) []templates
 		// Legends and tooltips key series by name: equal names would merge the two runs.
 		labelA, labelB = labelA+" (A)", labelB+" (B)"
 	}
-	runs := []runView{{rep: a, ttfts: sa.RequestTTFTsMS, label: labelA, color: colorRunA},
-		{rep: b, ttfts: sb.RequestTTFTsMS, label: labelB, color: colorRunB}}
+	runs := []runView{{rep: a, ttft: sa.TTFTHistogram, label: labelA, color: colorRunA},
+		{rep: b, ttft: sb.TTFTHistogram, label: labelB, color: colorRunB}}
 	var out []templates.Chart
 
 	tl := timelineAxes(runs)

@@ -11,64 +11,36 @@ import (
 	"github.com/scalein-planner/scalein/templates"
 )
 
-// histogramTargetBins is roughly how many bins a TTFT histogram gets; the bin width is rounded
-// to 1, 2 or 5 × 10^k ms so bin edges are readable.
-const histogramTargetBins = 20
-
-// requestTTFTsMS returns first_token_ms − arrival_ms of every request that got a first token,
-// or nil when the report has no per-request rows.
-func requestTTFTsMS(rep *sim.Report) []float64 {
-	var out []float64
-	for _, q := range rep.Requests {
-		if q.FirstTokenMS != nil {
-			out = append(out, *q.FirstTokenMS-q.ArrivalMS)
-		}
-	}
-	return out
-}
-
 // ttftDistributionChart draws a histogram of per-request TTFT when every run has per-request
 // rows, and otherwise bars of the summary's mean and percentiles (the title says which). Compared
 // runs share bins and categories.
 func ttftDistributionChart(id string, runs []runView) templates.Chart {
-	samples := make([][]float64, len(runs))
-	histogram := true
-	for i, r := range runs {
-		samples[i] = r.ttfts
-		if len(samples[i]) == 0 {
-			histogram = false
+	for _, r := range runs {
+		if r.ttft == nil {
+			return ttftPercentiles(id, runs)
 		}
 	}
-	if histogram {
-		return ttftHistogram(id, runs, samples)
-	}
-	return ttftPercentiles(id, runs)
+	return ttftHistogram(id, runs)
 }
 
-func ttftHistogram(id string, runs []runView, samples [][]float64) templates.Chart {
+func ttftHistogram(id string, runs []runView) templates.Chart {
 	const title = "TTFT distribution (histogram of requests)"
 	var maxMS float64
-	for _, s := range samples {
-		for _, v := range s {
-			maxMS = math.Max(maxMS, v)
-		}
+	for _, r := range runs {
+		maxMS = math.Max(maxMS, r.ttft.MaxMS)
 	}
-	widthMS := niceCeil(maxMS / histogramTargetBins)
-	if widthMS == 0 {
-		widthMS = 1 // every TTFT is zero: one bin [0, 1)
-	}
-	bins := int(math.Floor(maxMS/widthMS)) + 1
+	// Each run's counts re-bin exactly into this shared width (see ttftCounts).
+	c, k := niceStep(maxMS)
+	widthMS := stepMS(c, k)
+	bins := int(binOf(maxMS, c, k)) + 1
 	labels := make([]string, bins)
 	for i := range labels {
 		labels[i] = fmt.Sprintf("%s–%s", fmtNum(float64(i)*widthMS), fmtNum(float64(i+1)*widthMS))
 	}
 	counts := make([][]int64, len(runs))
 	var yMax float64
-	for i, s := range samples {
-		counts[i] = make([]int64, bins)
-		for _, v := range s {
-			counts[i][min(bins-1, max(0, int(v/widthMS)))]++
-		}
+	for i, r := range runs {
+		counts[i] = r.ttft.rebin(c, k, bins)
 		for _, n := range counts[i] {
 			yMax = math.Max(yMax, float64(n))
 		}

@@ -29,6 +29,10 @@ const (
 	// jobTimeoutSlack lets a run's own wall-time limit fire (and record why) before River's job
 	// timeout, which is the limit plus this.
 	jobTimeoutSlack = 2 * time.Second
+	// maxBudgetWait bounds Server.budgetWait; budgetSnooze is how long a job that waited in
+	// vain is put aside.
+	maxBudgetWait = 30 * time.Second
+	budgetSnooze  = time.Second
 	// takeoverPoll is how often a running run re-reads its row to notice a cancel made by
 	// another process (or its run handed to another worker).
 	takeoverPoll = 500 * time.Millisecond
@@ -52,7 +56,21 @@ type runWorker struct {
 }
 
 func (w *runWorker) Timeout(*river.Job[runArgs]) time.Duration {
-	return w.s.cfg.RunTimeout + jobTimeoutSlack
+	return w.s.jobTimeout()
+}
+
+// jobTimeout is River's limit on one attempt at a run: the longest wait for the memory budget,
+// then the run's own wall-time limit, then a slack so that limit fires (and records why) first.
+func (s *Server) jobTimeout() time.Duration {
+	return s.budgetWait() + s.cfg.RunTimeout + jobTimeoutSlack
+}
+
+// budgetWait is how long a job waits for its run's memory estimate to fit beside the runs
+// running here before it is snoozed. A snooze is not an attempt (River counts only attempts
+// against MaxAttempts), so a run may wait for memory as long as it must without being lost, and
+// the slot it held can start a run that fits meanwhile.
+func (s *Server) budgetWait() time.Duration {
+	return min(maxBudgetWait, s.cfg.RunTimeout/2)
 }
 
 func (w *runWorker) Work(ctx context.Context, job *river.Job[runArgs]) error {
@@ -134,7 +152,7 @@ func newJobQueue(ctx context.Context, s *Server) (*jobQueue, error) {
 		// mid-run, for example out of memory, gives its run another start). River gets one
 		// more attempt so the run that used them all is marked failed by a worker.
 		MaxAttempts:          s.cfg.MaxAttempts + 1,
-		JobTimeout:           s.cfg.RunTimeout + jobTimeoutSlack,
+		JobTimeout:           s.jobTimeout(),
 		RescueStuckJobsAfter: s.cfg.RescueAfter,
 		RetryPolicy:          retryPolicy{},
 		FetchPollInterval:    pollEvery,
@@ -215,9 +233,14 @@ func (s *Server) work(jobCtx context.Context, id string) error {
 	prep := s.prepare(ctx, id)
 	cancelStore()
 	if prep.scenario != nil {
-		release, err := s.budget.acquire(jobCtx, prep.estimate)
-		if err != nil {
-			return err // shutting down or timed out: River tries again later
+		waitCtx, endWait := context.WithTimeout(jobCtx, s.budgetWait())
+		release, err := s.budget.acquire(waitCtx, prep.estimate)
+		endWait()
+		switch {
+		case err != nil && jobCtx.Err() == nil:
+			return river.JobSnooze(budgetSnooze) // the budget is still taken: wait outside the slot
+		case err != nil:
+			return err // shutting down or cancelled: River decides what comes next
 		}
 		defer release()
 	}

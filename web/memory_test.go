@@ -196,3 +196,26 @@ func TestInterruptedRunsAreStartedAtMostMaxAttemptsTimes(t *testing.T) {
 	require.Equal(t, http.StatusOK, rec.Code)
 	require.Contains(t, rec.Body.String(), "interrupted 3 times")
 }
+
+// A run that waits for the total memory budget longer than a job's timeout is put aside
+// (snoozed) rather than failed: it starts once the budget frees, on its first River attempt, so
+// a long wait can never use up the attempts that bound a crash loop.
+func TestWaitingForTheBudgetUsesNoAttempt(t *testing.T) {
+	est := sim.EstimateMemory(mustParse(t, testScenario("a"))).Bytes
+	s := newTestServer(t, Config{Workers: 1, RunTimeout: time.Second, MaxRunMemory: est * 3 / 2, MaxTotalMemory: est * 3 / 2}, true)
+	hold, err := s.budget.acquire(context.Background(), s.budget.total)
+	require.NoError(t, err)
+	id := submitAPI(t, s, testScenario("a"))
+	time.Sleep(s.jobTimeout() + time.Second) // longer than one attempt may last
+	got, err := s.store.GetRun(context.Background(), id)
+	require.NoError(t, err)
+	require.Equal(t, store.StatusQueued, got.Status)
+	hold()
+	waitStatus(t, s, id, store.StatusDone)
+	job, err := s.jobs.client.JobGet(context.Background(), got.JobID)
+	require.NoError(t, err)
+	require.Equal(t, 1, job.Attempt, "waiting for memory took no attempt")
+	got, err = s.store.GetRun(context.Background(), id)
+	require.NoError(t, err)
+	require.Equal(t, 1, got.Attempts)
+}

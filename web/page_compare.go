@@ -15,17 +15,7 @@ import (
 func (s *Server) handleCompare(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
 	if picked, ok := q["run"]; ok {
-		// "Compare selected" on /runs sends the checked runs as run=ID&run=ID.
-		if len(picked) != 2 {
-			return s.runsWithError(w, r, fmt.Sprintf("Compare selected needs exactly two runs; %d %s selected. Tick two runs and press Compare selected again.",
-				len(picked), plural(int64(len(picked)), "was", "were")))
-		}
-		if picked[0] == picked[1] {
-			return s.runsWithError(w, r, "Compare selected needs two different runs; tick two runs and press Compare selected again.")
-		}
-		// The list is newest first: the older run is A, the newer one (the change) B.
-		http.Redirect(w, r, compareURL(picked[1], picked[0]), http.StatusSeeOther)
-		return nil
+		return s.redirectPicked(w, r, picked)
 	}
 	idA, idB := q.Get("a"), q.Get("b")
 	if !runIDPattern.MatchString(idA) || !runIDPattern.MatchString(idB) {
@@ -57,20 +47,7 @@ func (s *Server) handleCompare(w http.ResponseWriter, r *http.Request) error {
 	// (sim.Parse would also load a trace workload's rows, which a diff does not need).
 	scA, errA := scenarioOf(runA.ScenarioJSON)
 	scB, errB := scenarioOf(runB.ScenarioJSON)
-	labelA, labelB, differs := "A", "B", ""
-	if errA == nil && errB == nil {
-		labelA, labelB, differs = sideLabels(scA, scB, runA.Name, runB.Name)
-	}
-	title := "Compare " + runA.Name + " and " + runB.Name
-	if differs != "" {
-		title = "Compare " + differs
-	}
-	p := templates.ComparePage{
-		Differs: differs,
-		Page:    s.pageInfo(title, "runs"),
-		A:       templates.RunSide{ID: runA.ID, Name: runA.Name, Status: runA.Status, Error: runA.Error, Label: labelA, Progress: s.progressOf(runA)},
-		B:       templates.RunSide{ID: runB.ID, Name: runB.Name, Status: runB.Status, Error: runB.Error, Label: labelB, Progress: s.progressOf(runB)},
-	}
+	p := s.compareHeads(runA, runB, scA, scB, errA == nil && errB == nil)
 	if !isFinal(runA.Status) || !isFinal(runB.Status) {
 		p.Page.RefreshSeconds = 2
 		return s.render(w, r, http.StatusOK, templates.CompareView(p))
@@ -87,34 +64,77 @@ func (s *Server) handleCompare(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	repA, repB := &sumA.Report, &sumB.Report
-	cmp := sim.Compare(scA, scB, repA, repB)
+	fillComparison(&p, sim.Compare(scA, scB, &sumA.Report, &sumB.Report), sumA, sumB)
+	// Both runs are done and stay so: the page never changes.
+	return s.renderCached(w, r, key, store.StatusDone+"+"+store.StatusDone, gen, checked, nil, templates.CompareView(p))
+}
+
+// redirectPicked answers "Compare selected" on /runs, which sends the checked runs as
+// run=ID&run=ID.
+func (s *Server) redirectPicked(w http.ResponseWriter, r *http.Request, picked []string) error {
+	if len(picked) != 2 {
+		return s.runsWithError(w, r, fmt.Sprintf("Compare selected needs exactly two runs; %d %s selected. Tick two runs and press Compare selected again.",
+			len(picked), plural(int64(len(picked)), "was", "were")))
+	}
+	if picked[0] == picked[1] {
+		return s.runsWithError(w, r, "Compare selected needs two different runs; tick two runs and press Compare selected again.")
+	}
+	// The list is newest first: the older run is A, the newer one (the change) B.
+	http.Redirect(w, r, compareURL(picked[1], picked[0]), http.StatusSeeOther)
+	return nil
+}
+
+// compareHeads is the compare page of two runs before their figures: the title and each run's
+// head, labelled by what differs between the scenarios when both decode.
+func (s *Server) compareHeads(runA, runB store.Run, scA, scB *sim.Scenario, decoded bool) templates.ComparePage {
+	labelA, labelB, differs := "A", "B", ""
+	if decoded {
+		labelA, labelB, differs = sideLabels(scA, scB, runA.Name, runB.Name)
+	}
+	title := "Compare " + runA.Name + " and " + runB.Name
+	if differs != "" {
+		title = "Compare " + differs
+	}
+	return templates.ComparePage{
+		Differs: differs,
+		Page:    s.pageInfo(title, "runs"),
+		A:       templates.RunSide{ID: runA.ID, Name: runA.Name, Status: runA.Status, Error: runA.Error, Label: labelA, Progress: s.progressOf(runA)},
+		B:       templates.RunSide{ID: runB.ID, Name: runB.Name, Status: runB.Status, Error: runB.Error, Label: labelB, Progress: s.progressOf(runB)},
+	}
+}
+
+// fillComparison adds the figures of two finished runs to their compare page.
+func fillComparison(p *templates.ComparePage, cmp sim.Comparison, sumA, sumB *runSummary) {
 	p.Ready = true
 	p.Page.Charts = true
 	p.OnlyToggle = cmp.OnlyToggle
 	p.ToggleExtra = cmp.Kind != "" && !cmp.OnlyToggle
 	p.Cards = compareCards(cmp)
-	p.Verdicts = compareVerdicts(cmp, repA, repB, labelB)
+	p.Verdicts = compareVerdicts(cmp, &sumA.Report, &sumB.Report, p.B.Label)
 	for _, d := range cmp.Diffs {
 		p.Diffs = append(p.Diffs, templates.DiffRow{Path: d.Path, A: d.A, B: d.B})
 	}
 	for _, f := range cmp.Figures {
-		row := templates.CompareFigure{Key: f.Key, Label: f.Label, A: withUnit(f.A, f.Unit), B: withUnit(f.B, f.Unit),
-			Delta: dash, DeltaPct: formatPct(f.DeltaPct)}
-		if f.Delta != nil {
-			row.Delta = formatSigned(*f.Delta, f.Unit)
-			switch {
-			case *f.Delta > 0:
-				row.Trend = "up"
-			case *f.Delta < 0:
-				row.Trend = "down"
-			}
-		}
-		p.Figures = append(p.Figures, row)
+		delta, trend := deltaOf(f)
+		p.Figures = append(p.Figures, templates.CompareFigure{Key: f.Key, Label: f.Label, A: withUnit(f.A, f.Unit), B: withUnit(f.B, f.Unit),
+			Delta: delta, Trend: trend, DeltaPct: formatPct(f.DeltaPct)})
 	}
-	p.Charts = boundTables(compareSummaryCharts(sumA, sumB, labelA, labelB))
-	// Both runs are done and stay so: the page never changes.
-	return s.renderCached(w, r, key, store.StatusDone+"+"+store.StatusDone, gen, checked, nil, templates.CompareView(p))
+	p.Charts = boundTables(compareSummaryCharts(sumA, sumB, p.A.Label, p.B.Label))
+}
+
+// deltaOf prints the change B − A of a compared figure with its sign and unit, and its trend
+// ("up", "down" or "" for none).
+func deltaOf(f sim.FigureDelta) (delta, trend string) {
+	if f.Delta == nil {
+		return dash, ""
+	}
+	switch {
+	case *f.Delta > 0:
+		trend = "up"
+	case *f.Delta < 0:
+		trend = "down"
+	}
+	return formatSigned(*f.Delta, f.Unit), trend
 }
 
 // compareVersion is the statuses of both runs ("done+done" for a cacheable page).

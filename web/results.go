@@ -72,24 +72,28 @@ func runCards(rep *sim.Report) []templates.Card {
 	}
 	k := rep.KVCR
 	cards := []templates.Card{
-		{Key: "latest_removal_ms", Label: "Latest removal deadline", Value: withUnit(byKey["latest_removal_ms"].Value, "ms"),
-			Note: fmt.Sprintf("%s drained, %d removed", countOf(int64(drained), "workers"), removed)},
-		{Key: "total_pin_wait_ms", Label: "Total pin wait", Value: withUnit(byKey["total_pin_wait_ms"].Value, "ms"),
-			Note: "time drained workers waited for peers pulling from them"},
+		figureCard("latest_removal_ms", "Latest removal deadline", byKey, "ms",
+			fmt.Sprintf("%s drained, %d removed", countOf(int64(drained), "workers"), removed)),
+		figureCard("total_pin_wait_ms", "Total pin wait", byKey, "ms", "time drained workers waited for peers pulling from them"),
 		{Key: "pulls_staged", Label: "Pulls staged", Value: countOf(k.Staged, "pulls"),
 			Note: fmt.Sprintf("%s succeeded, %s partial, %s rejected", countOf(k.Success, "pulls"), countOf(k.Partial, "pulls"),
 				countOf(k.RejectedDraining+k.RejectedRemoved, "hints"))},
-		{Key: "ttft_p99_ms", Label: "TTFT p99", Value: withUnit(byKey["ttft_p99_ms"].Value, "ms"),
-			Note: "p50 " + withUnit(byKey["ttft_p50_ms"].Value, "ms")},
+		figureCard("ttft_p99_ms", "TTFT p99", byKey, "ms", "p50 "+withUnit(byKey["ttft_p50_ms"].Value, "ms")),
 		{Key: "requests_completed", Label: "Requests completed", Value: countOf(rep.Summary.Requests.Completed, "requests"),
 			Note: countOf(rep.Summary.Requests.Killed, "requests") + " killed"},
-		{Key: "worker_seconds", Label: "Worker-seconds", Value: withUnit(byKey["worker_seconds"].Value, "s"),
-			Note: "run lasted " + withUnit(byKey["duration_ms"].Value, "ms")},
+		figureCard("worker_seconds", "Worker-seconds", byKey, "s", "run lasted "+withUnit(byKey["duration_ms"].Value, "ms")),
 	}
 	if k.Partial > 0 {
-		cards[2].Note += ". " + partialNote
+		cards[2].HelpTitle, cards[2].Help = "What is a partial pull?", partialNote
 	}
 	return cards
+}
+
+// figureCard is a card of one headline figure, rounded for the card (the exact value is its
+// title).
+func figureCard(key, label string, byKey map[string]sim.Figure, unit, note string) templates.Card {
+	value, exact := cardValue(byKey[key].Value, unit)
+	return templates.Card{Key: key, Label: label, Value: value, Exact: exact, Note: note}
 }
 
 // compareCards are the key figures of both runs with their delta (B − A).
@@ -101,16 +105,8 @@ func compareCards(cmp sim.Comparison) []templates.Card {
 			if f.Key != key {
 				continue
 			}
-			c := templates.Card{Key: key, Label: f.Label, A: withUnit(f.A, f.Unit), B: withUnit(f.B, f.Unit), Delta: dash}
-			if f.Delta != nil {
-				c.Delta = formatSigned(*f.Delta, f.Unit)
-				switch {
-				case *f.Delta > 0:
-					c.Trend = "up"
-				case *f.Delta < 0:
-					c.Trend = "down"
-				}
-			}
+			c := templates.Card{Key: key, Label: f.Label, A: withUnit(f.A, f.Unit), B: withUnit(f.B, f.Unit)}
+			c.Delta, c.Trend = deltaOf(f)
 			if key == "pulls_partial" && ((f.A != nil && *f.A > 0) || (f.B != nil && *f.B > 0)) {
 				c.Note = partialNote
 			}

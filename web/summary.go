@@ -10,19 +10,23 @@ import (
 )
 
 // runSummary is what a done run stores as its summary (store.Run.SummaryJSON): the report
-// without its per-request rows, plus the one per-request figure a page draws, each request's
-// TTFT (the TTFT histogram). Pages, compare, workers.csv and charts read only this; the rows
-// stay in the stored report, which report.json, the API's run document and trace.json read.
+// without its per-request rows, plus the one per-request figure a page draws, the histogram of
+// the requests' TTFTs (at most 101 counts, however many requests). Pages, compare, workers.csv
+// and charts read only this; the rows stay in the stored report, which report.json, the API's
+// run document and trace.json read.
 type runSummary struct {
 	sim.Report
-	// RequestTTFTsMS is first_token_ms − arrival_ms of every per-request row with a first
-	// token, in row order; absent when the report has no per-request rows.
-	RequestTTFTsMS []float64 `json:"request_ttfts_ms,omitempty"`
+	// TTFTHistogram counts first_token_ms − arrival_ms of the per-request rows with a first
+	// token; absent when the report has no such row.
+	TTFTHistogram *ttftCounts `json:"ttft_histogram,omitempty"`
+	// LegacyTTFTsMS is what summaries stored before the histogram held instead: one TTFT per
+	// request. loadSummary turns it into TTFTHistogram; it is never written.
+	LegacyTTFTsMS []float64 `json:"request_ttfts_ms,omitempty"`
 }
 
 // summarize builds the summary of a report.
 func summarize(rep *sim.Report) *runSummary {
-	sum := &runSummary{Report: *rep, RequestTTFTsMS: requestTTFTsMS(rep)}
+	sum := &runSummary{Report: *rep, TTFTHistogram: requestTTFTCounts(rep)}
 	sum.Requests = nil
 	return sum
 }
@@ -43,6 +47,11 @@ func (s *Server) loadSummary(ctx context.Context, run store.Run) (*runSummary, e
 	if err := json.Unmarshal(run.SummaryJSON, &sum); err != nil {
 		return nil, fmt.Errorf("decode stored summary of run %s: %w", run.ID, err)
 	}
+	if sum.TTFTHistogram == nil && len(sum.LegacyTTFTsMS) > 0 {
+		// Stored before the histogram: the same counts, from the TTFTs it kept.
+		sum.TTFTHistogram = countTTFTs(sum.LegacyTTFTsMS)
+	}
+	sum.LegacyTTFTsMS = nil
 	return &sum, nil
 }
 

@@ -74,7 +74,9 @@ func TestVerdictsE2(t *testing.T) {
 	cards := runCards(rep)
 	assert.Equal(t, "1 pull", cards[2].Value)
 	assert.Contains(t, cards[2].Note, "0 pulls succeeded, 1 pull partial")
-	assert.Contains(t, cards[2].Note, "partial by definition")
+	assert.Equal(t, "What is a partial pull?", cards[2].HelpTitle, "the definition is folded away so the card stays short")
+	assert.Contains(t, cards[2].Help, "partial by definition")
+	assert.Empty(t, cards[3].Exact, "a small figure (TTFT p99 %s) is shown exactly", cards[3].Value)
 }
 
 // The Mooncake preset drains 4 of 16 workers with a grace deadline.

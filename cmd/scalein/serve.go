@@ -71,9 +71,15 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		fmt.Fprintf(stderr, "scalein serve: %v\n", err)
 		return 1
 	}
-	ln, err := net.Listen("tcp", *addr)
+	return serveHTTP(ctx, srv, *addr, store.RedactDSN(*dbPath), logger, stdout, stderr)
+}
+
+// serveHTTP starts the server's runs and answers HTTP on addr until ctx ends (SIGINT, SIGTERM),
+// then shuts down within shutdownGrace. It returns the exit code.
+func serveHTTP(ctx context.Context, srv *web.Server, addr, dbName string, logger *slog.Logger, stdout, stderr io.Writer) int {
+	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		fmt.Fprintf(stderr, "scalein serve: listen on %s: %v; choose another -addr\n", *addr, err)
+		fmt.Fprintf(stderr, "scalein serve: listen on %s: %v; choose another -addr\n", addr, err)
 		return 1
 	}
 	if err := srv.Start(ctx); err != nil {
@@ -93,7 +99,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 	}
 	httpServer.RegisterOnShutdown(endStreams)
-	fmt.Fprintf(stdout, "Scale-in Planner listening on http://%s/ (database %s)\n", ln.Addr(), store.RedactDSN(*dbPath))
+	fmt.Fprintf(stdout, "Scale-in Planner listening on http://%s/ (database %s)\n", ln.Addr(), dbName)
 
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- httpServer.Serve(ln) }()

@@ -1,0 +1,209 @@
+package web
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"math/big"
+	"math/rand/v2"
+	"net/http"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/scalein-planner/scalein/sim"
+	"github.com/scalein-planner/scalein/store"
+)
+
+// exactBin is ⌊v / (c·10^k)⌋ in exact rational arithmetic: the reference binOf must match.
+func exactBin(v float64, c int64, k int) int64 {
+	if v <= 0 {
+		return 0
+	}
+	w := new(big.Rat).SetInt64(c)
+	p := new(big.Rat).SetInt(new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(max(k, -k))), nil))
+	if k >= 0 {
+		w.Mul(w, p)
+	} else {
+		w.Quo(w, p)
+	}
+	q := new(big.Rat).SetFloat64(v)
+	q.Quo(q, w)
+	return new(big.Int).Quo(q.Num(), q.Denom()).Int64() // floor: both positive
+}
+
+// edgeTTFTs mixes random TTFTs up to maxMS with values on bin edges of every nice width, where
+// a float quotient rounds the wrong way (0.3 / 0.1 = 2.9999999999999996).
+func edgeTTFTs(rng *rand.Rand, n int, maxMS float64) []float64 {
+	out := make([]float64, 0, n+64)
+	for range n {
+		out = append(out, rng.Float64()*maxMS)
+	}
+	for _, k := range []int{-3, -2, -1, 0, 1, 2} {
+		for _, c := range []float64{1, 2, 3, 5, 7} {
+			if v := c * math.Pow(10, float64(k)); v <= maxMS {
+				out = append(out, v, math.Nextafter(v, 0), math.Nextafter(v, math.Inf(1)))
+			}
+		}
+	}
+	for i := 1; float64(i)*0.1 <= maxMS && i < 200; i++ {
+		out = append(out, float64(i)*0.1, float64(i)*0.3) // 0.30000000000000004 and friends
+	}
+	out = append(out, maxMS, 0)
+	return slices.DeleteFunc(out, func(v float64) bool { return v > maxMS })
+}
+
+func TestBinOfIsExact(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, maxMS := range []float64{0.0007, 0.05, 1, 3.7, 41, 999.9, 12345, 8e6} {
+		for _, v := range edgeTTFTs(rng, 500, maxMS) {
+			for _, k := range []int{-5, -4, -3, -2, -1, 0, 1, 2, 3, 5} {
+				for _, c := range []int64{1, 2, 5} {
+					if exactBin(v, c, k) > 1e9 {
+						continue
+					}
+					require.Equal(t, exactBin(v, c, k), binOf(v, c, k), "v=%v c=%d k=%d", v, c, k)
+				}
+			}
+		}
+	}
+}
+
+// TestTTFTHistogramComparesExactly: two runs whose largest TTFTs differ (so the compare page's
+// shared width is wider than the smaller run's own) draw the same counts from their stored
+// histograms as from binning their raw TTFTs at the shared width; and the stored histogram has at
+// most 101 counts whatever the maximum.
+func TestTTFTHistogramComparesExactly(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	maxima := []float64{0, 0.0009, 0.03, 0.3, 1, 7.77, 20, 41, 99.99, 100, 2000.5, 123456}
+	for _, ma := range maxima {
+		for _, mb := range maxima {
+			t.Run(fmt.Sprintf("%v_vs_%v", ma, mb), func(t *testing.T) {
+				raw := [][]float64{edgeTTFTs(rng, 300, ma), edgeTTFTs(rng, 300, mb)}
+				runs := make([]runView, 2)
+				for i, r := range raw {
+					h := countTTFTs(r)
+					require.LessOrEqual(t, len(h.Counts), 101)
+					hb, err := json.Marshal(h) // through the stored form
+					require.NoError(t, err)
+					runs[i].ttft = new(ttftCounts)
+					require.NoError(t, json.Unmarshal(hb, runs[i].ttft))
+				}
+				c, k := niceStep(max(ma, mb))
+				bins := int(binOf(max(ma, mb), c, k)) + 1
+				for i, r := range raw {
+					want := make([]int64, bins)
+					for _, v := range r {
+						want[exactBin(v, c, k)]++
+					}
+					assert.Equal(t, want, runs[i].ttft.rebin(c, k, bins), "run %d", i)
+				}
+				// The chart draws those counts (its table lists them).
+				chart := ttftDistributionChart("x", runs)
+				require.Len(t, chart.Table.Rows, bins)
+			})
+		}
+	}
+}
+
+// TestNiceStepAgreesWithNiceCeil: the histogram's width is the one every other chart's
+// niceCeil would pick.
+func TestNiceStepAgreesWithNiceCeil(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for range 10000 {
+		m := math.Pow(10, rng.Float64()*12-5)
+		c, k := niceStep(m)
+		assert.InDelta(t, niceCeil(m/histogramTargetBins), stepMS(c, k), 1e-12*stepMS(c, k), "max %v", m)
+	}
+	c, k := niceStep(0)
+	assert.Equal(t, 1.0, stepMS(c, k), "all-zero TTFTs: one bin of 1 ms")
+}
+
+// TestLegacySummaryStillRenders: a summary stored before the histogram (one TTFT per request
+// under request_ttfts_ms) still draws the histogram, with the counts a new summary would hold.
+func TestLegacySummaryStillRenders(t *testing.T) {
+	s := newTestServer(t, Config{}, false)
+	ctx := context.Background()
+	sc, err := sim.Parse([]byte(perRequestScenario("legacy", 300)), sim.ParseEnv{})
+	require.NoError(t, err)
+	rep, err := sim.Run(ctx, sc, sim.RunOptions{})
+	require.NoError(t, err)
+	report, err := json.Marshal(rep)
+	require.NoError(t, err)
+
+	// The summary as it was stored before: the report without rows, plus every TTFT.
+	var ttfts []float64
+	for _, q := range rep.Requests {
+		if q.FirstTokenMS != nil {
+			ttfts = append(ttfts, *q.FirstTokenMS-q.ArrivalMS)
+		}
+	}
+	require.NotEmpty(t, ttfts)
+	old := struct {
+		sim.Report
+		TTFTs []float64 `json:"request_ttfts_ms"`
+	}{*rep, ttfts}
+	old.Requests = nil
+	legacy, err := json.Marshal(old)
+	require.NoError(t, err)
+
+	const id = "bbbbbbbbbbbbbbbb"
+	_, _, err = s.store.CreateRun(ctx, id, "legacy", sc.CanonicalJSON(), time.Now())
+	require.NoError(t, err)
+	require.NoError(t, s.store.StartRun(ctx, id, time.Now()))
+	require.NoError(t, s.store.FinishRun(ctx, id, report, nil, time.Now()))
+	require.NoError(t, s.store.SetSummary(ctx, id, legacy))
+
+	run, err := s.store.GetRun(ctx, id)
+	require.NoError(t, err)
+	sum, err := s.loadSummary(ctx, run)
+	require.NoError(t, err)
+	assert.Equal(t, summarize(rep).TTFTHistogram, sum.TTFTHistogram)
+	assert.Nil(t, sum.LegacyTTFTsMS)
+
+	before := s.store.ReportReads()
+	rec := get(t, s, "/runs/"+id)
+	require.Equal(t, http.StatusOK, rec.Code)
+	assert.Contains(t, rec.Body.String(), "TTFT distribution (histogram of requests)")
+	assert.Equal(t, before, s.store.ReportReads(), "the legacy summary is enough")
+}
+
+// TestSummarySizeDoesNotGrowWithRequests: runs of the same length with 1,000 and 50,000
+// per-request rows store summaries of nearly the same size (the TTFT histogram has at most 101
+// counts; only the digits of counters differ).
+func TestSummarySizeDoesNotGrowWithRequests(t *testing.T) {
+	s := newTestServer(t, Config{}, true)
+	ctx := context.Background()
+	sizes := map[int]int{}
+	for _, rows := range []int{1000, 50000} {
+		sessions := rows / 2
+		// Sessions arrive over the same 0.5 s, and the fleet is large enough to serve either
+		// load before the scale-in at 2 s: both reports have the same time buckets.
+		id := submitAPI(t, s, fmt.Sprintf(`{"name": "rows %d",
+		  "fleet": {"workers": 4, "gpu_blocks": 65536, "host_blocks": 0, "block_size": 16, "max_num_seqs": 1024,
+		    "max_batched_tokens": 65536, "timing": {"prefill_ms": 1, "decode_ms": 1, "prefill_ms_per_1k_tokens": 0, "decode_ms_per_seq": 0, "decode_ms_per_1k_kv_tokens": 0}},
+		  "kvcr": {"enabled": false},
+		  "scale_in": [{"at_ms": 2000, "workers": [3]}],
+		  "report": {"per_request": true},
+		  "workload": {"type": "sessions", "sessions": {"count": %d, "turns": 2, "rate_per_s": %d,
+		    "system_prompt_tokens": 32, "new_input_tokens": 32, "output_tokens": 4, "think_time_ms": 10}}}`, rows, sessions, sessions*2))
+		waitStatus(t, s, id, store.StatusDone)
+		run, err := s.store.GetRun(ctx, id)
+		require.NoError(t, err)
+		var sum runSummary
+		require.NoError(t, json.Unmarshal(run.SummaryJSON, &sum))
+		require.NotNil(t, sum.TTFTHistogram)
+		var n int64
+		for _, c := range sum.TTFTHistogram.Counts {
+			n += c
+		}
+		assert.EqualValues(t, rows, n, "every request with a first token is counted")
+		sizes[rows] = len(run.SummaryJSON)
+		t.Logf("%d per-request rows: summary %d bytes, %d buckets, duration %v, hist %d", rows, len(run.SummaryJSON), len(sum.Timeseries.Buckets), sum.Summary.DurationMS, len(sum.TTFTHistogram.Counts))
+	}
+	assert.InDelta(t, sizes[1000], sizes[50000], 2048, "the summary does not grow with the requests (one TTFT per request would add about 400 KB)")
+}

@@ -223,14 +223,21 @@ func (s *Store) FinishClaimed(ctx context.Context, id string, attempt int, repor
 	if len(summaryJSON) == 0 {
 		return fmt.Errorf("store: finish run %q: empty summary: %w", id, ErrInvalid)
 	}
-	err := s.write(ctx, func(tx *sql.Tx) error {
+	rep, err := compressReport(reportJSON)
+	if err != nil {
+		return fmt.Errorf("store: finish run %q: compress the report: %w", id, err)
+	}
+	err = s.write(ctx, func(tx *sql.Tx) error {
 		if err := requireClaim(ctx, tx, id, attempt); err != nil {
 			return err
 		}
+		if err := storeReportChunks(ctx, tx, id, rep); err != nil {
+			return err
+		}
 		_, err := tx.ExecContext(ctx, `
-			UPDATE runs SET status = ?, progress = 1, error = '', report_json = ?, summary_json = ?,
+			UPDATE runs SET status = ?, progress = 1, error = '', summary_json = ?,
 				headline_json = ?, finished_at = ?
-			WHERE id = ?`, StatusDone, reportJSON, summaryJSON, headlineJSON, toUnixMS(now), id)
+			WHERE id = ?`, StatusDone, summaryJSON, headlineJSON, toUnixMS(now), id)
 		return err
 	})
 	if err != nil {

@@ -26,8 +26,8 @@ type Run struct {
 	ID, Name, Status, Error string
 	Progress                float64 // 0…1
 	ScenarioJSON            []byte  // canonical scenario
-	// ReportJSON is the full report, per-request rows included; GetRun leaves it nil (read it
-	// with GetReportJSON), so a page view never holds it.
+	// ReportJSON is the full report, per-request rows included; GetRun leaves it nil (stream it
+	// with OpenReport), so a page view never holds it.
 	ReportJSON []byte
 	// SummaryJSON is the report without its per-request rows (what pages, CSV and charts read);
 	// nil unless done, and nil for a run finished before summaries were stored (the web layer
@@ -102,7 +102,7 @@ func (s *Store) CreateRun(ctx context.Context, id, name string, scenarioJSON []b
 }
 
 // GetRun returns the run with its scenario, summary and headline: everything stored for it but
-// the full report (see GetReportJSON).
+// the full report (see OpenReport).
 func (s *Store) GetRun(ctx context.Context, id string) (Run, error) {
 	var run Run
 	err := s.read(ctx, func(tx *sql.Tx) (err error) {
@@ -114,28 +114,6 @@ func (s *Store) GetRun(ctx context.Context, id string) (Run, error) {
 	}
 	return run, nil
 }
-
-// GetReportJSON returns the full stored report of a done run, per-request rows included, as
-// stored (never decoded): only report.json, the API's run document and trace.json need it.
-// Every call is counted (ReportReads), so tests can assert a page view reads none.
-func (s *Store) GetReportJSON(ctx context.Context, id string) ([]byte, error) {
-	s.reportReads.Add(1)
-	var report []byte
-	err := s.read(ctx, func(tx *sql.Tx) error {
-		err := tx.QueryRowContext(ctx, `SELECT report_json FROM runs WHERE id = ?`, id).Scan(&report)
-		if errors.Is(err, sql.ErrNoRows) {
-			return fmt.Errorf("no run with id %q: %w", id, ErrNotFound)
-		}
-		return err
-	})
-	if err != nil {
-		return nil, fmt.Errorf("store: get report of run %q: %w", id, err)
-	}
-	return report, nil
-}
-
-// ReportReads counts the GetReportJSON calls of this store since it was opened.
-func (s *Store) ReportReads() int64 { return s.reportReads.Load() }
 
 // SetSummary stores the summary of a done run that has none yet (a run finished before
 // summaries were stored). It does nothing when the run is not done or already has one.
@@ -250,14 +228,21 @@ func (s *Store) FinishRun(ctx context.Context, id string, reportJSON, headlineJS
 	if len(reportJSON) == 0 {
 		return fmt.Errorf("store: finish run %q: empty report: %w", id, ErrInvalid)
 	}
-	err := s.write(ctx, func(tx *sql.Tx) error {
+	rep, err := compressReport(reportJSON)
+	if err != nil {
+		return fmt.Errorf("store: finish run %q: compress the report: %w", id, err)
+	}
+	err = s.write(ctx, func(tx *sql.Tx) error {
 		if err := requireStatus(ctx, tx, id, "finish", StatusRunning); err != nil {
 			return err
 		}
+		if err := storeReportChunks(ctx, tx, id, rep); err != nil {
+			return err
+		}
 		_, err := tx.ExecContext(ctx, `
-			UPDATE runs SET status = ?, progress = 1, error = '', report_json = ?, summary_json = NULL,
+			UPDATE runs SET status = ?, progress = 1, error = '', summary_json = NULL,
 				headline_json = ?, finished_at = ?
-			WHERE id = ?`, StatusDone, reportJSON, headlineJSON, toUnixMS(now), id)
+			WHERE id = ?`, StatusDone, headlineJSON, toUnixMS(now), id)
 		return err
 	})
 	if err != nil {
@@ -382,8 +367,12 @@ func insertRun(ctx context.Context, tx *sql.Tx, id, name string, scenarioJSON []
 
 // requeueRun resets a run to queued, dropping what a previous attempt left behind.
 func requeueRun(ctx context.Context, tx *sql.Tx, id string) error {
+	if _, err := tx.ExecContext(ctx, `DELETE FROM run_report_chunks WHERE run_id = ?`, id); err != nil {
+		return err
+	}
 	_, err := tx.ExecContext(ctx, `
 		UPDATE runs SET status = ?, error = '', progress = 0, report_json = NULL, summary_json = NULL,
+			report_bytes = NULL, report_gzip_bytes = NULL, report_chunks = NULL,
 			headline_json = NULL, started_at = NULL, finished_at = NULL
 		WHERE id = ?`, StatusQueued, id)
 	return err

@@ -58,7 +58,7 @@ type Store struct {
 	dialect string
 	writer  *sql.DB // SQLite: exactly one connection; PostgreSQL: the pool
 	reader  *sql.DB // SQLite: read-only pool; PostgreSQL: the same pool as writer
-	// reportReads counts GetReportJSON calls (see ReportReads).
+	// reportReads counts OpenReport calls (see ReportReads).
 	reportReads atomic.Int64
 }
 

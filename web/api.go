@@ -192,14 +192,16 @@ func (s *Server) apiGetRun(w http.ResponseWriter, r *http.Request) error {
 	out := apiRun{ID: run.ID, Name: run.Name, Status: run.Status, Progress: s.progressOf(run), Error: run.Error,
 		URL: "/runs/" + run.ID, CreatedAt: timePtr(run.CreatedAt), StartedAt: timePtr(run.StartedAt),
 		FinishedAt: timePtr(run.FinishedAt), Attempts: run.Attempts, Worker: run.Worker}
-	if run.Status == store.StatusDone {
-		out.Headline = run.HeadlineJSON
-		if out.Report, err = s.store.GetReportJSON(r.Context(), run.ID); err != nil {
-			return err
-		}
+	if run.Status != store.StatusDone {
+		writeJSON(w, http.StatusOK, out)
+		return nil
 	}
-	writeJSON(w, http.StatusOK, out)
-	return nil
+	out.Headline = run.HeadlineJSON
+	report, err := s.store.OpenReport(r.Context(), run.ID)
+	if err != nil {
+		return err
+	}
+	return s.writeRunWithReport(w, r, out, report)
 }
 
 // apiListRuns is GET /api/v1/runs?page=N, newest first.

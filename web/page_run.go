@@ -259,23 +259,6 @@ func summaryTable(rep *sim.Report) templates.DataTable {
 	return t
 }
 
-// handleReportJSON serves the stored report byte for byte: a permalink never changes. It is the
-// only page that reads the full report (per-request rows included), and it never decodes it.
-func (s *Server) handleReportJSON(w http.ResponseWriter, r *http.Request) error {
-	run, err := s.doneRun(r)
-	if err != nil {
-		return err
-	}
-	report, err := s.store.GetReportJSON(r.Context(), run.ID)
-	if err != nil {
-		return err
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Content-Disposition", `inline; filename="`+run.ID+`-report.json"`)
-	_, err = w.Write(report)
-	return err
-}
-
 func (s *Server) handleScenarioJSON(w http.ResponseWriter, r *http.Request) error {
 	run, err := s.store.GetRun(r.Context(), chi.URLParam(r, "id"))
 	if err != nil {

@@ -56,15 +56,11 @@ func (s *Server) loadSummary(ctx context.Context, run store.Run) (*runSummary, e
 }
 
 func (s *Server) backfillSummary(ctx context.Context, id string) (*runSummary, error) {
-	reportJSON, err := s.store.GetReportJSON(ctx, id)
+	rep, err := s.loadReport(ctx, id)
 	if err != nil {
 		return nil, err
 	}
-	var rep sim.Report
-	if err := json.Unmarshal(reportJSON, &rep); err != nil {
-		return nil, fmt.Errorf("decode stored report of run %s: %w", id, err)
-	}
-	sum := summarize(&rep)
+	sum := summarize(rep)
 	b, err := json.Marshal(sum)
 	if err != nil {
 		return nil, fmt.Errorf("encode summary of run %s: %w", id, err)
@@ -75,14 +71,20 @@ func (s *Server) backfillSummary(ctx context.Context, id string) (*runSummary, e
 	return sum, nil
 }
 
-// loadReport decodes a done run's full report, per-request rows included (trace.json).
+// loadReport decodes a done run's full report, per-request rows included (trace.json), from
+// the stored chunks as they are read: the report's JSON is never held whole.
 func (s *Server) loadReport(ctx context.Context, id string) (*sim.Report, error) {
-	reportJSON, err := s.store.GetReportJSON(ctx, id)
+	stored, err := s.store.OpenReport(ctx, id)
 	if err != nil {
 		return nil, err
 	}
+	rc, err := stored.JSON(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = rc.Close() }()
 	var rep sim.Report
-	if err := json.Unmarshal(reportJSON, &rep); err != nil {
+	if err := json.NewDecoder(rc).Decode(&rep); err != nil {
 		return nil, fmt.Errorf("decode stored report of run %s: %w", id, err)
 	}
 	return &rep, nil

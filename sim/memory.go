@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -74,266 +75,186 @@ const (
 	// Per request of the run: TTFT, its instant and E2E (3 × 8 bytes, appended: up to 2×, and
 	// the copy while growing), and the sorted copies the report takes.
 	resultBytes = 3*8*3 + 2*8
+	// The report's JSON is held up to jsonCopies times its length while it is encoded: the
+	// encoder's buffer doubles as it fills, so it is at most twice the text and the arrays it
+	// outgrew at most as much again (a small run is never collected), and Marshal returns a
+	// copy. (The digest streams its JSON into the hash and keeps no copy.)
+	jsonCopies = 5
 	// Per request with per-request rows: the row (RequestRow, its pointers' targets and id)
-	// and its JSON (about 330 bytes), which the encoder's buffer holds up to twice before the
-	// copy it returns.
+	// and its JSON (about 250 bytes).
 	requestRowBytes     = 224
-	requestRowJSONBytes = 400 * 3
+	requestRowJSONBytes = 400
 	// Per worker: its record, caches, per-worker gauges of the engine and router, its pass
-	// event, its report row and JSON.
-	workerBytes = 2048
+	// event and its report row; and the row's JSON (about 250 bytes).
+	workerBytes        = 2048
+	workerRowJSONBytes = 400
 	// Per trace row held by the scenario: the row and its hash ids (8 bytes each).
 	traceRowBytes    = 64
 	traceHashIDBytes = 8
-	// Everything else: the time series (three families of at most 200 buckets of 80 bytes,
-	// with the copies coarsening makes), the report's at most 201 buckets (128 bytes each,
-	// about 260 as JSON, which the encoder holds up to three times), the engine and its event
-	// heaps' first arrays.
-	fixedRunBytes = 3*200*80*3 + 201*128 + 201*260*3 + 64<<10
+	// The time series: three families of maxBuckets buckets, each allocated once.
+	seriesBucketBytes = 80
+	// The report's buckets, at most maxBuckets (a run of D ns has D/w + 1 buckets of the
+	// smallest family width w with D/w < 200), each with its TTFT median's float.
+	reportBucketBytes = 96 + 8
+	// A bucket's JSON: the field names and punctuation (132 bytes); its instant in ms, i × w
+	// with i < 200 and w = 1, 2 or 5 × 10^k µs, so at most 4 significant digits and 14
+	// characters; a TTFT in ms, whole ns over 1e6, at most 18 characters; two counts of workers
+	// (active, draining) and six of requests (waiting, running, completed, and pulls staged,
+	// landed and rejected, of which a request has at most one each).
+	bucketJSONFixedBytes = 132 + 14 + 18
+	// The engine, its event heaps' first arrays, the report's summary, KVCR counts and
+	// scale-in rows (a run of the e2 preset allocates 14 kB outside its series, buckets and
+	// JSON).
+	engineFixedBytes = 32 << 10
 )
 
-// workloadShape is what the memory model needs to know of a workload.
-type workloadShape struct {
-	requests int64 // requests of the run
-	inFlight int64 // requests that can exist at once
-	// blocks is the sum over requests of the blocks they fill, ceil((prompt + output) /
-	// block_size): no worker's G1 ever holds more slots than the blocks of the requests routed
-	// to it, nor its G2 more entries than their prompt blocks.
-	blocks       int64
-	promptBlocks int64
-	// inFlightBlocks and inFlightPromptBlocks bound the blocks of the requests that exist at
-	// once.
-	inFlightBlocks, inFlightPromptBlocks int64
-	// keys bounds the distinct block keys of the workload; only sharedKeys of them may have more
-	// than maxHolders holders (0: no bound), since a session's own blocks are held only by the
-	// workers that served one of its turns.
-	keys, sharedKeys, maxHolders int64
-	traceRows                    int64 // rows of an uploaded trace the scenario holds
-	traceHashIDs                 int64
-	field                        string // the workload field that sets the request count
-	what                         string // the workload in words
+// estimator adds up the drivers of a MemoryEstimate.
+type estimator struct {
+	s       *Scenario
+	w       workloadShape
+	workers int64
+	m       MemoryEstimate
 }
 
-func ceilDiv64(a, b int64) int64 { return (a + b - 1) / b }
-
-// shape measures the workload. A trace workload's rows must have been loaded (Parse does).
-func (s *Scenario) shape() workloadShape {
-	bs := int64(max(s.Fleet.BlockSize, 1))
-	var w workloadShape
-	switch s.Workload.Type {
-	case WorkloadRequests:
-		for _, r := range s.Workload.Requests {
-			prompt := labelBlockCount(r.Blocks)*bs + int64(r.TailTokens)
-			w.requests++
-			w.blocks += ceilDiv64(prompt+int64(r.OutputTokens), bs)
-			w.promptBlocks += prompt / bs
-		}
-		// Every scripted arrival exists from the start.
-		w.inFlight, w.inFlightBlocks, w.inFlightPromptBlocks = w.requests, w.blocks, w.promptBlocks
-		w.field = "workload.requests"
-		w.what = fmt.Sprintf("%s scripted requests", groupDigits(w.requests))
-	case WorkloadSessions:
-		c := s.Workload.Sessions
-		if c == nil {
-			break
-		}
-		count, turns := int64(c.Count), int64(c.Turns)
-		var maxBlocks, maxPrompt int64
-		for t := int64(0); t < turns; t++ {
-			prompt := int64(c.SystemPromptTokens) + t*int64(c.NewInputTokens+c.OutputTokens) + int64(c.NewInputTokens)
-			b := ceilDiv64(prompt+int64(c.OutputTokens), bs)
-			w.blocks += count * b
-			w.promptBlocks += count * (prompt / bs)
-			maxBlocks, maxPrompt = max(maxBlocks, b), max(maxPrompt, prompt/bs)
-		}
-		w.requests = count * turns
-		// A session has at most one turn in flight.
-		w.inFlight, w.inFlightBlocks, w.inFlightPromptBlocks = count, count*maxBlocks, count*maxPrompt
-		// Blocks wholly inside the system prompt are the group's; the rest are the session's.
-		sysBlocks := min(int64(c.SystemPromptTokens)/bs, maxPrompt)
-		w.sharedKeys = min(int64(c.PrefixGroups), count) * sysBlocks
-		w.keys = w.sharedKeys + count*(maxPrompt-sysBlocks)
-		w.maxHolders = turns
-		w.field = "workload.sessions.count"
-		w.what = fmt.Sprintf("%s sessions × %d turns", groupDigits(count), turns)
-	case WorkloadTrace:
-		rows := s.trace
-		if s.Workload.Trace != nil && s.Workload.Trace.Limit > 0 && s.Workload.Trace.Limit < len(rows) {
-			rows = rows[:s.Workload.Trace.Limit]
-		}
-		for i := range rows {
-			r := &rows[i]
-			w.blocks += ceilDiv64(int64(r.InputLength)+int64(r.OutputLength), bs)
-			w.promptBlocks += int64(r.InputLength) / bs
-		}
-		w.requests = int64(len(rows))
-		w.inFlight, w.inFlightBlocks, w.inFlightPromptBlocks = w.requests, w.blocks, w.promptBlocks
-		if s.Workload.Trace != nil && s.Workload.Trace.Name == "" {
-			// An uploaded trace's rows belong to this run; a built-in trace's are shared.
-			w.traceRows = int64(len(s.trace))
-			for i := range s.trace {
-				w.traceHashIDs += int64(len(s.trace[i].HashIDs))
-			}
-		}
-		w.field = "workload.trace.limit"
-		w.what = fmt.Sprintf("%s trace requests", groupDigits(w.requests))
+func (e *estimator) add(field, what string, bytes int64) {
+	if bytes > 0 {
+		e.m.Drivers = append(e.m.Drivers, MemoryDriver{Field: field, What: what, Bytes: bytes})
 	}
-	if w.keys == 0 {
-		w.keys, w.sharedKeys = w.promptBlocks, w.promptBlocks
-		if w.promptBlocks <= maxCountedKeys {
-			w.keys, w.sharedKeys = s.countKeys()
-			w.maxHolders = 1
-		}
-	}
-	return w
-}
-
-// maxCountedKeys bounds the keys countKeys collects (8 bytes each); a larger workload is
-// estimated as if no two of its blocks were alike.
-const maxCountedKeys = 4 << 20
-
-// countKeys generates the prompt keys of a requests or trace workload as the run will and
-// counts the distinct ones and those that appear in more than one request (only those can
-// have two holders: a request runs on one worker, and a pull copies blocks another request
-// left on its source).
-func (s *Scenario) countKeys() (distinct, shared int64) {
-	var src source
-	switch s.Workload.Type {
-	case WorkloadRequests:
-		src = newScriptedSource(s)
-	case WorkloadTrace:
-		rows := s.trace
-		if s.Workload.Trace != nil && s.Workload.Trace.Limit > 0 && s.Workload.Trace.Limit < len(rows) {
-			rows = rows[:s.Workload.Trace.Limit]
-		}
-		src = newTraceSource(s, rows)
-	default:
-		return 0, 0
-	}
-	var keys []uint64
-	for {
-		if _, ok := src.peek(); !ok {
-			break
-		}
-		keys = append(keys, src.pop().keys...)
-	}
-	slices.Sort(keys)
-	for i := 0; i < len(keys); {
-		j := i + 1
-		for j < len(keys) && keys[j] == keys[i] {
-			j++
-		}
-		distinct++
-		if j-i > 1 {
-			shared++
-		}
-		i = j
-	}
-	return distinct, shared
 }
 
 // EstimateMemory bounds the heap a run of s needs at once. s must come from Parse (a trace
 // workload's rows loaded).
 //
-// The caches are counted at the capacity the workload can actually reach: a worker's G1 never
-// holds more slots than the blocks of the requests routed to it, so the fleet's G1 holds at most
-// min(workers × gpu_blocks, Σ blocks of all requests), and likewise G2 with prompt blocks.
+// The caches are counted at the capacity the workload can actually reach, not the configured
+// one: a worker's G1 never holds more slots than the blocks of the requests routed to it, and a
+// block key k is held by at most min(workers, n(k)) workers, n(k) being the requests whose prompt
+// holds it (see workloadShape).
 func EstimateMemory(s *Scenario) MemoryEstimate {
-	f := s.Fleet
-	w := s.shape()
-	workers := int64(f.Workers)
-	var m MemoryEstimate
-	add := func(field, what string, bytes int64) {
-		if bytes > 0 {
-			m.Drivers = append(m.Drivers, MemoryDriver{Field: field, What: what, Bytes: bytes})
-		}
+	e := &estimator{s: s, w: s.shape(), workers: int64(s.Fleet.Workers)}
+	g1 := e.gpuCaches()
+	g2 := e.hostCaches()
+	e.blockIndex(g1 + g2)
+	e.drainTables()
+	e.requestsInFlight()
+	e.perRequestRows()
+	e.add("fleet.workers", fmt.Sprintf("%s workers' records and report rows", groupDigits(e.workers)),
+		e.workers*(workerBytes+workerRowJSONBytes*jsonCopies))
+	if e.w.traceRows > 0 {
+		e.add("workload.trace", fmt.Sprintf("the uploaded trace's %s rows", groupDigits(e.w.traceRows)),
+			e.w.traceRows*traceRowBytes+e.w.traceHashIDs*traceHashIDBytes)
 	}
+	e.add("", "the engine, time series and report's fixed parts", e.fixedParts())
 
-	g1Cap := workers * int64(f.GPUBlocks)
-	g1 := min(g1Cap, w.blocks)
-	// Per slot: the array (up to twice its length), and the free list; plus each worker's
-	// first 64-slot array, and one worker's old array while it grows.
-	g1Bytes := g1*(2*slotRecordBytes+3*freeEntryBytes) + min(workers, max(g1, 1))*64*slotRecordBytes +
-		min(int64(f.GPUBlocks), g1)*slotRecordBytes
-	add("fleet.gpu_blocks", fmt.Sprintf("G1 caches of %s workers × %s blocks: %s block slots reachable by %s",
-		groupDigits(workers), groupDigits(int64(f.GPUBlocks)), groupDigits(g1), w.what), g1Bytes)
-
-	var g2 int64
-	if f.HostBlocks > 0 {
-		g2 = min(workers*int64(f.HostBlocks), w.promptBlocks)
-		g2Bytes := g2*(2*slotRecordBytes+3*freeEntryBytes) + min(workers, max(g2, 1))*64*slotRecordBytes +
-			min(int64(f.HostBlocks), g2)*slotRecordBytes
-		add("fleet.host_blocks", fmt.Sprintf("G2 caches of %s workers × %s blocks: %s entries reachable by %s",
-			groupDigits(workers), groupDigits(int64(f.HostBlocks)), groupDigits(g2), w.what), g2Bytes)
+	slices.SortStableFunc(e.m.Drivers, func(a, b MemoryDriver) int { return cmp.Compare(b.Bytes, a.Bytes) })
+	for _, d := range e.m.Drivers {
+		e.m.Bytes = satAdd(e.m.Bytes, d.Bytes)
 	}
+	return e.m
+}
 
-	// The block index: one record per (worker, key) held in either tier; one entry per
-	// distinct key (4 table slots at the lowest load, with the old table while growing); for
-	// keys with two or more holders a list header (with the lists' slack) and each record's room
-	// in its list: twice its size sorted, or the whole fleet's once dense.
-	records := min(workers*int64(f.GPUBlocks+f.HostBlocks), w.promptBlocks, g1+g2)
+// fixedParts counts what every run has whatever its size: the engine, the time series, and the
+// report's buckets with their JSON.
+func (e *estimator) fixedParts() int64 {
+	digits := func(n int64) int64 { return int64(len(strconv.FormatInt(max(n, 0), 10))) }
+	bucketJSON := bucketJSONFixedBytes + 2*digits(e.workers) + 6*digits(e.w.requests)
+	return engineFixedBytes + 3*maxBuckets*seriesBucketBytes + maxBuckets*(reportBucketBytes+bucketJSON*jsonCopies)
+}
+
+// tierBytes is the memory of n slots of a tier spread over the fleet's workers, each of at most
+// capacity: per slot the array (up to twice its length) and the free list; each worker's first
+// 64-slot array; one worker's old array while it grows.
+func (e *estimator) tierBytes(n, capacity int64) int64 {
+	return n*(2*slotRecordBytes+3*freeEntryBytes) + min(e.workers, max(n, 1))*64*slotRecordBytes +
+		min(capacity, n)*slotRecordBytes
+}
+
+// gpuCaches counts the G1 slots the workload can reach: min(workers × gpu_blocks, Σ over
+// requests of their blocks). A slot is keyed or held by a running request; duplicates of a
+// key computed at once and output blocks are unkeyed, so the (worker, key) bound does not
+// apply here.
+func (e *estimator) gpuCaches() int64 {
+	f, w := e.s.Fleet, e.w
+	g1 := min(e.workers*int64(f.GPUBlocks), w.blocks)
+	e.add("fleet.gpu_blocks", fmt.Sprintf("G1 caches of %s workers × %s blocks: %s block slots reachable by %s",
+		groupDigits(e.workers), groupDigits(int64(f.GPUBlocks)), groupDigits(g1), w.what), e.tierBytes(g1, int64(f.GPUBlocks)))
+	return g1
+}
+
+// hostCaches counts the G2 entries the workload can reach: every entry is a (worker, key)
+// pair, so at most min(workers × host_blocks, the workload's pairs).
+func (e *estimator) hostCaches() int64 {
+	f, w := e.s.Fleet, e.w
+	if f.HostBlocks <= 0 {
+		return 0
+	}
+	g2 := min(e.workers*int64(f.HostBlocks), w.records)
+	e.add("fleet.host_blocks", fmt.Sprintf("G2 caches of %s workers × %s blocks: %s entries reachable by %s",
+		groupDigits(e.workers), groupDigits(int64(f.HostBlocks)), groupDigits(g2), w.what), e.tierBytes(g2, int64(f.HostBlocks)))
+	return g2
+}
+
+// blockIndex counts the fleet-wide block index: an entry per distinct key (4 table slots at the
+// lowest load, with the old table while growing); for keys two or more workers hold, a list
+// header (with the lists' slack) and each record's room in its list: twice its size sorted, or
+// the whole fleet's once dense. A key one worker holds keeps its record in its entry.
+func (e *estimator) blockIndex(slots int64) {
+	f, w := e.s.Fleet, e.w
+	records := min(e.workers*int64(f.GPUBlocks+f.HostBlocks), w.records, slots)
 	distinct := min(w.keys, records)
-	lists := min(distinct, records/2)
-	if w.maxHolders == 1 {
-		lists = min(w.sharedKeys, lists)
+	multi := min(w.multiRecords, records)
+	lists := min(w.multiKeys, multi/2)
+	bytes := distinct*4*indexEntryBytes + lists*holderListBytes*9/4 + multi*2*holderRecBytes*3/2
+	if d := denseAt(e.workers); d > 0 {
+		bytes += min(w.denseKeys, multi/d) * e.workers * holderRecBytes
 	}
-	indexBytes := distinct*4*indexEntryBytes + lists*holderListBytes*9/4 +
-		records*2*holderRecBytes*3/2
-	if denseAt := max(kvcache.MinDense, (workers+kvcache.DenseShare-1)/kvcache.DenseShare); workers >= kvcache.MinDense {
-		// A key held by denseAt or more workers may have a dense list of workers × 8 bytes.
-		candidates := w.keys
-		if w.maxHolders > 0 && w.maxHolders < denseAt || w.maxHolders == 1 {
-			candidates = w.sharedKeys
-		}
-		indexBytes += min(candidates, records/denseAt) * workers * holderRecBytes
-	}
-	add("fleet.workers", fmt.Sprintf("the block index: up to %s (worker, block) records", groupDigits(records)), indexBytes)
+	e.add("fleet.workers", fmt.Sprintf("the block index: up to %s (worker, block) records of %s keys",
+		groupDigits(records), groupDigits(distinct)), bytes)
+}
 
-	// Draining workers move their keys to tables of their own; the index keeps its size.
-	var drainingWorkers int64
-	for _, a := range s.ScaleIn {
-		drainingWorkers += int64(len(a.Workers) + a.Count)
+// drainTables counts the tables draining workers move their keys to. A draining worker gets no
+// new requests, so its keys are those of requests that arrived by its mark: the pairs of an
+// action's workers are at most min(their caches, the prompt blocks arrived by then).
+func (e *estimator) drainTables() {
+	f := e.s.Fleet
+	var draining, keys, lastNS int64
+	for _, a := range e.s.ScaleIn {
+		n := min(int64(len(a.Workers)+a.Count), e.workers)
+		at := msToNS(a.AtMS)
+		draining += n
+		keys += min(n*int64(f.GPUBlocks+f.HostBlocks), e.s.promptBlocksBy(at))
+		lastNS = max(lastNS, at)
 	}
-	drainingWorkers = min(drainingWorkers, workers)
-	if drainingWorkers > 0 {
-		keys := min(drainingWorkers*int64(f.GPUBlocks+f.HostBlocks), records)
-		add("scale_in", fmt.Sprintf("tables of %s draining workers: up to %s keys", groupDigits(drainingWorkers), groupDigits(keys)),
-			keys*4*drainEntryBytes)
+	if draining == 0 {
+		return
 	}
+	draining = min(draining, e.workers)
+	keys = min(keys, e.w.records, e.s.promptBlocksBy(lastNS))
+	e.add("scale_in", fmt.Sprintf("tables of %s draining workers: up to %s keys", groupDigits(draining), groupDigits(keys)),
+		keys*4*drainEntryBytes)
+}
 
-	add(w.field, fmt.Sprintf("requests in flight: up to %s of %s, %s blocks",
+// requestsInFlight counts the requests that exist at once and every request's TTFT and E2E.
+func (e *estimator) requestsInFlight() {
+	w := e.w
+	e.add(w.field, fmt.Sprintf("requests in flight: up to %s of %s, %s blocks",
 		groupDigits(w.inFlight), w.what, groupDigits(w.inFlightBlocks)),
 		w.inFlight*requestBytes+w.inFlightPromptBlocks*requestBlockBytes+
 			(w.inFlightBlocks-w.inFlightPromptBlocks)*requestOutputBlockBytes)
-	add(w.field, fmt.Sprintf("TTFT and E2E of %s requests", groupDigits(w.requests)), w.requests*resultBytes)
-	if s.Report.PerRequest {
-		// Rows keep every request, with its keys and slots, to the end of the run.
-		retained := w.requests - w.inFlight
-		add("report.per_request", fmt.Sprintf("per-request rows of %s requests, kept to the end and encoded as JSON", groupDigits(w.requests)),
-			retained*requestBytes+(w.promptBlocks-w.inFlightPromptBlocks)*requestBlockBytes+
-				(w.blocks-w.promptBlocks-w.inFlightBlocks+w.inFlightPromptBlocks)*requestOutputBlockBytes+
-				w.requests*(requestRowBytes+requestRowJSONBytes))
-	}
-	add("fleet.workers", fmt.Sprintf("%s workers' records and report rows", groupDigits(workers)), workers*workerBytes)
-	if w.traceRows > 0 {
-		add("workload.trace", fmt.Sprintf("the uploaded trace's %s rows", groupDigits(w.traceRows)),
-			w.traceRows*traceRowBytes+w.traceHashIDs*traceHashIDBytes)
-	}
-	add("", "the engine, time series and report's fixed parts", fixedRunBytes)
+	e.add(w.field, fmt.Sprintf("TTFT and E2E of %s requests", groupDigits(w.requests)), w.requests*resultBytes)
+}
 
-	slices.SortStableFunc(m.Drivers, func(a, b MemoryDriver) int {
-		switch {
-		case a.Bytes > b.Bytes:
-			return -1
-		case a.Bytes < b.Bytes:
-			return 1
-		}
-		return 0
-	})
-	for _, d := range m.Drivers {
-		m.Bytes = satAdd(m.Bytes, d.Bytes)
+// perRequestRows counts the rows a report with per_request keeps: every request, with its keys
+// and slots, to the end of the run, and its JSON.
+func (e *estimator) perRequestRows() {
+	w := e.w
+	if !e.s.Report.PerRequest {
+		return
 	}
-	return m
+	retained := w.requests - w.inFlight
+	e.add("report.per_request", fmt.Sprintf("per-request rows of %s requests, kept to the end and encoded as JSON", groupDigits(w.requests)),
+		retained*requestBytes+(w.promptBlocks-w.inFlightPromptBlocks)*requestBlockBytes+
+			(w.blocks-w.promptBlocks-w.inFlightBlocks+w.inFlightPromptBlocks)*requestOutputBlockBytes+
+			w.requests*(requestRowBytes+requestRowJSONBytes*jsonCopies))
 }
 
 func satAdd(a, b int64) int64 {

@@ -1,9 +1,11 @@
 package sim
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"hash"
 	"math"
 	"slices"
 	"sort"
@@ -134,13 +136,24 @@ func requestRow(q *request) RequestRow {
 }
 
 // digest is the SHA-256 of the report's JSON without its sim section and digest.
+//
+// The JSON is streamed into the hash rather than marshalled into a copy (the same bytes: an
+// Encoder writes Marshal's text and a newline, in one Write, which digestWriter leaves out), so
+// a report with per-request rows is not held once more only to be hashed.
 func digest(r *Report) string {
 	c := *r
 	c.Sim, c.Digest = nil, ""
-	b, err := json.Marshal(&c)
-	if err != nil {
+	h := digestWriter{sha256.New()}
+	if err := json.NewEncoder(h).Encode(&c); err != nil {
 		return ""
 	}
-	sum := sha256.Sum256(b)
-	return hex.EncodeToString(sum[:])
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// digestWriter hashes what an Encoder writes but its closing newline.
+type digestWriter struct{ hash.Hash }
+
+func (w digestWriter) Write(b []byte) (int, error) {
+	w.Hash.Write(bytes.TrimSuffix(b, []byte("\n")))
+	return len(b), nil
 }

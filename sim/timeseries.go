@@ -15,7 +15,9 @@ type seriesBucket struct {
 }
 
 // seriesFamily keeps buckets of width base × 10^k ns, coarsening ×10 whenever an instant falls
-// past the 200th bucket, so memory stays constant whatever the run's length.
+// past the 200th bucket, so memory stays constant whatever the run's length: the buckets live in
+// one array of maxBuckets, allocated once, which coarsening rewrites in place (the memory model
+// counts 3 × maxBuckets buckets and no garbage for the series).
 type seriesFamily struct {
 	width   int64
 	buckets []seriesBucket
@@ -26,6 +28,9 @@ const maxBuckets = 200
 
 func (f *seriesFamily) record(t int64, g gauges, c instantCounters) {
 	if t >= f.end || len(f.buckets) == 0 {
+		if f.buckets == nil {
+			f.buckets = make([]seriesBucket, 0, maxBuckets)
+		}
 		for t/f.width >= maxBuckets {
 			f.coarsen()
 		}
@@ -43,23 +48,24 @@ func (f *seriesFamily) record(t int64, g gauges, c instantCounters) {
 	b.c.completed += c.completed
 }
 
+// coarsen merges every ten buckets into one, in place: bucket j is written after buckets 10j …
+// 10j+9 are read, and j ≤ 10j, so no bucket is overwritten before it is read.
 func (f *seriesFamily) coarsen() {
-	var out []seriesBucket
-	for i, b := range f.buckets {
-		j := i / 10
-		for len(out) <= j {
-			out = append(out, seriesBucket{})
+	n := (len(f.buckets) + 9) / 10
+	for j := range n {
+		var o seriesBucket
+		for _, b := range f.buckets[10*j : min(10*j+10, len(f.buckets))] {
+			if b.set {
+				o.set, o.g, o.lastAt = true, b.g, b.lastAt
+			}
+			o.c.staged += b.c.staged
+			o.c.landed += b.c.landed
+			o.c.rejected += b.c.rejected
+			o.c.completed += b.c.completed
 		}
-		o := &out[j]
-		if b.set {
-			o.set, o.g, o.lastAt = true, b.g, b.lastAt
-		}
-		o.c.staged += b.c.staged
-		o.c.landed += b.c.landed
-		o.c.rejected += b.c.rejected
-		o.c.completed += b.c.completed
+		f.buckets[j] = o
 	}
-	f.buckets = out
+	f.buckets = f.buckets[:n]
 	f.width *= 10
 	f.end = int64(len(f.buckets)) * f.width
 }

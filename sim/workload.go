@@ -183,29 +183,50 @@ func (s *traceSource) total() int64                { return int64(len(s.rows)) }
 // Poisson process; a turn's prompt is the group's system prompt, every earlier turn's input and
 // output, then new input; the next turn arrives think_time after the previous one completes.
 type sessionSource struct {
-	cfg       Sessions
-	bs        int
-	rng       *rand.Rand
-	started   int   // sessions whose first turn has been generated
-	nextStart int64 // arrival of the next session's first turn
-	groups    []int32
-	pending   arrivalHeap
-	seq       int64
-	thinkNS   int64
+	cfg     Sessions
+	bs      int
+	starts  sessionStarts
+	started int // sessions whose first turn has been generated
+	groups  []int32
+	pending arrivalHeap
+	seq     int64
+	thinkNS int64
 }
 
 func newSessionSource(s *Scenario) *sessionSource {
 	cfg := *s.Workload.Sessions
-	src := &sessionSource{cfg: cfg, bs: s.Fleet.BlockSize,
-		rng:     rand.New(rand.NewPCG(uint64(s.Seed), 0x5e55105)),
+	return &sessionSource{cfg: cfg, bs: s.Fleet.BlockSize, starts: newSessionStarts(s),
 		thinkNS: msToNS(cfg.ThinkTimeMS)}
-	src.nextStart = src.gap()
-	return src
+}
+
+// sessionStarts draws the sessions' prefix groups and first-turn arrivals (a Poisson process)
+// from the scenario's seed, in the order the session source uses them; the memory model replays
+// it to know how many turns can have arrived by an instant.
+type sessionStarts struct {
+	rng    *rand.Rand
+	rate   float64
+	groups int
+	next   int64 // arrival of the next session's first turn
+}
+
+func newSessionStarts(s *Scenario) sessionStarts {
+	c := s.Workload.Sessions
+	d := sessionStarts{rng: rand.New(rand.NewPCG(uint64(s.Seed), 0x5e55105)), rate: c.RatePerS, groups: c.PrefixGroups}
+	d.next = d.gap()
+	return d
 }
 
 // gap draws one exponential inter-arrival time in ns.
-func (s *sessionSource) gap() int64 {
-	return msToNS(float64(s.rng.ExpFloat64()/s.cfg.RatePerS) * 1000)
+func (d *sessionStarts) gap() int64 {
+	return msToNS(float64(d.rng.ExpFloat64()/d.rate) * 1000)
+}
+
+// draw returns the next session's prefix group and the arrival of its first turn.
+func (d *sessionStarts) draw() (group int32, atNS int64) {
+	group = int32(d.rng.IntN(d.groups))
+	atNS = d.next
+	d.next += d.gap()
+	return group, atNS
 }
 
 func (s *sessionSource) turnArrival(session, group int32, turn int32, atNS int64) *arrival {
@@ -231,13 +252,11 @@ func (s *sessionSource) turnArrival(session, group int32, turn int32, atNS int64
 
 func (s *sessionSource) fill() {
 	// Generate the next first turn lazily, so memory follows sessions in flight.
-	for s.started < s.cfg.Count && (len(s.pending) == 0 || s.nextStart <= s.pending[0].atNS) {
-		g := int32(s.rng.IntN(s.cfg.PrefixGroups))
-		a := s.turnArrival(int32(s.started), g, 0, s.nextStart)
+	for s.started < s.cfg.Count && (len(s.pending) == 0 || s.starts.next <= s.pending[0].atNS) {
+		g, at := s.starts.draw()
 		s.groups = append(s.groups, g)
+		s.push(s.turnArrival(int32(s.started), g, 0, at))
 		s.started++
-		s.nextStart += s.gap()
-		s.push(a)
 	}
 }
 

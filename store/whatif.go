@@ -310,7 +310,9 @@ func (s *Store) AddPlanPoints(ctx context.Context, planID string, labels, runIDs
 }
 
 // SetPlanStatus records a plan's state; a final state (done, failed, cancelled) sets its finish
-// time, and done stores the result.
+// time, and done stores the result. A cancelled plan stays cancelled (ErrConflict) until
+// CreatePlan queues it again: a planner finishing in one process cannot overwrite a cancel made
+// in another.
 func (s *Store) SetPlanStatus(ctx context.Context, id, status, msg string, resultJSON []byte, now time.Time) error {
 	switch status {
 	case StatusQueued, StatusRunning, StatusDone, StatusFailed, StatusCancelled:
@@ -323,15 +325,16 @@ func (s *Store) SetPlanStatus(ctx context.Context, id, status, msg string, resul
 		finished = toUnixMS(now)
 	}
 	err := s.write(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `UPDATE plans SET status = ?, error = ?, result_json = ?, finished_at = ? WHERE id = ?`,
-			status, msg, resultJSON, finished, id)
+		current, err := findPlan(ctx, tx, id)
 		if err != nil {
 			return err
 		}
-		if n, _ := res.RowsAffected(); n == 0 {
-			return fmt.Errorf("no plan with id %q: %w", id, ErrNotFound)
+		if current.Status == StatusCancelled && status != StatusCancelled {
+			return fmt.Errorf("plan %q was cancelled: %w", id, ErrConflict)
 		}
-		return nil
+		_, err = tx.ExecContext(ctx, `UPDATE plans SET status = ?, error = ?, result_json = ?, finished_at = ? WHERE id = ?`,
+			status, msg, resultJSON, finished, id)
+		return err
 	})
 	if err != nil {
 		return fmt.Errorf("store: set plan %q status: %w", id, err)
@@ -422,4 +425,34 @@ func (s *Store) RunsWaitedOnElsewhere(ctx context.Context, runIDs []string, swee
 		return nil, fmt.Errorf("store: runs waited on elsewhere: %w", err)
 	}
 	return held, nil
+}
+
+// SweepCancelled says whether a user cancelled the sweep (and nobody asked for it again since).
+func (s *Store) SweepCancelled(ctx context.Context, id string) (bool, error) {
+	var c int
+	err := s.read(ctx, func(tx *sql.Tx) error {
+		return tx.QueryRowContext(ctx, `SELECT cancelled FROM sweeps WHERE id = ?`, id).Scan(&c)
+	})
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, fmt.Errorf("store: sweep %q: %w", id, ErrNotFound)
+	}
+	if err != nil {
+		return false, fmt.Errorf("store: sweep %q cancelled: %w", id, err)
+	}
+	return c == 1, nil
+}
+
+// PlanStatus reads a plan's status alone.
+func (s *Store) PlanStatus(ctx context.Context, id string) (string, error) {
+	var status string
+	err := s.read(ctx, func(tx *sql.Tx) error {
+		return tx.QueryRowContext(ctx, `SELECT status FROM plans WHERE id = ?`, id).Scan(&status)
+	})
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", fmt.Errorf("store: plan %q: %w", id, ErrNotFound)
+	}
+	if err != nil {
+		return "", fmt.Errorf("store: plan %q status: %w", id, err)
+	}
+	return status, nil
 }

@@ -153,8 +153,14 @@ func TestPlans(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, unfinished)
 
-	// A cancelled plan asked again is queued again.
+	// A cancelled plan stays cancelled, whatever a planner still running reports; asked again,
+	// it is queued again.
 	require.NoError(t, s.SetPlanStatus(ctx, "pl1", store.StatusCancelled, "cancelled by a user", nil, later))
+	assert.ErrorIs(t, s.SetPlanStatus(ctx, "pl1", store.StatusDone, "", []byte(`{}`), later), store.ErrConflict)
+	assert.ErrorIs(t, s.SetPlanStatus(ctx, "pl1", store.StatusRunning, "", nil, later), store.ErrConflict)
+	got, _, err = s.GetPlan(ctx, "pl1")
+	require.NoError(t, err)
+	assert.Equal(t, store.StatusCancelled, got.Status)
 	plan, created, err = s.CreatePlan(ctx, p, t0)
 	require.NoError(t, err)
 	assert.True(t, created)

@@ -112,6 +112,14 @@ func (s *Server) createSweep(ctx context.Context, req sweepRequest) (id string, 
 	if _, err := s.store.CreateSweep(ctx, store.Sweep{ID: id, Name: name, ScenarioJSON: canonical, AxesJSON: axesJSON}, nil, s.now()); err != nil {
 		return "", 0, false, err
 	}
+	hold, ok := s.lockDrive(sweepDriveKey(id))
+	if !ok {
+		// Another process feeds this sweep: queue again the points it has recorded (a
+		// cancelled one runs again) and leave the rest to it.
+		allDone, err = s.resubmitRecorded(ctx, id, pts)
+		return id, len(pts), allDone, err
+	}
+	defer s.unlockDrive(hold)
 	next, allDone, err := s.feedSweep(ctx, id, pts, 0, false)
 	if err != nil {
 		return "", 0, false, err
@@ -120,6 +128,32 @@ func (s *Server) createSweep(ctx context.Context, req sweepRequest) (id string, 
 		s.startSweepFeed(id, pts, next)
 	}
 	return id, len(pts), allDone, nil
+}
+
+// resubmitRecorded submits again the points of a sweep recorded so far, without recording
+// anything (the process feeding the sweep does that); allDone says whether every point is done.
+func (s *Server) resubmitRecorded(ctx context.Context, id string, pts []whatif.Point) (allDone bool, err error) {
+	_, recorded, err := s.store.GetSweep(ctx, id)
+	if err != nil {
+		return false, err
+	}
+	scenarios := make([]*sim.Scenario, 0, len(recorded))
+	for i := range recorded {
+		if i < len(pts) {
+			scenarios = append(scenarios, pts[i].Scenario)
+		}
+	}
+	subs, err := s.submitPoints(ctx, scenarios...)
+	if err != nil {
+		return false, err
+	}
+	allDone = len(recorded) == len(pts)
+	for _, sub := range subs {
+		if sub.Run.Status != store.StatusDone {
+			allDone = false
+		}
+	}
+	return allDone, nil
 }
 
 // apiCreateSweep is POST /api/v1/sweeps: 202 with {"id", "url", "points"}, 200 when every point

@@ -102,6 +102,10 @@ type Server struct {
 	// sweepFeeds are the sweeps whose points are being fed to the queue here (sweep_feed.go);
 	// plansRunning waits for them too.
 	sweepFeeds map[string]*sweepFeed
+	// locks make one process drive each sweep and plan (drive.go); driveRescan is how often a
+	// server on PostgreSQL looks for ones nobody drives.
+	locks       *store.DriveLocks
+	driveRescan time.Duration
 }
 
 // New checks the configuration, creates the job queue's tables if needed and builds the
@@ -184,6 +188,8 @@ func New(cfg Config) (*Server, error) {
 		heapBytes:     heapObjectsBytes,
 		liveHeapBytes: liveHeapBytes,
 		planCancels:   map[string]context.CancelCauseFunc{},
+		locks:         cfg.Store.DriveLocks(),
+		driveRescan:   defaultDriveRescan,
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -225,6 +231,9 @@ func (s *Server) Start(ctx context.Context) error {
 	if err := s.resumeSweeps(ctx); err != nil {
 		return fmt.Errorf("web: start: resume sweeps: %w", err)
 	}
+	if s.store.Dialect() == store.DialectPostgres {
+		s.watchers.Go(func() { s.rescanDrives(s.runsCtx) })
+	}
 	return nil
 }
 
@@ -246,6 +255,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	}()
 	select {
 	case <-done:
+		s.locks.Reset() // releases the drive locks: another process takes the sweeps and plans over
 		return nil
 	case <-ctx.Done():
 		return fmt.Errorf("web: shutdown: plans still stopping: %w", ctx.Err())

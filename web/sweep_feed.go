@@ -78,13 +78,18 @@ func (s *Server) feedSweep(ctx context.Context, id string, points []whatif.Point
 	return next, allDone, nil
 }
 
-// startSweepFeed feeds points[from:] of the sweep in the background. A feeding of the same
-// sweep already running here is stopped first (a sweep asked again starts over from the point
-// its request could not submit).
+// startSweepFeed feeds points[from:] of the sweep in the background, unless another process
+// drives the sweep (drive.go). A feeding of the same sweep already running here is stopped
+// first (a sweep asked again starts over from the point its request could not submit).
 func (s *Server) startSweepFeed(id string, points []whatif.Point, from int) {
+	hold, ok := s.lockDrive(sweepDriveKey(id))
+	if !ok {
+		return // another process feeds it
+	}
 	s.mu.Lock()
 	if s.stopped {
 		s.mu.Unlock()
+		s.unlockDrive(hold)
 		return
 	}
 	if s.sweepFeeds == nil {
@@ -102,6 +107,7 @@ func (s *Server) startSweepFeed(id string, points []whatif.Point, from int) {
 	go func() {
 		defer s.plansRunning.Done()
 		defer close(feed.done)
+		defer s.unlockDrive(hold)
 		defer func() {
 			s.mu.Lock()
 			if s.sweepFeeds[id] == feed {
@@ -113,15 +119,37 @@ func (s *Server) startSweepFeed(id string, points []whatif.Point, from int) {
 		if old != nil {
 			<-old.done
 		}
+		s.watchCancelled(ctx, cancel, func(ctx context.Context) (bool, error) { return s.store.SweepCancelled(ctx, id) })
 		n, _, err := s.feedSweep(ctx, id, points, from, true)
 		switch {
 		case err == nil:
 			s.log.Info("sweep fed", "sweep", id, "points", n)
+		case errors.Is(context.Cause(ctx), errCancelledElsewhere):
+			// Cancelled through another process, whose cancel may have missed the points
+			// submitted here just after it: they are cancelled again (shared ones spared).
+			s.cancelSweepPointsAfter(id)
 		case ctx.Err() != nil: // cancelled, asked again, or shutting down (resumed at the next start)
 		default:
 			s.log.Error("feeding a sweep's points stopped", "sweep", id, "submitted", n, "points", len(points), "err", err)
 		}
 	}()
+}
+
+// cancelSweepPointsAfter cancels a cancelled sweep's unfinished points again.
+func (s *Server) cancelSweepPointsAfter(id string) {
+	ctx, cancel := storeCtx()
+	defer cancel()
+	_, points, err := s.store.GetSweep(ctx, id)
+	if err == nil {
+		ids := make([]string, len(points))
+		for i, p := range points {
+			ids[i] = p.RunID
+		}
+		err = s.cancelPoints(ctx, ids, id, "")
+	}
+	if err != nil {
+		s.log.Error("cancelling a cancelled sweep's points failed", "sweep", id, "err", err)
+	}
 }
 
 // stopSweepFeed stops the sweep's background feeding, if any, and waits until it has stopped,
@@ -176,28 +204,34 @@ func (s *Server) expandStored(scenarioJSON, axesJSON []byte) ([]whatif.Point, er
 	return whatif.Expand(base, axes, sim.ParseEnv{Traces: s.store}, max(s.cfg.MaxSweepPoints, axesPoints(axes)))
 }
 
-// resumeSweeps starts feeding every sweep a previous process left with points not yet submitted.
+// resumeSweeps starts feeding every sweep left with points not yet submitted that no process
+// feeds: at start, the ones a previous process left; on PostgreSQL, at each rescan, the ones
+// whose feeder died.
 func (s *Server) resumeSweeps(ctx context.Context) error {
 	feeds, err := s.store.ActiveSweeps(ctx)
 	if err != nil {
 		return err
 	}
-	resumed := 0
 	for _, f := range feeds {
 		var axes []whatif.Axis
 		if err := decodeNumbers(f.AxesJSON, &axes); err != nil || f.Recorded >= axesPoints(axes) {
 			continue
 		}
+		if s.feedingPoints(f.ID) != nil {
+			continue // fed here already
+		}
+		hold, ok := s.lockDrive(sweepDriveKey(f.ID))
+		if !ok {
+			continue // fed by another process
+		}
 		points, err := s.expandStored(f.ScenarioJSON, f.AxesJSON)
 		if err != nil {
 			s.log.Error("a sweep's remaining points cannot be submitted", "sweep", f.ID, "err", err)
-			continue
+		} else {
+			s.log.Info("sweep resumed", "sweep", f.ID, "from", f.Recorded)
+			s.startSweepFeed(f.ID, points, f.Recorded)
 		}
-		s.startSweepFeed(f.ID, points, f.Recorded)
-		resumed++
-	}
-	if resumed > 0 {
-		s.log.Info("sweeps resumed from a previous process", "count", resumed)
+		s.unlockDrive(hold)
 	}
 	return nil
 }

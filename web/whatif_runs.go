@@ -157,7 +157,8 @@ type planRequestDoc struct {
 	whatif.Request
 }
 
-// startPlan runs the plan in the background unless it is already running in this process.
+// startPlan runs the plan in the background unless it is already running in this process or
+// another process drives it (drive.go).
 func (s *Server) startPlan(id string) {
 	s.mu.Lock()
 	if s.stopped || s.planCancels[id] != nil {
@@ -165,7 +166,7 @@ func (s *Server) startPlan(id string) {
 		return
 	}
 	ctx, cancel := context.WithCancelCause(s.runsCtx)
-	s.planCancels[id] = cancel
+	s.planCancels[id] = cancel // taken before the lock, so nothing else here starts it meanwhile
 	s.plansRunning.Add(1)
 	s.mu.Unlock()
 	go func() {
@@ -176,6 +177,16 @@ func (s *Server) startPlan(id string) {
 			s.mu.Unlock()
 			cancel(nil)
 		}()
+		hold, ok := s.lockDrive(planDriveKey(id))
+		if !ok {
+			return // another process drives it
+		}
+		defer s.unlockDrive(hold)
+		s.log.Info("plan driven by this process", "plan", id)
+		s.watchCancelled(ctx, cancel, func(ctx context.Context) (bool, error) {
+			status, err := s.store.PlanStatus(ctx, id)
+			return status == store.StatusCancelled, err
+		})
 		s.executePlan(ctx, id)
 	}()
 }
@@ -184,19 +195,27 @@ func (s *Server) startPlan(id string) {
 // server shutting down stays running in the store, and the next start resumes it (its finished
 // runs are reused).
 func (s *Server) executePlan(ctx context.Context, id string) {
-	end := func(status, msg string, result []byte) {
+	end := func(status, msg string, result []byte) (cancelled bool) {
 		sctx, cancel := storeCtx()
 		defer cancel()
-		if err := s.store.SetPlanStatus(sctx, id, status, msg, result, s.now()); err != nil {
+		err := s.store.SetPlanStatus(sctx, id, status, msg, result, s.now())
+		switch {
+		case errors.Is(err, store.ErrConflict):
+			s.log.Info("a plan cancelled meanwhile stays cancelled", "plan", id, "status", status)
+			return true
+		case err != nil:
 			s.log.Error("recording a plan's state failed", "plan", id, "status", status, "err", err)
 		}
+		return false
 	}
 	plan, _, err := s.store.GetPlan(ctx, id)
 	if err != nil {
 		s.log.Error("plan not started", "plan", id, "err", err)
 		return
 	}
-	end(store.StatusRunning, "", nil)
+	if end(store.StatusRunning, "", nil) {
+		return
+	}
 	base, err := sim.Parse(plan.ScenarioJSON, sim.ParseEnv{Traces: s.store})
 	if err != nil {
 		end(store.StatusFailed, "the stored scenario is no longer valid: "+err.Error(), nil)
@@ -208,10 +227,16 @@ func (s *Server) executePlan(ctx context.Context, id string) {
 		return
 	}
 	res, err := whatif.Plan(ctx, &planRunner{s: s, planID: id}, base, req.Request)
-	switch {
-	case errors.Is(context.Cause(ctx), errShuttingDown):
-		return // resumed at the next start
-	case errors.Is(context.Cause(ctx), errCancelledByUser):
+	switch cause := context.Cause(ctx); {
+	case errors.Is(cause, errShuttingDown), errors.Is(cause, errDriveLost):
+		return // resumed at the next start, or by the process that takes the lock
+	case errors.Is(cause, errCancelledByUser):
+		end(store.StatusCancelled, "cancelled by a user", nil)
+		return
+	case errors.Is(cause, errCancelledElsewhere):
+		// Cancelled through another process: its cancel may have missed runs submitted here
+		// just after it, so they are cancelled again (those shared with others are spared).
+		s.cancelPlanPointsAfter(id)
 		end(store.StatusCancelled, "cancelled by a user", nil)
 		return
 	case err != nil:
@@ -227,7 +252,25 @@ func (s *Server) executePlan(ctx context.Context, id string) {
 	s.log.Info("plan done", "plan", id, "runs", res.Runs, "reused", res.Reused)
 }
 
-// resumePlans starts every plan a previous process left unfinished.
+// cancelPlanPointsAfter cancels a cancelled plan's unfinished runs again.
+func (s *Server) cancelPlanPointsAfter(id string) {
+	ctx, cancel := storeCtx()
+	defer cancel()
+	_, points, err := s.store.GetPlan(ctx, id)
+	if err == nil {
+		ids := make([]string, len(points))
+		for i, p := range points {
+			ids[i] = p.RunID
+		}
+		err = s.cancelPoints(ctx, ids, "", id)
+	}
+	if err != nil {
+		s.log.Error("cancelling a cancelled plan's runs failed", "plan", id, "err", err)
+	}
+}
+
+// resumePlans starts every unfinished plan that no process drives: at start, the ones a
+// previous process left; on PostgreSQL, at each rescan, the ones whose driver died.
 func (s *Server) resumePlans(ctx context.Context) error {
 	plans, err := s.store.UnfinishedPlans(ctx)
 	if err != nil {
@@ -235,9 +278,6 @@ func (s *Server) resumePlans(ctx context.Context) error {
 	}
 	for _, p := range plans {
 		s.startPlan(p.ID)
-	}
-	if len(plans) > 0 {
-		s.log.Info("plans resumed from a previous process", "count", len(plans))
 	}
 	return nil
 }

@@ -17,10 +17,13 @@ var ErrQueueFull = errors.New("run queue is full")
 // now failed.
 var ErrAttemptsExhausted = errors.New("attempts exhausted")
 
-// NewRun is one scenario to store as a run.
+// NewRun is one scenario to store as a run. Direct says a user asked for it (the form, the
+// API, a pair) rather than a sweep or plan; a cancelled sweep or plan leaves such a run alone
+// while it is unfinished (RunsWaitedOnElsewhere).
 type NewRun struct {
 	ID, Name     string
 	ScenarioJSON []byte
+	Direct       bool
 }
 
 // Submitted is one run after SubmitRuns: its record, and whether it was queued now (false: an
@@ -110,6 +113,9 @@ func submitOne(ctx context.Context, tx *sql.Tx, r NewRun, now time.Time) (Run, b
 		if err := insertRun(ctx, tx, r.ID, r.Name, r.ScenarioJSON, now); err != nil {
 			return Run{}, false, err
 		}
+		if err := setWantedDirectly(ctx, tx, r.ID, r.Direct); err != nil {
+			return Run{}, false, err
+		}
 		run, err := findRun(ctx, tx, r.ID, false)
 		return run, true, err
 	case err != nil:
@@ -119,14 +125,32 @@ func submitOne(ctx context.Context, tx *sql.Tx, r NewRun, now time.Time) (Run, b
 		return Run{}, false, fmt.Errorf("run %q exists with a different scenario: %w", r.ID, ErrConflict)
 	}
 	if existing.Status != StatusFailed && existing.Status != StatusCancelled {
+		if r.Direct && existing.Status != StatusDone {
+			if err := setWantedDirectly(ctx, tx, r.ID, true); err != nil {
+				return Run{}, false, err
+			}
+		}
 		existing.ScenarioJSON, existing.SummaryJSON, existing.HeadlineJSON = nil, nil, nil
 		return existing, false, nil
 	}
 	if err := requeueRun(ctx, tx, r.ID); err != nil {
 		return Run{}, false, err
 	}
+	// Whoever waited on the run before it ended waits no more: only this submission counts.
+	if err := setWantedDirectly(ctx, tx, r.ID, r.Direct); err != nil {
+		return Run{}, false, err
+	}
 	run, err := findRun(ctx, tx, r.ID, false)
 	return run, true, err
+}
+
+func setWantedDirectly(ctx context.Context, tx *sql.Tx, id string, direct bool) error {
+	v := 0
+	if direct {
+		v = 1
+	}
+	_, err := tx.ExecContext(ctx, `UPDATE runs SET wanted_directly = ? WHERE id = ?`, v, id)
+	return err
 }
 
 // ClaimRun starts an attempt at a run for worker ("host:pid"): a queued run, or one left

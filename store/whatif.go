@@ -393,3 +393,33 @@ func findPlan(ctx context.Context, tx *sql.Tx, id string) (Plan, error) {
 	p.CreatedAt, p.FinishedAt = fromNullUnixMS(created), fromNullUnixMS(finished)
 	return p, nil
 }
+
+// RunsWaitedOnElsewhere returns which of the runs something other than the given sweep or plan
+// (either may be "") still waits on: a user who submitted it directly, a sweep not cancelled,
+// or a plan queued or running. Cancelling that sweep or plan leaves these runs alone.
+func (s *Store) RunsWaitedOnElsewhere(ctx context.Context, runIDs []string, sweepID, planID string) (map[string]bool, error) {
+	held := map[string]bool{}
+	err := s.read(ctx, func(tx *sql.Tx) error {
+		for _, id := range runIDs {
+			var n int
+			err := tx.QueryRowContext(ctx, `
+				SELECT (SELECT count(*) FROM runs WHERE id = ? AND wanted_directly = 1)
+					+ (SELECT count(*) FROM sweep_points p JOIN sweeps w ON w.id = p.sweep_id
+						WHERE p.run_id = ? AND w.cancelled = 0 AND w.id <> ?)
+					+ (SELECT count(*) FROM plan_points p JOIN plans l ON l.id = p.plan_id
+						WHERE p.run_id = ? AND l.status IN (?, ?) AND l.id <> ?)`,
+				id, id, sweepID, id, StatusQueued, StatusRunning, planID).Scan(&n)
+			if err != nil {
+				return fmt.Errorf("run %q: %w", id, err)
+			}
+			if n > 0 {
+				held[id] = true
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("store: runs waited on elsewhere: %w", err)
+	}
+	return held, nil
+}

@@ -269,7 +269,7 @@ func (s *Server) cancelSweep(ctx context.Context, id string) error {
 	for i, p := range points {
 		ids[i] = p.RunID
 	}
-	return s.cancelRuns(ctx, ids)
+	return s.cancelPoints(ctx, ids, id, "")
 }
 
 // apiCancelSweep is POST /api/v1/sweeps/{id}/cancel.
@@ -468,7 +468,7 @@ func (s *Server) cancelPlan(ctx context.Context, id string) error {
 	for i, p := range plan.Submitted {
 		ids[i] = p.RunID
 	}
-	if err := s.cancelRuns(ctx, ids); err != nil {
+	if err := s.cancelPoints(ctx, ids, "", id); err != nil {
 		return err
 	}
 	return s.store.SetPlanStatus(ctx, id, store.StatusCancelled, "cancelled by a user", nil, s.now())

@@ -17,8 +17,19 @@ type submitted = store.Submitted
 // stores and queues them, all or none, in one transaction, each run's row with its job. A full
 // queue (more than Config.QueueSize runs waiting) refuses the whole submission with
 // errQueueFull (429) before anything is written. An identical scenario reuses its run (the id
-// is content-addressed); one that failed or was cancelled is queued again.
+// is content-addressed); one that failed or was cancelled is queued again. The runs are
+// recorded as asked for directly by a user, so cancelling a sweep or plan that shares them
+// leaves them alone; sweeps and plans use submitPoints.
 func (s *Server) submit(ctx context.Context, scenarios ...*sim.Scenario) ([]submitted, error) {
+	return s.submitRuns(ctx, true, scenarios)
+}
+
+// submitPoints is submit for the points of a sweep or the candidates of a plan.
+func (s *Server) submitPoints(ctx context.Context, scenarios ...*sim.Scenario) ([]submitted, error) {
+	return s.submitRuns(ctx, false, scenarios)
+}
+
+func (s *Server) submitRuns(ctx context.Context, direct bool, scenarios []*sim.Scenario) ([]submitted, error) {
 	// Every way in (form, API, pairs, sweeps, plans) meets the per-run memory budget here.
 	for _, sc := range scenarios {
 		if err := s.admit(sc); err != nil {
@@ -27,7 +38,7 @@ func (s *Server) submit(ctx context.Context, scenarios ...*sim.Scenario) ([]subm
 	}
 	runs := make([]store.NewRun, len(scenarios))
 	for i, sc := range scenarios {
-		runs[i] = store.NewRun{ID: sc.ID(), Name: sc.Name, ScenarioJSON: sc.CanonicalJSON()}
+		runs[i] = store.NewRun{ID: sc.ID(), Name: sc.Name, ScenarioJSON: sc.CanonicalJSON(), Direct: direct}
 	}
 	out, err := s.store.SubmitRuns(ctx, runs, s.cfg.QueueSize, s.now(), s.jobs.enqueue)
 	if errors.Is(err, store.ErrQueueFull) {

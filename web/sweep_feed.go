@@ -39,7 +39,7 @@ func (s *Server) feedSweep(ctx context.Context, id string, points []whatif.Point
 		for i := range k {
 			scenarios[i] = points[next+i].Scenario
 		}
-		subs, err := s.submit(ctx, scenarios...)
+		subs, err := s.submitPoints(ctx, scenarios...)
 		if errors.Is(err, errQueueFull) {
 			if k > 1 {
 				batch = k / 2

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/scalein-planner/scalein/sim"
@@ -42,10 +43,13 @@ const runPollInterval = 200 * time.Millisecond
 const queueFullRetry = time.Second
 
 // planRunner is the whatif.Runner of one plan on this server: it submits the candidates as
-// runs, records them as the plan's points, and waits until each has ended.
+// runs, records them as the plan's points, and waits until each has ended. The planner calls
+// Run from several goroutines at once; each call's runs go to the shared queue, and the points
+// are recorded one call at a time (a point's index is the count of those before it).
 type planRunner struct {
 	s      *Server
 	planID string
+	mu     sync.Mutex // serialises AddPlanPoints
 }
 
 // planLabel is the candidate label a planner scenario's name carries after " — plan: ".
@@ -60,7 +64,7 @@ func (p *planRunner) Run(ctx context.Context, scenarios []*sim.Scenario) ([]what
 	var subs []submitted
 	for {
 		var err error
-		subs, err = p.s.submit(ctx, scenarios...)
+		subs, err = p.s.submitPoints(ctx, scenarios...)
 		if err == nil {
 			break
 		}
@@ -78,7 +82,10 @@ func (p *planRunner) Run(ctx context.Context, scenarios []*sim.Scenario) ([]what
 	for i, sc := range scenarios {
 		labels[i], ids[i] = planLabel(sc.Name), subs[i].Run.ID
 	}
-	if err := p.s.store.AddPlanPoints(ctx, p.planID, labels, ids); err != nil {
+	p.mu.Lock()
+	err := p.s.store.AddPlanPoints(ctx, p.planID, labels, ids)
+	p.mu.Unlock()
+	if err != nil {
 		return nil, err
 	}
 	out := make([]whatif.Outcome, len(scenarios))
@@ -235,9 +242,18 @@ func (s *Server) resumePlans(ctx context.Context) error {
 	return nil
 }
 
-// cancelRuns stops the runs that are still queued or running (a sweep's or plan's points).
-func (s *Server) cancelRuns(ctx context.Context, ids []string) error {
+// cancelPoints stops the unfinished runs of a cancelled sweep or plan (the other id is ""),
+// except those something else still waits on: another sweep or plan that lists them, or a
+// user who submitted them directly (runs are shared: the same scenario is the same run).
+func (s *Server) cancelPoints(ctx context.Context, ids []string, sweepID, planID string) error {
+	held, err := s.store.RunsWaitedOnElsewhere(ctx, ids, sweepID, planID)
+	if err != nil {
+		return err
+	}
 	for _, id := range ids {
+		if held[id] {
+			continue
+		}
 		if _, err := s.cancelRun(ctx, id); err != nil {
 			return err
 		}

@@ -560,3 +560,89 @@ func TestSweepStatus(t *testing.T) {
 		assert.Equal(t, tc.want, got, "%v", tc.points)
 	}
 }
+
+// runStatus reads a run's status from the store.
+func runStatus(t *testing.T, s *Server, id string) string {
+	t.Helper()
+	run, err := s.store.GetRunStatus(context.Background(), id)
+	require.NoError(t, err)
+	return run.Status
+}
+
+// Runs are shared (the same scenario is the same run): cancelling a sweep cancels only the
+// points nothing else waits on. A point another sweep lists and one a user submitted directly
+// stay queued; the other sweep's cancel then cancels its own.
+func TestCancelSweepSparesSharedRuns(t *testing.T) {
+	s := newTestServer(t, Config{}, false) // never started: every run stays queued
+	scenario := fourWorkers(t, "")
+	rec := postJSON(t, s, "/api/v1/sweeps", sweepBody(scenario, `[{"path": "kvcr.latency_ms", "values": [1, 2, 3, 4]}]`))
+	require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
+	a, err := s.loadSweep(context.Background(), createdID(t, rec, rec.Body.Bytes()))
+	require.NoError(t, err)
+	rec = postJSON(t, s, "/api/v1/sweeps", sweepBody(scenario, `[{"path": "kvcr.latency_ms", "values": [2, 9]}]`))
+	require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
+	b, err := s.loadSweep(context.Background(), createdID(t, rec, rec.Body.Bytes()))
+	require.NoError(t, err)
+	require.Equal(t, a.Points[1].RunID, b.Points[0].RunID, "latency 2 is the same run in both sweeps")
+
+	// A user submits A's point "latency 3" directly (the same scenario, so the same run).
+	run, err := s.store.GetRun(context.Background(), a.Points[2].RunID)
+	require.NoError(t, err)
+	rec = postJSON(t, s, "/api/v1/runs", string(run.ScenarioJSON))
+	require.Less(t, rec.Code, 300, rec.Body.String())
+	assert.Contains(t, rec.Body.String(), a.Points[2].RunID)
+
+	rec = postJSON(t, s, "/api/v1/sweeps/"+a.ID+"/cancel", "")
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	assert.Equal(t, store.StatusCancelled, runStatus(t, s, a.Points[0].RunID), "only sweep A's")
+	assert.Equal(t, store.StatusQueued, runStatus(t, s, a.Points[1].RunID), "sweep B still waits on it")
+	assert.Equal(t, store.StatusQueued, runStatus(t, s, a.Points[2].RunID), "a user submitted it directly")
+	assert.Equal(t, store.StatusCancelled, runStatus(t, s, a.Points[3].RunID), "only sweep A's")
+
+	rec = postJSON(t, s, "/api/v1/sweeps/"+b.ID+"/cancel", "")
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	assert.Equal(t, store.StatusCancelled, runStatus(t, s, b.Points[0].RunID), "no sweep waits on it any more")
+	assert.Equal(t, store.StatusCancelled, runStatus(t, s, b.Points[1].RunID))
+	assert.Equal(t, store.StatusQueued, runStatus(t, s, a.Points[2].RunID), "the user's run is still theirs")
+}
+
+// Two plans asking for the same candidates share their runs: cancelling one leaves them queued
+// for the other, and cancelling the other cancels them.
+func TestCancelPlanSparesSharedRuns(t *testing.T) {
+	s := newTestServer(t, Config{}, false) // never started: the plans wait on their runs
+	submitted := func(id string, n int) []apiPlanRun {
+		t.Helper()
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			pl, err := s.loadPlan(context.Background(), id)
+			require.NoError(t, err)
+			if len(pl.Submitted) >= n {
+				return pl.Submitted
+			}
+			require.False(t, time.Now().After(deadline), "plan %s submitted %d runs, want %d", id, len(pl.Submitted), n)
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	rec := postJSON(t, s, "/api/v1/plans", planBody(fourWorkers(t, ""), `"goal": {"remove": 2, "start_ms": 100}`))
+	require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
+	first := createdID(t, rec, rec.Body.Bytes())
+	// The baseline and the policy candidates are asked for at once: 1 + 3 × 2 wave shapes.
+	runs := submitted(first, 7)
+	rec = postJSON(t, s, "/api/v1/plans", planBody(fourWorkers(t, ""), `"name": "again", "goal": {"remove": 2, "start_ms": 100}, "search": {"max_runs": 63}`))
+	require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
+	second := createdID(t, rec, rec.Body.Bytes())
+	require.NotEqual(t, first, second)
+	submitted(second, len(runs))
+
+	rec = postJSON(t, s, "/api/v1/plans/"+first+"/cancel", "")
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	waitPlan(t, s, first, store.StatusCancelled)
+	for _, r := range runs {
+		assert.Equal(t, store.StatusQueued, runStatus(t, s, r.RunID), "the second plan still waits on %s", r.Label)
+	}
+	rec = postJSON(t, s, "/api/v1/plans/"+second+"/cancel", "")
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	for _, r := range runs {
+		assert.Equal(t, store.StatusCancelled, runStatus(t, s, r.RunID), r.Label)
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/scalein-planner/scalein/sim"
 	"github.com/scalein-planner/scalein/sim/whatif"
@@ -113,56 +114,64 @@ func parseCLIValue(tok string) any {
 	return tok
 }
 
-// runSweep is "scalein sweep": every combination of the -vary values, simulated in parallel.
-func runSweep(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	var vary varyFlags
-	var config, out, format string
-	var parallel, maxPoints int
-	fs := newCommandFlags("sweep", "scalein sweep -config FILE|- -vary PATH=V1,V2,… [-vary …] [-out FILE] [-format json|csv] [-parallel N]", stderr)
-	fs.StringVar(&config, "config", "", "scenario JSON file, or - for stdin (required)")
-	fs.Var(&vary, "vary", "PATH=V1,V2,… a field and its values (repeat for up to 3 fields)")
-	fs.StringVar(&out, "out", "", "write the result here instead of stdout (atomically)")
-	fs.StringVar(&format, "format", "json", "json or csv")
-	fs.IntVar(&parallel, "parallel", 0, "runs at once (0: one per CPU)")
-	fs.IntVar(&maxPoints, "max-points", whatif.DefaultMaxPoints, "refuse sweeps with more points than this")
+// sweepOptions are the flags of "scalein sweep".
+type sweepOptions struct {
+	vary                varyFlags
+	config, out, format string
+	parallel, maxPoints int
+	timing              bool
+}
+
+// parseSweepFlags reads the flags; ok false means exit with code.
+func parseSweepFlags(args []string, stderr io.Writer) (o sweepOptions, code int, ok bool) {
+	fs := newCommandFlags("sweep", "scalein sweep -config FILE|- -vary PATH=V1,V2,… [-vary …] [-out FILE] [-format json|csv] [-parallel N] [-timing]", stderr)
+	fs.StringVar(&o.config, "config", "", "scenario JSON file, or - for stdin (required)")
+	fs.Var(&o.vary, "vary", "PATH=V1,V2,… a field and its values (repeat for up to 3 fields)")
+	fs.StringVar(&o.out, "out", "", "write the result here instead of stdout (atomically)")
+	fs.StringVar(&o.format, "format", "json", "json or csv")
+	fs.IntVar(&o.parallel, "parallel", 0, "runs at once (0: one per CPU)")
+	fs.IntVar(&o.maxPoints, "max-points", whatif.DefaultMaxPoints, "refuse sweeps with more points than this")
+	fs.BoolVar(&o.timing, "timing", false, "print to stderr how long the runs took and how busy the slots were")
 	if code, ok := fs.parse(args); !ok {
-		return code
+		return o, code, false
 	}
-	usageError := fs.usageError
 	switch {
 	case fs.NArg() > 0:
-		return usageError("unexpected argument %q", fs.Arg(0))
-	case config == "":
-		return usageError("-config is required (a scenario file, or - to read stdin)")
-	case len(vary) == 0:
-		return usageError("give at least one -vary PATH=V1,V2,…")
-	case format != "json" && format != "csv":
-		return usageError("-format must be json or csv (got %q)", format)
-	case parallel < 0:
-		return usageError("-parallel must be 0 (one per CPU) or more (got %d)", parallel)
-	case maxPoints < 1:
-		return usageError("-max-points must be at least 1 (got %d)", maxPoints)
+		return o, fs.usageError("unexpected argument %q", fs.Arg(0)), false
+	case o.config == "":
+		return o, fs.usageError("-config is required (a scenario file, or - to read stdin)"), false
+	case len(o.vary) == 0:
+		return o, fs.usageError("give at least one -vary PATH=V1,V2,…"), false
+	case o.format != "json" && o.format != "csv":
+		return o, fs.usageError("-format must be json or csv (got %q)", o.format), false
+	case o.parallel < 0:
+		return o, fs.usageError("-parallel must be 0 (one per CPU) or more (got %d)", o.parallel), false
+	case o.maxPoints < 1:
+		return o, fs.usageError("-max-points must be at least 1 (got %d)", o.maxPoints), false
 	}
-	base, env, code := loadScenario("sweep", config, stdin, stderr)
+	return o, 0, true
+}
+
+// runSweep is "scalein sweep": every combination of the -vary values, simulated in parallel.
+func runSweep(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	o, code, ok := parseSweepFlags(args, stderr)
+	if !ok {
+		return code
+	}
+	base, env, code := loadScenario("sweep", o.config, stdin, stderr)
 	if base == nil {
 		return code
 	}
-	points, err := whatif.Expand(base, vary, env, maxPoints)
+	points, err := whatif.Expand(base, o.vary, env, o.maxPoints)
 	if err != nil {
 		return printValidation("sweep", "-vary", err, stderr)
 	}
-	progress := newProgressLine(stderr, isTerminal(stderr))
-	report := progress.reporter(0, 1)
-	runner := &whatif.LocalRunner{Parallel: parallel, Progress: func(done, total int) {
-		if report != nil {
-			report(float64(done) / float64(total))
-		}
-	}}
-	res, err := whatif.RunSweep(ctx, runner, vary, points)
+	runner, done := localRunner("sweep", o.parallel, o.timing, stderr)
+	res, err := whatif.RunSweep(ctx, runner, o.vary, points)
 	if err != nil {
 		return runFailed(stderr, err)
 	}
-	progress.finish()
+	done()
 	failed := 0
 	for i := range res.Points {
 		res.Points[i].RunID = "" // no stored runs on the command line
@@ -170,19 +179,12 @@ func runSweep(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 			failed++
 		}
 	}
-	var body []byte
-	if format == "csv" {
-		var buf bytes.Buffer
-		if err := whatif.WriteCSV(&buf, res.Axes, res.Points); err != nil {
-			fmt.Fprintf(stderr, "scalein sweep: encode the CSV: %v\n", err)
-			return 1
-		}
-		body = buf.Bytes()
-	} else if body, err = encodeJSON(res); err != nil {
+	body, err := encodeSweep(res, o.format)
+	if err != nil {
 		fmt.Fprintf(stderr, "scalein sweep: encode the result: %v\n", err)
 		return 1
 	}
-	if code := writeOutput("sweep", out, body, stdout, stderr); code != 0 {
+	if code := writeOutput("sweep", o.out, body, stdout, stderr); code != 0 {
 		return code
 	}
 	if failed > 0 {
@@ -190,6 +192,48 @@ func runSweep(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		return 1
 	}
 	return 0
+}
+
+func encodeSweep(res *whatif.SweepResult, format string) ([]byte, error) {
+	if format != "csv" {
+		return encodeJSON(res)
+	}
+	var buf bytes.Buffer
+	if err := whatif.WriteCSV(&buf, res.Axes, res.Points); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// localRunner is the in-process runner of a sweep or plan with a progress line on a terminal.
+// done ends the progress line and, with timing, prints how long the runs took and how busy the
+// slots were (docs/performance.md reads these).
+func localRunner(cmd string, parallel int, timing bool, stderr io.Writer) (*whatif.LocalRunner, func()) {
+	progress := newProgressLine(stderr, isTerminal(stderr))
+	report := progress.reporter(0, 1)
+	runner := &whatif.LocalRunner{Parallel: parallel, Progress: func(done, total int) {
+		if report != nil {
+			report(float64(done) / float64(total))
+		}
+	}}
+	start := time.Now()
+	return runner, func() {
+		progress.finish()
+		if !timing {
+			return
+		}
+		wall := time.Since(start)
+		n, runTime := runner.Usage()
+		slots := runner.Slots()
+		if n == 0 {
+			fmt.Fprintf(stderr, "scalein %s: nothing simulated; %.1f s\n", cmd, wall.Seconds())
+			return
+		}
+		mean := runTime / time.Duration(n)
+		bound := time.Duration(float64(mean) * float64(n) / float64(slots))
+		fmt.Fprintf(stderr, "scalein %s: %d runs on %d slots in %.1f s; a run took %.2f s on average; mean run × runs ÷ slots = %.1f s; wall ÷ that = %.3f (slots busy %.0f %%)\n",
+			cmd, n, slots, wall.Seconds(), mean.Seconds(), bound.Seconds(), wall.Seconds()/bound.Seconds(), 100*runTime.Seconds()/(float64(slots)*wall.Seconds()))
+	}
 }
 
 func encodeJSON(v any) ([]byte, error) {
@@ -234,59 +278,70 @@ func (o *optionalFloat) Set(s string) error {
 	return nil
 }
 
-// runPlan is "scalein plan": search scale-in schedules and recommend one.
-func runPlan(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	var config, out, search string
-	var remove, parallel, maxRuns int
+// planOptions are the flags of "scalein plan".
+type planOptions struct {
+	config, out string
+	parallel    int
+	timing      bool
+	req         whatif.Request
+}
+
+// parsePlanFlags reads the flags into a request; ok false means exit with code.
+func parsePlanFlags(args []string, stderr io.Writer) (o planOptions, code int, ok bool) {
+	var search string
+	var remove, maxRuns int
 	var startMS float64
 	var maxKilled int64
 	var ttft optionalFloat
-	fs := newCommandFlags("plan", "scalein plan -config FILE|- -remove N -start-ms T [-ttft-p99-ms X] [-max-killed K] [-max-runs M] [-search JSON] [-out FILE] [-parallel N]", stderr)
-	fs.StringVar(&config, "config", "", "scenario JSON file, or - for stdin (required; its scale_in is replaced)")
+	fs := newCommandFlags("plan", "scalein plan -config FILE|- -remove N -start-ms T [-ttft-p99-ms X] [-max-killed K] [-max-runs M] [-search JSON] [-out FILE] [-parallel N] [-timing]", stderr)
+	fs.StringVar(&o.config, "config", "", "scenario JSON file, or - for stdin (required; its scale_in is replaced)")
 	fs.IntVar(&remove, "remove", 0, "how many workers to drain (required)")
 	fs.Float64Var(&startMS, "start-ms", 0, "drain no worker before this instant (ms)")
 	fs.Var(&ttft, "ttft-p99-ms", "feasible only with TTFT p99 at or below this (ms); no limit by default")
 	fs.Int64Var(&maxKilled, "max-killed", 0, "feasible only with at most this many killed requests")
 	fs.IntVar(&maxRuns, "max-runs", whatif.DefaultMaxPlanRuns, "simulate at most this many schedules")
-	fs.IntVar(&parallel, "parallel", 0, "runs at once (0: one per CPU)")
+	fs.IntVar(&o.parallel, "parallel", 0, "runs at once (0: one per CPU)")
 	fs.StringVar(&search, "search", "", `JSON overriding the search space, like {"waves": [1, 2], "gaps_ms": [10000]} (docs/planning.md)`)
-	fs.StringVar(&out, "out", "", "write the plan here instead of stdout (atomically)")
+	fs.StringVar(&o.out, "out", "", "write the plan here instead of stdout (atomically)")
+	fs.BoolVar(&o.timing, "timing", false, "print to stderr how long the runs took and how busy the slots were")
 	if code, ok := fs.parse(args); !ok {
-		return code
+		return o, code, false
 	}
-	usageError := fs.usageError
 	switch {
 	case fs.NArg() > 0:
-		return usageError("unexpected argument %q", fs.Arg(0))
-	case config == "":
-		return usageError("-config is required (a scenario file, or - to read stdin)")
+		return o, fs.usageError("unexpected argument %q", fs.Arg(0)), false
+	case o.config == "":
+		return o, fs.usageError("-config is required (a scenario file, or - to read stdin)"), false
 	case remove == 0:
-		return usageError("-remove is required: how many workers to drain")
-	case parallel < 0:
-		return usageError("-parallel must be 0 (one per CPU) or more (got %d)", parallel)
+		return o, fs.usageError("-remove is required: how many workers to drain"), false
+	case o.parallel < 0:
+		return o, fs.usageError("-parallel must be 0 (one per CPU) or more (got %d)", o.parallel), false
 	}
-	req := whatif.Request{Goal: whatif.Goal{Remove: remove, StartMS: startMS},
+	o.req = whatif.Request{Goal: whatif.Goal{Remove: remove, StartMS: startMS},
 		Constraints: whatif.Constraints{TTFTP99MS: ttft.v, MaxKilled: &maxKilled}}
 	if search != "" {
 		dec := json.NewDecoder(strings.NewReader(search))
 		dec.DisallowUnknownFields()
-		if err := dec.Decode(&req.Search); err != nil {
-			return usageError("-search is not a valid search object: %v", err)
+		if err := dec.Decode(&o.req.Search); err != nil {
+			return o, fs.usageError("-search is not a valid search object: %v", err), false
 		}
 	}
-	req.Search.MaxRuns = maxRuns
-	base, _, code := loadScenario("plan", config, stdin, stderr)
+	o.req.Search.MaxRuns = maxRuns
+	return o, 0, true
+}
+
+// runPlan is "scalein plan": search scale-in schedules and recommend one.
+func runPlan(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	o, code, ok := parsePlanFlags(args, stderr)
+	if !ok {
+		return code
+	}
+	base, _, code := loadScenario("plan", o.config, stdin, stderr)
 	if base == nil {
 		return code
 	}
-	progress := newProgressLine(stderr, isTerminal(stderr))
-	report := progress.reporter(0, 1)
-	runner := &whatif.LocalRunner{Parallel: parallel, Progress: func(done, total int) {
-		if report != nil {
-			report(float64(done) / float64(total))
-		}
-	}}
-	res, err := whatif.Plan(ctx, runner, base, req)
+	runner, done := localRunner("plan", o.parallel, o.timing, stderr)
+	res, err := whatif.Plan(ctx, runner, base, o.req)
 	if err != nil {
 		var ve *sim.ValidationError
 		if errors.As(err, &ve) {
@@ -294,14 +349,14 @@ func runPlan(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		}
 		return runFailed(stderr, err)
 	}
-	progress.finish()
+	done()
 	clearRunIDs(res)
 	body, err := encodeJSON(res)
 	if err != nil {
 		fmt.Fprintf(stderr, "scalein plan: encode the plan: %v\n", err)
 		return 1
 	}
-	return writeOutput("plan", out, body, stdout, stderr)
+	return writeOutput("plan", o.out, body, stdout, stderr)
 }
 
 // clearRunIDs drops the run ids: the command line stores no runs.

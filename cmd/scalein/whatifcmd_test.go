@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -117,6 +118,14 @@ func TestPlanCommand(t *testing.T) {
 	var raw map[string]any
 	require.NoError(t, json.Unmarshal([]byte(stdout), &raw))
 	assert.Contains(t, raw, "recommended")
+	assert.Empty(t, stderr, "quiet without -timing")
+
+	// -timing says how many runs were simulated on how many slots; the plan is the same.
+	code, again, stderr := runCLI(t, "", "plan", "-config", fourWorkers, "-remove", "2", "-start-ms", "100", "-ttft-p99-ms", "50", "-parallel", "3", "-timing")
+	require.Equal(t, 0, code, stderr)
+	assert.JSONEq(t, stdout, again, "the same plan on 3 slots")
+	assert.Contains(t, stderr, fmt.Sprintf("scalein plan: %d runs on 3 slots in ", res.Runs))
+	assert.Contains(t, stderr, "slots busy")
 
 	cases := map[string]struct {
 		args []string

@@ -8,6 +8,9 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
+
+	"golang.org/x/sync/errgroup"
 
 	"github.com/scalein-planner/scalein/sim"
 )
@@ -18,6 +21,9 @@ const (
 	DefaultGapMS       = 30000
 	DefaultBisectTop   = 3
 	DefaultGraceStepMS = 1000
+	// DefaultGraceProbes is how many graces the grace search simulates per round, shared
+	// among its searches (each probes at least one): 2 keeps two slots busy with one search.
+	DefaultGraceProbes = 2
 	maxBisectRounds    = 16
 	maxPlanRunsLimit   = 1000
 	maxSearchValues    = 20
@@ -59,6 +65,9 @@ type Search struct {
 	BisectGrace *bool   `json:"bisect_grace"`
 	BisectTop   int     `json:"bisect_top"`
 	GraceStepMS float64 `json:"grace_step_ms"`
+	// GraceProbes is how many graces are simulated at once per round over all searches; a
+	// search with k of them splits its interval into k+1 parts (k = 1 is a bisection).
+	GraceProbes int `json:"grace_probes"`
 	// Guard turns kvcr.reject_draining_sources on (true) or off in every candidate; nil leaves
 	// the scenario's own setting.
 	Guard   *bool `json:"guard"`
@@ -207,6 +216,11 @@ func Normalize(base *sim.Scenario, req Request) (Request, error) {
 	} else if math.IsNaN(s.GraceStepMS) || s.GraceStepMS < 1 || s.GraceStepMS > 1e9 {
 		add("search.grace_step_ms", "must be between 1 and 1e9 ms (got %v)", s.GraceStepMS)
 	}
+	if s.GraceProbes == 0 {
+		s.GraceProbes = DefaultGraceProbes
+	} else if s.GraceProbes < 1 || s.GraceProbes > maxSearchValues {
+		add("search.grace_probes", "must be between 1 and %d (got %d)", maxSearchValues, s.GraceProbes)
+	}
 	if s.Guard == nil && base.KVCR.Enabled {
 		on := true
 		s.Guard = &on
@@ -241,20 +255,25 @@ func uniqueInts(v []int) []int {
 	return out
 }
 
-// planner holds one plan's state.
+// planner holds one plan's state. Its stages ask the runner for runs from several goroutines at
+// once; mu guards what they share.
 type planner struct {
 	runner Runner
 	base   *sim.Scenario
 	req    Request
+
+	mu     sync.Mutex
 	memo   map[string]Outcome // scenario id → outcome
 	runs   int
 	reused int
-	notes  []string
 }
 
 // Plan searches scale-in schedules for the request and ranks them. The same base scenario and
-// request give the same result: candidates are generated in a fixed order and ranked by a total
-// order. Runs go through r in batches (one per search stage or bisection round).
+// request give the same result whatever the runner's slot count and the order runs finish in:
+// every candidate is a function of the request and of earlier candidates' outcomes (never of
+// timing), each run budget is fixed before the runs it covers start, and the ranking is a total
+// order. Runs are asked for as soon as they are known, so independent ones share the slots
+// (docs/planning.md, "Scheduling").
 func Plan(ctx context.Context, r Runner, base *sim.Scenario, req Request) (*Result, error) {
 	req, err := Normalize(base, req)
 	if err != nil {
@@ -262,73 +281,20 @@ func Plan(ctx context.Context, r Runner, base *sim.Scenario, req Request) (*Resu
 	}
 	p := &planner{runner: r, base: base, req: req, memo: map[string]Outcome{}}
 	res := &Result{Goal: req.Goal, Constraints: req.Constraints, Search: req.Search}
-	s := req.Search
 
-	// The baseline run only matters for the worker sets.
-	sets := map[string][]int{}
-	needSets := slices.Contains(s.Selections, SelectFewestPullsServed) || slices.Contains(s.Selections, SelectLeastWork)
-	if needSets {
-		bc := p.candidate("baseline: no scale-in", StageBaseline, nil)
-		bc.Selection = "none"
-		if err := p.runBatch(ctx, []*Candidate{bc}); err != nil {
-			return nil, err
-		}
-		res.Baseline = bc
-		if bc.Status == StatusDone {
-			o := p.memo[bc.ScenarioID]
-			sets[SelectFewestPullsServed] = pickWorkers(o.Workers, req.Goal.Remove, func(w sim.WorkerRow) int64 { return w.PullsServed })
-			sets[SelectLeastWork] = pickWorkers(o.Workers, req.Goal.Remove, func(w sim.WorkerRow) int64 { return w.RequestsCompleted })
-		} else {
-			p.notes = append(p.notes, "the baseline run did not finish ("+bc.Status+"), so the worker sets chosen from it were left out")
-		}
-	}
-
-	// Stage 1: every selection × wave shape × gap × grace (none, then the fixed ones).
-	graces := []*float64{nil}
-	for _, g := range s.GraceMS {
-		graces = append(graces, &g)
-	}
-	var explore []*Candidate
-	for _, sel := range s.Selections {
-		ids, isSet := sets[sel]
-		if (sel == SelectFewestPullsServed || sel == SelectLeastWork) && !isSet {
-			continue
-		}
-		for _, waves := range s.Waves {
-			gaps := s.GapsMS
-			if waves == 1 {
-				gaps = []float64{0}
-			}
-			for _, gap := range gaps {
-				for _, grace := range graces {
-					sched := p.schedule(sel, ids, waves, gap, grace)
-					c := p.candidate(label(sel, len(ids), waves, req.Goal.Remove, gap, grace), StageExplore, sched)
-					c.Selection, c.Waves, c.GapMS, c.GraceMS = sel, waves, gap, grace
-					c.ScaleIn = sched
-					explore = append(explore, c)
-				}
-			}
-		}
-	}
-	reserve := 0
-	if *s.BisectGrace {
-		reserve = min(s.BisectTop*5, (s.MaxRuns-p.runs)/2)
-	}
-	explore = p.fit(explore, s.MaxRuns-p.runs-reserve, "first stage")
-	if err := p.runBatch(ctx, explore); err != nil {
+	explore, baseline, notes, err := p.explore(ctx)
+	if err != nil {
 		return nil, err
 	}
+	res.Baseline = baseline
 	all := slices.Clone(explore)
-
-	// Stage 2: the smallest grace that keeps kills within the limit, for the best candidates
-	// without grace. Kills fall as grace grows (a longer grace forces fewer removals), so a
-	// bisection between 0 and the natural drain time finds it.
-	if *s.BisectGrace {
-		more, err := p.bisectGrace(ctx, explore)
+	if *req.Search.BisectGrace {
+		more, graceNotes, err := p.graceSearch(ctx, explore)
 		if err != nil {
 			return nil, err
 		}
 		all = append(all, more...)
+		notes = append(notes, graceNotes...)
 	}
 
 	ranked := make([]Candidate, 0, len(all))
@@ -348,9 +314,119 @@ func Plan(ctx context.Context, r Runner, base *sim.Scenario, req Request) (*Resu
 	rank(ranked)
 	markPareto(ranked)
 	res.Candidates = ranked
-	res.Runs, res.Reused, res.Notes = p.runs, p.reused, p.notes
+	res.Runs, res.Reused, res.Notes = p.runs, p.reused, notes
 	res.Recommended, res.Reason = recommend(ranked, req)
 	return res, nil
+}
+
+// isSet says whether a selection is a worker set chosen from the baseline run.
+func isSet(sel string) bool {
+	return sel == SelectFewestPullsServed || sel == SelectLeastWork
+}
+
+// explore runs the first stage: every selection × wave shape × gap × grace (none, then the
+// fixed ones). The policy candidates start at once, together with the baseline run; the worker
+// sets' candidates start when the baseline has finished. The stage's run budget goes to the
+// policy candidates first, then to the sets', in the order of search.selections.
+func (p *planner) explore(ctx context.Context) (explore []*Candidate, baseline *Candidate, notes []string, err error) {
+	s := p.req.Search
+	var policies, sets []string
+	for _, sel := range s.Selections {
+		if isSet(sel) {
+			sets = append(sets, sel)
+		} else {
+			policies = append(policies, sel)
+		}
+	}
+	runs := 0
+	if len(sets) > 0 {
+		runs = 1 // the baseline
+	}
+	reserve := 0
+	if *s.BisectGrace {
+		reserve = min(s.BisectTop*5, (s.MaxRuns-runs)/2)
+	}
+	budget := s.MaxRuns - runs - reserve
+	var policyCands []*Candidate
+	for _, sel := range policies {
+		policyCands = append(policyCands, p.exploreCandidates(sel, nil)...)
+	}
+	policyCands, dropped := fit(policyCands, budget, nil)
+	budget -= countNew(policyCands, nil)
+
+	g, gctx := errgroup.WithContext(ctx)
+	var setCands []*Candidate
+	var setDropped int
+	if len(sets) > 0 {
+		baseline = p.candidate("baseline: no scale-in", StageBaseline, nil)
+		baseline.Selection = "none"
+		g.Go(func() error {
+			if err := p.runBatch(gctx, []*Candidate{baseline}); err != nil {
+				return err
+			}
+			if baseline.Status != StatusDone {
+				notes = append(notes, "the baseline run did not finish ("+baseline.Status+"), so the worker sets chosen from it were left out")
+				return nil
+			}
+			for _, sel := range sets {
+				setCands = append(setCands, p.exploreCandidates(sel, p.workerSetFor(sel, baseline))...)
+			}
+			setCands, setDropped = fit(setCands, budget, nil)
+			return p.runBatch(gctx, setCands)
+		})
+	}
+	g.Go(func() error { return p.runBatch(gctx, policyCands) })
+	if err := g.Wait(); err != nil {
+		return nil, nil, nil, err
+	}
+	if n := dropped + setDropped; n > 0 {
+		notes = append(notes, p.budgetNote(n, "first stage"))
+	}
+	// The candidates in the order of search.selections, whatever order they ran in.
+	for _, sel := range s.Selections {
+		for _, c := range slices.Concat(policyCands, setCands) {
+			if c.Selection == sel {
+				explore = append(explore, c)
+			}
+		}
+	}
+	return explore, baseline, notes, nil
+}
+
+// workerSetFor picks the set of workers a set selection drains, from the baseline's totals.
+func (p *planner) workerSetFor(sel string, baseline *Candidate) []int {
+	p.mu.Lock()
+	o := p.memo[baseline.ScenarioID]
+	p.mu.Unlock()
+	if sel == SelectFewestPullsServed {
+		return pickWorkers(o.Workers, p.req.Goal.Remove, func(w sim.WorkerRow) int64 { return w.PullsServed })
+	}
+	return pickWorkers(o.Workers, p.req.Goal.Remove, func(w sim.WorkerRow) int64 { return w.RequestsCompleted })
+}
+
+// exploreCandidates is one selection's first-stage candidates: every wave shape × gap × grace.
+func (p *planner) exploreCandidates(sel string, ids []int) []*Candidate {
+	s := p.req.Search
+	graces := []*float64{nil}
+	for _, g := range s.GraceMS {
+		graces = append(graces, &g)
+	}
+	var out []*Candidate
+	for _, waves := range s.Waves {
+		gaps := s.GapsMS
+		if waves == 1 {
+			gaps = []float64{0}
+		}
+		for _, gap := range gaps {
+			for _, grace := range graces {
+				sched := p.schedule(sel, ids, waves, gap, grace)
+				c := p.candidate(label(sel, len(ids), waves, p.req.Goal.Remove, gap, grace), StageExplore, sched)
+				c.Selection, c.Waves, c.GapMS, c.GraceMS = sel, waves, gap, grace
+				out = append(out, c)
+			}
+		}
+	}
+	return out
 }
 
 // pickWorkers returns n worker ids with the smallest metric; ties go to the higher id (the
@@ -457,15 +533,15 @@ func (p *planner) candidate(lbl, stage string, sched []sim.ScaleInAction) *Candi
 	return &Candidate{Label: lbl, Stage: stage, ScaleIn: sched, ScenarioID: sc.ID(), scenario: &sc, Violations: []string{}}
 }
 
-// fit keeps the candidates whose runs fit the remaining budget (reused runs are free).
-func (p *planner) fit(cs []*Candidate, budget int, stage string) []*Candidate {
+// fit keeps the candidates whose runs fit the budget: a scenario known already (reused) or
+// listed twice costs one run at most. It returns them and how many candidates it left out.
+func fit(cs []*Candidate, budget int, known func(id string) bool) ([]*Candidate, int) {
 	out := cs[:0:0]
 	seen := map[string]bool{}
 	left := budget
 	dropped := 0
 	for _, c := range cs {
-		_, known := p.memo[c.ScenarioID]
-		if !known && !seen[c.ScenarioID] {
+		if (known == nil || !known(c.ScenarioID)) && !seen[c.ScenarioID] {
 			if left <= 0 {
 				dropped++
 				continue
@@ -475,18 +551,39 @@ func (p *planner) fit(cs []*Candidate, budget int, stage string) []*Candidate {
 		}
 		out = append(out, c)
 	}
-	if dropped > 0 {
-		p.notes = append(p.notes, fmt.Sprintf("the run budget (search.max_runs %d) left out %d candidate(s) of the %s", p.req.Search.MaxRuns, dropped, stage))
-	}
-	return out
+	return out, dropped
 }
 
-// runBatch runs the candidates' new scenarios in one batch and fills in their outcomes.
+// countNew is how many distinct runs the candidates cost.
+func countNew(cs []*Candidate, known func(id string) bool) int {
+	seen := map[string]bool{}
+	for _, c := range cs {
+		if known == nil || !known(c.ScenarioID) {
+			seen[c.ScenarioID] = true
+		}
+	}
+	return len(seen)
+}
+
+func (p *planner) budgetNote(dropped int, stage string) string {
+	return fmt.Sprintf("the run budget (search.max_runs %d) left out %d candidate(s) of the %s", p.req.Search.MaxRuns, dropped, stage)
+}
+
+// known says whether this plan has run the scenario already.
+func (p *planner) known(id string) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	_, ok := p.memo[id]
+	return ok
+}
+
+// runBatch runs the candidates' new scenarios in one call to the runner and fills in their
+// outcomes. Several goroutines may call it at once.
 func (p *planner) runBatch(ctx context.Context, cs []*Candidate) error {
 	var todo []*sim.Scenario
 	queued := map[string]bool{}
 	for _, c := range cs {
-		if _, ok := p.memo[c.ScenarioID]; ok || queued[c.ScenarioID] {
+		if p.known(c.ScenarioID) || queued[c.ScenarioID] {
 			continue
 		}
 		queued[c.ScenarioID] = true
@@ -497,6 +594,7 @@ func (p *planner) runBatch(ctx context.Context, cs []*Candidate) error {
 		if err != nil {
 			return err
 		}
+		p.mu.Lock()
 		for i, o := range outs {
 			p.memo[todo[i].ID()] = o
 			p.runs++
@@ -504,7 +602,10 @@ func (p *planner) runBatch(ctx context.Context, cs []*Candidate) error {
 				p.reused++
 			}
 		}
+		p.mu.Unlock()
 	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	for _, c := range cs {
 		o := p.memo[c.ScenarioID]
 		c.RunID, c.Status, c.Error, c.Digest, c.Headline = o.RunID, o.Status, o.Error, o.Digest, o.Headline
@@ -512,9 +613,9 @@ func (p *planner) runBatch(ctx context.Context, cs []*Candidate) error {
 	return nil
 }
 
-// bisectGrace narrows the grace of the best no-grace candidates whose kills are within the limit.
-func (p *planner) bisectGrace(ctx context.Context, explore []*Candidate) ([]*Candidate, error) {
-	s := p.req.Search
+// graceSeeds are the best explored candidates without grace whose kills are within the limit
+// and whose workers took time to drain (a grace can make that sooner), at most BisectTop.
+func (p *planner) graceSeeds(explore []*Candidate) []Candidate {
 	maxKilled := float64(*p.req.Constraints.MaxKilled)
 	var seeds []Candidate
 	for _, c := range explore {
@@ -532,14 +633,19 @@ func (p *planner) bisectGrace(ctx context.Context, explore []*Candidate) ([]*Can
 		seeds = append(seeds, *c)
 	}
 	rank(seeds)
-	seeds = seeds[:min(len(seeds), s.BisectTop)]
-	type search struct {
-		seed   Candidate
-		lo, hi float64 // lo: kills too many (or untested 0); hi: kills within the limit
-	}
-	step := s.GraceStepMS
-	var searches []*search
-	for _, sd := range seeds {
+	return seeds[:min(len(seeds), p.req.Search.BisectTop)]
+}
+
+// graceSearch looks for the smallest grace that keeps kills within the limit, for the best
+// candidates without grace (graceSeeds). Kills fall as grace grows (a longer grace forces fewer
+// removals), so a search between 0 and the natural drain time finds it. The searches run
+// independently, each round of each starting as soon as its previous round ends; each has a
+// fixed share of the remaining run budget and of search.grace_probes, so none depends on how
+// fast another goes.
+func (p *planner) graceSearch(ctx context.Context, explore []*Candidate) ([]*Candidate, []string, error) {
+	s := p.req.Search
+	var searches []*graceSearch
+	for _, sd := range p.graceSeeds(explore) {
 		// No worker drains longer than the whole drain of every worker together, nor than the
 		// time from the start to the last removal; a grace that long forces nothing.
 		longest := *figure(sd.Headline, "latest_removal_ms") - p.req.Goal.StartMS
@@ -549,69 +655,150 @@ func (p *planner) bisectGrace(ctx context.Context, explore []*Candidate) ([]*Can
 		if longest <= 0 {
 			continue // every drained worker left at once: no grace can make it sooner
 		}
-		hi := math.Ceil(longest/step) * step
-		searches = append(searches, &search{seed: sd, lo: -step, hi: hi})
+		hi := math.Ceil(longest/s.GraceStepMS) * s.GraceStepMS
+		searches = append(searches, &graceSearch{p: p, seed: sd, lo: -s.GraceStepMS, hi: hi})
+	}
+	if len(searches) == 0 {
+		return nil, nil, nil
+	}
+	p.mu.Lock()
+	budget := s.MaxRuns - p.runs
+	p.mu.Unlock()
+	n := len(searches)
+	g, gctx := errgroup.WithContext(ctx)
+	for i, sr := range searches {
+		sr.budget = budget / n
+		if i < budget%n {
+			sr.budget++
+		}
+		sr.probes = max(1, s.GraceProbes/n)
+		if i < s.GraceProbes%n && s.GraceProbes > n {
+			sr.probes++
+		}
+		g.Go(func() error { return sr.run(gctx) })
+	}
+	if err := g.Wait(); err != nil {
+		return nil, nil, err
 	}
 	var out []*Candidate
-	withGrace := func(sd Candidate, g float64) *Candidate {
-		sched := p.schedule(sd.Selection, workerSet(sd), sd.Waves, sd.GapMS, &g)
-		c := p.candidate(label(sd.Selection, len(workerSet(sd)), sd.Waves, p.req.Goal.Remove, sd.GapMS, &g), StageGrace, sched)
-		c.Selection, c.Waves, c.GapMS, c.GraceMS = sd.Selection, sd.Waves, sd.GapMS, &g
-		return c
+	dropped := 0
+	for _, sr := range searches {
+		out = append(out, sr.ran...)
+		dropped += sr.dropped
 	}
-	ranHi := map[*search]bool{}
-	for round := 0; round <= maxBisectRounds; round++ {
-		var batch []*Candidate
-		var owners []*search
-		for _, sr := range searches {
-			if sr.hi-sr.lo <= step || round == maxBisectRounds {
-				// Converged (or out of rounds): run the smallest safe grace found, once, so
-				// the plan lists it.
-				if !ranHi[sr] {
-					ranHi[sr] = true
-					batch = append(batch, withGrace(sr.seed, sr.hi))
-					owners = append(owners, sr)
-				}
-				continue
-			}
-			mid := math.Floor((sr.lo+sr.hi)/2/step) * step
-			if mid <= sr.lo {
-				mid = sr.lo + step
-			}
-			if mid >= sr.hi {
-				continue
-			}
-			batch = append(batch, withGrace(sr.seed, mid))
-			owners = append(owners, sr)
+	var notes []string
+	if dropped > 0 {
+		notes = append(notes, fmt.Sprintf("the run budget (search.max_runs %d) cut short %d of the %d grace search(es); the grace found may not be the smallest", s.MaxRuns, dropped, n))
+	}
+	return out, notes, nil
+}
+
+// graceSearch is the search for one seed's smallest safe grace, on a grid of grace_step_ms:
+// lo kills too many (or is the untested -step below 0), hi kills within the limit (at first the
+// untested longest drain, where a grace forces nothing, which is as safe as no grace).
+type graceSearch struct {
+	p       *planner
+	seed    Candidate
+	lo, hi  float64
+	hiRan   bool
+	budget  int // runs this search may still start
+	probes  int // graces per round
+	ran     []*Candidate
+	dropped int // 1 when the budget ran out before the search converged
+}
+
+// run narrows the interval round by round: probes graces split it into probes+1 parts, and it
+// becomes the part between the largest unsafe and the smallest safe grace. When it is one step
+// wide (or the rounds or budget run out), the smallest safe grace found is run, if it was not,
+// so the plan lists it.
+func (sr *graceSearch) run(ctx context.Context) error {
+	step := sr.p.req.Search.GraceStepMS
+	for round := 0; round < maxBisectRounds && sr.hi-sr.lo > step; round++ {
+		k := min(sr.probes, sr.budget)
+		if !sr.hiRan {
+			k = min(k, sr.budget-1) // keep one run for the grace found
 		}
-		batch = p.fit(batch, p.req.Search.MaxRuns-p.runs, "grace search")
-		if len(batch) == 0 {
+		graces := probeGraces(sr.lo, sr.hi, step, k)
+		if len(graces) == 0 {
+			sr.dropped = 1
 			break
 		}
-		if err := p.runBatch(ctx, batch); err != nil {
-			return nil, err
+		batch := make([]*Candidate, len(graces))
+		for i, g := range graces {
+			batch[i] = sr.withGrace(g)
 		}
-		for i, c := range batch {
-			sr := owners[i]
-			killed := figure(c.Headline, "requests_killed")
-			switch {
-			case ranHi[sr] && *c.GraceMS == sr.hi:
-				// the final run of a converged search
-			case c.Status == StatusDone && killed != nil && *killed <= maxKilled:
-				sr.hi = *c.GraceMS
-				ranHi[sr] = false
-			default:
-				sr.lo = *c.GraceMS
-			}
-			out = append(out, c)
+		if err := sr.runRound(ctx, batch); err != nil {
+			return err
 		}
 	}
-	return out, nil
+	if !sr.hiRan && sr.budget > 0 {
+		c := sr.withGrace(sr.hi)
+		if err := sr.runRound(ctx, []*Candidate{c}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// runRound runs a round's candidates and narrows the interval by their outcomes.
+func (sr *graceSearch) runRound(ctx context.Context, batch []*Candidate) error {
+	for _, c := range batch {
+		if !sr.p.known(c.ScenarioID) {
+			sr.budget--
+		}
+	}
+	if err := sr.p.runBatch(ctx, batch); err != nil {
+		return err
+	}
+	maxKilled := float64(*sr.p.req.Constraints.MaxKilled)
+	newHi, newHiRan := sr.hi, sr.hiRan
+	for _, c := range batch {
+		killed := figure(c.Headline, "requests_killed")
+		safe := c.Status == StatusDone && killed != nil && *killed <= maxKilled
+		if safe && *c.GraceMS <= newHi {
+			newHi, newHiRan = *c.GraceMS, true
+		}
+	}
+	for _, c := range batch {
+		killed := figure(c.Headline, "requests_killed")
+		safe := c.Status == StatusDone && killed != nil && *killed <= maxKilled
+		if !safe && *c.GraceMS > sr.lo && *c.GraceMS < newHi {
+			sr.lo = *c.GraceMS
+		}
+	}
+	sr.hi, sr.hiRan = newHi, newHiRan
+	sr.ran = append(sr.ran, batch...)
+	return nil
+}
+
+// probeGraces splits (lo, hi) into k+1 near-equal parts on the grid of step and returns the
+// k inner points (fewer when the interval has fewer grid points), ascending.
+func probeGraces(lo, hi, step float64, k int) []float64 {
+	var out []float64
+	for j := 1; j <= k; j++ {
+		g := lo + math.Floor(float64(j)*(hi-lo)/float64(k+1)/step)*step
+		g = max(g, lo+step)
+		if g >= hi || (len(out) > 0 && g <= out[len(out)-1]) {
+			continue
+		}
+		out = append(out, g)
+	}
+	return out
+}
+
+// withGrace is the seed's schedule with this grace.
+func (sr *graceSearch) withGrace(g float64) *Candidate {
+	sd, p := sr.seed, sr.p
+	ids := workerSet(sd)
+	sched := p.schedule(sd.Selection, ids, sd.Waves, sd.GapMS, &g)
+	c := p.candidate(label(sd.Selection, len(ids), sd.Waves, p.req.Goal.Remove, sd.GapMS, &g), StageGrace, sched)
+	c.Selection, c.Waves, c.GapMS, c.GraceMS = sd.Selection, sd.Waves, sd.GapMS, &g
+	return c
 }
 
 // workerSet returns the explicit worker ids of a set candidate, or nil for a policy.
 func workerSet(c Candidate) []int {
-	if c.Selection != SelectFewestPullsServed && c.Selection != SelectLeastWork {
+	if !isSet(c.Selection) {
 		return nil
 	}
 	var ids []int

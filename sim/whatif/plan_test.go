@@ -3,7 +3,13 @@ package whatif_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"maps"
+	"math/rand/v2"
+	"slices"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -108,26 +114,30 @@ func TestPlanBisectsTheSmallestSafeGrace(t *testing.T) {
 	done := rep.Summary.DurationMS
 	require.Equal(t, 302.0, done)
 
-	req := whatif.Request{Goal: whatif.Goal{Remove: 1, StartMS: 100},
-		Search: whatif.Search{Selections: []string{sim.SelectHighestID}, GraceStepMS: 1}}
-	res, err := whatif.Plan(context.Background(), &whatif.LocalRunner{}, base, req)
-	require.NoError(t, err)
-	smallestSafe, largestUnsafe := -1.0, -1.0
-	for _, c := range res.Candidates {
-		if c.Stage != whatif.StageGrace {
-			continue
+	for _, probes := range []int{1, 2, 5} {
+		req := whatif.Request{Goal: whatif.Goal{Remove: 1, StartMS: 100},
+			Search: whatif.Search{Selections: []string{sim.SelectHighestID}, GraceStepMS: 1, GraceProbes: probes}}
+		res, err := whatif.Plan(context.Background(), &whatif.LocalRunner{}, base, req)
+		require.NoError(t, err)
+		smallestSafe, largestUnsafe, grace := -1.0, -1.0, 0
+		for _, c := range res.Candidates {
+			if c.Stage != whatif.StageGrace {
+				continue
+			}
+			grace++
+			killed := *value(t, c.Headline, "requests_killed")
+			if killed == 0 && (smallestSafe < 0 || *c.GraceMS < smallestSafe) {
+				smallestSafe = *c.GraceMS
+			}
+			if killed > 0 && *c.GraceMS > largestUnsafe {
+				largestUnsafe = *c.GraceMS
+			}
 		}
-		killed := *value(t, c.Headline, "requests_killed")
-		if killed == 0 && (smallestSafe < 0 || *c.GraceMS < smallestSafe) {
-			smallestSafe = *c.GraceMS
-		}
-		if killed > 0 && *c.GraceMS > largestUnsafe {
-			largestUnsafe = *c.GraceMS
-		}
+		assert.Equal(t, 202.0, smallestSafe, "%d probes", probes)
+		assert.Equal(t, 201.0, largestUnsafe, "%d probes", probes)
+		assert.LessOrEqual(t, res.Runs, whatif.DefaultMaxPlanRuns)
+		t.Logf("%d probe(s) a round: %d graces simulated", probes, grace)
 	}
-	assert.Equal(t, 202.0, smallestSafe)
-	assert.Equal(t, 201.0, largestUnsafe)
-	assert.LessOrEqual(t, res.Runs, whatif.DefaultMaxPlanRuns)
 }
 
 func TestPlanNothingFeasible(t *testing.T) {
@@ -179,5 +189,60 @@ func TestNormalizeErrors(t *testing.T) {
 			require.ErrorAs(t, err, &ve)
 			assert.Equal(t, tc.wantPath, ve.Errors[0].Path, ve.Error())
 		})
+	}
+}
+
+// shuffledRunner finishes each call after a random pause, so the planner's concurrent calls
+// end in a different order each time.
+type shuffledRunner struct {
+	inner whatif.Runner
+	rng   *rand.Rand
+	mu    sync.Mutex
+}
+
+func (s *shuffledRunner) Run(ctx context.Context, scs []*sim.Scenario) ([]whatif.Outcome, error) {
+	s.mu.Lock()
+	pause := time.Duration(s.rng.IntN(20)) * time.Millisecond
+	s.mu.Unlock()
+	time.Sleep(pause)
+	return s.inner.Run(ctx, scs)
+}
+
+// The same request gives the same plan whatever the slot count and the order runs finish in,
+// with three grace searches running at once, with and without a budget that cuts them short.
+func TestPlanDeterministicAcrossSlotsAndOrder(t *testing.T) {
+	base := mustScenario(t, "testdata/four-workers.json")
+	for _, maxRuns := range []int{0, 24} {
+		req := whatif.Request{Goal: whatif.Goal{Remove: 2, StartMS: 100}, Search: whatif.Search{GraceStepMS: 1, GraceProbes: 3, MaxRuns: maxRuns}}
+		var want string
+		runners := map[string]whatif.Runner{
+			"1 slot":  &whatif.LocalRunner{Parallel: 1},
+			"4 slots": &whatif.LocalRunner{Parallel: 4},
+		}
+		for seed := range uint64(4) {
+			runners[fmt.Sprintf("shuffled %d", seed)] = &shuffledRunner{inner: &whatif.LocalRunner{Parallel: 3}, rng: rand.New(rand.NewPCG(seed, 1))}
+		}
+		for _, name := range slices.Sorted(maps.Keys(runners)) {
+			res, err := whatif.Plan(context.Background(), runners[name], base, req)
+			require.NoError(t, err, name)
+			b, err := json.Marshal(res)
+			require.NoError(t, err)
+			if want == "" {
+				want = string(b)
+				searches := map[string]bool{}
+				for _, c := range res.Candidates {
+					if c.Stage == whatif.StageGrace {
+						searches[fmt.Sprint(c.Selection, c.Waves)] = true
+					}
+				}
+				require.Len(t, searches, 3, "three grace searches")
+				if maxRuns > 0 {
+					require.Equal(t, maxRuns, res.Runs)
+					require.Contains(t, res.Notes[len(res.Notes)-1], "cut short 3 of the 3 grace search(es)")
+				}
+				continue
+			}
+			assert.JSONEq(t, want, string(b), "max_runs %d, %s", maxRuns, name)
+		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"runtime"
 	"sync"
+	"time"
 
 	"github.com/scalein-planner/scalein/sim"
 )
@@ -33,96 +34,160 @@ type Outcome struct {
 
 // Runner simulates scenarios and returns their outcomes in the same order. A run that fails is
 // an Outcome with status "failed", not an error; the error is for the runner itself failing (or
-// ctx ending). Implementations may run the scenarios in parallel and reuse identical runs.
+// ctx ending). Implementations may run the scenarios in parallel and reuse identical runs, and
+// must allow concurrent calls from several goroutines sharing the same slots: the planner asks
+// for independent runs as soon as it knows them (docs/planning.md, "Scheduling").
 type Runner interface {
 	Run(ctx context.Context, scenarios []*sim.Scenario) ([]Outcome, error)
 }
 
-// LocalRunner simulates in this process, up to Parallel runs at once (0: one per CPU), and
-// remembers every outcome by scenario id so an identical scenario is simulated once.
+// LocalRunner simulates in this process, up to Parallel runs at once over all concurrent calls
+// (0: one per CPU), and remembers every outcome by scenario id so an identical scenario is
+// simulated once, even when two calls ask for it at the same time.
 type LocalRunner struct {
 	Parallel int
 	Options  sim.RunOptions
-	// Progress, if set, is called after each run with how many of this call's runs are done.
+	// Progress, if set, is called after each run with how many runs are done and how many have
+	// been asked for so far, over every call (the total grows as a plan asks for more).
 	Progress func(done, total int)
 
-	mu   sync.Mutex
-	memo map[string]Outcome
+	mu       sync.Mutex
+	memo     map[string]Outcome
+	inflight map[string]*flight
+	queue    []*flight // runs waiting for a slot, first asked first run
+	busy     int       // slots taken
+	done     int
+	total    int
+	// what Usage reports
+	simulated int
+	runTime   time.Duration
 }
 
-// Run implements Runner.
-func (l *LocalRunner) Run(ctx context.Context, scenarios []*sim.Scenario) ([]Outcome, error) {
+// Usage says how many runs this runner has simulated and the wall time they took together
+// (a slot's time in each); with the slot count and the wall time of the whole request it says
+// how busy the slots were: runTime ÷ (slots × wall).
+func (l *LocalRunner) Usage() (simulated int, runTime time.Duration) {
 	l.mu.Lock()
-	if l.memo == nil {
-		l.memo = map[string]Outcome{}
+	defer l.mu.Unlock()
+	return l.simulated, l.runTime
+}
+
+// Slots is the number of runs the runner simulates at once.
+func (l *LocalRunner) Slots() int {
+	if l.Parallel <= 0 {
+		return runtime.NumCPU()
 	}
-	l.mu.Unlock()
-	out := make([]Outcome, len(scenarios))
-	// First occurrence of each new id runs; later ones and remembered ones copy.
-	first := map[string]int{}
-	var todo []int
+	return l.Parallel
+}
+
+// flight is one run, queued or being simulated; every caller asking for the same scenario waits
+// on it.
+type flight struct {
+	ctx   context.Context
+	sc    *sim.Scenario
+	id    string
+	ended chan struct{}
+	out   Outcome
+}
+
+// Run implements Runner: it starts every scenario (in order, so earlier ones take free slots
+// first), then waits for each.
+func (l *LocalRunner) Run(ctx context.Context, scenarios []*sim.Scenario) ([]Outcome, error) {
+	flights := make([]*flight, len(scenarios))
+	reused := make([]bool, len(scenarios))
 	for i, sc := range scenarios {
-		id := sc.ID()
-		l.mu.Lock()
-		o, ok := l.memo[id]
-		l.mu.Unlock()
-		if ok {
-			o.Reused = true
-			out[i] = o
-			continue
-		}
-		if _, ok := first[id]; !ok {
-			first[id] = i
-			todo = append(todo, i)
-		}
+		flights[i], reused[i] = l.start(ctx, sc)
 	}
-	parallel := l.Parallel
-	if parallel <= 0 {
-		parallel = runtime.NumCPU()
-	}
-	jobs := make(chan int)
-	var wg sync.WaitGroup
-	var doneMu sync.Mutex
-	done := 0
-	for range min(parallel, len(todo)) {
-		wg.Go(func() {
-			for i := range jobs {
-				out[i] = runOne(ctx, scenarios[i], l.Options)
-				doneMu.Lock()
-				done++
-				if l.Progress != nil {
-					l.Progress(done, len(todo))
-				}
-				doneMu.Unlock()
+	out := make([]Outcome, len(scenarios))
+	for i, f := range flights {
+		for {
+			select {
+			case <-f.ended:
+			case <-ctx.Done():
+				return nil, ctx.Err()
 			}
-		})
-	}
-	for _, i := range todo {
-		select {
-		case jobs <- i:
-		case <-ctx.Done():
+			// A run cancelled by another caller's context is asked for again by this one.
+			if f.out.Status != StatusCancelled || ctx.Err() != nil {
+				break
+			}
+			var again bool
+			f, again = l.start(ctx, scenarios[i])
+			reused[i] = reused[i] && again
 		}
+		out[i] = f.out
+		out[i].Reused = reused[i]
 	}
-	close(jobs)
-	wg.Wait()
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	for i, sc := range scenarios {
-		j := first[sc.ID()]
-		if j != i && out[i].ScenarioID == "" {
-			out[i] = out[j]
-			out[i].Reused = true
-		}
-	}
-	l.mu.Lock()
-	for _, i := range todo {
-		if out[i].Status == StatusDone {
-			l.memo[out[i].ScenarioID] = out[i]
-		}
-	}
-	l.mu.Unlock()
 	return out, nil
+}
+
+// start returns the flight of the scenario, queueing it unless it is remembered or already
+// queued or running. reused says whether another request asked for it first.
+func (l *LocalRunner) start(ctx context.Context, sc *sim.Scenario) (*flight, bool) {
+	id := sc.ID()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.memo == nil {
+		l.memo, l.inflight = map[string]Outcome{}, map[string]*flight{}
+	}
+	if o, ok := l.memo[id]; ok {
+		f := &flight{ended: make(chan struct{}), out: o}
+		close(f.ended)
+		return f, true
+	}
+	if f, ok := l.inflight[id]; ok {
+		return f, true
+	}
+	f := &flight{ctx: ctx, sc: sc, id: id, ended: make(chan struct{})}
+	l.inflight[id] = f
+	l.queue = append(l.queue, f)
+	l.total++
+	if l.busy < l.Slots() {
+		l.busy++
+		go l.work()
+	}
+	return f, false
+}
+
+// work takes queued runs in order until the queue is empty, then frees its slot.
+func (l *LocalRunner) work() {
+	for {
+		l.mu.Lock()
+		if len(l.queue) == 0 {
+			l.busy--
+			l.mu.Unlock()
+			return
+		}
+		f := l.queue[0]
+		l.queue = l.queue[1:]
+		l.mu.Unlock()
+
+		var took time.Duration
+		if f.ctx.Err() != nil {
+			f.out = Outcome{ScenarioID: f.id, RunID: f.id, Status: StatusCancelled, Error: "cancelled"}
+		} else {
+			start := time.Now()
+			f.out = runOne(f.ctx, f.sc, l.Options)
+			took = time.Since(start)
+		}
+		l.mu.Lock()
+		if took > 0 {
+			l.simulated++
+			l.runTime += took
+		}
+		delete(l.inflight, f.id)
+		if f.out.Status == StatusDone {
+			l.memo[f.id] = f.out
+		}
+		l.done++
+		if l.Progress != nil {
+			l.Progress(l.done, l.total)
+		}
+		l.mu.Unlock()
+		close(f.ended)
+	}
 }
 
 func runOne(ctx context.Context, sc *sim.Scenario, opt sim.RunOptions) Outcome {

@@ -5,8 +5,10 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -151,4 +153,48 @@ func TestSweepCSVAndReuse(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, outs[0].Reused && outs[1].Reused, "a second identical request reuses every run")
 	assert.Equal(t, res.Points[1].Digest, outs[0].Digest)
+}
+
+// Concurrent calls share the runner's slots and its runs: a scenario two calls ask for at once
+// is simulated once, and both get its outcome.
+func TestLocalRunnerConcurrentCalls(t *testing.T) {
+	base := mustScenario(t, "testdata/four-workers.json")
+	axes := []whatif.Axis{{Path: "kvcr.bandwidth_gbps", Values: []any{num("5"), num("10"), num("20"), num("40")}}}
+	points, err := whatif.Expand(base, axes, sim.ParseEnv{}, 0)
+	require.NoError(t, err)
+	scenarios := make([]*sim.Scenario, len(points))
+	for i, p := range points {
+		scenarios[i] = p.Scenario
+	}
+	var mu sync.Mutex
+	simulated := 0
+	r := &whatif.LocalRunner{Parallel: 2, Progress: func(done, total int) {
+		mu.Lock()
+		simulated = max(simulated, total)
+		mu.Unlock()
+	}}
+	outs := make([][]whatif.Outcome, 3)
+	var wg sync.WaitGroup
+	for i := range outs {
+		wg.Go(func() {
+			var err error
+			outs[i], err = r.Run(context.Background(), slices.Concat(scenarios[i:], scenarios[:i]))
+			assert.NoError(t, err)
+		})
+	}
+	wg.Wait()
+	assert.Equal(t, len(scenarios), simulated, "each scenario simulated once")
+	fresh := 0
+	for i, o := range outs {
+		require.Len(t, o, len(scenarios))
+		for j := range o {
+			want := scenarios[(i+j)%len(scenarios)].ID()
+			assert.Equal(t, want, o[j].ScenarioID)
+			assert.Equal(t, whatif.StatusDone, o[j].Status)
+			if !o[j].Reused {
+				fresh++
+			}
+		}
+	}
+	assert.Equal(t, len(scenarios), fresh, "one call per scenario ran it; the others reused it")
 }

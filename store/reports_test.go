@@ -203,3 +203,19 @@ func TestFinishClaimedReport(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, bytes.Equal(report, got))
 }
+
+// TestReplaceSummary: a summary is replaced only while it is still the one it was derived from.
+func TestReplaceSummary(t *testing.T) {
+	ctx := context.Background()
+	s := mustOpen(t)
+	finishedRun(t, s, "sum", []byte(`{"r":1}`)) // its summary is {}
+	assert.ErrorIs(t, s.ReplaceSummary(ctx, "sum", []byte(`{}`), nil), store.ErrInvalid)
+	require.NoError(t, s.ReplaceSummary(ctx, "sum", []byte(`{"other":1}`), []byte(`{"v":2}`)))
+	run, err := s.GetRun(ctx, "sum")
+	require.NoError(t, err)
+	assert.Equal(t, `{}`, string(run.SummaryJSON), "not the summary it was derived from: left alone")
+	require.NoError(t, s.ReplaceSummary(ctx, "sum", []byte(`{}`), []byte(`{"v":2}`)))
+	run, err = s.GetRun(ctx, "sum")
+	require.NoError(t, err)
+	assert.Equal(t, `{"v":2}`, string(run.SummaryJSON))
+}

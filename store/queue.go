@@ -241,13 +241,23 @@ func (s *Store) SetProgressClaimed(ctx context.Context, id string, attempt int, 
 // per-request rows, which pages read) and headline, and marks the run done. Only the attempt
 // that holds the run can: a report is never stored twice.
 func (s *Store) FinishClaimed(ctx context.Context, id string, attempt int, reportJSON, summaryJSON, headlineJSON []byte, now time.Time) error {
-	if len(reportJSON) == 0 {
+	w := NewReportWriter()
+	if _, err := w.Write(reportJSON); err != nil {
+		return fmt.Errorf("store: finish run %q: compress the report: %w", id, err)
+	}
+	return s.FinishClaimedReport(ctx, id, attempt, w, summaryJSON, headlineJSON, now)
+}
+
+// FinishClaimedReport is FinishClaimed with the report written into report (which it finishes),
+// so the caller never holds the report's JSON whole.
+func (s *Store) FinishClaimedReport(ctx context.Context, id string, attempt int, report *ReportWriter, summaryJSON, headlineJSON []byte, now time.Time) error {
+	if report == nil || report.JSONBytes() == 0 {
 		return fmt.Errorf("store: finish run %q: empty report: %w", id, ErrInvalid)
 	}
 	if len(summaryJSON) == 0 {
 		return fmt.Errorf("store: finish run %q: empty summary: %w", id, ErrInvalid)
 	}
-	rep, err := compressReport(reportJSON)
+	rep, err := report.compressed()
 	if err != nil {
 		return fmt.Errorf("store: finish run %q: compress the report: %w", id, err)
 	}

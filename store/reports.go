@@ -31,19 +31,61 @@ type compressedReport struct {
 // compressReport gzips reportJSON into chunks of reportChunkBytes. It runs outside any
 // transaction, so the single SQLite writer is not held while it compresses.
 func compressReport(reportJSON []byte) (compressedReport, error) {
-	cw := &chunkWriter{}
-	zw, err := gzip.NewWriterLevel(cw, gzip.DefaultCompression)
-	if err != nil {
+	w := NewReportWriter()
+	if _, err := w.Write(reportJSON); err != nil {
 		return compressedReport{}, err
 	}
-	if _, err := zw.Write(reportJSON); err != nil {
-		return compressedReport{}, err
+	return w.compressed()
+}
+
+// ReportWriter gzips a report's JSON, as it is written, into the chunks FinishClaimedReport
+// stores, so a report can be stored without ever being held whole: it holds the compressed
+// chunks only (JSON of per-request rows compresses about 20×).
+type ReportWriter struct {
+	cw        chunkWriter
+	zw        *gzip.Writer
+	jsonBytes int64
+	err       error
+	done      bool
+}
+
+// NewReportWriter returns an empty ReportWriter.
+func NewReportWriter() *ReportWriter {
+	w := &ReportWriter{}
+	w.zw, w.err = gzip.NewWriterLevel(&w.cw, gzip.DefaultCompression)
+	return w
+}
+
+// Write adds p to the report's JSON.
+func (w *ReportWriter) Write(p []byte) (int, error) {
+	if w.err != nil {
+		return 0, w.err
 	}
-	if err := zw.Close(); err != nil {
-		return compressedReport{}, err
+	if w.done {
+		return 0, errors.New("store: write to a finished report")
 	}
-	cw.flush()
-	return compressedReport{chunks: cw.chunks, jsonBytes: int64(len(reportJSON)), gzipBytes: cw.total}, nil
+	n, err := w.zw.Write(p)
+	w.jsonBytes += int64(n)
+	w.err = err
+	return n, err
+}
+
+// JSONBytes is how many bytes of JSON were written.
+func (w *ReportWriter) JSONBytes() int64 { return w.jsonBytes }
+
+// compressed ends the gzip stream and returns the chunks.
+func (w *ReportWriter) compressed() (compressedReport, error) {
+	if w.err != nil {
+		return compressedReport{}, w.err
+	}
+	if !w.done {
+		w.done = true
+		if w.err = w.zw.Close(); w.err != nil {
+			return compressedReport{}, w.err
+		}
+		w.cw.flush()
+	}
+	return compressedReport{chunks: w.cw.chunks, jsonBytes: w.jsonBytes, gzipBytes: w.cw.total}, nil
 }
 
 // chunkWriter cuts what is written to it into chunks of reportChunkBytes.

@@ -173,3 +173,49 @@ func TestRequeueDropsReportChunks(t *testing.T) {
 	_, err = s.OpenReport(ctx, "r")
 	assert.ErrorIs(t, err, store.ErrNotFound)
 }
+
+// TestFinishClaimedReport: a report written into a ReportWriter in pieces is stored as the same
+// report; an empty or missing one is refused.
+func TestFinishClaimedReport(t *testing.T) {
+	ctx := context.Background()
+	s := mustOpen(t)
+	report := bigReport(700)
+	_, err := s.SubmitRuns(ctx, []store.NewRun{newRun("w")}, 0, t0, nil)
+	require.NoError(t, err)
+	run, err := s.ClaimRun(ctx, "w", "host:1", 3, t0)
+	require.NoError(t, err)
+
+	assert.ErrorIs(t, s.FinishClaimedReport(ctx, "w", run.Attempts, nil, []byte(`{}`), nil, t0), store.ErrInvalid)
+	assert.ErrorIs(t, s.FinishClaimedReport(ctx, "w", run.Attempts, store.NewReportWriter(), []byte(`{}`), nil, t0), store.ErrInvalid)
+
+	w := store.NewReportWriter()
+	for rest := report; len(rest) > 0; {
+		n := min(len(rest), 1000)
+		_, err := w.Write(rest[:n])
+		require.NoError(t, err)
+		rest = rest[n:]
+	}
+	assert.EqualValues(t, len(report), w.JSONBytes())
+	require.NoError(t, s.FinishClaimedReport(ctx, "w", run.Attempts, w, []byte(`{}`), nil, t0))
+	_, err = w.Write([]byte("x"))
+	assert.Error(t, err, "a stored report takes no more writes")
+	got, err := s.GetReportJSON(ctx, "w")
+	require.NoError(t, err)
+	assert.True(t, bytes.Equal(report, got))
+}
+
+// TestReplaceSummary: a summary is replaced only while it is still the one it was derived from.
+func TestReplaceSummary(t *testing.T) {
+	ctx := context.Background()
+	s := mustOpen(t)
+	finishedRun(t, s, "sum", []byte(`{"r":1}`)) // its summary is {}
+	assert.ErrorIs(t, s.ReplaceSummary(ctx, "sum", []byte(`{}`), nil), store.ErrInvalid)
+	require.NoError(t, s.ReplaceSummary(ctx, "sum", []byte(`{"other":1}`), []byte(`{"v":2}`)))
+	run, err := s.GetRun(ctx, "sum")
+	require.NoError(t, err)
+	assert.Equal(t, `{}`, string(run.SummaryJSON), "not the summary it was derived from: left alone")
+	require.NoError(t, s.ReplaceSummary(ctx, "sum", []byte(`{}`), []byte(`{"v":2}`)))
+	run, err = s.GetRun(ctx, "sum")
+	require.NoError(t, err)
+	assert.Equal(t, `{"v":2}`, string(run.SummaryJSON))
+}

@@ -132,6 +132,24 @@ func (s *Store) SetSummary(ctx context.Context, id string, summaryJSON []byte) e
 	return nil
 }
 
+// ReplaceSummary stores summaryJSON as the summary of a done run in place of previous, the
+// summary it was derived from (a summary of an earlier layout, rewritten in the current one);
+// it does nothing when the stored summary is no longer previous or the run is not done.
+func (s *Store) ReplaceSummary(ctx context.Context, id string, previous, summaryJSON []byte) error {
+	if len(summaryJSON) == 0 || len(previous) == 0 {
+		return fmt.Errorf("store: replace summary of run %q: empty summary: %w", id, ErrInvalid)
+	}
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `UPDATE runs SET summary_json = ? WHERE id = ? AND status = ? AND summary_json = ?`,
+			summaryJSON, id, StatusDone, previous)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("store: replace summary of run %q: %w", id, err)
+	}
+	return nil
+}
+
 // GetRunStatus returns the run without its scenario, report and headline: cheap enough to poll.
 func (s *Store) GetRunStatus(ctx context.Context, id string) (Run, error) {
 	var run Run

@@ -276,7 +276,7 @@ func (s *Server) work(jobCtx context.Context, id string) error {
 	var result error
 	switch status {
 	case store.StatusDone:
-		err = s.store.FinishClaimed(ctx, id, attempt, report, summary, headline, s.now())
+		err = s.store.FinishClaimedReport(ctx, id, attempt, report, summary, headline, s.now())
 	case store.StatusQueued: // this process is shutting down: another start finishes it
 		err = s.store.RequeueClaimed(ctx, id, attempt)
 		result = river.JobSnooze(time.Second)

@@ -33,10 +33,10 @@ func storeCtx() (context.Context, context.CancelFunc) {
 
 // simulate parses the claimed run's stored scenario and runs it under the wall-time limit. It
 // returns the final status (queued when the process is shutting down), the error message, and
-// for a done run the report and headline JSON. Progress goes to the live followers at once and
+// for a done run the report (compressed, ready to store), summary and headline JSON. Progress goes to the live followers at once and
 // to the run's row at most once per progressSaveInterval; a save that finds the row is no
 // longer this attempt's (cancelled elsewhere, taken over) stops the run through cancel.
-func (s *Server) simulate(runCtx context.Context, run store.Run, prep preparedRun, attempt int, cancel context.CancelCauseFunc) (status, msg string, report, summary, headline []byte) {
+func (s *Server) simulate(runCtx context.Context, run store.Run, prep preparedRun, attempt int, cancel context.CancelCauseFunc) (status, msg string, report *store.ReportWriter, summary, headline []byte) {
 	id := run.ID
 	if prep.failMsg != "" {
 		return store.StatusFailed, prep.failMsg, nil, nil, nil
@@ -86,8 +86,9 @@ func (s *Server) simulate(runCtx context.Context, run store.Run, prep preparedRu
 			return store.StatusFailed, err.Error(), nil, nil, nil
 		}
 	}
-	report, err = json.Marshal(rep)
-	if err != nil {
+	// Encoded into its gzip chunks row by row: the report's JSON is never held whole.
+	report = store.NewReportWriter()
+	if err := encodeReport(report, rep); err != nil {
 		return store.StatusFailed, "encoding the report failed: " + err.Error(), nil, nil, nil
 	}
 	summary, err = encodeSummary(rep)

@@ -47,11 +47,19 @@ func (s *Server) loadSummary(ctx context.Context, run store.Run) (*runSummary, e
 	if err := json.Unmarshal(run.SummaryJSON, &sum); err != nil {
 		return nil, fmt.Errorf("decode stored summary of run %s: %w", run.ID, err)
 	}
-	if sum.TTFTHistogram == nil && len(sum.LegacyTTFTsMS) > 0 {
-		// Stored before the histogram: the same counts, from the TTFTs it kept.
-		sum.TTFTHistogram = countTTFTs(sum.LegacyTTFTsMS)
+	if len(sum.LegacyTTFTsMS) > 0 {
+		// Stored before the histogram: the same counts, from the TTFTs it kept. The summary is
+		// stored again in the current layout, without the TTFTs, so later views read less.
+		if sum.TTFTHistogram == nil {
+			sum.TTFTHistogram = countTTFTs(sum.LegacyTTFTsMS)
+		}
+		sum.LegacyTTFTsMS = nil
+		if b, err := json.Marshal(&sum); err == nil {
+			if err := s.store.ReplaceSummary(ctx, run.ID, run.SummaryJSON, b); err != nil {
+				s.log.Warn("rewriting a run's summary without its TTFTs failed; it is converted again on the next view", "run", run.ID, "err", err)
+			}
+		}
 	}
-	sum.LegacyTTFTsMS = nil
 	return &sum, nil
 }
 

@@ -124,7 +124,8 @@ func TestNiceStepAgreesWithNiceCeil(t *testing.T) {
 }
 
 // TestLegacySummaryStillRenders: a summary stored before the histogram (one TTFT per request
-// under request_ttfts_ms) still draws the histogram, with the counts a new summary would hold.
+// under request_ttfts_ms) still draws the histogram, with the counts a new summary would hold,
+// and is stored again as a new summary would be.
 func TestLegacySummaryStillRenders(t *testing.T) {
 	s := newTestServer(t, Config{}, false)
 	ctx := context.Background()
@@ -164,6 +165,14 @@ func TestLegacySummaryStillRenders(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, summarize(rep).TTFTHistogram, sum.TTFTHistogram)
 	assert.Nil(t, sum.LegacyTTFTsMS)
+
+	// The summary was stored again without the TTFTs: what summarize writes today.
+	run, err = s.store.GetRun(ctx, id)
+	require.NoError(t, err)
+	fresh, err := encodeSummary(rep)
+	require.NoError(t, err)
+	assert.JSONEq(t, string(fresh), string(run.SummaryJSON))
+	assert.Less(t, len(run.SummaryJSON), len(legacy))
 
 	before := s.store.ReportReads()
 	rec := get(t, s, "/runs/"+id)

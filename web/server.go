@@ -106,6 +106,8 @@ type Server struct {
 	// server on PostgreSQL looks for ones nobody drives.
 	locks       *store.DriveLocks
 	driveRescan time.Duration
+	// resumeFailed are the sweeps whose remaining points could not be expanded (logged once).
+	resumeFailed map[string]bool
 }
 
 // New checks the configuration, creates the job queue's tables if needed and builds the

@@ -226,7 +226,9 @@ func (s *Server) resumeSweeps(ctx context.Context) error {
 		}
 		points, err := s.expandStored(f.ScenarioJSON, f.AxesJSON)
 		if err != nil {
-			s.log.Error("a sweep's remaining points cannot be submitted", "sweep", f.ID, "err", err)
+			if s.firstFailure(f.ID) { // logged once, not at every rescan
+				s.log.Error("a sweep's remaining points cannot be submitted", "sweep", f.ID, "err", err)
+			}
 		} else {
 			s.log.Info("sweep resumed", "sweep", f.ID, "from", f.Recorded)
 			s.startSweepFeed(f.ID, points, f.Recorded)
@@ -234,4 +236,17 @@ func (s *Server) resumeSweeps(ctx context.Context) error {
 		s.unlockDrive(hold)
 	}
 	return nil
+}
+
+// firstFailure records that resuming the sweep failed and says whether it is the first time in
+// this process.
+func (s *Server) firstFailure(id string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.resumeFailed == nil {
+		s.resumeFailed = map[string]bool{}
+	}
+	first := !s.resumeFailed[id]
+	s.resumeFailed[id] = true
+	return first
 }

@@ -36,9 +36,9 @@ const usageText = `usage:
       work runs from a PostgreSQL database shared with serve processes; serves no HTTP
   scalein sim -config FILE|- [-out FILE] [-requests] [-pair hints|guard] [-v] [-max-memory SIZE] [-passes FILE -worker N]
       run one scenario headless and write its report as JSON
-  scalein sweep -config FILE|- -vary PATH=V1,V2,… [-vary …] [-out FILE] [-format json|csv] [-parallel N]
+  scalein sweep -config FILE|- -vary PATH=V1,V2,… [-vary …] [-out FILE] [-format json|csv] [-parallel N] [-timing]
       run the scenario at every combination of the values (up to 3 fields)
-  scalein plan -config FILE|- -remove N -start-ms T [-ttft-p99-ms X] [-max-killed K] [-max-runs M]
+  scalein plan -config FILE|- -remove N -start-ms T [-ttft-p99-ms X] [-max-killed K] [-max-runs M] [-timing]
       search scale-in schedules and recommend one (docs/planning.md)
   scalein calibrate -fpm FILE|- [-worker ID] [-skip N]
       fit the pass timing to measured forward passes (FPM JSON lines; docs/calibration.md)

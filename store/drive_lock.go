@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"database/sql"
+	"database/sql/driver"
 	"encoding/binary"
 	"fmt"
 	"sync"
@@ -107,11 +108,13 @@ func (d *DriveLocks) Check(ctx context.Context) error {
 	return nil
 }
 
-// Reset forgets every lock and closes the connection holding them (which releases them).
+// Reset forgets every lock and closes the connection holding them, which releases them. The
+// connection is discarded, not returned to the pool: a pooled session would keep the locks.
 func (d *DriveLocks) Reset() {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.conn != nil {
+		_ = d.conn.Raw(func(any) error { return driver.ErrBadConn }) // makes Close discard it
 		_ = d.conn.Close()
 		d.conn = nil
 	}

@@ -174,3 +174,50 @@ func TestPlans(t *testing.T) {
 	_, _, err = s.CreatePlan(ctx, store.Plan{ID: "x"}, t0)
 	assert.ErrorIs(t, err, store.ErrInvalid)
 }
+
+// A run is waited on elsewhere while a user submitted it directly and it has not ended and been
+// queued again by a sweep or plan, while another sweep not cancelled lists it, or while another
+// plan queued or running has submitted it.
+func TestRunsWaitedOnElsewhere(t *testing.T) {
+	ctx := context.Background()
+	s := mustOpen(t)
+	submit := func(id string, direct bool) {
+		t.Helper()
+		_, err := s.SubmitRuns(ctx, []store.NewRun{{ID: id, Name: id, ScenarioJSON: []byte(`{"id":"` + id + `"}`), Direct: direct}}, 0, t0, nil)
+		require.NoError(t, err)
+	}
+	for _, id := range []string{"only-a", "a-and-b", "a-and-plan", "a-and-user"} {
+		submit(id, false)
+	}
+	submit("a-and-user", true)  // a user asks for a sweep's run: reused, and now theirs too
+	submit("user-first", true)  // a user's run a sweep asks for afterwards
+	submit("user-first", false) // (the sweep's submission does not clear it)
+	pt := func(id string) store.SweepPoint { return store.SweepPoint{ValuesJSON: []byte(`[0]`), RunID: id} }
+	_, err := s.CreateSweep(ctx, store.Sweep{ID: "a", ScenarioJSON: []byte(`{}`), AxesJSON: []byte(`[]`)},
+		[]store.SweepPoint{pt("only-a"), pt("a-and-b"), pt("a-and-plan"), pt("a-and-user"), pt("user-first")}, t0)
+	require.NoError(t, err)
+	_, err = s.CreateSweep(ctx, store.Sweep{ID: "b", ScenarioJSON: []byte(`{}`), AxesJSON: []byte(`[1]`)}, []store.SweepPoint{pt("a-and-b")}, t0)
+	require.NoError(t, err)
+	_, _, err = s.CreatePlan(ctx, store.Plan{ID: "p", ScenarioJSON: []byte(`{}`), RequestJSON: []byte(`{}`)}, t0)
+	require.NoError(t, err)
+	require.NoError(t, s.AddPlanPoints(ctx, "p", []string{"x"}, []string{"a-and-plan"}))
+
+	all := []string{"only-a", "a-and-b", "a-and-plan", "a-and-user", "user-first"}
+	held, err := s.RunsWaitedOnElsewhere(ctx, all, "a", "")
+	require.NoError(t, err)
+	assert.Equal(t, map[string]bool{"a-and-b": true, "a-and-plan": true, "a-and-user": true, "user-first": true}, held)
+
+	// Once the other sweep is cancelled and the plan has ended, only the users' runs are held.
+	require.NoError(t, s.CancelSweep(ctx, "b"))
+	require.NoError(t, s.SetPlanStatus(ctx, "p", store.StatusCancelled, "", nil, t0))
+	held, err = s.RunsWaitedOnElsewhere(ctx, all, "a", "")
+	require.NoError(t, err)
+	assert.Equal(t, map[string]bool{"a-and-user": true, "user-first": true}, held)
+
+	// A user's run that ended (cancelled) and is queued again by a sweep is the sweep's alone.
+	require.NoError(t, s.EndRun(ctx, "user-first", store.StatusCancelled, "", t0))
+	submit("user-first", false)
+	held, err = s.RunsWaitedOnElsewhere(ctx, []string{"user-first"}, "a", "")
+	require.NoError(t, err)
+	assert.Empty(t, held)
+}

@@ -243,8 +243,9 @@ func (e *estimator) requestsInFlight() {
 	e.add(w.field, fmt.Sprintf("TTFT and E2E of %s requests", groupDigits(w.requests)), w.requests*resultBytes)
 }
 
-// perRequestRows counts the rows a report with per_request keeps: every request, with its keys
-// and slots, to the end of the run, and its JSON.
+// perRequestRows counts what a report with per_request keeps: every finished request's record
+// to the end of the run (a finished request drops its keys and slot lists; a killed one keeps
+// its G1 slot numbers), its row and the row's JSON.
 func (e *estimator) perRequestRows() {
 	w := e.w
 	if !e.s.Report.PerRequest {
@@ -252,8 +253,7 @@ func (e *estimator) perRequestRows() {
 	}
 	retained := w.requests - w.inFlight
 	e.add("report.per_request", fmt.Sprintf("per-request rows of %s requests, kept to the end and encoded as JSON", groupDigits(w.requests)),
-		retained*requestBytes+(w.promptBlocks-w.inFlightPromptBlocks)*requestBlockBytes+
-			(w.blocks-w.promptBlocks-w.inFlightBlocks+w.inFlightPromptBlocks)*requestOutputBlockBytes+
+		retained*requestBytes+(w.blocks-w.inFlightBlocks)*requestOutputBlockBytes+
 			w.requests*(requestRowBytes+requestRowJSONBytes*jsonCopies))
 }
 

@@ -108,6 +108,8 @@ type Server struct {
 	driveRescan time.Duration
 	// resumeFailed are the sweeps whose remaining points could not be expanded (logged once).
 	resumeFailed map[string]bool
+	// estimates remembers memory estimates by scenario id (estimate_cache.go).
+	estimates *estimateCache
 }
 
 // New checks the configuration, creates the job queue's tables if needed and builds the
@@ -191,6 +193,7 @@ func New(cfg Config) (*Server, error) {
 		liveHeapBytes: liveHeapBytes,
 		planCancels:   map[string]context.CancelCauseFunc{},
 		locks:         cfg.Store.DriveLocks(),
+		estimates:     newEstimateCache(),
 		driveRescan:   defaultDriveRescan,
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)

@@ -97,7 +97,9 @@ type Server struct {
 	stopped bool
 
 	// planCancels stops the plans running in this process; plansRunning waits for them.
-	planCancels  map[string]context.CancelCauseFunc
+	planCancels map[string]context.CancelCauseFunc
+	// planAgain are the plans asked for again while running here (startPlan).
+	planAgain    map[string]bool
 	plansRunning sync.WaitGroup
 	// sweepFeeds are the sweeps whose points are being fed to the queue here (sweep_feed.go);
 	// plansRunning waits for them too.

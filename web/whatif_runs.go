@@ -258,6 +258,12 @@ func (s *Server) executePlan(ctx context.Context, id string) {
 		end(store.StatusFailed, "the plan failed: "+err.Error(), nil)
 		return
 	}
+	if label := cancelledCandidate(res); label != "" {
+		// A run the plan needs was cancelled (directly by a user, or by a cancel of this plan
+		// made elsewhere just before it was asked for again): its ranking would be wrong.
+		end(store.StatusFailed, fmt.Sprintf("the run of %q was cancelled, so the candidates cannot be ranked; ask for the plan again to run it", label), nil)
+		return
+	}
 	body, err := json.Marshal(res)
 	if err != nil {
 		end(store.StatusFailed, "encoding the plan failed: "+err.Error(), nil)
@@ -265,6 +271,20 @@ func (s *Server) executePlan(ctx context.Context, id string) {
 	}
 	end(store.StatusDone, "", body)
 	s.log.Info("plan done", "plan", id, "runs", res.Runs, "reused", res.Reused)
+}
+
+// cancelledCandidate returns the label of the first candidate (or the baseline) whose run was
+// cancelled, or "".
+func cancelledCandidate(res *whatif.Result) string {
+	if res.Baseline != nil && res.Baseline.Status == whatif.StatusCancelled {
+		return res.Baseline.Label
+	}
+	for _, c := range res.Candidates {
+		if c.Status == whatif.StatusCancelled {
+			return c.Label
+		}
+	}
+	return ""
 }
 
 // planUnfinished says whether the store has the plan queued or running (asked for again).

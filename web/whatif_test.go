@@ -665,3 +665,32 @@ func TestCancelPlanSparesSharedRuns(t *testing.T) {
 		assert.Equal(t, store.StatusCancelled, runStatus(t, s, r.RunID), r.Label)
 	}
 }
+
+// A plan whose run a user cancelled directly fails (its ranking would be wrong) and says how to
+// run it again; asked for again, it runs the cancelled run and finishes.
+func TestPlanWithACancelledRunFails(t *testing.T) {
+	s := newTestServer(t, Config{Workers: 1}, false)
+	fake := newBlockingRun()
+	s.run = fake.run
+	require.NoError(t, s.Start(context.Background()))
+	body := planBody(fourWorkers(t, ""), `"goal": {"remove": 2, "start_ms": 100}, "search": {"selections": ["highest_id"], "waves": [1]}`)
+	rec := postJSON(t, s, "/api/v1/plans", body)
+	require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
+	id := createdID(t, rec, rec.Body.Bytes())
+	fake.waitStarted(t)
+	p, err := s.loadPlan(context.Background(), id)
+	require.NoError(t, err)
+	require.Len(t, p.Submitted, 1)
+	rec = postForm(t, s, "/runs/"+p.Submitted[0].RunID+"/cancel", url.Values{})
+	require.Equal(t, http.StatusSeeOther, rec.Code)
+
+	p = waitPlan(t, s, id, store.StatusFailed)
+	assert.Contains(t, p.Error, "was cancelled, so the candidates cannot be ranked; ask for the plan again")
+
+	rec = postJSON(t, s, "/api/v1/plans", body)
+	require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
+	fake.waitStarted(t)
+	close(fake.release)
+	p = waitPlan(t, s, id, store.StatusDone)
+	assert.Equal(t, store.StatusDone, runStatus(t, s, p.Submitted[0].RunID))
+}

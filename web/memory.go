@@ -81,7 +81,7 @@ const DefaultMaxAttempts = 3
 // *sim.ValidationError naming the driving fields (400 from the API, 422 beside the fields in the
 // form).
 func (s *Server) admit(sc *sim.Scenario) error {
-	return sim.EstimateMemory(sc).Check(s.cfg.MaxRunMemory, "this server")
+	return s.estimates.estimate(sc).Check(s.cfg.MaxRunMemory, "this server")
 }
 
 // errMemoryBudget is the cause a run is cancelled with when the heap grows past its budget.

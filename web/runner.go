@@ -121,7 +121,7 @@ func (s *Server) prepare(ctx context.Context, id string) preparedRun {
 	if err != nil {
 		return preparedRun{failMsg: "the stored scenario no longer validates: " + err.Error()}
 	}
-	est := sim.EstimateMemory(scenario)
+	est := s.estimates.estimate(scenario)
 	if err := est.Check(s.cfg.MaxRunMemory, "this server"); err != nil {
 		return preparedRun{failMsg: "refused before it started: " + strings.ReplaceAll(err.Error(), "\n", "; ")}
 	}

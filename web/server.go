@@ -97,7 +97,9 @@ type Server struct {
 	stopped bool
 
 	// planCancels stops the plans running in this process; plansRunning waits for them.
-	planCancels  map[string]context.CancelCauseFunc
+	planCancels map[string]context.CancelCauseFunc
+	// planAgain are the plans asked for again while running here (startPlan).
+	planAgain    map[string]bool
 	plansRunning sync.WaitGroup
 	// sweepFeeds are the sweeps whose points are being fed to the queue here (sweep_feed.go);
 	// plansRunning waits for them too.
@@ -108,6 +110,8 @@ type Server struct {
 	driveRescan time.Duration
 	// resumeFailed are the sweeps whose remaining points could not be expanded (logged once).
 	resumeFailed map[string]bool
+	// estimates remembers memory estimates by scenario id (estimate_cache.go).
+	estimates *estimateCache
 }
 
 // New checks the configuration, creates the job queue's tables if needed and builds the
@@ -191,6 +195,7 @@ func New(cfg Config) (*Server, error) {
 		liveHeapBytes: liveHeapBytes,
 		planCancels:   map[string]context.CancelCauseFunc{},
 		locks:         cfg.Store.DriveLocks(),
+		estimates:     newEstimateCache(),
 		driveRescan:   defaultDriveRescan,
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)

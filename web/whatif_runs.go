@@ -161,7 +161,17 @@ type planRequestDoc struct {
 // another process drives it (drive.go).
 func (s *Server) startPlan(id string) {
 	s.mu.Lock()
-	if s.stopped || s.planCancels[id] != nil {
+	if s.stopped {
+		s.mu.Unlock()
+		return
+	}
+	if s.planCancels[id] != nil {
+		// Running here, perhaps just cancelled and not yet stopped: once it stops, it is
+		// started again, and goes on unless it is cancelled in the store by then.
+		if s.planAgain == nil {
+			s.planAgain = map[string]bool{}
+		}
+		s.planAgain[id] = true
 		s.mu.Unlock()
 		return
 	}
@@ -174,8 +184,13 @@ func (s *Server) startPlan(id string) {
 		defer func() {
 			s.mu.Lock()
 			delete(s.planCancels, id)
+			again := s.planAgain[id]
+			delete(s.planAgain, id)
 			s.mu.Unlock()
 			cancel(nil)
+			if again && s.planUnfinished(id) {
+				s.startPlan(id)
+			}
 		}()
 		hold, ok := s.lockDrive(planDriveKey(id))
 		if !ok {
@@ -250,6 +265,14 @@ func (s *Server) executePlan(ctx context.Context, id string) {
 	}
 	end(store.StatusDone, "", body)
 	s.log.Info("plan done", "plan", id, "runs", res.Runs, "reused", res.Reused)
+}
+
+// planUnfinished says whether the store has the plan queued or running (asked for again).
+func (s *Server) planUnfinished(id string) bool {
+	ctx, cancel := storeCtx()
+	defer cancel()
+	status, err := s.store.PlanStatus(ctx, id)
+	return err == nil && (status == store.StatusQueued || status == store.StatusRunning)
 }
 
 // cancelPlanPointsAfter cancels a cancelled plan's unfinished runs again.

@@ -478,6 +478,25 @@ func TestPlanCancelAndRestart(t *testing.T) {
 	for _, r := range pl.Submitted {
 		waitStatus(t, c, r.RunID, store.StatusCancelled)
 	}
+
+	// Asked for again, it runs again: its runs are queued again. Cancelled and asked for again
+	// at once, before its planner has stopped, it runs again too.
+	for range 2 {
+		rec = postJSON(t, c, "/api/v1/plans", body)
+		require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
+		waitPlan(t, c, id, store.StatusRunning)
+		for _, r := range pl.Submitted {
+			waitStatus(t, c, r.RunID, store.StatusQueued)
+		}
+		rec = postJSON(t, c, "/api/v1/plans/"+id+"/cancel", "")
+		require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	}
+	rec = postJSON(t, c, "/api/v1/plans", body)
+	require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
+	waitPlan(t, c, id, store.StatusRunning)
+	for _, r := range pl.Submitted {
+		waitStatus(t, c, r.RunID, store.StatusQueued)
+	}
 }
 
 func TestWhatIfForms(t *testing.T) {

@@ -29,10 +29,8 @@ const (
 	// jobTimeoutSlack lets a run's own wall-time limit fire (and record why) before River's job
 	// timeout, which is the limit plus this.
 	jobTimeoutSlack = 2 * time.Second
-	// maxBudgetWait bounds Server.budgetWait; budgetSnooze is how long a job that waited in
-	// vain is put aside.
-	maxBudgetWait = 30 * time.Second
-	budgetSnooze  = time.Second
+	// budgetSnooze is how long a job that waited in vain for the memory budget is put aside.
+	budgetSnooze = time.Second
 	// takeoverPoll is how often a running run re-reads its row to notice a cancel made by
 	// another process (or its run handed to another worker).
 	takeoverPoll = 500 * time.Millisecond
@@ -62,16 +60,15 @@ func (w *runWorker) Timeout(*river.Job[runArgs]) time.Duration {
 // jobTimeout is River's limit on one attempt at a run: the longest wait for the memory budget,
 // then the run's own wall-time limit, then a slack so that limit fires (and records why) first.
 func (s *Server) jobTimeout() time.Duration {
-	return s.budgetWait() + s.cfg.RunTimeout + jobTimeoutSlack
+	return budgetWait + s.cfg.RunTimeout + jobTimeoutSlack
 }
 
 // budgetWait is how long a job waits for its run's memory estimate to fit beside the runs
 // running here before it is snoozed. A snooze is not an attempt (River counts only attempts
 // against MaxAttempts), so a run may wait for memory as long as it must without being lost, and
-// the slot it held can start a run that fits meanwhile.
-func (s *Server) budgetWait() time.Duration {
-	return min(maxBudgetWait, s.cfg.RunTimeout/2)
-}
+// the slot it held can start a run that fits meanwhile. The wait is short so a job's timeout,
+// and so the smallest rescue delay, stays the run's limit plus a few seconds.
+const budgetWait = jobTimeoutSlack
 
 func (w *runWorker) Work(ctx context.Context, job *river.Job[runArgs]) error {
 	return w.s.work(ctx, job.Args.RunID)
@@ -233,7 +230,7 @@ func (s *Server) work(jobCtx context.Context, id string) error {
 	prep := s.prepare(ctx, id)
 	cancelStore()
 	if prep.scenario != nil {
-		waitCtx, endWait := context.WithTimeout(jobCtx, s.budgetWait())
+		waitCtx, endWait := context.WithTimeout(jobCtx, budgetWait)
 		release, err := s.budget.acquire(waitCtx, prep.estimate)
 		endWait()
 		switch {

@@ -61,8 +61,9 @@ const (
 	defaultRunsPerMinute = 30
 	defaultBigBodies     = 2
 	defaultRescueMargin  = 5 * time.Minute
-	// minRescueMargin is how much longer than a run's wall-time limit RescueAfter must be.
-	minRescueMargin = 2 * jobTimeoutSlack
+	// minRescueMargin is how much longer than a run's wall-time limit RescueAfter must be: longer
+	// than a job may last (the wait for memory, the run, the slack; jobs.go) by one more slack.
+	minRescueMargin = budgetWait + 2*jobTimeoutSlack
 )
 
 // runFunc is the simulator as the queue sees it; tests replace it with a fake that blocks.

@@ -169,7 +169,7 @@ func TestServeAndWorkersOnPostgres(t *testing.T) {
 	}
 	cluster := pgtest.Require(t)
 	dsn := cluster.NewDatabase(t)
-	limits := []string{"-run-timeout", "15s", "-rescue-after", "20s"}
+	limits := []string{"-run-timeout", "15s", "-rescue-after", "25s"}
 
 	server := startProc(t, "serve", append([]string{"serve", "-addr", "127.0.0.1:0", "-db", dsn, "-workers", "0", "-queue", "100"}, limits...)...)
 	base := waitFor(t, server, regexp.MustCompile(`http://127\.0\.0\.1:\d+/`))
@@ -245,7 +245,7 @@ func TestServeAndWorkersOnPostgres(t *testing.T) {
 	_ = workers[killed].cmd.Wait()
 	t.Logf("killed worker %s while it ran %s", killed, longID)
 
-	// Everything finishes: the killed worker's run after the rescue delay (20 s) plus River's
+	// Everything finishes: the killed worker's run after the rescue delay (25 s) plus River's
 	// rescuer interval (30 s) plus the retry pause.
 	deadline := time.Now().Add(3 * time.Minute)
 	producedBy := map[string]int{}

@@ -135,11 +135,15 @@ func (s *Server) startSweepFeed(id string, points []whatif.Point, from int) {
 	}()
 }
 
-// cancelSweepPointsAfter cancels a cancelled sweep's unfinished points again.
+// cancelSweepPointsAfter cancels a cancelled sweep's unfinished points again, unless it has
+// been asked for again meanwhile.
 func (s *Server) cancelSweepPointsAfter(id string) {
 	ctx, cancel := storeCtx()
 	defer cancel()
-	_, points, err := s.store.GetSweep(ctx, id)
+	sw, points, err := s.store.GetSweep(ctx, id)
+	if err == nil && !sw.Cancelled {
+		return
+	}
 	if err == nil {
 		ids := make([]string, len(points))
 		for i, p := range points {

@@ -246,13 +246,13 @@ func (s *Server) executePlan(ctx context.Context, id string) {
 	case errors.Is(cause, errShuttingDown), errors.Is(cause, errDriveLost):
 		return // resumed at the next start, or by the process that takes the lock
 	case errors.Is(cause, errCancelledByUser):
-		end(store.StatusCancelled, "cancelled by a user", nil)
+		// cancelPlan records the cancel itself; writing it here too could undo the plan being
+		// asked for again meanwhile.
 		return
 	case errors.Is(cause, errCancelledElsewhere):
-		// Cancelled through another process: its cancel may have missed runs submitted here
+		// The store says cancelled already. The cancel may have missed runs submitted here
 		// just after it, so they are cancelled again (those shared with others are spared).
 		s.cancelPlanPointsAfter(id)
-		end(store.StatusCancelled, "cancelled by a user", nil)
 		return
 	case err != nil:
 		end(store.StatusFailed, "the plan failed: "+err.Error(), nil)
@@ -295,11 +295,15 @@ func (s *Server) planUnfinished(id string) bool {
 	return err == nil && (status == store.StatusQueued || status == store.StatusRunning)
 }
 
-// cancelPlanPointsAfter cancels a cancelled plan's unfinished runs again.
+// cancelPlanPointsAfter cancels a cancelled plan's unfinished runs again, unless it has been
+// asked for again meanwhile.
 func (s *Server) cancelPlanPointsAfter(id string) {
 	ctx, cancel := storeCtx()
 	defer cancel()
-	_, points, err := s.store.GetPlan(ctx, id)
+	plan, points, err := s.store.GetPlan(ctx, id)
+	if err == nil && plan.Status != store.StatusCancelled {
+		return
+	}
 	if err == nil {
 		ids := make([]string, len(points))
 		for i, p := range points {

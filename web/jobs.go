@@ -268,22 +268,7 @@ func (s *Server) work(jobCtx context.Context, id string) error {
 
 	status, msg, report, summary, headline := s.simulate(runCtx, run, prep, attempt, cancel)
 
-	ctx, cancelStore = storeCtx()
-	defer cancelStore()
-	var result error
-	switch status {
-	case store.StatusDone:
-		err = s.store.FinishClaimedReport(ctx, id, attempt, report, summary, headline, s.now())
-	case store.StatusQueued: // this process is shutting down: another start finishes it
-		err = s.store.RequeueClaimed(ctx, id, attempt)
-		result = river.JobSnooze(time.Second)
-	case store.StatusCancelled:
-		err = s.store.EndClaimed(ctx, id, attempt, status, msg, s.now())
-		result = river.JobCancel(errCancelledByUser)
-	default: // failed: the simulator's verdict is deterministic, so it is not retried
-		err = s.store.EndClaimed(ctx, id, attempt, status, msg, s.now())
-		result = river.JobCancel(errors.New(msg))
-	}
+	result, err := s.record(id, attempt, status, msg, report, summary, headline)
 	switch {
 	case errors.Is(err, store.ErrConflict):
 		// Cancelled by a user (the row already says so) or handed to another attempt: the
@@ -297,6 +282,23 @@ func (s *Server) work(jobCtx context.Context, id string) error {
 	s.log.Info("run ended", "run", id, "status", status, "attempt", attempt, "error", msg)
 	s.live.finish(id, status)
 	return result
+}
+
+// record stores how an attempt at a run ended and returns what River should do with its job
+// (nil: completed), and the store's error.
+func (s *Server) record(id string, attempt int, status, msg string, report *store.ReportWriter, summary, headline []byte) (result, err error) {
+	ctx, cancelStore := storeCtx()
+	defer cancelStore()
+	switch status {
+	case store.StatusDone:
+		return nil, s.store.FinishClaimedReport(ctx, id, attempt, report, summary, headline, s.now())
+	case store.StatusQueued: // this process is shutting down: another start finishes it
+		return river.JobSnooze(time.Second), s.store.RequeueClaimed(ctx, id, attempt)
+	case store.StatusCancelled:
+		return river.JobCancel(errCancelledByUser), s.store.EndClaimed(ctx, id, attempt, status, msg, s.now())
+	default: // failed: the simulator's verdict is deterministic, so it is not retried
+		return river.JobCancel(errors.New(msg)), s.store.EndClaimed(ctx, id, attempt, status, msg, s.now())
+	}
 }
 
 // watchClaim cancels a running run once its row is no longer this attempt's running row: a

@@ -121,57 +121,9 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Store == nil {
 		return nil, errors.New("web: Config.Store is nil; open a store with store.Open first")
 	}
-	if cfg.Logger == nil {
-		cfg.Logger = slog.New(slog.DiscardHandler)
-	}
-	if cfg.NoWorkers {
-		if cfg.Store.Dialect() != store.DialectPostgres {
-			return nil, errors.New("web: serving without workers (-workers 0) needs a PostgreSQL database (-db postgres://…) that worker processes (scalein worker) share; with SQLite, let serve work the runs")
-		}
-		cfg.Workers = 0
-	} else if cfg.Workers <= 0 {
-		cfg.Workers = runtime.NumCPU()
-	}
-	if cfg.WorkerName == "" {
-		cfg.WorkerName = defaultWorkerName()
-	}
-	if cfg.QueueSize <= 0 {
-		cfg.QueueSize = defaultQueueSize
-	}
-	if cfg.RunTimeout <= 0 {
-		cfg.RunTimeout = defaultRunTimeout
-	}
-	if cfg.RunsPerMinute <= 0 {
-		cfg.RunsPerMinute = defaultRunsPerMinute
-	}
-	if cfg.RescueAfter <= 0 {
-		cfg.RescueAfter = cfg.RunTimeout + defaultRescueMargin
-	}
-	if cfg.RescueAfter < cfg.RunTimeout+minRescueMargin {
-		return nil, fmt.Errorf("web: the rescue delay (-rescue-after %s) must exceed the run wall-time limit (-run-timeout %s) by at least %s, or a live worker's long run would be given to another worker", cfg.RescueAfter, cfg.RunTimeout, minRescueMargin)
-	}
-	if cfg.MaxSweepPoints <= 0 {
-		cfg.MaxSweepPoints = whatif.DefaultMaxPoints
-	}
-	if cfg.MaxPlanRuns <= 0 {
-		cfg.MaxPlanRuns = whatif.DefaultMaxPlanRuns
-	}
-	perRun, total := DefaultMemoryBudgets()
-	if cfg.MaxRunMemory <= 0 {
-		cfg.MaxRunMemory = perRun
-	}
-	if cfg.MaxTotalMemory <= 0 {
-		cfg.MaxTotalMemory = max(total, cfg.MaxRunMemory)
-	}
-	if cfg.MaxRunMemory > cfg.MaxTotalMemory {
-		return nil, fmt.Errorf("web: the per-run memory budget (%s) is above the total budget (%s); lower -max-run-memory or raise -max-total-memory",
-			sim.FormatBytes(cfg.MaxRunMemory), sim.FormatBytes(cfg.MaxTotalMemory))
-	}
-	if cfg.MaxAttempts <= 0 {
-		cfg.MaxAttempts = DefaultMaxAttempts
-	}
-	if cfg.BigBodies <= 0 {
-		cfg.BigBodies = defaultBigBodies
+	cfg, err := withDefaults(cfg)
+	if err != nil {
+		return nil, err
 	}
 	assets, err := newAssetTable()
 	if err != nil {
@@ -206,6 +158,64 @@ func New(cfg Config) (*Server, error) {
 	}
 	s.handler = s.routes()
 	return s, nil
+}
+
+// withDefaults fills the zero fields of a Config with their defaults and checks the limits
+// against each other.
+func withDefaults(cfg Config) (Config, error) {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.NoWorkers {
+		if cfg.Store.Dialect() != store.DialectPostgres {
+			return cfg, errors.New("web: serving without workers (-workers 0) needs a PostgreSQL database (-db postgres://…) that worker processes (scalein worker) share; with SQLite, let serve work the runs")
+		}
+		cfg.Workers = 0
+	} else if cfg.Workers <= 0 {
+		cfg.Workers = runtime.NumCPU()
+	}
+	if cfg.WorkerName == "" {
+		cfg.WorkerName = defaultWorkerName()
+	}
+	if cfg.QueueSize <= 0 {
+		cfg.QueueSize = defaultQueueSize
+	}
+	if cfg.RunTimeout <= 0 {
+		cfg.RunTimeout = defaultRunTimeout
+	}
+	if cfg.RunsPerMinute <= 0 {
+		cfg.RunsPerMinute = defaultRunsPerMinute
+	}
+	if cfg.RescueAfter <= 0 {
+		cfg.RescueAfter = cfg.RunTimeout + defaultRescueMargin
+	}
+	if cfg.RescueAfter < cfg.RunTimeout+minRescueMargin {
+		return cfg, fmt.Errorf("web: the rescue delay (-rescue-after %s) must exceed the run wall-time limit (-run-timeout %s) by at least %s, or a live worker's long run would be given to another worker", cfg.RescueAfter, cfg.RunTimeout, minRescueMargin)
+	}
+	if cfg.MaxSweepPoints <= 0 {
+		cfg.MaxSweepPoints = whatif.DefaultMaxPoints
+	}
+	if cfg.MaxPlanRuns <= 0 {
+		cfg.MaxPlanRuns = whatif.DefaultMaxPlanRuns
+	}
+	perRun, total := DefaultMemoryBudgets()
+	if cfg.MaxRunMemory <= 0 {
+		cfg.MaxRunMemory = perRun
+	}
+	if cfg.MaxTotalMemory <= 0 {
+		cfg.MaxTotalMemory = max(total, cfg.MaxRunMemory)
+	}
+	if cfg.MaxRunMemory > cfg.MaxTotalMemory {
+		return cfg, fmt.Errorf("web: the per-run memory budget (%s) is above the total budget (%s); lower -max-run-memory or raise -max-total-memory",
+			sim.FormatBytes(cfg.MaxRunMemory), sim.FormatBytes(cfg.MaxTotalMemory))
+	}
+	if cfg.MaxAttempts <= 0 {
+		cfg.MaxAttempts = DefaultMaxAttempts
+	}
+	if cfg.BigBodies <= 0 {
+		cfg.BigBodies = defaultBigBodies
+	}
+	return cfg, nil
 }
 
 // Handler is the whole application as an http.Handler.

@@ -280,8 +280,13 @@ func localTraceReader(baseDir string) func(string) ([]byte, error) {
 }
 
 // writeFileAtomic writes through a temporary file in the same directory and renames it, so a
-// reader never sees half a report and an interrupted run leaves any old report intact.
+// reader never sees half a report and an interrupted run leaves any old report intact. A path
+// that names something other than a regular file (/dev/null, /dev/stdout, a named pipe) is
+// written in place: renaming over it would replace the device with a file.
 func writeFileAtomic(path string, data []byte) error {
+	if notRegular(path) {
+		return writeInPlace(path, data)
+	}
 	tmp, err := os.CreateTemp(filepath.Dir(path), ".scalein-report-*.tmp")
 	if err != nil {
 		return fmt.Errorf("write the report: %w", err)
@@ -302,6 +307,28 @@ func writeFileAtomic(path string, data []byte) error {
 		return fmt.Errorf("write the report %s: %w", path, err)
 	}
 	if err := os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("write the report %s: %w", path, err)
+	}
+	return nil
+}
+
+// notRegular reports whether path exists and is not a regular file (a device, a pipe, a socket).
+func notRegular(path string) bool {
+	info, err := os.Stat(path)
+	return err == nil && !info.Mode().IsRegular()
+}
+
+// writeInPlace writes data to an existing file that is not a regular one.
+func writeInPlace(path string, data []byte) error {
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		return fmt.Errorf("write the report %s: %w", path, err)
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return fmt.Errorf("write the report %s: %w", path, err)
+	}
+	if err := f.Close(); err != nil {
 		return fmt.Errorf("write the report %s: %w", path, err)
 	}
 	return nil

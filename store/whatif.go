@@ -427,6 +427,44 @@ func (s *Store) RunsWaitedOnElsewhere(ctx context.Context, runIDs []string, swee
 	return held, nil
 }
 
+// CancelUnlessWanted cancels a queued or running run of a cancelled sweep or plan (the other id
+// is "") unless something else still waits on it, with the same test as RunsWaitedOnElsewhere,
+// in one statement, so a direct submission or another sweep that takes the run up while the
+// cancel is under way is never cancelled with it. It returns whether the run was cancelled, and
+// its job so the caller can cancel that too.
+func (s *Store) CancelUnlessWanted(ctx context.Context, id, sweepID, planID string, now time.Time) (cancelled bool, jobID int64, err error) {
+	err = s.write(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `
+			UPDATE runs SET status = ?, finished_at = ?,
+				error = CASE WHEN status = ? THEN ? ELSE ? END
+			WHERE id = ? AND status IN (?, ?) AND wanted_directly = 0
+				AND NOT EXISTS (SELECT 1 FROM sweep_points p JOIN sweeps w ON w.id = p.sweep_id
+					WHERE p.run_id = runs.id AND w.cancelled = 0 AND w.id <> ?)
+				AND NOT EXISTS (SELECT 1 FROM plan_points p JOIN plans l ON l.id = p.plan_id
+					WHERE p.run_id = runs.id AND l.status IN (?, ?) AND l.id <> ?)`,
+			StatusCancelled, toUnixMS(now),
+			StatusRunning, "cancelled by a user before it finished", "cancelled by a user before it started",
+			id, StatusQueued, StatusRunning, sweepID, StatusQueued, StatusRunning, planID)
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return nil
+		}
+		cancelled = true
+		var job sql.NullInt64
+		if err := tx.QueryRowContext(ctx, `SELECT job_id FROM runs WHERE id = ?`, id).Scan(&job); err != nil {
+			return err
+		}
+		jobID = job.Int64
+		return nil
+	})
+	if err != nil {
+		return false, 0, fmt.Errorf("store: cancel run %q unless wanted elsewhere: %w", id, err)
+	}
+	return cancelled, jobID, nil
+}
+
 // SweepCancelled says whether a user cancelled the sweep (and nobody asked for it again since).
 func (s *Store) SweepCancelled(ctx context.Context, id string) (bool, error) {
 	var c int

@@ -206,6 +206,23 @@ func TestRunsWaitedOnElsewhere(t *testing.T) {
 	held, err := s.RunsWaitedOnElsewhere(ctx, all, "a", "")
 	require.NoError(t, err)
 	assert.Equal(t, map[string]bool{"a-and-b": true, "a-and-plan": true, "a-and-user": true, "user-first": true}, held)
+	// Cancelling sweep a's runs in one statement each spares the same ones.
+	cancelAll := func() []string {
+		t.Helper()
+		var got []string
+		for _, id := range all {
+			cancelled, _, err := s.CancelUnlessWanted(ctx, id, "a", "", t0)
+			require.NoError(t, err)
+			if cancelled {
+				got = append(got, id)
+				run, err := s.GetRunStatus(ctx, id)
+				require.NoError(t, err)
+				require.Equal(t, store.StatusCancelled, run.Status)
+			}
+		}
+		return got
+	}
+	assert.Equal(t, []string{"only-a"}, cancelAll())
 
 	// Once the other sweep is cancelled and the plan has ended, only the users' runs are held.
 	require.NoError(t, s.CancelSweep(ctx, "b"))
@@ -213,6 +230,7 @@ func TestRunsWaitedOnElsewhere(t *testing.T) {
 	held, err = s.RunsWaitedOnElsewhere(ctx, all, "a", "")
 	require.NoError(t, err)
 	assert.Equal(t, map[string]bool{"a-and-user": true, "user-first": true}, held)
+	assert.Equal(t, []string{"a-and-b", "a-and-plan"}, cancelAll(), "a run already cancelled is not cancelled twice")
 
 	// A user's run that ended (cancelled) and is queued again by a sweep is the sweep's alone.
 	require.NoError(t, s.EndRun(ctx, "user-first", store.StatusCancelled, "", t0))

@@ -333,17 +333,19 @@ func (s *Server) resumePlans(ctx context.Context) error {
 // except those something else still waits on: another sweep or plan that lists them, or a
 // user who submitted them directly (runs are shared: the same scenario is the same run).
 func (s *Server) cancelPoints(ctx context.Context, ids []string, sweepID, planID string) error {
-	held, err := s.store.RunsWaitedOnElsewhere(ctx, ids, sweepID, planID)
-	if err != nil {
-		return err
-	}
 	for _, id := range ids {
-		if held[id] {
-			continue
-		}
-		if _, err := s.cancelRun(ctx, id); err != nil {
+		// The check and the cancel are one statement: a run taken up meanwhile is spared.
+		cancelled, jobID, err := s.store.CancelUnlessWanted(ctx, id, sweepID, planID, s.now())
+		if err != nil {
 			return err
 		}
+		if !cancelled {
+			continue
+		}
+		if err := s.jobs.cancel(ctx, jobID); err != nil {
+			s.log.Warn("cancelling the job of a run failed", "run", id, "job", jobID, "err", err)
+		}
+		s.live.cancelRunning(id)
 	}
 	return nil
 }

@@ -239,3 +239,41 @@ func TestRunsWaitedOnElsewhere(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, held)
 }
+
+// Migration 00009 marks the runs stored before 00008 that no sweep or plan lists as submitted
+// directly, so cancelling a sweep that shares one later spares it.
+func TestMigrationMarksOldStandaloneRunsDirect(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "old.db")
+	s := mustOpenAt(t, path)
+	for _, id := range []string{"standalone", "swept", "planned"} {
+		_, err := s.SubmitRuns(ctx, []store.NewRun{{ID: id, Name: id, ScenarioJSON: []byte(`{"id":"` + id + `"}`)}}, 0, t0, nil)
+		require.NoError(t, err)
+	}
+	_, err := s.CreateSweep(ctx, store.Sweep{ID: "w", ScenarioJSON: []byte(`{}`), AxesJSON: []byte(`[]`)},
+		[]store.SweepPoint{{ValuesJSON: []byte(`[0]`), RunID: "swept"}}, t0)
+	require.NoError(t, err)
+	_, _, err = s.CreatePlan(ctx, store.Plan{ID: "p", ScenarioJSON: []byte(`{}`), RequestJSON: []byte(`{}`)}, t0)
+	require.NoError(t, err)
+	require.NoError(t, s.AddPlanPoints(ctx, "p", []string{"x"}, []string{"planned"}))
+	// As a database migrated to 00008 only: every run reads 0, and 00009 has not run.
+	_, err = s.DB().ExecContext(ctx, `UPDATE runs SET wanted_directly = 0`)
+	require.NoError(t, err)
+	_, err = s.DB().ExecContext(ctx, `DELETE FROM goose_db_version WHERE version_id = 9`)
+	require.NoError(t, err)
+	require.NoError(t, s.Close())
+
+	s = mustOpenAt(t, path)
+	got := map[string]int{}
+	rows, err := s.DB().QueryContext(ctx, `SELECT id, wanted_directly FROM runs`)
+	require.NoError(t, err)
+	for rows.Next() {
+		var id string
+		var v int
+		require.NoError(t, rows.Scan(&id, &v))
+		got[id] = v
+	}
+	require.NoError(t, rows.Err())
+	rows.Close()
+	assert.Equal(t, map[string]int{"standalone": 1, "swept": 0, "planned": 0}, got)
+}

@@ -49,8 +49,13 @@ var (
 // readPoolConns bounds concurrent readers; SQLite readers do not block each other in WAL mode.
 const readPoolConns = 4
 
-// pgPoolConns bounds the connections one process opens to PostgreSQL.
-const pgPoolConns = 8
+// pgPoolConns bounds the connections one process opens to PostgreSQL for its queries;
+// pgLockConns more are for the drive locks' session (DriveLocks), which holds one for the life
+// of the process, so queries keep all of theirs.
+const (
+	pgPoolConns = 8
+	pgLockConns = 1
+)
 
 // Store is the database of one scalein process. It is safe for concurrent use.
 type Store struct {
@@ -81,8 +86,8 @@ func openPostgres(ctx context.Context, dsn string) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("store: open %s: %w", shown, err)
 	}
-	db.SetMaxOpenConns(pgPoolConns)
-	db.SetMaxIdleConns(pgPoolConns)
+	db.SetMaxOpenConns(pgPoolConns + pgLockConns)
+	db.SetMaxIdleConns(pgPoolConns + pgLockConns)
 	db.SetConnMaxIdleTime(5 * time.Minute)
 	if err := db.PingContext(ctx); err != nil {
 		_ = db.Close()

@@ -54,7 +54,7 @@ func requestProblem(what string, err error) error {
 		return err
 	}
 	return &Error{Status: http.StatusBadRequest, Title: "Invalid " + what,
-		Message: fmt.Sprintf("the %s is invalid: %d problem(s); each is listed with its path", what, len(ve.Errors)),
+		Message: fmt.Sprintf("the %s is invalid: %d %s; each is listed with its path", what, len(ve.Errors), plural(int64(len(ve.Errors)), "problem", "problems")),
 		Fields:  ve.Errors}
 }
 

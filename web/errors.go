@@ -56,7 +56,7 @@ func problemOf(err error) *Error {
 			Message: fmt.Sprintf("the request body is larger than the %s limit; trim the scenario or the trace, or split it", formatBytes(maxBytes.Limit))}
 	case errors.As(err, &invalid):
 		return &Error{Status: http.StatusBadRequest, Title: "Invalid scenario",
-			Message: fmt.Sprintf("the scenario is invalid: %d problem(s); each is listed with its field path", len(invalid.Errors)),
+			Message: fmt.Sprintf("the scenario is invalid: %d %s; each is listed with its field path", len(invalid.Errors), plural(int64(len(invalid.Errors)), "problem", "problems")),
 			Fields:  invalid.Errors}
 	case errors.Is(err, errQueueFull):
 		return &Error{Status: http.StatusTooManyRequests, Title: "The run queue is full",

@@ -18,7 +18,7 @@ type invalidForm struct {
 }
 
 func (e *invalidForm) Error() string {
-	return fmt.Sprintf("the scenario form has %d problem(s)", e.errs.count)
+	return fmt.Sprintf("the scenario form has %d %s", e.errs.count, plural(int64(e.errs.count), "problem", "problems"))
 }
 
 // formErrors places validation errors beside their fields.

@@ -111,7 +111,7 @@ func (v *formView) rawJSON() {
 	if !v.errs.rawMode {
 		return
 	}
-	v.page.RawJSON.Error = fmt.Sprintf("%d problem(s) in this JSON, listed at the top of the page", v.errs.count)
+	v.page.RawJSON.Error = fmt.Sprintf("%d %s in this JSON, listed at the top of the page", v.errs.count, plural(int64(v.errs.count), "problem", "problems"))
 	for _, m := range v.errs.unplaced {
 		v.page.Problems = append(v.page.Problems, templates.Problem{Href: "#" + rawJSONField, Text: m})
 	}

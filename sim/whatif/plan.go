@@ -500,11 +500,22 @@ func label(sel string, setSize, waves, remove int, gapMS float64, grace *float64
 }
 
 // Workers is "1 worker" or "n workers".
-func Workers(n int) string {
+func Workers(n int) string { return count(n, "worker") }
+
+// count is "1 thing" or "n things".
+func count(n int, thing string) string {
 	if n == 1 {
-		return "1 worker"
+		return "1 " + thing
 	}
-	return strconv.Itoa(n) + " workers"
+	return strconv.Itoa(n) + " " + thing + "s"
+}
+
+// requestsKilled is "1 request killed" or "n requests killed" for a headline figure.
+func requestsKilled(k float64) string {
+	if k == 1 {
+		return "1 request killed"
+	}
+	return formatFloat(k) + " requests killed"
 }
 
 // FormatMS writes a duration in ms as seconds ("30 s", "12.5 s") or ms below a second.
@@ -566,7 +577,7 @@ func countNew(cs []*Candidate, known func(id string) bool) int {
 }
 
 func (p *planner) budgetNote(dropped int, stage string) string {
-	return fmt.Sprintf("the run budget (search.max_runs %d) left out %d candidate(s) of the %s", p.req.Search.MaxRuns, dropped, stage)
+	return fmt.Sprintf("the run budget (search.max_runs %d) left out %s of the %s", p.req.Search.MaxRuns, count(dropped, "candidate"), stage)
 }
 
 // known says whether this plan has run the scenario already.
@@ -831,7 +842,7 @@ func (p *planner) judge(c *Candidate) {
 		}
 	}
 	if k := figure(c.Headline, "requests_killed"); k != nil && *k > float64(*con.MaxKilled) {
-		c.Violations = append(c.Violations, fmt.Sprintf("%s request(s) killed; the limit is %d", formatFloat(*k), *con.MaxKilled))
+		c.Violations = append(c.Violations, fmt.Sprintf("%s; the limit is %d", requestsKilled(*k), *con.MaxKilled))
 	}
 	if c.Stage != StageBaseline && figure(c.Headline, "latest_removal_ms") == nil {
 		c.Violations = append(c.Violations, "no drained worker was removed before the run ended")
@@ -951,10 +962,10 @@ func recommend(ranked []Candidate, req Request) (*Recommendation, string) {
 		if *k == 0 {
 			facts = append(facts, "no request killed")
 		} else {
-			facts = append(facts, formatFloat(*k)+" request(s) killed")
+			facts = append(facts, requestsKilled(*k))
 		}
 	}
-	reason := fmt.Sprintf("Drain %s, starting at %s: %s. It has the earliest latest-removal deadline of the %d feasible candidate(s) out of %d.",
-		best.Label, FormatMS(req.Goal.StartMS), strings.Join(facts, ", "), feasible, len(ranked))
+	reason := fmt.Sprintf("Drain %s, starting at %s: %s. It has the earliest latest-removal deadline of the %s out of %d.",
+		best.Label, FormatMS(req.Goal.StartMS), strings.Join(facts, ", "), count(feasible, "feasible candidate"), len(ranked))
 	return &Recommendation{Label: best.Label, ScenarioID: best.ScenarioID, RunID: best.RunID, ScaleIn: best.ScaleIn, Reason: reason}, ""
 }

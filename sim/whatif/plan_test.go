@@ -44,6 +44,8 @@ func TestPlanKnownBest(t *testing.T) {
 	assert.Equal(t, 100.0, *value(t, best.Headline, "latest_removal_ms"))
 	assert.Equal(t, 0.0, *value(t, best.Headline, "requests_killed"))
 	assert.Contains(t, res.Recommended.Reason, "gone at 100 ms")
+	assert.Regexp(t, `of the \d+ feasible candidates out of \d+\.$`, res.Recommended.Reason)
+	assert.NotContains(t, res.Recommended.Reason, "(s)")
 
 	// The recommended schedule, run on its own, drains workers 0 and 1 at 100 ms.
 	sc := *base

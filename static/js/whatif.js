@@ -22,6 +22,17 @@
     return String(v);
   }
 
+  // outcomeLabel is the outcome's name with its unit, as the Outcome menu shows it.
+  function outcomeLabel(key) {
+    var sel = $('sweep-outcome');
+    if (sel) {
+      for (var i = 0; i < sel.options.length; i++) {
+        if (sel.options[i].value === key) { return sel.options[i].text; }
+      }
+    }
+    return key;
+  }
+
   function meetsLimits(point) {
     if (point.status !== 'done') { return false; }
     var lim = parseFloat(($('sweep-limit-ttft') || {}).value);
@@ -63,7 +74,7 @@
       tooltip: { trigger: 'item' },
       xAxis: { type: numeric ? 'value' : 'category', name: sweep.axes[xi].path, nameLocation: 'middle', nameGap: 28, scale: true,
         data: numeric ? undefined : sweep.axes[xi].values.map(text) },
-      yAxis: { type: 'value', name: key, scale: true },
+      yAxis: { type: 'value', name: outcomeLabel(key), nameLocation: 'middle', nameGap: 52, scale: true },
       series: order.map(function (name) {
         return { name: name, type: 'line', data: groups[name], connectNulls: false };
       })

@@ -397,6 +397,15 @@ func findPlan(ctx context.Context, tx *sql.Tx, id string) (Plan, error) {
 	return p, nil
 }
 
+// wantedElsewhere is true of a runs row that something other than a given sweep and plan still
+// waits on: a user who submitted it directly, a sweep not cancelled, or a plan queued or running.
+// Its parameters: the sweep id, StatusQueued, StatusRunning, the plan id.
+const wantedElsewhere = `(wanted_directly = 1
+	OR EXISTS (SELECT 1 FROM sweep_points p JOIN sweeps w ON w.id = p.sweep_id
+		WHERE p.run_id = runs.id AND w.cancelled = 0 AND w.id <> ?)
+	OR EXISTS (SELECT 1 FROM plan_points p JOIN plans l ON l.id = p.plan_id
+		WHERE p.run_id = runs.id AND l.status IN (?, ?) AND l.id <> ?))`
+
 // RunsWaitedOnElsewhere returns which of the runs something other than the given sweep or plan
 // (either may be "") still waits on: a user who submitted it directly, a sweep not cancelled,
 // or a plan queued or running. Cancelling that sweep or plan leaves these runs alone.
@@ -405,13 +414,8 @@ func (s *Store) RunsWaitedOnElsewhere(ctx context.Context, runIDs []string, swee
 	err := s.read(ctx, func(tx *sql.Tx) error {
 		for _, id := range runIDs {
 			var n int
-			err := tx.QueryRowContext(ctx, `
-				SELECT (SELECT count(*) FROM runs WHERE id = ? AND wanted_directly = 1)
-					+ (SELECT count(*) FROM sweep_points p JOIN sweeps w ON w.id = p.sweep_id
-						WHERE p.run_id = ? AND w.cancelled = 0 AND w.id <> ?)
-					+ (SELECT count(*) FROM plan_points p JOIN plans l ON l.id = p.plan_id
-						WHERE p.run_id = ? AND l.status IN (?, ?) AND l.id <> ?)`,
-				id, id, sweepID, id, StatusQueued, StatusRunning, planID).Scan(&n)
+			err := tx.QueryRowContext(ctx, `SELECT count(*) FROM runs WHERE id = ? AND `+wantedElsewhere,
+				id, sweepID, StatusQueued, StatusRunning, planID).Scan(&n)
 			if err != nil {
 				return fmt.Errorf("run %q: %w", id, err)
 			}
@@ -437,11 +441,7 @@ func (s *Store) CancelUnlessWanted(ctx context.Context, id, sweepID, planID stri
 		res, err := tx.ExecContext(ctx, `
 			UPDATE runs SET status = ?, finished_at = ?,
 				error = CASE WHEN status = ? THEN ? ELSE ? END
-			WHERE id = ? AND status IN (?, ?) AND wanted_directly = 0
-				AND NOT EXISTS (SELECT 1 FROM sweep_points p JOIN sweeps w ON w.id = p.sweep_id
-					WHERE p.run_id = runs.id AND w.cancelled = 0 AND w.id <> ?)
-				AND NOT EXISTS (SELECT 1 FROM plan_points p JOIN plans l ON l.id = p.plan_id
-					WHERE p.run_id = runs.id AND l.status IN (?, ?) AND l.id <> ?)`,
+			WHERE id = ? AND status IN (?, ?) AND NOT `+wantedElsewhere,
 			StatusCancelled, toUnixMS(now),
 			StatusRunning, "cancelled by a user before it finished", "cancelled by a user before it started",
 			id, StatusQueued, StatusRunning, sweepID, StatusQueued, StatusRunning, planID)

@@ -1,6 +1,8 @@
 // Package whatif answers range and choice questions over the simulator: a sweep runs a scenario
 // at every combination of a few field values, and the planner searches scale-in schedules that
-// drain a given number of workers and recommends the best one that meets the limits.
+// drain a given number of workers and recommends the best one that meets the limits; a tune
+// plan (goal.tune "autoscaler") searches the settings of the scenario's autoscaler for the
+// fewest GPU-hours within the limits, on the same runs, budget and reuse.
 //
 // Like sim, it is pure: it never touches HTTP or SQL. Runs go through a Runner, so the command
 // line simulates in-process and the web app queues ordinary runs.

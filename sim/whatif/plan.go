@@ -31,7 +31,14 @@ type Candidate struct {
 	Violations []string            `json:"violations"`
 	Headline   []sim.Figure        `json:"headline"`
 
+	// A tune plan's candidate: the autoscaler and migration limit it runs, and its figures.
+	Autoscaler     *sim.Autoscaler `json:"autoscaler,omitempty"`
+	MigrationLimit *int            `json:"migration_limit,omitempty"`
+	Fleet          *TuneFigures    `json:"fleet,omitempty"`
+
 	scenario *sim.Scenario
+	fleet    FleetFigures // from the run's outcome
+	excess   float64      // how far past the limits (constraintViolations)
 }
 
 // Stages of the search.
@@ -48,14 +55,19 @@ type Recommendation struct {
 	RunID      string              `json:"run_id,omitempty"`
 	ScaleIn    []sim.ScaleInAction `json:"scale_in"`
 	Reason     string              `json:"reason"`
+	// A tune plan's recommendation: the settings to deploy.
+	Autoscaler     *sim.Autoscaler `json:"autoscaler,omitempty"`
+	MigrationLimit *int            `json:"migration_limit,omitempty"`
 }
 
 // Result is the finished plan. Candidates are in rank order (1 = best).
 type Result struct {
-	Goal        Goal            `json:"goal"`
-	Constraints Constraints     `json:"constraints"`
-	Search      Search          `json:"search"`
-	Baseline    *Candidate      `json:"baseline,omitempty"`
+	Goal        Goal        `json:"goal"`
+	Constraints Constraints `json:"constraints"`
+	Search      Search      `json:"search"`
+	Baseline    *Candidate  `json:"baseline,omitempty"`
+	// Baselines of a tune plan: the fixed fleet (no autoscaler) and the scenario's own settings.
+	Baselines   []Candidate     `json:"baselines,omitempty"`
 	Candidates  []Candidate     `json:"candidates"`
 	Recommended *Recommendation `json:"recommended"`
 	Reason      string          `json:"reason,omitempty"`
@@ -77,7 +89,8 @@ type planner struct {
 	reused int
 }
 
-// Plan searches scale-in schedules for the request and ranks them. The same base scenario and
+// Plan searches scale-in schedules for the request and ranks them (with goal.tune, autoscaler
+// settings instead: tune.go). The same base scenario and
 // request give the same result whatever the runner's slot count and the order runs finish in:
 // every candidate is a function of the request and of earlier candidates' outcomes (never of
 // timing), each run budget is fixed before the runs it covers start, and the ranking is a total
@@ -87,6 +100,9 @@ func Plan(ctx context.Context, r Runner, base *sim.Scenario, req Request) (*Resu
 	req, err := Normalize(base, req)
 	if err != nil {
 		return nil, err
+	}
+	if req.Goal.Tune != "" {
+		return tune(ctx, r, base, req)
 	}
 	p := &planner{runner: r, base: base, req: req, memo: map[string]Outcome{}}
 	res := &Result{Goal: req.Goal, Constraints: req.Constraints, Search: req.Search}
@@ -217,9 +233,7 @@ func (p *planner) workerSetFor(sel string, baseline *Candidate) []int {
 func (p *planner) exploreCandidates(sel string, ids []int) []*Candidate {
 	s := p.req.Search
 	graces := []*float64{nil}
-	for _, g := range s.GraceMS {
-		graces = append(graces, &g)
-	}
+	graces = append(graces, s.GraceMS...)
 	var out []*Candidate
 	for _, waves := range s.Waves {
 		gaps := s.GapsMS

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/scalein-planner/scalein/sim"
 )
 
 // judge checks the constraints.
@@ -19,23 +21,38 @@ func (p *planner) judge(c *Candidate) {
 		c.Feasible = false
 		return
 	}
-	con := p.req.Constraints
-	if lim := con.TTFTP99MS; lim != nil {
-		v := figure(c.Headline, "ttft_p99_ms")
-		switch {
-		case v == nil:
-			c.Violations = append(c.Violations, "no request got a first token, so TTFT p99 cannot meet its limit")
-		case *v > *lim:
-			c.Violations = append(c.Violations, fmt.Sprintf("TTFT p99 %s is above the limit of %s", FormatMS(*v), FormatMS(*lim)))
-		}
-	}
-	if k := figure(c.Headline, "requests_killed"); k != nil && *k > float64(*con.MaxKilled) {
-		c.Violations = append(c.Violations, fmt.Sprintf("%s; the limit is %d", requestsKilled(*k), *con.MaxKilled))
-	}
+	c.Violations, _ = constraintViolations(c.Headline, p.req.Constraints)
 	if c.Stage != StageBaseline && figure(c.Headline, "latest_removal_ms") == nil {
 		c.Violations = append(c.Violations, "no drained worker was removed before the run ended")
 	}
 	c.Feasible = len(c.Violations) == 0
+}
+
+// constraintViolations says which limits a finished run breaks, and by how much in all: the sum
+// over the broken limits of the excess relative to the limit (a measure of how close it came).
+func constraintViolations(h []sim.Figure, con Constraints) (out []string, excess float64) {
+	out = []string{}
+	latency := func(key, name, none string, lim *float64) {
+		if lim == nil {
+			return
+		}
+		v := figure(h, key)
+		switch {
+		case v == nil:
+			out = append(out, "no request "+none+", so "+name+" cannot meet its limit")
+			excess++
+		case *v > *lim:
+			out = append(out, fmt.Sprintf("%s %s is above the limit of %s", name, FormatMS(*v), FormatMS(*lim)))
+			excess += (*v - *lim) / *lim
+		}
+	}
+	latency("ttft_p99_ms", "TTFT p99", "got a first token", con.TTFTP99MS)
+	latency("e2e_p99_ms", "end-to-end p99", "finished", con.E2EP99MS)
+	if k := figure(h, "requests_killed"); k != nil && *k > float64(*con.MaxKilled) {
+		out = append(out, fmt.Sprintf("%s; the limit is %d", requestsKilled(*k), *con.MaxKilled))
+		excess += (*k - float64(*con.MaxKilled)) / float64(*con.MaxKilled+1)
+	}
+	return out, excess
 }
 
 // rank orders candidates: feasible first, then the earliest latest-removal deadline, the lower

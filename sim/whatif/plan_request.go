@@ -31,15 +31,18 @@ const (
 
 var allSelections = []string{sim.SelectHighestID, sim.SelectLeastLoaded, sim.SelectLeastCached, SelectFewestPullsServed, SelectLeastWork}
 
-// Goal is what the plan must achieve: drain exactly Remove workers, none before StartMS.
+// Goal is what the plan must achieve: drain exactly Remove workers, none before StartMS; or,
+// with Tune set ("autoscaler"), the autoscaler settings that use the fewest GPU-hours (tune.go).
 type Goal struct {
 	Remove  int     `json:"remove"`
 	StartMS float64 `json:"start_ms"`
+	Tune    string  `json:"tune,omitempty"`
 }
 
-// Constraints make a candidate feasible. MaxKilled defaults to 0; no TTFT limit by default.
+// Constraints make a candidate feasible. MaxKilled defaults to 0; no latency limit by default.
 type Constraints struct {
 	TTFTP99MS *float64 `json:"ttft_p99_ms"`
+	E2EP99MS  *float64 `json:"e2e_p99_ms,omitempty"`
 	MaxKilled *int64   `json:"max_killed"`
 }
 
@@ -51,8 +54,9 @@ type Search struct {
 	Waves []int `json:"waves"`
 	// GapsMS: time between waves.
 	GapsMS []float64 `json:"gaps_ms"`
-	// GraceMS: fixed grace periods tried besides "no grace" in the first stage.
-	GraceMS []float64 `json:"grace_ms"`
+	// GraceMS: fixed grace periods tried besides "no grace" in the first stage of a drain plan;
+	// the graces of a tune plan, where null is "no grace".
+	GraceMS []*float64 `json:"grace_ms"`
 	// BisectGrace: search the smallest grace that keeps kills within the limit for the best
 	// BisectTop candidates, to GraceStepMS.
 	BisectGrace *bool   `json:"bisect_grace"`
@@ -65,6 +69,16 @@ type Search struct {
 	// the scenario's own setting.
 	Guard   *bool `json:"guard"`
 	MaxRuns int   `json:"max_runs"`
+
+	// The tune plan's lists (goal.tune; tune_request.go has their defaults). Selections and
+	// GraceMS above are shared with it.
+	Targets            []float64 `json:"targets,omitempty"`
+	ScaleDownWindowsMS []float64 `json:"scale_down_windows_ms,omitempty"`
+	// MaxRemovePerTick: null is no limit.
+	MaxRemovePerTick []*int `json:"max_remove_per_tick,omitempty"`
+	MigrationLimits  []int  `json:"migration_limits,omitempty"`
+	// RefineTop is how many of the best coarse candidates are refined over the other settings.
+	RefineTop int `json:"refine_top,omitempty"`
 }
 
 // Request is one planning question.
@@ -77,6 +91,9 @@ type Request struct {
 // Normalize fills the defaults and checks the request against the base scenario. Problems come
 // back as a *sim.ValidationError with paths like "goal.remove" or "search.waves[1]".
 func Normalize(base *sim.Scenario, req Request) (Request, error) {
+	if req.Goal.Tune != "" {
+		return normalizeTune(base, req)
+	}
 	var errs []sim.FieldError
 	add := func(path, format string, a ...any) {
 		errs = append(errs, sim.FieldError{Path: path, Message: fmt.Sprintf(format, a...)})
@@ -92,18 +109,10 @@ func Normalize(base *sim.Scenario, req Request) (Request, error) {
 	if math.IsNaN(g.StartMS) || g.StartMS < 0 || g.StartMS > 1e10 {
 		add("goal.start_ms", "must be an instant in ms between 0 and 1e10 (got %v)", g.StartMS)
 	}
-	c := req.Constraints
-	if c.TTFTP99MS != nil && (math.IsNaN(*c.TTFTP99MS) || *c.TTFTP99MS <= 0) {
-		add("constraints.ttft_p99_ms", "must be a positive number of ms, or left out for no TTFT limit (got %v)", *c.TTFTP99MS)
-	}
-	if c.MaxKilled == nil {
-		zero := int64(0)
-		c.MaxKilled = &zero
-	} else if *c.MaxKilled < 0 {
-		add("constraints.max_killed", "must be 0 or more (got %d)", *c.MaxKilled)
-	}
+	c := normalizeConstraints(add, req.Constraints)
 
 	s := req.Search
+	rejectTuneSearch(add, s)
 	if s.Selections == nil {
 		s.Selections = slices.Clone(allSelections)
 	}
@@ -132,14 +141,17 @@ func Normalize(base *sim.Scenario, req Request) (Request, error) {
 		}
 	}
 	if s.GraceMS == nil {
-		s.GraceMS = []float64{}
+		s.GraceMS = []*float64{}
 	}
 	if len(s.GraceMS) > maxSearchValues {
 		add("search.grace_ms", "has %d values; at most %d", len(s.GraceMS), maxSearchValues)
 	}
 	for i, v := range s.GraceMS {
-		if math.IsNaN(v) || v < 0 || v > 1e9 {
-			add(fmt.Sprintf("search.grace_ms[%d]", i), "must be a number of ms from 0 to 1e9 (got %v)", v)
+		switch {
+		case v == nil:
+			add(fmt.Sprintf("search.grace_ms[%d]", i), "must be a number of ms; no grace is always tried (got null)")
+		case math.IsNaN(*v) || *v < 0 || *v > 1e9:
+			add(fmt.Sprintf("search.grace_ms[%d]", i), "must be a number of ms from 0 to 1e9 (got %v)", *v)
 		}
 	}
 	if s.BisectGrace == nil {
@@ -174,6 +186,23 @@ func Normalize(base *sim.Scenario, req Request) (Request, error) {
 		return req, &sim.ValidationError{Errors: errs}
 	}
 	return Request{Goal: g, Constraints: c, Search: s}, nil
+}
+
+// normalizeConstraints checks the limits both plan kinds share and fills max_killed's default.
+func normalizeConstraints(add func(string, string, ...any), c Constraints) Constraints {
+	if c.TTFTP99MS != nil && (math.IsNaN(*c.TTFTP99MS) || *c.TTFTP99MS <= 0) {
+		add("constraints.ttft_p99_ms", "must be a positive number of ms, or left out for no TTFT limit (got %v)", *c.TTFTP99MS)
+	}
+	if c.E2EP99MS != nil && (math.IsNaN(*c.E2EP99MS) || *c.E2EP99MS <= 0) {
+		add("constraints.e2e_p99_ms", "must be a positive number of ms, or left out for no end-to-end limit (got %v)", *c.E2EP99MS)
+	}
+	if c.MaxKilled == nil {
+		zero := int64(0)
+		c.MaxKilled = &zero
+	} else if *c.MaxKilled < 0 {
+		add("constraints.max_killed", "must be 0 or more (got %d)", *c.MaxKilled)
+	}
+	return c
 }
 
 func checkList(add func(string, string, ...any), path string, n int) {

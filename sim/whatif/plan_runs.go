@@ -97,6 +97,7 @@ func (p *planner) runBatch(ctx context.Context, cs []*Candidate) error {
 	for _, c := range cs {
 		o := p.memo[c.ScenarioID]
 		c.RunID, c.Status, c.Error, c.Digest, c.Headline = o.RunID, o.Status, o.Error, o.Digest, o.Headline
+		c.fleet = o.Fleet
 	}
 	return nil
 }

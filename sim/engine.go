@@ -54,7 +54,7 @@ type engine struct {
 
 	// gauges
 	active, drainingN, startingN int64
-	waitingN, running int64
+	waitingN, running            int64
 
 	// results
 	kv          KVCRCounts

@@ -143,12 +143,12 @@ type worker struct {
 	// Model 3 (SPEC §3.15): a started worker's instants (-1 for the initial fleet, and
 	// activeAt -1 until it becomes active), how often it was made active again, whether it was
 	// ever marked draining, and the version of its grace deadline (a reactivation cancels it).
-	startedAt, activeAt int64
-	reactivations       int64
-	everMarked          bool
-	graceVer            uint32
-	completed, killed                      int64
-	pullsServed, pullsReceived             int64
+	startedAt, activeAt        int64
+	reactivations              int64
+	everMarked                 bool
+	graceVer                   uint32
+	completed, killed          int64
+	pullsServed, pullsReceived int64
 }
 
 const (

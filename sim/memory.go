@@ -92,7 +92,7 @@ const (
 	traceRowBytes    = 64
 	traceHashIDBytes = 8
 	// The time series: three families of maxBuckets buckets, each allocated once.
-	seriesBucketBytes = 80
+	seriesBucketBytes = 96
 	// The report's buckets, at most maxBuckets (a run of D ns has D/w + 1 buckets of the
 	// smallest family width w with D/w < 200), each with its TTFT median's float.
 	reportBucketBytes = 96 + 8
@@ -101,7 +101,7 @@ const (
 	// characters; a TTFT in ms, whole ns over 1e6, at most 18 characters; two counts of workers
 	// (active, draining) and six of requests (waiting, running, completed, and pulls staged,
 	// landed and rejected, of which a request has at most one each).
-	bucketJSONFixedBytes = 132 + 14 + 18
+	bucketJSONFixedBytes = 132 + 14 + 18 + 24 // model 3: "starting" and "migrated"
 	// The engine, its event heaps' first arrays, the report's summary, KVCR counts and
 	// scale-in rows (a run of the e2 preset allocates 14 kB outside its series, buckets and
 	// JSON).
@@ -156,7 +156,7 @@ func EstimateMemory(s *Scenario) MemoryEstimate {
 // report's buckets with their JSON.
 func (e *estimator) fixedParts() int64 {
 	digits := func(n int64) int64 { return int64(len(strconv.FormatInt(max(n, 0), 10))) }
-	bucketJSON := bucketJSONFixedBytes + 2*digits(e.workers) + 6*digits(e.w.requests)
+	bucketJSON := bucketJSONFixedBytes + 3*digits(e.workers) + 7*digits(e.w.requests)
 	return engineFixedBytes + 3*maxBuckets*seriesBucketBytes + maxBuckets*(reportBucketBytes+bucketJSON*jsonCopies)
 }
 

@@ -6,7 +6,7 @@ package sim
 
 // ModelVersion names the semantics of the model. It is part of every scenario_id, so a change
 // to the model gives new ids instead of silently changing stored results.
-const ModelVersion = "scalein-model/2" // becomes scalein-model/3 with SPEC §3.15 (issue 17)
+const ModelVersion = "scalein-model/3"
 
 // Scenario is a complete, validated what-if: fleet, KVCR, router, scale-in schedule and workload
 // (SPEC §3.12). Parse fills every default, so a stored Scenario is complete.

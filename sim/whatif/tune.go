@@ -243,8 +243,10 @@ func (t *tuner) refine(ctx context.Context, seeds []Candidate) ([]*Candidate, []
 	return slices.Concat(out...), notes, nil
 }
 
-// refineSeed runs the seed's variants within share − 1 runs (all of them below 3), then the seed with the best value
-// of each dimension (the best of the seed and its variants along it), if a run is left for it.
+// refineSeed runs the seed's variants within share − 1 runs (all of them below 3), then the
+// seed with the best value of each dimension (the first variant along it that does strictly
+// better than the seed and the variants before it; the seed's own value when none does), if a
+// run is left for it.
 func (t *tuner) refineSeed(ctx context.Context, sd Candidate, share int, before map[string]bool) ([]*Candidate, int, error) {
 	seed := settingFromCandidate(sd)
 	vs := t.variants(seed)
@@ -272,7 +274,7 @@ func (t *tuner) refineSeed(ctx context.Context, sd Candidate, share int, before 
 				continue
 			}
 			t.judge(c)
-			if compareTune(*c, top) < 0 {
+			if compareOutcome(*c, top) < 0 { // strictly better: a tie keeps the seed's value
 				top = *c
 			}
 		}

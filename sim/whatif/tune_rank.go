@@ -31,6 +31,14 @@ func (t *tuner) judge(c *Candidate) {
 // the fewest GPU-hours, the lower TTFT p99, fewer fleet changes (less churn) and the label, so
 // the order is total.
 func compareTune(a, b Candidate) int {
+	if c := compareOutcome(a, b); c != 0 {
+		return c
+	}
+	return strings.Compare(a.Label, b.Label)
+}
+
+// compareOutcome is compareTune without the label: 0 for runs that came out the same.
+func compareOutcome(a, b Candidate) int {
 	if a.Feasible != b.Feasible {
 		if a.Feasible {
 			return -1
@@ -58,10 +66,7 @@ func compareTune(a, b Candidate) int {
 	if c := comparePtr(ttftP99(a), ttftP99(b)); c != 0 {
 		return c
 	}
-	if c := comparePtr(fleetChanges(a), fleetChanges(b)); c != 0 {
-		return c
-	}
-	return strings.Compare(a.Label, b.Label)
+	return comparePtr(fleetChanges(a), fleetChanges(b))
 }
 
 // rankTune sorts by compareTune and numbers the ranks from 1.

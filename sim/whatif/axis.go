@@ -57,12 +57,17 @@ const (
 var choiceFields = map[string][]string{
 	"router.policy":     {sim.PolicyKVAware, sim.PolicyRoundRobin, sim.PolicyLeastLoaded},
 	"scale_in[].select": {sim.SelectHighestID, sim.SelectLeastLoaded, sim.SelectLeastCached},
+	"autoscaler.select": {sim.SelectHighestID, sim.SelectLeastLoaded, sim.SelectLeastCached},
+	"autoscaler.metric": {sim.MetricRequestsPerWorker, sim.MetricKVUsage},
 }
 
 // optionalNumbers are number fields that a scenario may leave out and a sweep may still set.
 var optionalNumbers = map[string]bool{
-	"scale_in[].grace_ms":          true,
-	"workload.requests[].route_to": true,
+	"scale_in[].grace_ms":            true,
+	"workload.requests[].route_to":   true,
+	"autoscaler.grace_ms":            true,
+	"autoscaler.max_remove_per_tick": true,
+	"autoscaler.max_add_per_tick":    true,
 }
 
 // segment is one step of a path: an object key, or a list index when key is empty.
@@ -158,10 +163,10 @@ func resolve(root map[string]any, p string) (axisKind, error) {
 	}
 	pat := pattern(segs)
 	if segs[0].key == "report" {
-		return 0, fmt.Errorf("report options do not change the outcome; sweep a fleet, kvcr, router, scale_in or workload field")
+		return 0, fmt.Errorf("report options do not change the outcome; sweep a fleet, kvcr, router, scale_in, autoscaler or workload field")
 	}
 	if segs[0].key == "name" {
-		return 0, fmt.Errorf("the name does not change the outcome; sweep a fleet, kvcr, router, scale_in or workload field")
+		return 0, fmt.Errorf("the name does not change the outcome; sweep a fleet, kvcr, router, scale_in, autoscaler or workload field")
 	}
 	var cur any = root
 	where := "the scenario"
@@ -203,11 +208,16 @@ func resolve(root map[string]any, p string) (axisKind, error) {
 		if _, ok := choiceFields[pat]; ok {
 			return kindChoice, nil
 		}
-		return 0, fmt.Errorf("is a text field; a sweep varies numbers, true/false and choice fields (router.policy, scale_in[N].select)")
+		return 0, fmt.Errorf("is a text field; a sweep varies numbers, true/false and choice fields (router.policy, scale_in[N].select, autoscaler.select, autoscaler.metric)")
 	case map[string]any:
 		return 0, fmt.Errorf("is an object; name one of its fields: %s", strings.Join(keysOf(v), ", "))
 	case []any:
 		return 0, fmt.Errorf("is a list; name one element's field, like %s[0]…", p)
+	case nil:
+		if optionalNumbers[pat] {
+			return kindNumber, nil // null: no limit or no grace, which a sweep may set
+		}
+		return 0, fmt.Errorf("has no value to vary")
 	default:
 		return 0, fmt.Errorf("has no value to vary")
 	}

@@ -290,3 +290,26 @@ func TestTuneNormalizeErrors(t *testing.T) {
 		})
 	}
 }
+
+// A sweep varies the autoscaler's numbers, its choice fields and its nullable limit and grace.
+func TestExpandAutoscalerFields(t *testing.T) {
+	base := mustScenario(t, "testdata/lull.json")
+	require.Nil(t, base.Autoscaler.MaxRemovePerTick)
+	axes := []whatif.Axis{
+		{Path: "autoscaler.target", Values: []any{num("6"), num("18")}},
+		{Path: "autoscaler.select", Values: []any{"least_cached"}},
+		{Path: "autoscaler.max_remove_per_tick", Values: []any{num("2")}},
+	}
+	points, err := whatif.Expand(base, axes, sim.ParseEnv{}, 0)
+	require.NoError(t, err)
+	require.Len(t, points, 2)
+	a := points[1].Scenario.Autoscaler
+	assert.Equal(t, 18.0, a.Target)
+	assert.Equal(t, sim.SelectLeastCached, a.Select)
+	require.NotNil(t, a.MaxRemovePerTick)
+	assert.Equal(t, 2, *a.MaxRemovePerTick)
+
+	_, err = whatif.Expand(base, []whatif.Axis{{Path: "autoscaler.select", Values: []any{"random"}}}, sim.ParseEnv{}, 0)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "axes[0].values[0]")
+}

@@ -130,13 +130,14 @@ func (e *estimator) add(field, what string, bytes int64) {
 // block key k is held by at most min(workers, n(k)) workers, n(k) being the requests whose prompt
 // holds it (see workloadShape).
 func EstimateMemory(s *Scenario) MemoryEstimate {
-	e := &estimator{s: s, w: s.shape(), workers: int64(s.Fleet.Workers)}
+	e := &estimator{s: s, w: s.shape(), workers: s.cacheWorkers()}
 	g1 := e.gpuCaches()
 	g2 := e.hostCaches()
 	e.blockIndex(g1 + g2)
 	e.drainTables()
 	e.requestsInFlight()
 	e.perRequestRows()
+	e.autoscalerRows()
 	e.add("fleet.workers", fmt.Sprintf("%s workers' records and report rows", groupDigits(e.workers)),
 		e.workers*(workerBytes+workerRowJSONBytes*jsonCopies))
 	if e.w.traceRows > 0 {

@@ -1,8 +1,6 @@
 // Package whatif answers range and choice questions over the simulator: a sweep runs a scenario
 // at every combination of a few field values, and the planner searches scale-in schedules that
-// drain a given number of workers and recommends the best one that meets the limits; a tune
-// plan (goal.tune "autoscaler") searches the settings of the scenario's autoscaler for the
-// fewest GPU-hours within the limits, on the same runs, budget and reuse.
+// drain a given number of workers and recommends the best one that meets the limits.
 //
 // Like sim, it is pure: it never touches HTTP or SQL. Runs go through a Runner, so the command
 // line simulates in-process and the web app queues ordinary runs.
@@ -57,14 +55,16 @@ const (
 var choiceFields = map[string][]string{
 	"router.policy":     {sim.PolicyKVAware, sim.PolicyRoundRobin, sim.PolicyLeastLoaded},
 	"scale_in[].select": {sim.SelectHighestID, sim.SelectLeastLoaded, sim.SelectLeastCached},
-	"autoscaler.select": {sim.SelectHighestID, sim.SelectLeastLoaded, sim.SelectLeastCached},
+	// model 3 (SPEC §3.15)
 	"autoscaler.metric": {sim.MetricRequestsPerWorker, sim.MetricKVUsage},
+	"autoscaler.select": {sim.SelectHighestID, sim.SelectLeastLoaded, sim.SelectLeastCached},
 }
 
 // optionalNumbers are number fields that a scenario may leave out and a sweep may still set.
 var optionalNumbers = map[string]bool{
-	"scale_in[].grace_ms":            true,
-	"workload.requests[].route_to":   true,
+	"scale_in[].grace_ms":          true,
+	"workload.requests[].route_to": true,
+	// model 3: null means no limit / no grace
 	"autoscaler.grace_ms":            true,
 	"autoscaler.max_remove_per_tick": true,
 	"autoscaler.max_add_per_tick":    true,
@@ -200,6 +200,11 @@ func resolve(root map[string]any, p string) (axisKind, error) {
 		}
 	}
 	switch v := cur.(type) {
+	case nil:
+		if optionalNumbers[pat] {
+			return kindNumber, nil
+		}
+		return 0, fmt.Errorf("has no value to vary")
 	case json.Number:
 		return kindNumber, nil
 	case bool:
@@ -208,16 +213,11 @@ func resolve(root map[string]any, p string) (axisKind, error) {
 		if _, ok := choiceFields[pat]; ok {
 			return kindChoice, nil
 		}
-		return 0, fmt.Errorf("is a text field; a sweep varies numbers, true/false and choice fields (router.policy, scale_in[N].select, autoscaler.select, autoscaler.metric)")
+		return 0, fmt.Errorf("is a text field; a sweep varies numbers, true/false and choice fields (router.policy, scale_in[N].select, autoscaler.metric, autoscaler.select)")
 	case map[string]any:
 		return 0, fmt.Errorf("is an object; name one of its fields: %s", strings.Join(keysOf(v), ", "))
 	case []any:
 		return 0, fmt.Errorf("is a list; name one element's field, like %s[0]…", p)
-	case nil:
-		if optionalNumbers[pat] {
-			return kindNumber, nil // null: no limit or no grace, which a sweep may set
-		}
-		return 0, fmt.Errorf("has no value to vary")
 	default:
 		return 0, fmt.Errorf("has no value to vary")
 	}

@@ -39,6 +39,7 @@ type Candidate struct {
 	scenario *sim.Scenario
 	fleet    FleetFigures // from the run's outcome
 	excess   float64      // how far past the limits (constraintViolations)
+	changed  int          // a tune candidate's settings that differ from the scenario's
 }
 
 // Stages of the search.

@@ -332,8 +332,20 @@ func (t *tuner) candidate(st setting, stage string) *Candidate {
 	lbl := t.label(st)
 	sc.Name = withNameSuffix(t.base.Name, "plan: "+lbl)
 	m := st.migration
+	changed := 0
+	if st.target != t.yours.target {
+		changed++
+	}
+	if st.windowMS != t.yours.windowMS {
+		changed++
+	}
+	for d := range numDims {
+		if !same(st, t.yours, d) {
+			changed++
+		}
+	}
 	return &Candidate{Label: lbl, Stage: stage, Selection: st.sel, GraceMS: st.grace, ScaleIn: sc.ScaleIn,
-		ScenarioID: sc.ID(), scenario: &sc, Violations: []string{}, Autoscaler: &a, MigrationLimit: &m}
+		ScenarioID: sc.ID(), scenario: &sc, Violations: []string{}, Autoscaler: &a, MigrationLimit: &m, changed: changed}
 }
 
 // fixedCandidate is the scenario without its autoscaler: fleet.workers workers all along.

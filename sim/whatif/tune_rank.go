@@ -28,10 +28,15 @@ func (t *tuner) judge(c *Candidate) {
 
 // compareTune orders tune candidates: feasible first; among the infeasible, finished runs
 // first, then fewer broken limits and the smaller excess over them (the closest first); then
-// the fewest GPU-hours, the lower TTFT p99, fewer fleet changes (less churn) and the label, so
-// the order is total.
+// the fewest GPU-hours, the lower TTFT p99, fewer fleet changes (less churn), fewer settings
+// changed from the scenario's and the label, so the order is total.
 func compareTune(a, b Candidate) int {
 	if c := compareOutcome(a, b); c != 0 {
+		return c
+	}
+	// The same outcome: the fewer settings changed from the scenario's, so the advice names
+	// only changes that matter (a grace that made no difference stays as it was).
+	if c := cmp.Compare(a.changed, b.changed); c != 0 {
 		return c
 	}
 	return strings.Compare(a.Label, b.Label)

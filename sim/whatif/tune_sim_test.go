@@ -28,6 +28,10 @@ func TestTuneLullByHand(t *testing.T) {
 	best := res.Candidates[0]
 	assert.Equal(t, 12.0, best.Autoscaler.Target)
 	assert.Equal(t, 0.0, best.Autoscaler.ScaleDownWindowMS)
+	// Nothing is killed whatever the grace or migration limit: those stay as in the scenario
+	// (the same outcome goes to the fewer settings changed).
+	assert.Equal(t, 30000.0, *best.Autoscaler.GraceMS)
+	assert.Equal(t, 0, *best.MigrationLimit)
 	assert.Contains(t, res.Recommended.Reason, "Set target 12 requests per worker and no scale-down window")
 	assert.Contains(t, res.Recommended.Reason, "fewer GPU-hours than a fixed fleet of 4 workers")
 	t.Log(res.Recommended.Reason)

@@ -373,6 +373,9 @@ func (s *Server) handlePlan(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	if plan.Goal.Tune != "" {
+		return s.handleTunePlan(w, r, plan)
+	}
 	p := templates.PlanPage{Page: s.pageInfo("Plan: "+plan.Name, "runs"), ID: plan.ID, Name: plan.Name, Status: plan.Status,
 		Error: plan.Error, Final: isFinal(plan.Status), APIURL: "/api/v1/plans/" + plan.ID, Reason: plan.Reason,
 		Notes: plan.Notes, Runs: plan.Runs, Reused: plan.Reused}

@@ -45,6 +45,7 @@ func (s *Server) whatIfRoutes(r chi.Router, createLimit func(http.Handler) http.
 	r.Route("/plans/{id}", func(r chi.Router) {
 		r.Use(s.requireWhatIfID("plan", false))
 		r.Get("/", s.page(s.handlePlan))
+		r.Get("/hpa.yaml", s.page(s.handlePlanHPA))
 		r.Post("/cancel", s.page(s.handleCancelPlan))
 	})
 }

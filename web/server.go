@@ -53,6 +53,9 @@ type Config struct {
 	MaxAttempts int
 	// BigBodies is how many request bodies above 1 MiB are parsed at once (default 2).
 	BigBodies int
+	// GPUHourPrice turns GPU-hours into money on the run, compare and plan pages (default
+	// DefaultGPUHourPrice; a page's ?price= overrides it).
+	GPUHourPrice float64
 }
 
 const (
@@ -197,6 +200,9 @@ func withDefaults(cfg Config) (Config, error) {
 	}
 	if cfg.MaxPlanRuns <= 0 {
 		cfg.MaxPlanRuns = whatif.DefaultMaxPlanRuns
+	}
+	if cfg.GPUHourPrice <= 0 {
+		cfg.GPUHourPrice = DefaultGPUHourPrice
 	}
 	perRun, total := DefaultMemoryBudgets()
 	if cfg.MaxRunMemory <= 0 {

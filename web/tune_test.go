@@ -4,12 +4,14 @@ import (
 	"encoding/json"
 	"net/http"
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/scalein-planner/scalein/sim"
+	"github.com/scalein-planner/scalein/sim/hpa"
 	"github.com/scalein-planner/scalein/store"
 )
 
@@ -58,6 +60,54 @@ func TestAPITunePlan(t *testing.T) {
 	rec = postJSON(t, s, "/api/v1/plans", body)
 	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
 	assert.Equal(t, id, createdID(t, rec, rec.Body.Bytes()))
+
+	// The page: the sentence, the actions, both charts, the ranked table and the money at the
+	// price in the URL.
+	rec = get(t, s, "/plans/"+id+"?price=4")
+	require.Equal(t, http.StatusOK, rec.Code)
+	doc := parseHTML(t, rec.Body)
+	assert.Equal(t, p.Recommended.Reason, strings.TrimSpace(byTestID(doc, "recommendation").Text()))
+	assert.Equal(t, "/?from="+p.Recommended.RunID, byTestID(doc, "open-as-scenario").AttrOr("href", ""))
+	yours := p.Baselines[1].RunID
+	assert.Equal(t, "/compare?a="+yours+"&b="+p.Recommended.RunID+"&price=4", byTestID(doc, "compare-yours").AttrOr("href", ""))
+	assert.Equal(t, "/plans/"+id+"/hpa.yaml", byTestID(doc, "download-hpa").AttrOr("href", ""))
+	assert.Equal(t, "4", byTestID(doc, "price").AttrOr("value", ""))
+	assert.NotEmpty(t, doc.Find("#tune-scatter").AttrOr("data-echarts-option", ""))
+	assert.Contains(t, doc.Find("#tune-scatter").AttrOr("data-echarts-option", ""), `"yAxis":200`, "the TTFT limit is drawn")
+	fleet := doc.Find("#tune-fleet").AttrOr("data-echarts-option", "")
+	for _, name := range []string{"Recommended", "Your settings", "Fixed fleet", "Load: requests in flight"} {
+		assert.Contains(t, fleet, name)
+	}
+	assert.Equal(t, len(p.Candidates), byTestID(doc, "plan-candidate").Length())
+	assert.Equal(t, 2, byTestID(doc, "tune-baseline").Length())
+	savings := byTestID(doc, "tune-savings").Text()
+	saved := p.Baselines[0].Fleet.GPUHours - best.Fleet.GPUHours
+	assert.Contains(t, savings, formatMoney(saved*4), "money saved a run at 4 a GPU-hour")
+	assert.Contains(t, byTestID(doc, "tune-settings").Text(), "autoscaler.target")
+
+	// A bad price is named and the server's price is used.
+	rec = get(t, s, "/plans/"+id+"?price=-1")
+	require.Equal(t, http.StatusOK, rec.Code)
+	doc = parseHTML(t, rec.Body)
+	assert.Contains(t, byTestID(doc, "price-error").Text(), "price: give a number above 0")
+
+	// The manifest of the recommendation reads back into its settings.
+	rec = get(t, s, "/plans/"+id+"/hpa.yaml")
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	assert.Equal(t, "application/yaml; charset=utf-8", rec.Header().Get("Content-Type"))
+	assert.Contains(t, rec.Header().Get("Content-Disposition"), "attachment")
+	assert.Contains(t, rec.Body.String(), "plan "+id)
+	im, err := hpa.Import(rec.Body.Bytes(), *p.Recommended.Autoscaler)
+	require.NoError(t, err)
+	assert.Equal(t, *p.Recommended.Autoscaler, im.Autoscaler)
+	// Any candidate's, by run id; an unknown run is a 404 naming it.
+	other := p.Candidates[len(p.Candidates)-1]
+	rec = get(t, s, "/plans/"+id+"/hpa.yaml?run="+other.RunID)
+	require.Equal(t, http.StatusOK, rec.Code)
+	assert.Contains(t, rec.Body.String(), other.Label)
+	rec = get(t, s, "/plans/"+id+"/hpa.yaml?run=nope")
+	assert.Equal(t, http.StatusNotFound, rec.Code)
+	assert.Contains(t, rec.Body.String(), "no candidate of this plan has run nope")
 }
 
 func TestAPITunePlanErrors(t *testing.T) {

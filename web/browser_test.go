@@ -33,6 +33,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
 
+	"github.com/scalein-planner/scalein/runs"
 	"github.com/scalein-planner/scalein/sim"
 	"github.com/scalein-planner/scalein/store"
 	"github.com/scalein-planner/scalein/templates"
@@ -238,15 +239,15 @@ func startApp(t *testing.T) *httptest.Server {
 	ctx := context.Background()
 	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "scalein.db"))
 	require.NoError(t, err)
-	app, err := New(Config{Store: st, Workers: 2})
+	app, err := newApp(runs.Config{Store: st, Workers: 2}, 0)
 	require.NoError(t, err)
-	require.NoError(t, app.Start(ctx))
+	require.NoError(t, app.startRuns(ctx))
 	ts := httptest.NewServer(app.Handler())
 	t.Cleanup(func() {
 		ts.Close()
 		sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		defer cancel()
-		_ = app.Shutdown(sctx)
+		_ = app.stopRuns(sctx)
 		_ = st.Close()
 	})
 	return ts

@@ -9,6 +9,7 @@ import (
 	"github.com/go-echarts/go-echarts/v2/charts"
 	"github.com/go-echarts/go-echarts/v2/opts"
 
+	"github.com/scalein-planner/scalein/runs"
 	"github.com/scalein-planner/scalein/sim"
 	"github.com/scalein-planner/scalein/templates"
 )
@@ -64,7 +65,7 @@ const (
 // and its colour. A single run has an empty label.
 type runView struct {
 	rep   *sim.Report
-	ttft  *ttftCounts // histogram of per-request TTFTs (runSummary.TTFTHistogram); nil without per-request rows
+	ttft  *runs.TTFTCounts // histogram of per-request TTFTs (runs.Summary.TTFTHistogram); nil without per-request rows
 	label string
 	color string
 }
@@ -75,11 +76,11 @@ func runCharts(rep *sim.Report) []templates.Chart {
 	if rep == nil {
 		return nil
 	}
-	return summaryCharts(summarize(rep))
+	return summaryCharts(runs.Summarize(rep))
 }
 
 // summaryCharts is runCharts from a run's stored summary.
-func summaryCharts(sum *runSummary) []templates.Chart {
+func summaryCharts(sum *runs.Summary) []templates.Chart {
 	rep := &sum.Report
 	runs := []runView{{rep: rep, ttft: sum.TTFTHistogram}}
 	removal := []templates.Chart{removalTimelineChart(idRemovalTimeline, "Removal timeline", rep, timelineAxes(runs))}
@@ -102,11 +103,11 @@ func compareCharts(a, b *sim.Report, labelA, labelB string) []templates.Chart {
 	if a == nil || b == nil {
 		return nil
 	}
-	return compareSummaryCharts(summarize(a), summarize(b), labelA, labelB)
+	return compareSummaryCharts(runs.Summarize(a), runs.Summarize(b), labelA, labelB)
 }
 
 // compareSummaryCharts is compareCharts from the runs' stored summaries.
-func compareSummaryCharts(sa, sb *runSummary, labelA, labelB string) []templates.Chart {
+func compareSummaryCharts(sa, sb *runs.Summary, labelA, labelB string) []templates.Chart {
 	a, b := &sa.Report, &sb.Report
 	if labelA == "" {
 		labelA = "A"

@@ -8,6 +8,7 @@ import (
 	"github.com/go-echarts/go-echarts/v2/charts"
 	"github.com/go-echarts/go-echarts/v2/opts"
 
+	"github.com/scalein-planner/scalein/runs"
 	"github.com/scalein-planner/scalein/sim"
 	"github.com/scalein-planner/scalein/templates"
 )
@@ -36,8 +37,8 @@ func drainedCount(rep *sim.Report) int {
 }
 
 // isLargeDrain says whether any of the runs drains more workers than a timeline row each allows.
-func isLargeDrain(runs ...*sim.Report) bool {
-	for _, r := range runs {
+func isLargeDrain(reports ...*sim.Report) bool {
+	for _, r := range reports {
 		if r != nil && drainedCount(r) > largeDrainWorkers {
 			return true
 		}
@@ -47,23 +48,23 @@ func isLargeDrain(runs ...*sim.Report) bool {
 
 // drainAggregateCharts replaces the removal timeline of large drains: how many drained workers
 // are gone over time, and how long drains and pin waits took.
-func drainAggregateCharts(idPrefix string, runs []runView) []templates.Chart {
-	return []templates.Chart{removedOverTimeChart(idPrefix+idRemovedOverTime, runs), drainDistributionChart(idPrefix+idDrainDistribution, runs)}
+func drainAggregateCharts(idPrefix string, views []runView) []templates.Chart {
+	return []templates.Chart{removedOverTimeChart(idPrefix+idRemovedOverTime, views), drainDistributionChart(idPrefix+idDrainDistribution, views)}
 }
 
 // removedOverTimeChart: the number of drained workers removed by each instant, as steps.
-func removedOverTimeChart(id string, runs []runView) templates.Chart {
+func removedOverTimeChart(id string, views []runView) templates.Chart {
 	const title = "Drained workers removed over time"
-	tl := timelineAxes(runs)
+	tl := timelineAxes(views)
 	table := templates.Table{Caption: "When each tenth of the drained workers was gone (ms)", Columns: []string{"share removed"}}
-	for _, r := range runs {
+	for _, r := range views {
 		table.Columns = append(table.Columns, runColumn(r, "time (ms)"))
 	}
 	cart := cartesian{title: title, yName: "workers removed", xMaxMS: tl.xMaxMS, zoom: true, tooltip: "axis", integerY: true}
 	line := charts.NewLine()
 	line.SetGlobalOptions(cart.globalOpts()...)
-	removedTimes := make([][]float64, len(runs))
-	for i, r := range runs {
+	removedTimes := make([][]float64, len(views))
+	for i, r := range views {
 		var times []float64
 		for _, w := range r.rep.Workers {
 			if w.MarkedAtMS != nil && w.RemovedAtMS != nil {
@@ -88,7 +89,7 @@ func removedOverTimeChart(id string, runs []runView) templates.Chart {
 		line.AddSeries(seriesName(r, "removed"), pts,
 			charts.WithLineChartOpts(opts.LineChart{Step: "end", ShowSymbol: opts.Bool(false)}),
 			charts.WithItemStyleOpts(opts.ItemStyle{Color: color}),
-			charts.WithLineStyleOpts(opts.LineStyle{Width: lineWidth(r, runs)}))
+			charts.WithLineStyleOpts(opts.LineStyle{Width: lineWidth(r, views)}))
 	}
 	for tenth := 1; tenth <= 10; tenth++ {
 		row := []string{fmt.Sprintf("%d %%", tenth*10)}
@@ -107,12 +108,12 @@ func removedOverTimeChart(id string, runs []runView) templates.Chart {
 
 // drainDistributionChart: histograms of drain time and pin wait over the drained workers that
 // were removed, on shared bins.
-func drainDistributionChart(id string, runs []runView) templates.Chart {
+func drainDistributionChart(id string, views []runView) templates.Chart {
 	const title = "Drain and pin wait of the removed workers (distribution)"
 	type sample struct{ drain, pin []float64 }
-	samples := make([]sample, len(runs))
+	samples := make([]sample, len(views))
 	var maxMS float64
-	for i, r := range runs {
+	for i, r := range views {
 		for _, w := range r.rep.Workers {
 			if w.DrainMS == nil || w.MarkedAtMS == nil {
 				continue
@@ -122,7 +123,7 @@ func drainDistributionChart(id string, runs []runView) templates.Chart {
 			maxMS = math.Max(maxMS, *w.DrainMS)
 		}
 	}
-	width := niceCeil(maxMS / histogramTargetBins)
+	width := niceCeil(maxMS / runs.HistogramTargetBins)
 	if width == 0 {
 		width = 1
 	}
@@ -143,7 +144,7 @@ func drainDistributionChart(id string, runs []runView) templates.Chart {
 	bar := charts.NewBar()
 	bar.SetGlobalOptions(cart.globalOpts()...)
 	var cols [][]int64
-	for i, r := range runs {
+	for i, r := range views {
 		drainColor, pinColor := colorOwnWork, colorPinWait
 		if r.color != "" {
 			drainColor, pinColor = r.color, r.color

@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/scalein-planner/scalein/runs"
 	"github.com/scalein-planner/scalein/sim"
 	"github.com/scalein-planner/scalein/templates"
 )
@@ -266,7 +267,7 @@ func TestRemovalTimelineManyRows(t *testing.T) {
 		total += n
 	}
 	assert.Equal(t, 256, total, "every removed worker counted once in the drain histogram")
-	assert.LessOrEqual(t, len(dist.Table.Rows), histogramTargetBins+1)
+	assert.LessOrEqual(t, len(dist.Table.Rows), runs.HistogramTargetBins+1)
 
 	cmp := compareCharts(drain(256), drain(10), "A", "B")
 	assert.NotEmpty(t, chartByID(t, cmp, compareIDPrefix+idRemovedOverTime).OptionJSON)

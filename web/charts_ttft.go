@@ -7,6 +7,7 @@ import (
 	"github.com/go-echarts/go-echarts/v2/charts"
 	"github.com/go-echarts/go-echarts/v2/opts"
 
+	"github.com/scalein-planner/scalein/runs"
 	"github.com/scalein-planner/scalein/sim"
 	"github.com/scalein-planner/scalein/templates"
 )
@@ -14,45 +15,45 @@ import (
 // ttftDistributionChart draws a histogram of per-request TTFT when every run has per-request
 // rows, and otherwise bars of the summary's mean and percentiles (the title says which). Compared
 // runs share bins and categories.
-func ttftDistributionChart(id string, runs []runView) templates.Chart {
-	for _, r := range runs {
+func ttftDistributionChart(id string, views []runView) templates.Chart {
+	for _, r := range views {
 		if r.ttft == nil {
-			return ttftPercentiles(id, runs)
+			return ttftPercentiles(id, views)
 		}
 	}
-	return ttftHistogram(id, runs)
+	return ttftHistogram(id, views)
 }
 
-func ttftHistogram(id string, runs []runView) templates.Chart {
+func ttftHistogram(id string, views []runView) templates.Chart {
 	const title = "TTFT distribution (histogram of requests)"
 	var maxMS float64
-	for _, r := range runs {
+	for _, r := range views {
 		maxMS = math.Max(maxMS, r.ttft.MaxMS)
 	}
-	// Each run's counts re-bin exactly into this shared width (see ttftCounts).
-	c, k := niceStep(maxMS)
-	widthMS := stepMS(c, k)
-	bins := int(binOf(maxMS, c, k)) + 1
+	// Each run's counts re-bin exactly into this shared width (see runs.TTFTCounts).
+	c, k := runs.NiceStep(maxMS)
+	widthMS := runs.StepMS(c, k)
+	bins := int(runs.BinOf(maxMS, c, k)) + 1
 	labels := make([]string, bins)
 	for i := range labels {
 		labels[i] = fmt.Sprintf("%s–%s", fmtNum(float64(i)*widthMS), fmtNum(float64(i+1)*widthMS))
 	}
-	counts := make([][]int64, len(runs))
+	counts := make([][]int64, len(views))
 	var yMax float64
-	for i, r := range runs {
-		counts[i] = r.ttft.rebin(c, k, bins)
+	for i, r := range views {
+		counts[i] = r.ttft.Rebin(c, k, bins)
 		for _, n := range counts[i] {
 			yMax = math.Max(yMax, float64(n))
 		}
 	}
 
 	table := templates.Table{Caption: "Requests by time to first token", Columns: []string{"TTFT (ms)"}}
-	for _, r := range runs {
+	for _, r := range views {
 		table.Columns = append(table.Columns, runColumn(r, "requests"))
 	}
 	for b, label := range labels {
 		row := []string{label}
-		for i := range runs {
+		for i := range views {
 			row = append(row, fmtInt(counts[i][b]))
 		}
 		table.Rows = append(table.Rows, row)
@@ -63,7 +64,7 @@ func ttftHistogram(id string, runs []runView) templates.Chart {
 	bar := charts.NewBar()
 	bar.SetGlobalOptions(cart.globalOpts()...)
 	bar.SetXAxis(labels)
-	for i, r := range runs {
+	for i, r := range views {
 		data := make([]opts.BarData, bins)
 		for b, n := range counts[i] {
 			data[b] = opts.BarData{Value: []any{labels[b], n}}
@@ -73,7 +74,7 @@ func ttftHistogram(id string, runs []runView) templates.Chart {
 	return templates.Chart{ID: id, Title: title, OptionJSON: encodeOption(bar, noZoom), Table: table, HeightPX: chartHeightPX}
 }
 
-func ttftPercentiles(id string, runs []runView) templates.Chart {
+func ttftPercentiles(id string, views []runView) templates.Chart {
 	const title = "TTFT distribution (summary percentiles)"
 	stats := []struct {
 		label string
@@ -87,14 +88,14 @@ func ttftPercentiles(id string, runs []runView) templates.Chart {
 	}
 	labels := make([]string, len(stats))
 	table := templates.Table{Caption: "Time to first token: mean and nearest-rank percentiles", Columns: []string{"statistic"}}
-	for _, r := range runs {
+	for _, r := range views {
 		table.Columns = append(table.Columns, runColumn(r, "TTFT (ms)"))
 	}
 	var yMax float64
 	for i, s := range stats {
 		labels[i] = s.label
 		row := []string{s.label}
-		for _, r := range runs {
+		for _, r := range views {
 			v := s.of(r.rep.Summary.TTFTMS)
 			row = append(row, fmtOpt(v))
 			if v != nil {
@@ -110,7 +111,7 @@ func ttftPercentiles(id string, runs []runView) templates.Chart {
 	bar := charts.NewBar()
 	bar.SetGlobalOptions(cart.globalOpts()...)
 	bar.SetXAxis(labels)
-	for _, r := range runs {
+	for _, r := range views {
 		data := make([]opts.BarData, len(stats))
 		for i, s := range stats {
 			var v any // null: no bar

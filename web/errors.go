@@ -9,6 +9,7 @@ import (
 	"net/http"
 
 	"github.com/a-h/templ"
+	"github.com/scalein-planner/scalein/runs"
 	"github.com/scalein-planner/scalein/sim"
 	"github.com/scalein-planner/scalein/store"
 	"github.com/scalein-planner/scalein/templates"
@@ -48,9 +49,19 @@ func problemOf(err error) *Error {
 	var e *Error
 	var maxBytes *http.MaxBytesError
 	var invalid *sim.ValidationError
+	var request *runs.RequestError
+	var missing *runs.NotFoundError
 	switch {
 	case errors.As(err, &e):
 		return e
+	case errors.As(err, &request): // before the scenario's own ValidationError, which it wraps
+		what := request.What
+		n := len(request.Invalid.Errors)
+		return &Error{Status: http.StatusBadRequest, Title: "Invalid " + what,
+			Message: fmt.Sprintf("the %s is invalid: %d %s; each is listed with its path", what, n, plural(int64(n), "problem", "problems")),
+			Fields:  request.Invalid.Errors}
+	case errors.As(err, &missing):
+		return notFound(missing.Error())
 	case errors.As(err, &maxBytes):
 		return &Error{Status: http.StatusRequestEntityTooLarge, Title: "Too large",
 			Message: fmt.Sprintf("the request body is larger than the %s limit; trim the scenario or the trace, or split it", formatBytes(maxBytes.Limit))}
@@ -58,7 +69,7 @@ func problemOf(err error) *Error {
 		return &Error{Status: http.StatusBadRequest, Title: "Invalid scenario",
 			Message: fmt.Sprintf("the scenario is invalid: %d %s; each is listed with its field path", len(invalid.Errors), plural(int64(len(invalid.Errors)), "problem", "problems")),
 			Fields:  invalid.Errors}
-	case errors.Is(err, errQueueFull):
+	case errors.Is(err, runs.ErrQueueFull):
 		return &Error{Status: http.StatusTooManyRequests, Title: "The run queue is full",
 			Message: "every worker is busy and the queue is full; try again in a minute, or cancel a run you no longer need"}
 	case errors.Is(err, store.ErrNotFound):

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/scalein-planner/scalein/runs"
 	"github.com/scalein-planner/scalein/sim"
 	"github.com/scalein-planner/scalein/templates"
 )
@@ -54,7 +55,7 @@ func TestDefaultFormIsTheDefaultScenario(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, want, sc.ID(), "defaultForm → %s", sc.CanonicalJSON())
 
-	s := newTestServer(t, Config{}, false)
+	s := newTestServer(t, runs.Config{}, false)
 	values := submittedValues(parseHTML(t, get(t, s, "/").Body))
 	sc, err = scenarioOfForm(formFromValues(values), sim.ParseEnv{})
 	require.NoError(t, err)
@@ -101,7 +102,7 @@ func TestPresetsPrefillRoundTrip(t *testing.T) {
 // value are reported in one answer, each beside its field with aria-invalid and
 // aria-describedby, and each linked from the error summary.
 func TestFourBadFieldsFourErrors(t *testing.T) {
-	s := newTestServer(t, Config{}, false)
+	s := newTestServer(t, runs.Config{}, false)
 	values := submittedValues(parseHTML(t, get(t, s, "/").Body))
 	bad := map[string]string{
 		"fleet.gpu_blocks":        "lots",
@@ -167,7 +168,7 @@ func TestFormProblemsAreNotRepeated(t *testing.T) {
 }
 
 func TestFreshFormHasOneScheduleRowAndSelectionHelp(t *testing.T) {
-	s := newTestServer(t, Config{}, false)
+	s := newTestServer(t, runs.Config{}, false)
 	doc := parseHTML(t, get(t, s, "/").Body)
 	assert.Equal(t, 1, doc.Find("[data-schedule-rows] [data-schedule-row]").Length())
 	note := byTestID(doc, "selection-note").Text()
@@ -183,7 +184,7 @@ func TestFreshFormHasOneScheduleRowAndSelectionHelp(t *testing.T) {
 // TestScheduleRowsAreBounded: a post with more rows than a scenario may have gets an error and
 // a page of at most maxScheduleRows rows, and a far-off index is a row like any other.
 func TestScheduleRowsAreBounded(t *testing.T) {
-	s := newTestServer(t, Config{}, false)
+	s := newTestServer(t, runs.Config{}, false)
 	values := submittedValues(parseHTML(t, get(t, s, "/").Body))
 	extra := 7
 	for i := range maxScheduleRows + extra {

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/scalein-planner/scalein/runs"
 	"github.com/scalein-planner/scalein/sim"
 	"github.com/scalein-planner/scalein/store"
 	"github.com/scalein-planner/scalein/templates"
@@ -48,7 +49,7 @@ func (s *Server) handleCompare(w http.ResponseWriter, r *http.Request) error {
 	scA, errA := scenarioOf(runA.ScenarioJSON)
 	scB, errB := scenarioOf(runB.ScenarioJSON)
 	p := s.compareHeads(runA, runB, scA, scB, errA == nil && errB == nil)
-	if !isFinal(runA.Status) || !isFinal(runB.Status) {
+	if !runs.IsFinal(runA.Status) || !runs.IsFinal(runB.Status) {
 		p.Page.RefreshSeconds = 2
 		return s.render(w, r, http.StatusOK, templates.CompareView(p))
 	}
@@ -56,11 +57,11 @@ func (s *Server) handleCompare(w http.ResponseWriter, r *http.Request) error {
 		// Both ended but not both with a report: the heads show each run's error.
 		return s.render(w, r, http.StatusOK, templates.CompareView(p))
 	}
-	sumA, err := s.loadSummary(r.Context(), runA)
+	sumA, err := s.runs.LoadSummary(r.Context(), runA)
 	if err != nil {
 		return err
 	}
-	sumB, err := s.loadSummary(r.Context(), runB)
+	sumB, err := s.runs.LoadSummary(r.Context(), runB)
 	if err != nil {
 		return err
 	}
@@ -104,7 +105,7 @@ func (s *Server) compareHeads(runA, runB store.Run, scA, scB *sim.Scenario, deco
 }
 
 // fillComparison adds the figures of two finished runs to their compare page.
-func fillComparison(p *templates.ComparePage, cmp sim.Comparison, sumA, sumB *runSummary) {
+func fillComparison(p *templates.ComparePage, cmp sim.Comparison, sumA, sumB *runs.Summary) {
 	p.Ready = true
 	p.Page.Charts = true
 	p.OnlyToggle = cmp.OnlyToggle

@@ -10,7 +10,6 @@ import (
 	"strings"
 
 	"github.com/scalein-planner/scalein/sim"
-	"github.com/scalein-planner/scalein/store"
 	"github.com/scalein-planner/scalein/templates"
 )
 
@@ -105,7 +104,7 @@ func (s *Server) handleCreateRun(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	subs, err := s.submit(r.Context(), sc)
+	subs, err := s.runs.Submit(r.Context(), sc)
 	if err != nil {
 		return err
 	}
@@ -151,7 +150,7 @@ func (s *Server) handleCreatePair(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return err
 	}
-	if _, err := s.submit(r.Context(), a, b); err != nil {
+	if _, err := s.runs.Submit(r.Context(), a, b); err != nil {
 		return err
 	}
 	http.Redirect(w, r, "/compare?a="+url.QueryEscape(a.ID())+"&b="+url.QueryEscape(b.ID()), http.StatusSeeOther)
@@ -173,7 +172,7 @@ func (s *Server) scenarioFromForm(r *http.Request) (*sim.Scenario, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := s.admit(sc); err != nil {
+	if err := s.runs.Admit(sc); err != nil {
 		return nil, admissionFormError(form, err)
 	}
 	return sc, nil
@@ -244,9 +243,4 @@ func findPreset(key string) (sim.Preset, bool) {
 		}
 	}
 	return sim.Preset{}, false
-}
-
-// isFinal reports whether a run status is an end state.
-func isFinal(status string) bool {
-	return status == store.StatusDone || status == store.StatusFailed || status == store.StatusCancelled
 }

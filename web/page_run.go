@@ -2,10 +2,8 @@ package web
 
 import (
 	"bytes"
-	"context"
 	"encoding/csv"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -14,6 +12,7 @@ import (
 	"time"
 
 	"github.com/go-chi/chi/v5"
+	"github.com/scalein-planner/scalein/runs"
 	"github.com/scalein-planner/scalein/sim"
 	"github.com/scalein-planner/scalein/store"
 	"github.com/scalein-planner/scalein/templates"
@@ -45,7 +44,7 @@ func (s *Server) handleRun(w http.ResponseWriter, r *http.Request) error {
 		Finished: formatTime(run.FinishedAt),
 		Attempts: run.Attempts,
 	}
-	if !isFinal(run.Status) {
+	if !runs.IsFinal(run.Status) {
 		p.Page.RefreshSeconds = 2
 	}
 	sc, scErr := scenarioOf(run.ScenarioJSON)
@@ -67,7 +66,7 @@ func (s *Server) handleRun(w http.ResponseWriter, r *http.Request) error {
 	}
 	p.Related = related
 	if run.Status == store.StatusDone {
-		sum, err := s.loadSummary(r.Context(), run)
+		sum, err := s.runs.LoadSummary(r.Context(), run)
 		if err != nil {
 			return err
 		}
@@ -97,8 +96,8 @@ func runPageKey(r *http.Request) string {
 
 // progressOf prefers the live progress of a run this process is running.
 func (s *Server) progressOf(run store.Run) float64 {
-	if w, ok := s.live.watch(run.ID); ok && w.status == store.StatusRunning {
-		return w.progress
+	if w, ok := s.runs.Progress(run.ID); ok && w.Status == store.StatusRunning {
+		return w.Fraction
 	}
 	return run.Progress
 }
@@ -279,7 +278,7 @@ func (s *Server) handleWorkersCSV(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return err
 	}
-	sum, err := s.loadSummary(r.Context(), run)
+	sum, err := s.runs.LoadSummary(r.Context(), run)
 	if err != nil {
 		return err
 	}
@@ -326,7 +325,7 @@ func (s *Server) doneRun(r *http.Request) (store.Run, error) {
 // handleCancel is POST /runs/{id}/cancel (see cancelRun).
 func (s *Server) handleCancel(w http.ResponseWriter, r *http.Request) error {
 	id := chi.URLParam(r, "id")
-	live, err := s.cancelRun(r.Context(), id)
+	live, err := s.runs.CancelRun(r.Context(), id)
 	if err != nil {
 		return err
 	}
@@ -337,42 +336,17 @@ func (s *Server) handleCancel(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// cancelRun ends a queued or running run as cancelled in the store and cancels its job; a
-// worker running it stops at once in this process (live=true), or within takeoverPoll in
-// another, and cannot record anything afterwards. A run that already ended is left as it is.
-func (s *Server) cancelRun(ctx context.Context, id string) (live bool, err error) {
-	run, err := s.store.GetRunStatus(ctx, id)
-	if err != nil {
-		return false, err
-	}
-	if run.Status != store.StatusQueued && run.Status != store.StatusRunning {
-		return false, nil
-	}
-	msg := "cancelled by a user before it started"
-	if run.Status == store.StatusRunning {
-		msg = "cancelled by a user before it finished"
-	}
-	err = s.store.EndRun(ctx, id, store.StatusCancelled, msg, s.now())
-	if err != nil && !errors.Is(err, store.ErrConflict) { // ErrConflict: it ended meanwhile
-		return false, err
-	}
-	if err := s.jobs.cancel(ctx, run.JobID); err != nil {
-		s.log.Warn("cancelling the job of a run failed", "run", id, "job", run.JobID, "err", err)
-	}
-	return s.live.cancelRunning(id), nil
-}
-
 // waitFinal waits (briefly) for a run this process holds to end, so the redirect after a
 // cancel shows the cancelled state rather than "running".
 func (s *Server) waitFinal(r *http.Request, id string, limit time.Duration) {
 	deadline := time.After(limit)
 	for {
-		snap, ok := s.live.watch(id)
+		snap, ok := s.runs.Progress(id)
 		if !ok {
 			return
 		}
 		select {
-		case <-snap.changed:
+		case <-snap.Changed:
 		case <-deadline:
 			return
 		case <-r.Context().Done():

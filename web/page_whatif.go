@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/go-chi/chi/v5"
+	"github.com/scalein-planner/scalein/runs"
 	"github.com/scalein-planner/scalein/sim"
 	"github.com/scalein-planner/scalein/sim/whatif"
 	"github.com/scalein-planner/scalein/store"
@@ -38,7 +39,7 @@ func (s *Server) handleSweep(w http.ResponseWriter, r *http.Request) error {
 		figures = append(figures, templates.Option{Value: f.Key, Label: labels[f.Key], Selected: f.Key == "latest_removal_ms"})
 	}
 	p := templates.SweepPage{Page: s.pageInfo("Sweep: "+sw.Name, "runs"), ID: sw.ID, Name: sw.Name, Status: sw.Status,
-		Done: sw.Done, Total: len(sw.Points), Final: isFinal(sw.Status), APIURL: "/api/v1/sweeps/" + sw.ID, CSVURL: sw.CSVURL,
+		Done: sw.Done, Total: len(sw.Points), Final: runs.IsFinal(sw.Status), APIURL: "/api/v1/sweeps/" + sw.ID, CSVURL: sw.CSVURL,
 		Figures: figures, ColumnKeys: strings.Join(sweepTableKeys, ",")}
 	p.Page.Charts = true
 	if !p.Final {
@@ -88,7 +89,7 @@ func figureValue(figs []sim.Figure, key string) *float64 {
 // handleCancelSweep is POST /sweeps/{id}/cancel.
 func (s *Server) handleCancelSweep(w http.ResponseWriter, r *http.Request) error {
 	id := chi.URLParam(r, "id")
-	if err := s.cancelSweep(r.Context(), id); err != nil {
+	if err := s.runs.CancelSweep(r.Context(), id); err != nil {
 		return err
 	}
 	http.Redirect(w, r, "/sweeps/"+id, http.StatusSeeOther)
@@ -103,7 +104,7 @@ func (s *Server) newPage(r *http.Request, kind string) (templates.WhatIfNewPage,
 		title = "Plan a scale-in"
 	}
 	p := templates.WhatIfNewPage{Page: s.pageInfo(title, "new"), Kind: kind, Remove: "1", MaxKilled: "0",
-		MaxRuns: strconv.Itoa(s.cfg.MaxPlanRuns)}
+		MaxRuns: strconv.Itoa(s.runs.MaxPlanRuns())}
 	p.AxisPaths, p.AxisLists = make([]string, maxFormAxes), make([]string, maxFormAxes)
 	p.AxisStarts, p.AxisStops, p.AxisSteps = make([]string, maxFormAxes), make([]string, maxFormAxes), make([]string, maxFormAxes)
 	p.AxisPaths[0], p.AxisLists[0] = "kvcr.bandwidth_gbps", "5, 10, 20, 40"
@@ -374,7 +375,7 @@ func (s *Server) handlePlan(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	p := templates.PlanPage{Page: s.pageInfo("Plan: "+plan.Name, "runs"), ID: plan.ID, Name: plan.Name, Status: plan.Status,
-		Error: plan.Error, Final: isFinal(plan.Status), APIURL: "/api/v1/plans/" + plan.ID, Reason: plan.Reason,
+		Error: plan.Error, Final: runs.IsFinal(plan.Status), APIURL: "/api/v1/plans/" + plan.ID, Reason: plan.Reason,
 		Notes: plan.Notes, Runs: plan.Runs, Reused: plan.Reused}
 	p.Goal = fmt.Sprintf("remove %s, none before %s", whatif.Workers(plan.Goal.Remove), whatif.FormatMS(plan.Goal.StartMS))
 	var limits []string
@@ -438,7 +439,7 @@ func scheduleTable(acts []sim.ScaleInAction) templates.DataTable {
 // handleCancelPlan is POST /plans/{id}/cancel.
 func (s *Server) handleCancelPlan(w http.ResponseWriter, r *http.Request) error {
 	id := chi.URLParam(r, "id")
-	if err := s.cancelPlan(r.Context(), id); err != nil {
+	if err := s.runs.CancelPlan(r.Context(), id); err != nil {
 		return err
 	}
 	http.Redirect(w, r, "/plans/"+id, http.StatusSeeOther)

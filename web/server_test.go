@@ -18,20 +18,21 @@ import (
 	"time"
 
 	"github.com/PuerkitoBio/goquery"
+	"github.com/scalein-planner/scalein/runs"
 	"github.com/scalein-planner/scalein/store"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
 func TestHealthz(t *testing.T) {
-	s := newTestServer(t, Config{}, false)
+	s := newTestServer(t, runs.Config{}, false)
 	rec := get(t, s, "/healthz")
 	assert.Equal(t, http.StatusOK, rec.Code)
 	assert.Equal(t, "ok\n", rec.Body.String())
 }
 
 func TestFormShowsDefaultsUnitsAndTimingNote(t *testing.T) {
-	s := newTestServer(t, Config{}, false)
+	s := newTestServer(t, runs.Config{}, false)
 	rec := get(t, s, "/")
 	require.Equal(t, http.StatusOK, rec.Code)
 	doc := parseHTML(t, rec.Body)
@@ -45,7 +46,7 @@ func TestFormShowsDefaultsUnitsAndTimingNote(t *testing.T) {
 }
 
 func TestFormPresetsPrefill(t *testing.T) {
-	s := newTestServer(t, Config{}, false)
+	s := newTestServer(t, runs.Config{}, false)
 	rec := get(t, s, "/?preset=mooncake-16to12")
 	require.Equal(t, http.StatusOK, rec.Code)
 	doc := parseHTML(t, rec.Body)
@@ -56,7 +57,7 @@ func TestFormPresetsPrefill(t *testing.T) {
 }
 
 func TestCreateRunBadFormIs422WithMessagesBesideFields(t *testing.T) {
-	s := newTestServer(t, Config{}, false)
+	s := newTestServer(t, runs.Config{}, false)
 	form := url.Values{
 		"name":                         {"typed name"},
 		"fleet.gpu_blocks":             {"lots"},
@@ -82,7 +83,7 @@ func TestCreateRunBadFormIs422WithMessagesBesideFields(t *testing.T) {
 }
 
 func TestCreateRunRawJSONWinsAndReportsPaths(t *testing.T) {
-	s := newTestServer(t, Config{}, false)
+	s := newTestServer(t, runs.Config{}, false)
 	rec := postForm(t, s, "/runs", url.Values{rawJSONField: {`{"fleet": {"gpu_blocks": 0}, "bogus": 1}`}})
 	require.Equal(t, http.StatusUnprocessableEntity, rec.Code)
 	doc := parseHTML(t, rec.Body)
@@ -93,7 +94,7 @@ func TestCreateRunRawJSONWinsAndReportsPaths(t *testing.T) {
 }
 
 func TestCreateRunRedirectsAndIdenticalScenarioSameID(t *testing.T) {
-	s := newTestServer(t, Config{}, false)
+	s := newTestServer(t, runs.Config{}, false)
 	form := url.Values{rawJSONField: {testScenario("same")}}
 	first := postForm(t, s, "/runs", form)
 	require.Equal(t, http.StatusSeeOther, first.Code, first.Body.String())
@@ -108,7 +109,7 @@ func TestCreateRunRedirectsAndIdenticalScenarioSameID(t *testing.T) {
 }
 
 func TestDefaultFormRunsEndToEnd(t *testing.T) {
-	s := newTestServer(t, Config{}, true)
+	s := newTestServer(t, runs.Config{}, true)
 	// Take the fresh form's values as a browser would submit them, with a small workload.
 	doc := parseHTML(t, get(t, s, "/").Body)
 	form := url.Values{}
@@ -146,7 +147,7 @@ func TestDefaultFormRunsEndToEnd(t *testing.T) {
 }
 
 func TestAddRowWithoutJavaScript(t *testing.T) {
-	s := newTestServer(t, Config{}, false)
+	s := newTestServer(t, runs.Config{}, false)
 	rec := postForm(t, s, "/", url.Values{"scale_in_rows": {"3"}, "scale_in[0].at_ms": {"5"}, "action": {"add_row"}, "workload.type": {"sessions"}})
 	require.Equal(t, http.StatusOK, rec.Code)
 	doc := parseHTML(t, rec.Body)
@@ -159,7 +160,7 @@ func TestAddRowWithoutJavaScript(t *testing.T) {
 }
 
 func TestAPICreateRun(t *testing.T) {
-	s := newTestServer(t, Config{}, true)
+	s := newTestServer(t, runs.Config{}, true)
 
 	rec := postJSON(t, s, "/api/v1/runs", `{"fleet": {"gpu_blocks": 0, "workers": "two"}, "nope": true}`)
 	require.Equal(t, http.StatusBadRequest, rec.Code)
@@ -201,7 +202,7 @@ func TestAPICreateRun(t *testing.T) {
 }
 
 func TestUnknownAndMalformedRunIDsAre404(t *testing.T) {
-	s := newTestServer(t, Config{}, false)
+	s := newTestServer(t, runs.Config{}, false)
 	for _, target := range []string{"/runs/aaaaaaaaaaaaaaaa", "/runs/NOT-AN-ID", "/runs/aaaaaaaaaaaaaaaa/report.json",
 		"/runs/aaaaaaaaaaaaaaaa/events", "/compare?a=aaaaaaaaaaaaaaaa&b=bbbbbbbbbbbbbbbb", "/nowhere"} {
 		rec := get(t, s, target)
@@ -218,7 +219,7 @@ func TestUnknownAndMalformedRunIDsAre404(t *testing.T) {
 }
 
 func TestOversizeUploadIs413(t *testing.T) {
-	s := newTestServer(t, Config{}, false)
+	s := newTestServer(t, runs.Config{}, false)
 	pr, pw := io.Pipe()
 	mw := multipart.NewWriter(pw)
 	go func() {
@@ -241,7 +242,7 @@ func TestOversizeUploadIs413(t *testing.T) {
 }
 
 func TestTraceUploadStoredOnceAndValidated(t *testing.T) {
-	s := newTestServer(t, Config{}, false)
+	s := newTestServer(t, runs.Config{}, false)
 	upload := func(content string) *httptest.ResponseRecorder {
 		var body bytes.Buffer
 		mw := multipart.NewWriter(&body)
@@ -271,14 +272,13 @@ func TestTraceUploadStoredOnceAndValidated(t *testing.T) {
 }
 
 func TestFullQueueIs429(t *testing.T) {
-	s := newTestServer(t, Config{Workers: 1, QueueSize: 1}, false)
 	fake := newBlockingRun()
-	s.run = fake.run
-	require.NoError(t, s.Start(context.Background()))
-	defer close(fake.release)
+	s := newTestServer(t, runs.Config{Workers: 1, QueueSize: 1, Simulate: fake.Run}, false)
+	require.NoError(t, s.startRuns(context.Background()))
+	defer close(fake.Release)
 
 	submitAPI(t, s, testScenario("one")) // taken by the worker
-	fake.waitStarted(t)
+	fake.WaitStarted(t)
 	submitAPI(t, s, testScenario("two")) // fills the queue
 	rec := postJSON(t, s, "/api/v1/runs", testScenario("three"))
 	assert.Equal(t, http.StatusTooManyRequests, rec.Code)
@@ -294,7 +294,7 @@ func TestFullQueueIs429(t *testing.T) {
 }
 
 func TestCrossOriginPostRefused(t *testing.T) {
-	s := newTestServer(t, Config{}, false)
+	s := newTestServer(t, runs.Config{}, false)
 	req := httptest.NewRequest(http.MethodPost, "/runs", strings.NewReader("name=x"))
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	req.Header.Set("Sec-Fetch-Site", "cross-site")
@@ -307,7 +307,7 @@ func TestCrossOriginPostRefused(t *testing.T) {
 }
 
 func TestCSPNonceMatchesScripts(t *testing.T) {
-	s := newTestServer(t, Config{}, false)
+	s := newTestServer(t, runs.Config{}, false)
 	rec := get(t, s, "/")
 	csp := rec.Header().Get("Content-Security-Policy")
 	m := regexp.MustCompile(`script-src 'self' 'nonce-([A-Za-z0-9_-]+)'`).FindStringSubmatch(csp)
@@ -330,7 +330,7 @@ func TestCSPNonceMatchesScripts(t *testing.T) {
 }
 
 func TestStaticAssetsAreCacheBusted(t *testing.T) {
-	s := newTestServer(t, Config{}, false)
+	s := newTestServer(t, runs.Config{}, false)
 	u := s.assets.url("css/app.css")
 	require.Regexp(t, `^/static/css/app\.css\?v=[0-9a-f]{12}$`, u)
 	rec := get(t, s, u)
@@ -341,14 +341,13 @@ func TestStaticAssetsAreCacheBusted(t *testing.T) {
 }
 
 func TestCancelRunningAndQueuedRuns(t *testing.T) {
-	s := newTestServer(t, Config{Workers: 1}, false)
 	fake := newBlockingRun()
-	s.run = fake.run
-	require.NoError(t, s.Start(context.Background()))
-	defer close(fake.release)
+	s := newTestServer(t, runs.Config{Workers: 1, Simulate: fake.Run}, false)
+	require.NoError(t, s.startRuns(context.Background()))
+	defer close(fake.Release)
 
 	running := submitAPI(t, s, testScenario("running"))
-	fake.waitStarted(t)
+	fake.WaitStarted(t)
 	queued := submitAPI(t, s, testScenario("queued"))
 
 	rec := postForm(t, s, "/runs/"+queued+"/cancel", nil)
@@ -370,25 +369,23 @@ func TestCancelRunningAndQueuedRuns(t *testing.T) {
 }
 
 func TestWallTimeLimitFailsTheRun(t *testing.T) {
-	s := newTestServer(t, Config{Workers: 1, RunTimeout: 50 * time.Millisecond}, false)
 	fake := newBlockingRun()
-	s.run = fake.run
-	require.NoError(t, s.Start(context.Background()))
+	s := newTestServer(t, runs.Config{Workers: 1, RunTimeout: 50 * time.Millisecond, Simulate: fake.Run}, false)
+	require.NoError(t, s.startRuns(context.Background()))
 	id := submitAPI(t, s, testScenario("slow"))
 	run := waitStatus(t, s, id, store.StatusFailed)
 	assert.Contains(t, run.Error, "wall-time limit of 50ms")
 }
 
 func TestEventsStreamEndsWithDone(t *testing.T) {
-	s := newTestServer(t, Config{Workers: 1}, false)
 	fake := newBlockingRun()
-	s.run = fake.run
-	require.NoError(t, s.Start(context.Background()))
+	s := newTestServer(t, runs.Config{Workers: 1, Simulate: fake.Run}, false)
+	require.NoError(t, s.startRuns(context.Background()))
 	ts := httptest.NewServer(s.Handler())
 	defer ts.Close()
 
 	id := submitAPI(t, s, testScenario("streamed"))
-	fake.waitStarted(t)
+	fake.WaitStarted(t)
 	resp, err := http.Get(ts.URL + "/runs/" + id + "/events")
 	require.NoError(t, err)
 	defer resp.Body.Close()
@@ -403,7 +400,7 @@ func TestEventsStreamEndsWithDone(t *testing.T) {
 			events = append(events, name)
 			if name == "progress" && !released {
 				released = true
-				close(fake.release)
+				close(fake.Release)
 			}
 		}
 	}
@@ -423,25 +420,24 @@ func TestShutdownRequeuesAndRestartFinishes(t *testing.T) {
 	dbPath := filepath.Join(t.TempDir(), "restart.db")
 	st1, err := store.Open(context.Background(), dbPath)
 	require.NoError(t, err)
-	first, err := New(Config{Store: st1, Workers: 1, RunsPerMinute: 100})
-	require.NoError(t, err)
 	fake := newBlockingRun()
-	first.run = fake.run
-	require.NoError(t, first.Start(context.Background()))
+	first, err := newApp(runs.Config{Store: st1, Workers: 1, Simulate: fake.Run}, 100)
+	require.NoError(t, err)
+	require.NoError(t, first.startRuns(context.Background()))
 	runningID := submitAPI(t, first, testScenario("interrupted"))
-	fake.waitStarted(t)
+	fake.WaitStarted(t)
 	queuedID := submitAPI(t, first, testScenario("waiting"))
 
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	require.NoError(t, first.Shutdown(ctx))
+	require.NoError(t, first.stopRuns(ctx))
 	run, err := st1.GetRunStatus(ctx, runningID)
 	require.NoError(t, err)
 	assert.Equal(t, store.StatusQueued, run.Status, "a run interrupted by shutdown goes back to queued")
 	require.NoError(t, st1.Close())
 
 	// A new process on the same database finishes both with the real simulator.
-	second := newTestServer(t, Config{Store: openStore(t, dbPath)}, true)
+	second := newTestServer(t, runs.Config{Store: openStore(t, dbPath)}, true)
 	waitStatus(t, second, runningID, store.StatusDone)
 	waitStatus(t, second, queuedID, store.StatusDone)
 }
@@ -449,17 +445,17 @@ func TestShutdownRequeuesAndRestartFinishes(t *testing.T) {
 func TestRestartAfterCrashRunsStrandedRuns(t *testing.T) {
 	dbPath := filepath.Join(t.TempDir(), "crash.db")
 	st := openStore(t, dbPath)
-	crashed := newTestServer(t, Config{Store: st}, false) // never started: like a crash before running
+	crashed := newTestServer(t, runs.Config{Store: st}, false) // never started: like a crash before running
 	id := submitAPI(t, crashed, testScenario("stranded"))
 	require.NoError(t, st.StartRun(context.Background(), id, time.Now())) // it was "running" when the process died
 
-	next := newTestServer(t, Config{Store: openStore(t, dbPath)}, true)
+	next := newTestServer(t, runs.Config{Store: openStore(t, dbPath)}, true)
 	run := waitStatus(t, next, id, store.StatusDone)
 	assert.Equal(t, 2, run.Attempts)
 }
 
 func TestDownloadsAndWorkersCSV(t *testing.T) {
-	s := newTestServer(t, Config{}, true)
+	s := newTestServer(t, runs.Config{}, true)
 	id := submitAPI(t, s, testScenario("downloads"))
 	waitStatus(t, s, id, store.StatusDone)
 
@@ -485,7 +481,7 @@ func TestDownloadsAndWorkersCSV(t *testing.T) {
 }
 
 func TestPairAndCompare(t *testing.T) {
-	s := newTestServer(t, Config{}, true)
+	s := newTestServer(t, runs.Config{}, true)
 	rec := postForm(t, s, "/pairs", url.Values{"kind": {"hints"}, rawJSONField: {testScenario("pair")}})
 	require.Equal(t, http.StatusSeeOther, rec.Code, rec.Body.String())
 	loc, err := url.Parse(rec.Header().Get("Location"))
@@ -528,7 +524,7 @@ func TestPairAndCompare(t *testing.T) {
 }
 
 func TestCompareWaitsForUnfinishedRuns(t *testing.T) {
-	s := newTestServer(t, Config{}, false)
+	s := newTestServer(t, runs.Config{}, false)
 	a := submitAPI(t, s, testScenario("wait-a"))
 	b := submitAPI(t, s, testScenario("wait-b"))
 	rec := get(t, s, "/compare?a="+a+"&b="+b)
@@ -541,7 +537,7 @@ func TestCompareWaitsForUnfinishedRuns(t *testing.T) {
 }
 
 func TestRunsListPaginatesAndHasEmptyState(t *testing.T) {
-	s := newTestServer(t, Config{}, false)
+	s := newTestServer(t, runs.Config{}, false)
 	doc := parseHTML(t, get(t, s, "/runs").Body)
 	assert.Equal(t, 1, byTestID(doc, "runs-empty").Length())
 
@@ -557,7 +553,7 @@ func TestRunsListPaginatesAndHasEmptyState(t *testing.T) {
 }
 
 func TestRunPageWhileQueuedHasProgressAndRefresh(t *testing.T) {
-	s := newTestServer(t, Config{}, false)
+	s := newTestServer(t, runs.Config{}, false)
 	id := submitAPI(t, s, testScenario("queued-page"))
 	doc := parseHTML(t, get(t, s, "/runs/"+id).Body)
 	assert.Equal(t, "queued", byTestID(doc, "status").Text())
@@ -568,7 +564,8 @@ func TestRunPageWhileQueuedHasProgressAndRefresh(t *testing.T) {
 }
 
 func TestRunCreationIsRateLimitedPerClient(t *testing.T) {
-	s := newTestServer(t, Config{RunsPerMinute: 2}, false)
+	s, err := newApp(runs.Config{Store: openStore(t, filepath.Join(t.TempDir(), "limited.db"))}, 2)
+	require.NoError(t, err)
 	for i := range 2 {
 		rec := postJSON(t, s, "/api/v1/runs", testScenario("limited-"+string(rune('a'+i))))
 		require.Equal(t, http.StatusAccepted, rec.Code)
@@ -582,7 +579,7 @@ func TestRunCreationIsRateLimitedPerClient(t *testing.T) {
 
 // HEAD requests answer like GET (net/http drops the body).
 func TestHeadAnswersLikeGet(t *testing.T) {
-	s := newTestServer(t, Config{}, false)
+	s := newTestServer(t, runs.Config{}, false)
 	for _, path := range []string{"/", "/runs", "/healthz", "/traces"} {
 		rec := do(t, s.Handler(), httptest.NewRequest(http.MethodHead, path, nil))
 		require.Equal(t, http.StatusOK, rec.Code, path)

@@ -256,7 +256,7 @@ func (s *Server) handleTraceJSON(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	rep, err := s.loadReport(r.Context(), run.ID) // the request spans need the per-request rows
+	rep, err := s.runs.LoadReport(r.Context(), run.ID) // the request spans need the per-request rows
 	if err != nil {
 		return err
 	}

@@ -15,6 +15,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/scalein-planner/scalein/internal/runtest"
+	"github.com/scalein-planner/scalein/runs"
 	"github.com/scalein-planner/scalein/sim"
 	"github.com/scalein-planner/scalein/store"
 )
@@ -66,7 +68,7 @@ func TestBinOfIsExact(t *testing.T) {
 					if exactBin(v, c, k) > 1e9 {
 						continue
 					}
-					require.Equal(t, exactBin(v, c, k), binOf(v, c, k), "v=%v c=%d k=%d", v, c, k)
+					require.Equal(t, exactBin(v, c, k), runs.BinOf(v, c, k), "v=%v c=%d k=%d", v, c, k)
 				}
 			}
 		}
@@ -84,26 +86,26 @@ func TestTTFTHistogramComparesExactly(t *testing.T) {
 		for _, mb := range maxima {
 			t.Run(fmt.Sprintf("%v_vs_%v", ma, mb), func(t *testing.T) {
 				raw := [][]float64{edgeTTFTs(rng, 300, ma), edgeTTFTs(rng, 300, mb)}
-				runs := make([]runView, 2)
+				views := make([]runView, 2)
 				for i, r := range raw {
-					h := countTTFTs(r)
+					h := runs.CountTTFTs(r)
 					require.LessOrEqual(t, len(h.Counts), 101)
 					hb, err := json.Marshal(h) // through the stored form
 					require.NoError(t, err)
-					runs[i].ttft = new(ttftCounts)
-					require.NoError(t, json.Unmarshal(hb, runs[i].ttft))
+					views[i].ttft = new(runs.TTFTCounts)
+					require.NoError(t, json.Unmarshal(hb, views[i].ttft))
 				}
-				c, k := niceStep(max(ma, mb))
-				bins := int(binOf(max(ma, mb), c, k)) + 1
+				c, k := runs.NiceStep(max(ma, mb))
+				bins := int(runs.BinOf(max(ma, mb), c, k)) + 1
 				for i, r := range raw {
 					want := make([]int64, bins)
 					for _, v := range r {
 						want[exactBin(v, c, k)]++
 					}
-					assert.Equal(t, want, runs[i].ttft.rebin(c, k, bins), "run %d", i)
+					assert.Equal(t, want, views[i].ttft.Rebin(c, k, bins), "run %d", i)
 				}
 				// The chart draws those counts (its table lists them).
-				chart := ttftDistributionChart("x", runs)
+				chart := ttftDistributionChart("x", views)
 				require.Len(t, chart.Table.Rows, bins)
 			})
 		}
@@ -116,20 +118,20 @@ func TestNiceStepAgreesWithNiceCeil(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	for range 10000 {
 		m := math.Pow(10, rng.Float64()*12-5)
-		c, k := niceStep(m)
-		assert.InDelta(t, niceCeil(m/histogramTargetBins), stepMS(c, k), 1e-12*stepMS(c, k), "max %v", m)
+		c, k := runs.NiceStep(m)
+		assert.InDelta(t, niceCeil(m/runs.HistogramTargetBins), runs.StepMS(c, k), 1e-12*runs.StepMS(c, k), "max %v", m)
 	}
-	c, k := niceStep(0)
-	assert.Equal(t, 1.0, stepMS(c, k), "all-zero TTFTs: one bin of 1 ms")
+	c, k := runs.NiceStep(0)
+	assert.Equal(t, 1.0, runs.StepMS(c, k), "all-zero TTFTs: one bin of 1 ms")
 }
 
 // TestLegacySummaryStillRenders: a summary stored before the histogram (one TTFT per request
 // under request_ttfts_ms) still draws the histogram, with the counts a new summary would hold,
 // and is stored again as a new summary would be.
 func TestLegacySummaryStillRenders(t *testing.T) {
-	s := newTestServer(t, Config{}, false)
+	s := newTestServer(t, runs.Config{}, false)
 	ctx := context.Background()
-	sc, err := sim.Parse([]byte(perRequestScenario("legacy", 300)), sim.ParseEnv{})
+	sc, err := sim.Parse([]byte(runtest.PerRequestScenario("legacy", 300)), sim.ParseEnv{})
 	require.NoError(t, err)
 	rep, err := sim.Run(ctx, sc, sim.RunOptions{})
 	require.NoError(t, err)
@@ -161,15 +163,15 @@ func TestLegacySummaryStillRenders(t *testing.T) {
 
 	run, err := s.store.GetRun(ctx, id)
 	require.NoError(t, err)
-	sum, err := s.loadSummary(ctx, run)
+	sum, err := s.runs.LoadSummary(ctx, run)
 	require.NoError(t, err)
-	assert.Equal(t, summarize(rep).TTFTHistogram, sum.TTFTHistogram)
+	assert.Equal(t, runs.Summarize(rep).TTFTHistogram, sum.TTFTHistogram)
 	assert.Nil(t, sum.LegacyTTFTsMS)
 
 	// The summary was stored again without the TTFTs: what summarize writes today.
 	run, err = s.store.GetRun(ctx, id)
 	require.NoError(t, err)
-	fresh, err := encodeSummary(rep)
+	fresh, err := runs.EncodeSummary(rep)
 	require.NoError(t, err)
 	assert.JSONEq(t, string(fresh), string(run.SummaryJSON))
 	assert.Less(t, len(run.SummaryJSON), len(legacy))
@@ -185,7 +187,7 @@ func TestLegacySummaryStillRenders(t *testing.T) {
 // per-request rows store summaries of nearly the same size (the TTFT histogram has at most 101
 // counts; only the digits of counters differ).
 func TestSummarySizeDoesNotGrowWithRequests(t *testing.T) {
-	s := newTestServer(t, Config{}, true)
+	s := newTestServer(t, runs.Config{}, true)
 	ctx := context.Background()
 	sizes := map[int]int{}
 	for _, rows := range []int{1000, 50000} {
@@ -203,7 +205,7 @@ func TestSummarySizeDoesNotGrowWithRequests(t *testing.T) {
 		waitStatus(t, s, id, store.StatusDone)
 		run, err := s.store.GetRun(ctx, id)
 		require.NoError(t, err)
-		var sum runSummary
+		var sum runs.Summary
 		require.NoError(t, json.Unmarshal(run.SummaryJSON, &sum))
 		require.NotNil(t, sum.TTFTHistogram)
 		var n int64

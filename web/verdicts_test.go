@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/scalein-planner/scalein/runs"
 	"github.com/scalein-planner/scalein/sim"
 )
 
@@ -125,7 +126,7 @@ func TestVerdictsInstantDrain(t *testing.T) {
 
 // "Edit as new" prefills the form with a marked name, so the new run is told apart.
 func TestEditAsNewMarksName(t *testing.T) {
-	s := newTestServer(t, Config{}, false)
+	s := newTestServer(t, runs.Config{}, false)
 	id := submitAPI(t, s, testScenario("original"))
 	rec := get(t, s, "/?from="+id)
 	require.Equal(t, http.StatusOK, rec.Code)

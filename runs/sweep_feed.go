@@ -1,6 +1,7 @@
-package web
+package runs
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -28,9 +29,9 @@ type sweepFeed struct {
 // feedSweep submits points[from:] in order and records them as the sweep's points. It tries as
 // many points at once as remain, halves the batch when the queue is full, and doubles it again
 // after a success. With wait false it returns at the first full queue (next says how far it
-// got); with wait true it waits queueFullRetry and tries again until every point is in.
+// got); with wait true it waits QueueFullRetry and tries again until every point is in.
 // allDone says whether every point it submitted was already done (a reused run).
-func (s *Server) feedSweep(ctx context.Context, id string, points []whatif.Point, from int, wait bool) (next int, allDone bool, err error) {
+func (s *Service) feedSweep(ctx context.Context, id string, points []whatif.Point, from int, wait bool) (next int, allDone bool, err error) {
 	next, allDone = from, true
 	batch := len(points) - from
 	for next < len(points) {
@@ -40,7 +41,7 @@ func (s *Server) feedSweep(ctx context.Context, id string, points []whatif.Point
 			scenarios[i] = points[next+i].Scenario
 		}
 		subs, err := s.submitPoints(ctx, scenarios...)
-		if errors.Is(err, errQueueFull) {
+		if errors.Is(err, ErrQueueFull) {
 			if k > 1 {
 				batch = k / 2
 				continue
@@ -51,7 +52,7 @@ func (s *Server) feedSweep(ctx context.Context, id string, points []whatif.Point
 			select { // the queue is full: wait for room rather than fail the sweep
 			case <-ctx.Done():
 				return next, false, context.Cause(ctx)
-			case <-time.After(queueFullRetry):
+			case <-time.After(QueueFullRetry):
 			}
 			continue
 		}
@@ -79,9 +80,9 @@ func (s *Server) feedSweep(ctx context.Context, id string, points []whatif.Point
 }
 
 // startSweepFeed feeds points[from:] of the sweep in the background, unless another process
-// drives the sweep (drive.go). A feeding of the same sweep already running here is stopped
+// drives the sweep (lease.go). A feeding of the same sweep already running here is stopped
 // first (a sweep asked again starts over from the point its request could not submit).
-func (s *Server) startSweepFeed(id string, points []whatif.Point, from int) {
+func (s *Service) startSweepFeed(id string, points []whatif.Point, from int) {
 	hold, ok := s.lockDrive(sweepDriveKey(id))
 	if !ok {
 		return // another process feeds it
@@ -137,7 +138,7 @@ func (s *Server) startSweepFeed(id string, points []whatif.Point, from int) {
 
 // cancelSweepPointsAfter cancels a cancelled sweep's unfinished points again, unless it has
 // been asked for again meanwhile.
-func (s *Server) cancelSweepPointsAfter(id string) {
+func (s *Service) cancelSweepPointsAfter(id string) {
 	ctx, cancel := storeCtx()
 	defer cancel()
 	sw, points, err := s.store.GetSweep(ctx, id)
@@ -158,7 +159,7 @@ func (s *Server) cancelSweepPointsAfter(id string) {
 
 // stopSweepFeed stops the sweep's background feeding, if any, and waits until it has stopped,
 // so that nothing is submitted for the sweep after it returns.
-func (s *Server) stopSweepFeed(ctx context.Context, id string) error {
+func (s *Service) stopSweepFeed(ctx context.Context, id string) error {
 	s.mu.Lock()
 	feed := s.sweepFeeds[id]
 	s.mu.Unlock()
@@ -175,7 +176,7 @@ func (s *Server) stopSweepFeed(ctx context.Context, id string) error {
 }
 
 // feedingPoints returns every point of a sweep being fed here, or nil.
-func (s *Server) feedingPoints(id string) []whatif.Point {
+func (s *Service) feedingPoints(id string) []whatif.Point {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if feed := s.sweepFeeds[id]; feed != nil {
@@ -184,8 +185,8 @@ func (s *Server) feedingPoints(id string) []whatif.Point {
 	return nil
 }
 
-// axesPoints is the number of points the axes give (the product of their value counts).
-func axesPoints(axes []whatif.Axis) int {
+// AxesPoints is the number of points the axes give (the product of their value counts).
+func AxesPoints(axes []whatif.Axis) int {
 	n := 1
 	for _, ax := range axes {
 		n *= len(ax.Values)
@@ -195,7 +196,7 @@ func axesPoints(axes []whatif.Axis) int {
 
 // expandStored expands a stored sweep's points again (deterministic: the same scenarios, so the
 // same run ids, as when it was asked for).
-func (s *Server) expandStored(scenarioJSON, axesJSON []byte) ([]whatif.Point, error) {
+func (s *Service) expandStored(scenarioJSON, axesJSON []byte) ([]whatif.Point, error) {
 	var axes []whatif.Axis
 	if err := decodeNumbers(axesJSON, &axes); err != nil {
 		return nil, fmt.Errorf("stored axes: %w", err)
@@ -205,20 +206,20 @@ func (s *Server) expandStored(scenarioJSON, axesJSON []byte) ([]whatif.Point, er
 		return nil, fmt.Errorf("the stored scenario is no longer valid: %w", err)
 	}
 	// The sweep was accepted when asked for; a lower -max-sweep-points since does not drop it.
-	return whatif.Expand(base, axes, sim.ParseEnv{Traces: s.store}, max(s.cfg.MaxSweepPoints, axesPoints(axes)))
+	return whatif.Expand(base, axes, sim.ParseEnv{Traces: s.store}, max(s.cfg.MaxSweepPoints, AxesPoints(axes)))
 }
 
 // resumeSweeps starts feeding every sweep left with points not yet submitted that no process
 // feeds: at start, the ones a previous process left; on PostgreSQL, at each rescan, the ones
 // whose feeder died.
-func (s *Server) resumeSweeps(ctx context.Context) error {
+func (s *Service) resumeSweeps(ctx context.Context) error {
 	feeds, err := s.store.ActiveSweeps(ctx)
 	if err != nil {
 		return err
 	}
 	for _, f := range feeds {
 		var axes []whatif.Axis
-		if err := decodeNumbers(f.AxesJSON, &axes); err != nil || f.Recorded >= axesPoints(axes) {
+		if err := decodeNumbers(f.AxesJSON, &axes); err != nil || f.Recorded >= AxesPoints(axes) {
 			continue
 		}
 		if s.feedingPoints(f.ID) != nil {
@@ -244,7 +245,7 @@ func (s *Server) resumeSweeps(ctx context.Context) error {
 
 // firstFailure records that resuming the sweep failed and says whether it is the first time in
 // this process.
-func (s *Server) firstFailure(id string) bool {
+func (s *Service) firstFailure(id string) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.resumeFailed == nil {
@@ -253,4 +254,10 @@ func (s *Server) firstFailure(id string) bool {
 	first := !s.resumeFailed[id]
 	s.resumeFailed[id] = true
 	return first
+}
+
+func decodeNumbers(data []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	return dec.Decode(v)
 }

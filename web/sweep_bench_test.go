@@ -11,30 +11,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
-
-	"github.com/scalein-planner/scalein/sim"
+	"github.com/scalein-planner/scalein/runs"
 	"github.com/scalein-planner/scalein/store"
 )
-
-// A scenario's memory estimate is computed once and remembered by id; another scenario gets
-// its own.
-func TestEstimateCacheRemembersByScenario(t *testing.T) {
-	data, err := os.ReadFile("../sim/whatif/testdata/four-workers.json")
-	require.NoError(t, err)
-	a, err := sim.Parse(data, sim.ParseEnv{})
-	require.NoError(t, err)
-	big := *a
-	big.Fleet.Workers *= 100
-	c := newEstimateCache()
-	assert.Equal(t, sim.EstimateMemory(a), c.estimate(a))
-	assert.Equal(t, sim.EstimateMemory(&big), c.estimate(&big))
-	assert.Greater(t, c.estimate(&big).Bytes, c.estimate(a).Bytes)
-	assert.Equal(t, 2, c.estimates.Len())
-	_, ok := c.estimates.Get(a.ID())
-	assert.True(t, ok)
-}
 
 // BenchmarkSecondIdenticalSweep is a 16-point sweep of the Mooncake preset asked for again
 // when every point is done (docs/performance.md: "answered at once"). Each point's memory
@@ -49,17 +28,17 @@ func BenchmarkSecondIdenticalSweep(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer st.Close()
-	s, err := New(Config{Store: st, Workers: 2, RunsPerMinute: 1 << 30})
+	s, err := newApp(runs.Config{Store: st, Workers: 2}, 1<<30)
 	if err != nil {
 		b.Fatal(err)
 	}
-	if err := s.Start(context.Background()); err != nil {
+	if err := s.startRuns(context.Background()); err != nil {
 		b.Fatal(err)
 	}
 	defer func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		_ = s.Shutdown(ctx)
+		_ = s.stopRuns(ctx)
 	}()
 	body := sweepBody(string(data), `[{"path": "kvcr.bandwidth_gbps", "values": [5, 10, 20, 40]}, {"path": "kvcr.latency_ms", "values": [1, 2, 3, 4]}]`)
 	post := func() *httptest.ResponseRecorder {

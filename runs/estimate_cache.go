@@ -1,4 +1,4 @@
-package web
+package runs
 
 import (
 	lru "github.com/hashicorp/golang-lru/v2"

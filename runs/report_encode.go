@@ -1,4 +1,4 @@
-package web
+package runs
 
 import (
 	"bufio"

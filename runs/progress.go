@@ -1,24 +1,16 @@
-package web
+package runs
 
 import (
 	"context"
-	"errors"
 	"sync"
 
 	"github.com/scalein-planner/scalein/store"
 )
 
-// Causes a run's context can be cancelled with; the worker turns each into the run's final state.
-var (
-	errShuttingDown    = errors.New("the server is shutting down")
-	errCancelledByUser = errors.New("cancelled by a user")
-	errQueueFull       = errors.New("run queue is full")
-)
-
 // liveRuns is what the pages and event streams of this process need to follow the runs it is
 // running itself: each has a runWatch, woken on every change. Runs queued or running in other
 // processes are followed through the store (their workers save progress to the run's row).
-// The queue itself is River's (jobs.go).
+// The queue itself is River's (queue.go).
 type liveRuns struct {
 	mu      sync.Mutex
 	watches map[string]*runWatch
@@ -36,11 +28,12 @@ type runWatch struct {
 	changed  chan struct{}
 }
 
-// watchSnapshot is a copy of a runWatch that is safe to read without the lock.
-type watchSnapshot struct {
-	status   string
-	progress float64
-	changed  <-chan struct{}
+// Progress is the live state of a run this process is running, a copy safe to read without
+// the lock: its status, how far it got (0 to 1), and a channel closed at its next change.
+type Progress struct {
+	Status   string
+	Fraction float64
+	Changed  <-chan struct{}
 }
 
 func newLiveRuns() *liveRuns {
@@ -114,12 +107,19 @@ func (q *liveRuns) notifyLocked(w *runWatch) {
 }
 
 // watch returns the live state of a run this process is running, or false.
-func (q *liveRuns) watch(id string) (watchSnapshot, bool) {
+func (q *liveRuns) watch(id string) (Progress, bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	w, ok := q.watches[id]
 	if !ok {
-		return watchSnapshot{}, false
+		return Progress{}, false
 	}
-	return watchSnapshot{status: w.status, progress: w.progress, changed: w.changed}, true
+	return Progress{Status: w.status, Fraction: w.progress, Changed: w.changed}, true
 }
+
+// Progress returns the live state of a run this process is running, or false: runs queued or
+// running elsewhere are followed through the store.
+func (s *Service) Progress(id string) (Progress, bool) { return s.live.watch(id) }
+
+// Changes returns a channel closed at the next start or end of a run in this process.
+func (s *Service) Changes() <-chan struct{} { return s.live.changes() }

@@ -1,4 +1,4 @@
-package web
+package runs
 
 import (
 	"context"
@@ -9,41 +9,41 @@ import (
 	"github.com/scalein-planner/scalein/store"
 )
 
-// runSummary is what a done run stores as its summary (store.Run.SummaryJSON): the report
+// Summary is what a done run stores as its summary (store.Run.SummaryJSON): the report
 // without its per-request rows, plus the one per-request figure a page draws, the histogram of
 // the requests' TTFTs (at most 101 counts, however many requests). Pages, compare, workers.csv
 // and charts read only this; the rows stay in the stored report, which report.json, the API's
 // run document and trace.json read.
-type runSummary struct {
+type Summary struct {
 	sim.Report
 	// TTFTHistogram counts first_token_ms − arrival_ms of the per-request rows with a first
 	// token; absent when the report has no such row.
-	TTFTHistogram *ttftCounts `json:"ttft_histogram,omitempty"`
+	TTFTHistogram *TTFTCounts `json:"ttft_histogram,omitempty"`
 	// LegacyTTFTsMS is what summaries stored before the histogram held instead: one TTFT per
-	// request. loadSummary turns it into TTFTHistogram; it is never written.
+	// request. LoadSummary turns it into TTFTHistogram; it is never written.
 	LegacyTTFTsMS []float64 `json:"request_ttfts_ms,omitempty"`
 }
 
-// summarize builds the summary of a report.
-func summarize(rep *sim.Report) *runSummary {
-	sum := &runSummary{Report: *rep, TTFTHistogram: requestTTFTCounts(rep)}
+// Summarize builds the summary of a report.
+func Summarize(rep *sim.Report) *Summary {
+	sum := &Summary{Report: *rep, TTFTHistogram: requestTTFTCounts(rep)}
 	sum.Requests = nil
 	return sum
 }
 
 // encodeSummary is what FinishClaimed and SetSummary store.
-func encodeSummary(rep *sim.Report) ([]byte, error) {
-	return json.Marshal(summarize(rep))
+func EncodeSummary(rep *sim.Report) ([]byte, error) {
+	return json.Marshal(Summarize(rep))
 }
 
-// loadSummary decodes a done run's stored summary. A run finished before summaries were stored
+// LoadSummary decodes a done run's stored summary. A run finished before summaries were stored
 // has none: it is computed from the report once (the only page view that reads the report) and
 // stored, so later views read the summary.
-func (s *Server) loadSummary(ctx context.Context, run store.Run) (*runSummary, error) {
+func (s *Service) LoadSummary(ctx context.Context, run store.Run) (*Summary, error) {
 	if len(run.SummaryJSON) == 0 {
 		return s.backfillSummary(ctx, run.ID)
 	}
-	var sum runSummary
+	var sum Summary
 	if err := json.Unmarshal(run.SummaryJSON, &sum); err != nil {
 		return nil, fmt.Errorf("decode stored summary of run %s: %w", run.ID, err)
 	}
@@ -51,7 +51,7 @@ func (s *Server) loadSummary(ctx context.Context, run store.Run) (*runSummary, e
 		// Stored before the histogram: the same counts, from the TTFTs it kept. The summary is
 		// stored again in the current layout, without the TTFTs, so later views read less.
 		if sum.TTFTHistogram == nil {
-			sum.TTFTHistogram = countTTFTs(sum.LegacyTTFTsMS)
+			sum.TTFTHistogram = CountTTFTs(sum.LegacyTTFTsMS)
 		}
 		sum.LegacyTTFTsMS = nil
 		if b, err := json.Marshal(&sum); err == nil {
@@ -63,12 +63,12 @@ func (s *Server) loadSummary(ctx context.Context, run store.Run) (*runSummary, e
 	return &sum, nil
 }
 
-func (s *Server) backfillSummary(ctx context.Context, id string) (*runSummary, error) {
-	rep, err := s.loadReport(ctx, id)
+func (s *Service) backfillSummary(ctx context.Context, id string) (*Summary, error) {
+	rep, err := s.LoadReport(ctx, id)
 	if err != nil {
 		return nil, err
 	}
-	sum := summarize(rep)
+	sum := Summarize(rep)
 	b, err := json.Marshal(sum)
 	if err != nil {
 		return nil, fmt.Errorf("encode summary of run %s: %w", id, err)
@@ -79,9 +79,9 @@ func (s *Server) backfillSummary(ctx context.Context, id string) (*runSummary, e
 	return sum, nil
 }
 
-// loadReport decodes a done run's full report, per-request rows included (trace.json), from
+// LoadReport decodes a done run's full report, per-request rows included (trace.json), from
 // the stored chunks as they are read: the report's JSON is never held whole.
-func (s *Server) loadReport(ctx context.Context, id string) (*sim.Report, error) {
+func (s *Service) LoadReport(ctx context.Context, id string) (*sim.Report, error) {
 	stored, err := s.store.OpenReport(ctx, id)
 	if err != nil {
 		return nil, err

@@ -1,4 +1,4 @@
-package web
+package runs
 
 import (
 	"iter"
@@ -8,7 +8,7 @@ import (
 	"github.com/scalein-planner/scalein/sim"
 )
 
-// ttftCounts is the TTFT histogram a run's stored summary keeps instead of one TTFT per request,
+// TTFTCounts is the TTFT histogram a run's stored summary keeps instead of one TTFT per request,
 // so the summary's size does not grow with the number of requests while the distribution chart
 // stays exact, on a run page and on a compare page alike.
 //
@@ -18,7 +18,7 @@ import (
 // therefore loses nothing: ⌊v/W⌋ = ⌊⌊v/uᵢ⌋ / (W/uᵢ)⌋ for a whole W/uᵢ, so any compare re-bins
 // the counts into its shared width exactly. There are at most ⌊Mᵢ/uᵢ⌋ + 1 ≤ 101 counts, since
 // Mᵢ ≤ 20·wᵢ ≤ 100·uᵢ (niceCeil's tolerance of 1e-12 cannot reach the next whole unit).
-type ttftCounts struct {
+type TTFTCounts struct {
 	// MaxMS is the run's largest TTFT (it sets the compare's shared width).
 	MaxMS float64 `json:"max_ms"`
 	// UnitExp is k of the unit width 10^k ms.
@@ -27,14 +27,14 @@ type ttftCounts struct {
 	Counts []int64 `json:"counts"`
 }
 
-// histogramTargetBins is roughly how many bins a TTFT histogram gets; the bin width is rounded
+// HistogramTargetBins is roughly how many bins a TTFT histogram gets; the bin width is rounded
 // to 1, 2 or 5 × 10^k ms so bin edges are readable.
-const histogramTargetBins = 20
+const HistogramTargetBins = 20
 
-// niceStep is niceCeil(maxMS/histogramTargetBins) as c·10^k with c in {1, 2, 5}; a maximum of
+// NiceStep is niceCeil(maxMS/HistogramTargetBins) as c·10^k with c in {1, 2, 5}; a maximum of
 // 0 (every TTFT zero) gets width 1 ms, one bin [0, 1).
-func niceStep(maxMS float64) (c int64, k int) {
-	v := maxMS / histogramTargetBins
+func NiceStep(maxMS float64) (c int64, k int) {
+	v := maxMS / HistogramTargetBins
 	if v <= 0 || math.IsNaN(v) || math.IsInf(v, 0) {
 		return 1, 0
 	}
@@ -49,14 +49,14 @@ func niceStep(maxMS float64) (c int64, k int) {
 	return 1, k + 1
 }
 
-// stepMS is c·10^k as a float.
-func stepMS(c int64, k int) float64 { return float64(c) * math.Pow(10, float64(k)) }
+// StepMS is c·10^k as a float.
+func StepMS(c int64, k int) float64 { return float64(c) * math.Pow(10, float64(k)) }
 
-// binOf returns ⌊v / (c·10^k)⌋ exactly, for v ≥ 0 and c ≥ 1 (0 for v ≤ 0): the quotient is
+// BinOf returns ⌊v / (c·10^k)⌋ exactly, for v ≥ 0 and c ≥ 1 (0 for v ≤ 0): the quotient is
 // computed in floating point and then corrected with fused multiply-adds, whose single rounding
 // keeps the sign of the exact remainder, so a TTFT on a bin edge (0.3 ms in bins of 0.1 ms) lands
 // in the bin it starts and never in the one before.
-func binOf(v float64, c int64, k int) int64 {
+func BinOf(v float64, c int64, k int) int64 {
 	if !(v > 0) {
 		return 0
 	}
@@ -83,8 +83,8 @@ func binOf(v float64, c int64, k int) int64 {
 	return int64(t) / c
 }
 
-// countTTFTs builds the histogram of ttfts (nil when there are none).
-func countTTFTs(ttfts []float64) *ttftCounts {
+// CountTTFTs builds the histogram of ttfts (nil when there are none).
+func CountTTFTs(ttfts []float64) *TTFTCounts {
 	if len(ttfts) == 0 {
 		return nil
 	}
@@ -93,7 +93,7 @@ func countTTFTs(ttfts []float64) *ttftCounts {
 
 // requestTTFTCounts is the histogram of first_token_ms − arrival_ms of every per-request row
 // with a first token; nil when the report has no such row.
-func requestTTFTCounts(rep *sim.Report) *ttftCounts {
+func requestTTFTCounts(rep *sim.Report) *TTFTCounts {
 	ttfts := func(yield func(float64) bool) {
 		for _, q := range rep.Requests {
 			if q.FirstTokenMS != nil && !yield(*q.FirstTokenMS-q.ArrivalMS) {
@@ -112,18 +112,18 @@ func requestTTFTCounts(rep *sim.Report) *ttftCounts {
 }
 
 // countTTFTsSeq counts ttfts, whose largest value is maxMS (≥ 0).
-func countTTFTsSeq(maxMS float64, ttfts iter.Seq[float64]) *ttftCounts {
-	_, k := niceStep(maxMS)
-	h := &ttftCounts{MaxMS: maxMS, UnitExp: k, Counts: make([]int64, binOf(maxMS, 1, k)+1)}
+func countTTFTsSeq(maxMS float64, ttfts iter.Seq[float64]) *TTFTCounts {
+	_, k := NiceStep(maxMS)
+	h := &TTFTCounts{MaxMS: maxMS, UnitExp: k, Counts: make([]int64, BinOf(maxMS, 1, k)+1)}
 	for v := range ttfts {
-		h.Counts[min(int64(len(h.Counts)-1), binOf(v, 1, k))]++
+		h.Counts[min(int64(len(h.Counts)-1), BinOf(v, 1, k))]++
 	}
 	return h
 }
 
-// rebin returns h's counts in bins of width c·10^k (which must be at least niceStep(h.MaxMS)),
+// rebin returns h's counts in bins of width c·10^k (which must be at least NiceStep(h.MaxMS)),
 // into bins counts.
-func (h *ttftCounts) rebin(c int64, k int, bins int) []int64 {
+func (h *TTFTCounts) Rebin(c int64, k int, bins int) []int64 {
 	out := make([]int64, bins)
 	var perBin int64 // how many units one bin holds
 	if k >= h.UnitExp {

@@ -1,4 +1,4 @@
-package web
+package runs
 
 import (
 	"context"
@@ -8,11 +8,12 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/scalein-planner/scalein/internal/runtest"
 	"github.com/scalein-planner/scalein/sim"
 	"github.com/scalein-planner/scalein/store"
 )
 
-// BenchmarkEncodeReport stores the report of a run with many per-request rows (manyRowsScenario:
+// BenchmarkEncodeReport stores the report of a run with many per-request rows (runtest.ManyRowsScenario:
 // 50,000 rows by default, SCALEIN_BENCH_REPORT_SESSIONS sessions × 2 otherwise) into its gzip
 // chunks: "marshal" encodes it whole with json.Marshal first (as the server did before), and
 // "streamed" encodes it row by row into the chunks (encodeReport). peak-heap-MB is the heap's
@@ -22,7 +23,7 @@ func BenchmarkEncodeReport(b *testing.B) {
 	if v, err := strconv.Atoi(os.Getenv("SCALEIN_BENCH_REPORT_SESSIONS")); err == nil && v > 0 {
 		sessions = v
 	}
-	sc, err := sim.Parse([]byte(manyRowsScenario(sessions)), sim.ParseEnv{})
+	sc, err := sim.Parse([]byte(runtest.ManyRowsScenario(sessions)), sim.ParseEnv{})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -49,14 +50,14 @@ func BenchmarkEncodeReport(b *testing.B) {
 			var jsonBytes int64
 			for b.Loop() {
 				runtime.GC()
-				base := heapObjects()
-				h := startHeapPeak()
+				base := runtest.HeapObjects()
+				h := runtest.StartHeapPeak()
 				w := store.NewReportWriter()
 				if err := c.encode(w); err != nil {
 					b.Fatal(err)
 				}
 				jsonBytes = w.JSONBytes()
-				if p := h.end(); p > base {
+				if p := h.End(); p > base {
 					peak = max(peak, p-base)
 				}
 			}

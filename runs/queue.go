@@ -1,8 +1,9 @@
-package web
+package runs
 
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -50,7 +51,7 @@ func (runArgs) Kind() string { return "scalein_run" }
 // runWorker executes run jobs.
 type runWorker struct {
 	river.WorkerDefaults[runArgs]
-	s *Server
+	s *Service
 }
 
 func (w *runWorker) Timeout(*river.Job[runArgs]) time.Duration {
@@ -59,7 +60,7 @@ func (w *runWorker) Timeout(*river.Job[runArgs]) time.Duration {
 
 // jobTimeout is River's limit on one attempt at a run: the longest wait for the memory budget,
 // then the run's own wall-time limit, then a slack so that limit fires (and records why) first.
-func (s *Server) jobTimeout() time.Duration {
+func (s *Service) jobTimeout() time.Duration {
 	return budgetWait + s.cfg.RunTimeout + jobTimeoutSlack
 }
 
@@ -99,7 +100,7 @@ func defaultWorkerName() string {
 }
 
 // newJobQueue migrates River's tables (under the store's migration lock) and builds the client.
-func newJobQueue(ctx context.Context, s *Server) (*jobQueue, error) {
+func newJobQueue(ctx context.Context, s *Service) (*jobQueue, error) {
 	st := s.store
 	q := &jobQueue{works: s.cfg.Workers > 0}
 	var driver riverdriver.Driver[*sql.Tx]
@@ -221,108 +222,51 @@ func (q *jobQueue) cancel(ctx context.Context, jobID int64) error {
 	return err
 }
 
-// work is one attempt at a run: claim it, simulate, record the outcome, and tell River what
-// became of the job.
-func (s *Server) work(jobCtx context.Context, id string) error {
-	// The run waits, still queued, until its memory estimate fits the budget beside the runs
-	// running here (memory.go).
-	ctx, cancelStore := storeCtx()
-	prep := s.prepare(ctx, id)
-	cancelStore()
-	if prep.scenario != nil {
-		waitCtx, endWait := context.WithTimeout(jobCtx, budgetWait)
-		release, err := s.budget.acquire(waitCtx, prep.estimate)
-		endWait()
-		switch {
-		case err != nil && jobCtx.Err() == nil:
-			return river.JobSnooze(budgetSnooze) // the budget is still taken: wait outside the slot
-		case err != nil:
-			return err // shutting down or cancelled: River decides what comes next
-		}
-		defer release()
-	}
-	ctx, cancelStore = storeCtx()
-	run, err := s.store.ClaimRun(ctx, id, s.cfg.WorkerName, s.cfg.MaxAttempts, s.now())
-	cancelStore()
-	switch {
-	case errors.Is(err, store.ErrAttemptsExhausted):
-		s.live.finish(id, store.StatusFailed)
-		return river.JobCancel(err)
-	case errors.Is(err, store.ErrConflict), errors.Is(err, store.ErrNotFound):
-		// Cancelled (or ended) before it started: nothing to run.
-		s.live.finish(id, "")
-		return nil
-	case err != nil:
-		return err // the store could not be reached: River retries
-	}
-	attempt := run.Attempts
-
-	runCtx, cancel := context.WithCancelCause(jobCtx)
-	defer cancel(nil)
-	stopOnShutdown := context.AfterFunc(s.runsCtx, func() { cancel(context.Cause(s.runsCtx)) })
-	defer stopOnShutdown()
-	s.live.setRunning(id, cancel)
-	go s.watchClaim(runCtx, id, attempt, cancel)
-	s.budget.track(id, prep.estimate, cancel)
-	defer s.budget.untrack(id)
-
-	status, msg, report, summary, headline := s.simulate(runCtx, run, prep, attempt, cancel)
-
-	result, err := s.record(id, attempt, status, msg, report, summary, headline)
-	switch {
-	case errors.Is(err, store.ErrConflict):
-		// Cancelled by a user (the row already says so) or handed to another attempt: the
-		// row is not this attempt's to write.
-		s.log.Info("run ended elsewhere", "run", id, "attempt", attempt, "err", err)
-		result = nil
-	case err != nil:
-		s.log.Error("recording the end of a run failed", "run", id, "status", status, "err", err)
-		result = err
-	}
-	s.log.Info("run ended", "run", id, "status", status, "attempt", attempt, "error", msg)
-	s.live.finish(id, status)
-	return result
+// RetryingRun is a run whose job failed and waits to be tried again.
+type RetryingRun struct {
+	RunID     string
+	Attempt   int
+	NextAt    time.Time
+	LastError string // "" when River recorded none
 }
 
-// record stores how an attempt at a run ended and returns what River should do with its job
-// (nil: completed), and the store's error.
-func (s *Server) record(id string, attempt int, status, msg string, report *store.ReportWriter, summary, headline []byte) (result, err error) {
-	ctx, cancelStore := storeCtx()
-	defer cancelStore()
-	switch status {
-	case store.StatusDone:
-		return nil, s.store.FinishClaimedReport(ctx, id, attempt, report, summary, headline, s.now())
-	case store.StatusQueued: // this process is shutting down: another start finishes it
-		return river.JobSnooze(time.Second), s.store.RequeueClaimed(ctx, id, attempt)
-	case store.StatusCancelled:
-		return river.JobCancel(errCancelledByUser), s.store.EndClaimed(ctx, id, attempt, status, msg, s.now())
-	default: // failed: the simulator's verdict is deterministic, so it is not retried
-		return river.JobCancel(errors.New(msg)), s.store.EndClaimed(ctx, id, attempt, status, msg, s.now())
+// Retrying lists at most n runs waiting to be tried again, as the queue page shows them.
+func (s *Service) Retrying(ctx context.Context, n int) ([]RetryingRun, error) {
+	res, err := s.jobs.client.JobList(ctx, river.NewJobListParams().States(rivertype.JobStateRetryable).First(n))
+	if err != nil {
+		return nil, err
 	}
+	out := make([]RetryingRun, 0, len(res.Jobs))
+	for _, j := range res.Jobs {
+		var args runArgs
+		_ = json.Unmarshal(j.EncodedArgs, &args)
+		item := RetryingRun{RunID: args.RunID, Attempt: j.Attempt, NextAt: j.ScheduledAt}
+		if n := len(j.Errors); n > 0 {
+			item.LastError = j.Errors[n-1].Error
+		}
+		out = append(out, item)
+	}
+	return out, nil
 }
 
-// watchClaim cancels a running run once its row is no longer this attempt's running row: a
-// user cancelled it (possibly through another server process) or another worker took it over.
-func (s *Server) watchClaim(ctx context.Context, id string, attempt int, cancel context.CancelCauseFunc) {
-	t := time.NewTicker(takeoverPoll)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		run, err := s.store.GetRunStatus(ctx, id)
-		if err != nil {
-			continue
-		}
-		if run.Status != store.StatusRunning || run.Attempts != attempt {
-			if run.Status == store.StatusCancelled {
-				cancel(errCancelledByUser)
-			} else {
-				cancel(errTakenOver)
-			}
-			return
-		}
+// JobStates counts River's jobs by state. River has no count API, so this reads its job table
+// (read-only; the same SQL on both dialects).
+func (s *Service) JobStates(ctx context.Context) (map[string]int, error) {
+	rows, err := s.store.DB().QueryContext(ctx, `SELECT state, count(*) FROM river_job GROUP BY state`)
+	if err != nil {
+		return nil, err
 	}
+	defer rows.Close()
+	out := map[string]int{}
+	for rows.Next() {
+		var (
+			state string
+			n     int
+		)
+		if err := rows.Scan(&state, &n); err != nil {
+			return nil, err
+		}
+		out[state] = n
+	}
+	return out, rows.Err()
 }

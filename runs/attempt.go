@@ -1,4 +1,4 @@
-package web
+package runs
 
 import (
 	"context"
@@ -36,7 +36,7 @@ func storeCtx() (context.Context, context.CancelFunc) {
 // for a done run the report (compressed, ready to store), summary and headline JSON. Progress goes to the live followers at once and
 // to the run's row at most once per progressSaveInterval; a save that finds the row is no
 // longer this attempt's (cancelled elsewhere, taken over) stops the run through cancel.
-func (s *Server) simulate(runCtx context.Context, run store.Run, prep preparedRun, attempt int, cancel context.CancelCauseFunc) (status, msg string, report *store.ReportWriter, summary, headline []byte) {
+func (s *Service) simulate(runCtx context.Context, run store.Run, prep preparedRun, attempt int, cancel context.CancelCauseFunc) (status, msg string, report *store.ReportWriter, summary, headline []byte) {
 	id := run.ID
 	if prep.failMsg != "" {
 		return store.StatusFailed, prep.failMsg, nil, nil, nil
@@ -91,7 +91,7 @@ func (s *Server) simulate(runCtx context.Context, run store.Run, prep preparedRu
 	if err := encodeReport(report, rep); err != nil {
 		return store.StatusFailed, "encoding the report failed: " + err.Error(), nil, nil, nil
 	}
-	summary, err = encodeSummary(rep)
+	summary, err = EncodeSummary(rep)
 	if err != nil {
 		return store.StatusFailed, "encoding the report's summary failed: " + err.Error(), nil, nil, nil
 	}
@@ -112,7 +112,7 @@ type preparedRun struct {
 
 // prepare reads and parses a queued run and estimates its memory. A scenario over the per-run
 // budget (stored before the budget was lowered) fails with the admission message.
-func (s *Server) prepare(ctx context.Context, id string) preparedRun {
+func (s *Service) prepare(ctx context.Context, id string) preparedRun {
 	run, err := s.store.GetRun(ctx, id)
 	if err != nil {
 		return preparedRun{failMsg: "the run's record could not be read: " + err.Error()}
@@ -130,7 +130,7 @@ func (s *Server) prepare(ctx context.Context, id string) preparedRun {
 
 // safeRun calls the simulator and turns a panic into an error, so one bad run cannot take the
 // server down.
-func (s *Server) safeRun(ctx context.Context, sc *sim.Scenario, opt sim.RunOptions) (rep *sim.Report, err error) {
+func (s *Service) safeRun(ctx context.Context, sc *sim.Scenario, opt sim.RunOptions) (rep *sim.Report, err error) {
 	defer func() {
 		if v := recover(); v != nil {
 			s.log.Error("simulator panic", "panic", v)
@@ -138,4 +138,110 @@ func (s *Server) safeRun(ctx context.Context, sc *sim.Scenario, opt sim.RunOptio
 		}
 	}()
 	return s.run(ctx, sc, opt)
+}
+
+// work is one attempt at a run: claim it, simulate, record the outcome, and tell River what
+// became of the job.
+func (s *Service) work(jobCtx context.Context, id string) error {
+	// The run waits, still queued, until its memory estimate fits the budget beside the runs
+	// running here (budget.go).
+	ctx, cancelStore := storeCtx()
+	prep := s.prepare(ctx, id)
+	cancelStore()
+	if prep.scenario != nil {
+		waitCtx, endWait := context.WithTimeout(jobCtx, budgetWait)
+		release, err := s.budget.acquire(waitCtx, prep.estimate)
+		endWait()
+		switch {
+		case err != nil && jobCtx.Err() == nil:
+			return river.JobSnooze(budgetSnooze) // the budget is still taken: wait outside the slot
+		case err != nil:
+			return err // shutting down or cancelled: River decides what comes next
+		}
+		defer release()
+	}
+	ctx, cancelStore = storeCtx()
+	run, err := s.store.ClaimRun(ctx, id, s.cfg.WorkerName, s.cfg.MaxAttempts, s.now())
+	cancelStore()
+	switch {
+	case errors.Is(err, store.ErrAttemptsExhausted):
+		s.live.finish(id, store.StatusFailed)
+		return river.JobCancel(err)
+	case errors.Is(err, store.ErrConflict), errors.Is(err, store.ErrNotFound):
+		// Cancelled (or ended) before it started: nothing to run.
+		s.live.finish(id, "")
+		return nil
+	case err != nil:
+		return err // the store could not be reached: River retries
+	}
+	attempt := run.Attempts
+
+	runCtx, cancel := context.WithCancelCause(jobCtx)
+	defer cancel(nil)
+	stopOnShutdown := context.AfterFunc(s.runsCtx, func() { cancel(context.Cause(s.runsCtx)) })
+	defer stopOnShutdown()
+	s.live.setRunning(id, cancel)
+	go s.watchClaim(runCtx, id, attempt, cancel)
+	s.budget.track(id, prep.estimate, cancel)
+	defer s.budget.untrack(id)
+
+	status, msg, report, summary, headline := s.simulate(runCtx, run, prep, attempt, cancel)
+
+	result, err := s.record(id, attempt, status, msg, report, summary, headline)
+	switch {
+	case errors.Is(err, store.ErrConflict):
+		// Cancelled by a user (the row already says so) or handed to another attempt: the
+		// row is not this attempt's to write.
+		s.log.Info("run ended elsewhere", "run", id, "attempt", attempt, "err", err)
+		result = nil
+	case err != nil:
+		s.log.Error("recording the end of a run failed", "run", id, "status", status, "err", err)
+		result = err
+	}
+	s.log.Info("run ended", "run", id, "status", status, "attempt", attempt, "error", msg)
+	s.live.finish(id, status)
+	return result
+}
+
+// record stores how an attempt at a run ended and returns what River should do with its job
+// (nil: completed), and the store's error.
+func (s *Service) record(id string, attempt int, status, msg string, report *store.ReportWriter, summary, headline []byte) (result, err error) {
+	ctx, cancelStore := storeCtx()
+	defer cancelStore()
+	switch status {
+	case store.StatusDone:
+		return nil, s.store.FinishClaimedReport(ctx, id, attempt, report, summary, headline, s.now())
+	case store.StatusQueued: // this process is shutting down: another start finishes it
+		return river.JobSnooze(time.Second), s.store.RequeueClaimed(ctx, id, attempt)
+	case store.StatusCancelled:
+		return river.JobCancel(errCancelledByUser), s.store.EndClaimed(ctx, id, attempt, status, msg, s.now())
+	default: // failed: the simulator's verdict is deterministic, so it is not retried
+		return river.JobCancel(errors.New(msg)), s.store.EndClaimed(ctx, id, attempt, status, msg, s.now())
+	}
+}
+
+// watchClaim cancels a running run once its row is no longer this attempt's running row: a
+// user cancelled it (possibly through another server process) or another worker took it over.
+func (s *Service) watchClaim(ctx context.Context, id string, attempt int, cancel context.CancelCauseFunc) {
+	t := time.NewTicker(takeoverPoll)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		run, err := s.store.GetRunStatus(ctx, id)
+		if err != nil {
+			continue
+		}
+		if run.Status != store.StatusRunning || run.Attempts != attempt {
+			if run.Status == store.StatusCancelled {
+				cancel(errCancelledByUser)
+			} else {
+				cancel(errTakenOver)
+			}
+			return
+		}
+	}
 }

@@ -1,9 +1,8 @@
-package web
+package runs
 
 import (
 	"bufio"
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"runtime"
@@ -77,10 +76,10 @@ func DefaultMemoryBudgets() (perRun, total int64) {
 // that kills the process cannot make it crash in a loop.
 const DefaultMaxAttempts = 3
 
-// admit refuses a scenario whose memory estimate exceeds the per-run budget, with a
+// Admit refuses a scenario whose memory estimate exceeds the per-run budget, with a
 // *sim.ValidationError naming the driving fields (400 from the API, 422 beside the fields in the
 // form).
-func (s *Server) admit(sc *sim.Scenario) error {
+func (s *Service) Admit(sc *sim.Scenario) error {
 	return s.estimates.estimate(sc).Check(s.cfg.MaxRunMemory, "this server")
 }
 
@@ -143,6 +142,10 @@ func (b *memoryBudget) untrack(id string) {
 	b.lastBusy = time.Now()
 }
 
+// NoteBigRequest notes a big request (a body above 1 MiB parsed), after which memory is handed
+// back to the system once the process is idle.
+func (s *Service) NoteBigRequest() { s.budget.busy() }
+
 // busy notes a big request, after which memory is handed back once the server is idle.
 func (b *memoryBudget) busy() {
 	b.mu.Lock()
@@ -154,7 +157,7 @@ func (b *memoryBudget) busy() {
 // Tuning of the backstop and of handing memory back.
 const (
 	memorySampleInterval = 250 * time.Millisecond
-	// handBackAfterBytes: runs estimated above this, and request bodies above bigBodyBytes,
+	// handBackAfterBytes: runs estimated above this, and big request bodies (NoteBigRequest),
 	// are followed by handing memory back.
 	handBackAfterBytes = 64 << 20
 	// handBackIdle is how long the server must be idle (no run running, no big request)
@@ -176,7 +179,7 @@ func liveHeapBytes() int64 {
 }
 
 // watchMemory is the backstop and the hand-back loop; it runs until ctx is done.
-func (s *Server) watchMemory(ctx context.Context) {
+func (s *Service) watchMemory(ctx context.Context) {
 	tick := time.NewTicker(memorySampleInterval)
 	defer tick.Stop()
 	baseline := s.heapBytes()
@@ -227,51 +230,4 @@ func (s *Server) watchMemory(ctx context.Context) {
 			r.cancel(errMemoryBudget{grew: grew, budget: s.cfg.MaxRunMemory})
 		}
 	}
-}
-
-// bigBodyBytes is the request body size above which parsing takes a slot of the large-body
-// limiter and memory is handed back afterwards.
-const bigBodyBytes = 1 << 20
-
-// bigBodies limits how many large request bodies are parsed at once.
-type bigBodies struct{ slots chan struct{} }
-
-func newBigBodies(n int) *bigBodies { return &bigBodies{slots: make(chan struct{}, n)} }
-
-// parseBody calls parse for a request body of size bytes; a body above bigBodyBytes first
-// waits for a slot of the large-body limiter, which parse then holds.
-func (s *Server) parseBody(ctx context.Context, size int64, parse func() error) error {
-	if size <= bigBodyBytes {
-		return parse()
-	}
-	select {
-	case s.bodies.slots <- struct{}{}:
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-	defer func() {
-		<-s.bodies.slots
-		s.budget.busy()
-	}()
-	return parse()
-}
-
-// admissionFormError shows an admission refusal in the form: beside the fields that drive the
-// estimate, or at the top when the scenario was pasted as JSON.
-func admissionFormError(form *scenarioForm, err error) error {
-	invalid, ok := errors.AsType[*sim.ValidationError](err)
-	if !ok {
-		return err
-	}
-	fe := noFormErrors()
-	if strings.TrimSpace(form.values[rawJSONField]) != "" {
-		fe.rawMode = true
-		for _, e := range invalid.Errors {
-			fe.unplaced = append(fe.unplaced, e.String())
-		}
-		fe.count = len(invalid.Errors)
-	} else {
-		fe.place(invalid.Errors, nil, nil)
-	}
-	return &invalidForm{form: form, errs: fe}
 }

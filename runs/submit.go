@@ -1,4 +1,4 @@
-package web
+package runs
 
 import (
 	"context"
@@ -13,26 +13,26 @@ import (
 // (false: an identical scenario was already stored, and its run is reused).
 type submitted = store.Submitted
 
-// submit is the one way scenarios become runs (the form, the API, pairs, sweeps and plans): it
+// Submit is the one way scenarios become runs (the form, the API, pairs, sweeps and plans): it
 // stores and queues them, all or none, in one transaction, each run's row with its job. A full
 // queue (more than Config.QueueSize runs waiting) refuses the whole submission with
-// errQueueFull (429) before anything is written. An identical scenario reuses its run (the id
+// ErrQueueFull (429 from the web server) before anything is written. An identical scenario reuses its run (the id
 // is content-addressed); one that failed or was cancelled is queued again. The runs are
 // recorded as asked for directly by a user, so cancelling a sweep or plan that shares them
 // leaves them alone; sweeps and plans use submitPoints.
-func (s *Server) submit(ctx context.Context, scenarios ...*sim.Scenario) ([]submitted, error) {
+func (s *Service) Submit(ctx context.Context, scenarios ...*sim.Scenario) ([]submitted, error) {
 	return s.submitRuns(ctx, true, scenarios)
 }
 
-// submitPoints is submit for the points of a sweep or the candidates of a plan.
-func (s *Server) submitPoints(ctx context.Context, scenarios ...*sim.Scenario) ([]submitted, error) {
+// submitPoints is Submit for the points of a sweep or the candidates of a plan.
+func (s *Service) submitPoints(ctx context.Context, scenarios ...*sim.Scenario) ([]submitted, error) {
 	return s.submitRuns(ctx, false, scenarios)
 }
 
-func (s *Server) submitRuns(ctx context.Context, direct bool, scenarios []*sim.Scenario) ([]submitted, error) {
+func (s *Service) submitRuns(ctx context.Context, direct bool, scenarios []*sim.Scenario) ([]submitted, error) {
 	// Every way in (form, API, pairs, sweeps, plans) meets the per-run memory budget here.
 	for _, sc := range scenarios {
-		if err := s.admit(sc); err != nil {
+		if err := s.Admit(sc); err != nil {
 			return nil, err
 		}
 	}
@@ -42,27 +42,10 @@ func (s *Server) submitRuns(ctx context.Context, direct bool, scenarios []*sim.S
 	}
 	out, err := s.store.SubmitRuns(ctx, runs, s.cfg.QueueSize, s.now(), s.jobs.enqueue)
 	if errors.Is(err, store.ErrQueueFull) {
-		return nil, errQueueFull
+		return nil, ErrQueueFull
 	}
 	if err != nil {
 		return nil, fmt.Errorf("submit: %w", err)
 	}
 	return out, nil
-}
-
-// pairOrder returns a scenario and its counterpart ordered as the compare page shows them:
-// A has the toggle on (hinted, guard on: blue), B has it off (no-hint, guard off: orange).
-func pairOrder(sc *sim.Scenario, kind string) (a, b *sim.Scenario, err error) {
-	other, err := sim.Counterpart(sc, kind)
-	if err != nil {
-		return nil, nil, badRequest(fmt.Sprintf("kind must be hints or guard (got %q)", kind))
-	}
-	on := sc.Router.Hints
-	if kind == sim.CounterpartGuard {
-		on = sc.KVCR.RejectDrainingSources
-	}
-	if on {
-		return sc, other, nil
-	}
-	return other, sc, nil
 }

@@ -1,4 +1,4 @@
-package web
+package runs
 
 import (
 	"bytes"
@@ -9,13 +9,14 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/scalein-planner/scalein/internal/runtest"
 	"github.com/scalein-planner/scalein/sim"
 )
 
 // TestEncodeReportIsMarshal: the report encoded row by row is json.Marshal's output byte for
 // byte: with rows, without, and with characters json.Marshal escapes.
 func TestEncodeReportIsMarshal(t *testing.T) {
-	sc, err := sim.Parse([]byte(perRequestScenario("encode <&>", 300)), sim.ParseEnv{})
+	sc, err := sim.Parse([]byte(runtest.PerRequestScenario("encode <&>", 300)), sim.ParseEnv{})
 	require.NoError(t, err)
 	rep, err := sim.Run(context.Background(), sc, sim.RunOptions{})
 	require.NoError(t, err)

@@ -1,4 +1,4 @@
-package web
+package runs
 
 import (
 	"context"
@@ -16,7 +16,7 @@ import (
 	"github.com/scalein-planner/scalein/store"
 )
 
-// Sweeps and plans submit ordinary runs through s.submit and follow them through the store, so
+// Sweeps and plans submit ordinary runs through submitPoints and follow them through the store, so
 // their points share the queue, the permalinks and the reuse of identical runs with every
 // other run.
 
@@ -39,15 +39,16 @@ func contentID(kind string, parts ...[]byte) string {
 // runPollInterval is how often a plan checks on the runs it waits for.
 const runPollInterval = 200 * time.Millisecond
 
-// queueFullRetry is how long a plan waits before submitting again when the queue is full.
-const queueFullRetry = time.Second
+// QueueFullRetry is how long a plan, or a sweep being fed, waits before submitting again when
+// the queue is full.
+const QueueFullRetry = time.Second
 
 // planRunner is the whatif.Runner of one plan on this server: it submits the candidates as
 // runs, records them as the plan's points, and waits until each has ended. The planner calls
 // Run from several goroutines at once; each call's runs go to the shared queue, and the points
 // are recorded one call at a time (a point's index is the count of those before it).
 type planRunner struct {
-	s      *Server
+	s      *Service
 	planID string
 	mu     sync.Mutex // serialises AddPlanPoints
 }
@@ -68,13 +69,13 @@ func (p *planRunner) Run(ctx context.Context, scenarios []*sim.Scenario) ([]what
 		if err == nil {
 			break
 		}
-		if !errors.Is(err, errQueueFull) {
+		if !errors.Is(err, ErrQueueFull) {
 			return nil, err
 		}
 		select { // the queue is full of other work: wait for room rather than fail the plan
 		case <-ctx.Done():
 			return nil, context.Cause(ctx)
-		case <-time.After(queueFullRetry):
+		case <-time.After(QueueFullRetry):
 		}
 	}
 	labels := make([]string, len(scenarios))
@@ -105,13 +106,13 @@ func (p *planRunner) Run(ctx context.Context, scenarios []*sim.Scenario) ([]what
 }
 
 // awaitRun polls the store until the run has ended and returns it with its report.
-func (s *Server) awaitRun(ctx context.Context, id string) (store.Run, error) {
+func (s *Service) awaitRun(ctx context.Context, id string) (store.Run, error) {
 	for {
 		run, err := s.store.GetRunStatus(ctx, id)
 		if err != nil {
 			return store.Run{}, err
 		}
-		if isFinal(run.Status) {
+		if IsFinal(run.Status) {
 			run, err := s.store.GetRun(ctx, id)
 			if err == nil && run.Status == store.StatusDone && len(run.SummaryJSON) == 0 {
 				// Finished before summaries were stored: the report has what outcomeOf reads.
@@ -151,15 +152,9 @@ func outcomeOf(run store.Run) whatif.Outcome {
 	return o
 }
 
-// planRequestDoc is what a plan stores as its request: the planner's request as given (before
-// defaults, so the defaults of a later version apply when it is resumed) and its name.
-type planRequestDoc struct {
-	whatif.Request
-}
-
 // startPlan runs the plan in the background unless it is already running in this process or
-// another process drives it (drive.go).
-func (s *Server) startPlan(id string) {
+// another process drives it (lease.go).
+func (s *Service) startPlan(id string) {
 	s.mu.Lock()
 	if s.stopped {
 		s.mu.Unlock()
@@ -209,7 +204,7 @@ func (s *Server) startPlan(id string) {
 // executePlan runs the planner for a stored plan and records its end. A plan stopped by the
 // server shutting down stays running in the store, and the next start resumes it (its finished
 // runs are reused).
-func (s *Server) executePlan(ctx context.Context, id string) {
+func (s *Service) executePlan(ctx context.Context, id string) {
 	end := func(status, msg string, result []byte) (cancelled bool) {
 		sctx, cancel := storeCtx()
 		defer cancel()
@@ -288,7 +283,7 @@ func cancelledCandidate(res *whatif.Result) string {
 }
 
 // planUnfinished says whether the store has the plan queued or running (asked for again).
-func (s *Server) planUnfinished(id string) bool {
+func (s *Service) planUnfinished(id string) bool {
 	ctx, cancel := storeCtx()
 	defer cancel()
 	status, err := s.store.PlanStatus(ctx, id)
@@ -297,7 +292,7 @@ func (s *Server) planUnfinished(id string) bool {
 
 // cancelPlanPointsAfter cancels a cancelled plan's unfinished runs again, unless it has been
 // asked for again meanwhile.
-func (s *Server) cancelPlanPointsAfter(id string) {
+func (s *Service) cancelPlanPointsAfter(id string) {
 	ctx, cancel := storeCtx()
 	defer cancel()
 	plan, points, err := s.store.GetPlan(ctx, id)
@@ -318,7 +313,7 @@ func (s *Server) cancelPlanPointsAfter(id string) {
 
 // resumePlans starts every unfinished plan that no process drives: at start, the ones a
 // previous process left; on PostgreSQL, at each rescan, the ones whose driver died.
-func (s *Server) resumePlans(ctx context.Context) error {
+func (s *Service) resumePlans(ctx context.Context) error {
 	plans, err := s.store.UnfinishedPlans(ctx)
 	if err != nil {
 		return err
@@ -332,7 +327,7 @@ func (s *Server) resumePlans(ctx context.Context) error {
 // cancelPoints stops the unfinished runs of a cancelled sweep or plan (the other id is ""),
 // except those something else still waits on: another sweep or plan that lists them, or a
 // user who submitted them directly (runs are shared: the same scenario is the same run).
-func (s *Server) cancelPoints(ctx context.Context, ids []string, sweepID, planID string) error {
+func (s *Service) cancelPoints(ctx context.Context, ids []string, sweepID, planID string) error {
 	for _, id := range ids {
 		// The check and the cancel are one statement: a run taken up meanwhile is spared.
 		cancelled, jobID, err := s.store.CancelUnlessWanted(ctx, id, sweepID, planID, s.now())

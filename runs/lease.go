@@ -1,4 +1,4 @@
-package web
+package runs
 
 import (
 	"context"
@@ -38,7 +38,7 @@ func sweepDriveKey(id string) string { return "sweep:" + id }
 
 // lockDrive takes a hold of the drive lock of key; ok is false when another process holds it
 // (or the lock cannot be read, which is logged: the next rescan tries again).
-func (s *Server) lockDrive(key string) (store.DriveHold, bool) {
+func (s *Service) lockDrive(key string) (store.DriveHold, bool) {
 	ctx, cancel := storeCtx()
 	defer cancel()
 	hold, ok, err := s.locks.TryLock(ctx, key)
@@ -49,7 +49,7 @@ func (s *Server) lockDrive(key string) (store.DriveHold, bool) {
 	return hold, ok
 }
 
-func (s *Server) unlockDrive(hold store.DriveHold) {
+func (s *Service) unlockDrive(hold store.DriveHold) {
 	ctx, cancel := storeCtx()
 	defer cancel()
 	if err := s.locks.Unlock(ctx, hold); err != nil {
@@ -59,7 +59,7 @@ func (s *Server) unlockDrive(hold store.DriveHold) {
 
 // watchCancelled cancels ctx with errCancelledElsewhere once cancelled reports true, checking
 // every cancelPoll until ctx ends.
-func (s *Server) watchCancelled(ctx context.Context, cancel context.CancelCauseFunc, cancelled func(context.Context) (bool, error)) {
+func (s *Service) watchCancelled(ctx context.Context, cancel context.CancelCauseFunc, cancelled func(context.Context) (bool, error)) {
 	go func() {
 		t := time.NewTicker(cancelPoll)
 		defer t.Stop()
@@ -80,7 +80,7 @@ func (s *Server) watchCancelled(ctx context.Context, cancel context.CancelCauseF
 // rescanDrives runs on PostgreSQL until ctx ends: every driveRescan it checks the locks'
 // connection (lost: every sweep and plan driven here stops, and is taken up again by whichever
 // process locks it first) and resumes the sweeps and plans no process drives.
-func (s *Server) rescanDrives(ctx context.Context) {
+func (s *Service) rescanDrives(ctx context.Context) {
 	t := time.NewTicker(s.driveRescan)
 	defer t.Stop()
 	for {
@@ -106,7 +106,7 @@ func (s *Server) rescanDrives(ctx context.Context) {
 }
 
 // stopDriving stops every plan and sweep feed of this process.
-func (s *Server) stopDriving(cause error) {
+func (s *Service) stopDriving(cause error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, cancel := range s.planCancels {
@@ -115,4 +115,11 @@ func (s *Server) stopDriving(cause error) {
 	for _, feed := range s.sweepFeeds {
 		feed.cancel(cause)
 	}
+}
+
+// Drives says whether this process drives the sweep or plan id (feeds it, or runs its planner).
+func (s *Service) Drives(id string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.planCancels[id] != nil || s.sweepFeeds[id] != nil
 }

@@ -1,0 +1,56 @@
+package web
+
+import (
+	"context"
+	"errors"
+	"strings"
+
+	"github.com/scalein-planner/scalein/sim"
+)
+
+// bigBodyBytes is the request body size above which parsing takes a slot of the large-body
+// limiter and memory is handed back afterwards.
+const bigBodyBytes = 1 << 20
+
+// bigBodies limits how many large request bodies are parsed at once.
+type bigBodies struct{ slots chan struct{} }
+
+func newBigBodies(n int) *bigBodies { return &bigBodies{slots: make(chan struct{}, n)} }
+
+// parseBody calls parse for a request body of size bytes; a body above bigBodyBytes first
+// waits for a slot of the large-body limiter, which parse then holds.
+func (s *Server) parseBody(ctx context.Context, size int64, parse func() error) error {
+	if size <= bigBodyBytes {
+		return parse()
+	}
+	select {
+	case s.bodies.slots <- struct{}{}:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	defer func() {
+		<-s.bodies.slots
+		s.runs.NoteBigRequest()
+	}()
+	return parse()
+}
+
+// admissionFormError shows an admission refusal in the form: beside the fields that drive the
+// estimate, or at the top when the scenario was pasted as JSON.
+func admissionFormError(form *scenarioForm, err error) error {
+	invalid, ok := errors.AsType[*sim.ValidationError](err)
+	if !ok {
+		return err
+	}
+	fe := noFormErrors()
+	if strings.TrimSpace(form.values[rawJSONField]) != "" {
+		fe.rawMode = true
+		for _, e := range invalid.Errors {
+			fe.unplaced = append(fe.unplaced, e.String())
+		}
+		fe.count = len(invalid.Errors)
+	} else {
+		fe.place(invalid.Errors, nil, nil)
+	}
+	return &invalidForm{form: form, errs: fe}
+}

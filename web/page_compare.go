@@ -19,7 +19,7 @@ func (s *Server) handleCompare(w http.ResponseWriter, r *http.Request) error {
 		return s.redirectPicked(w, r, picked)
 	}
 	idA, idB := q.Get("a"), q.Get("b")
-	if !runIDPattern.MatchString(idA) || !runIDPattern.MatchString(idB) {
+	if !idPattern.MatchString(idA) || !idPattern.MatchString(idB) {
 		return notFound("compare needs two run ids: /compare?a=ID&b=ID (16 characters of a–z and 2–7 each)")
 	}
 	key := compareURL(idA, idB)

@@ -39,7 +39,7 @@ func (s *Server) handleForm(w http.ResponseWriter, r *http.Request) error {
 		}
 	case q.Get("from") != "":
 		id := q.Get("from")
-		if !runIDPattern.MatchString(id) {
+		if !idPattern.MatchString(id) {
 			return notFound("no run has this id; run ids are 16 characters of a–z and 2–7")
 		}
 		run, err := s.store.GetRun(r.Context(), id)
@@ -124,7 +124,7 @@ func (s *Server) handleCreatePair(w http.ResponseWriter, r *http.Request) error 
 	}
 	var sc *sim.Scenario
 	if from := r.PostForm.Get("from"); from != "" {
-		if !runIDPattern.MatchString(from) {
+		if !idPattern.MatchString(from) {
 			return notFound("no run has this id; run ids are 16 characters of a–z and 2–7")
 		}
 		run, err := s.store.GetRun(r.Context(), from)

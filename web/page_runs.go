@@ -49,7 +49,7 @@ func (s *Server) renderRuns(w http.ResponseWriter, r *http.Request, status int, 
 	with := q.Get("with")
 	p := templates.RunsPage{Page: s.pageInfo("Runs", "runs"), PageNum: page, Query: query, Error: errMsg}
 	if with != "" {
-		if !runIDPattern.MatchString(with) {
+		if !idPattern.MatchString(with) {
 			return notFound("no run has this id; run ids are 16 characters of a–z and 2–7")
 		}
 		base, err := s.store.GetRunStatus(r.Context(), with)

@@ -48,7 +48,7 @@ func (s *Server) newPage(r *http.Request, kind string) (templates.WhatIfNewPage,
 		}
 	case q.Get("from") != "":
 		id := q.Get("from")
-		if !runIDPattern.MatchString(id) {
+		if !idPattern.MatchString(id) {
 			return p, notFound("no run has this id; run ids are 16 characters of a–z and 2–7")
 		}
 		run, err := s.store.GetRun(r.Context(), id)

@@ -10,7 +10,6 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -143,18 +142,24 @@ func (s *Server) renderCalibrations(w http.ResponseWriter, r *http.Request, stat
 	return s.render(w, r, status, templates.CalibrationsView(p))
 }
 
+// fpmUpload is the calibration upload form's file.
+var fpmUpload = upload{what: "FPM file", maxBytes: maxFPMBytes,
+	tooLarge: &Error{Status: http.StatusRequestEntityTooLarge, Title: "FPM file too large",
+		Message: "the upload is larger than the 64 MiB limit; upload part of the file (a few thousand passes are plenty)"},
+	tooLargeFile: &Error{Status: http.StatusRequestEntityTooLarge, Title: "FPM file too large",
+		Message: "the file is larger than the 64 MiB limit; upload part of it (a few thousand passes are plenty)"}}
+
 // handleUploadCalibration is POST /calibrations: a multipart upload, fitted, stored, then 303 to
 // its permalink; bad lines answer 422 with the form and every bad line's number.
 func (s *Server) handleUploadCalibration(w http.ResponseWriter, r *http.Request) error {
-	if err := r.ParseMultipartForm(8 << 20); err != nil {
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
-			return &Error{Status: http.StatusRequestEntityTooLarge, Title: "FPM file too large",
-				Message: "the upload is larger than the 64 MiB limit; upload part of the file (a few thousand passes are plenty)"}
-		}
-		return s.renderCalibrations(w, r, http.StatusBadRequest, templates.CalibrationsPage{Error: "the upload could not be read (" + err.Error() + "); choose a file and try again"})
+	unreadable, done, err := fpmUpload.parseForm(r)
+	if err != nil {
+		return err
 	}
-	defer func() { _ = r.MultipartForm.RemoveAll() }()
+	if unreadable != "" {
+		return s.renderCalibrations(w, r, http.StatusBadRequest, templates.CalibrationsPage{Error: unreadable})
+	}
+	defer done()
 	p := templates.CalibrationsPage{Name: strings.TrimSpace(r.FormValue("name")),
 		Worker: strings.TrimSpace(r.FormValue("worker")), Skip: strings.TrimSpace(r.FormValue("skip"))}
 	k := store.CalibrationKey{Worker: p.Worker}
@@ -166,23 +171,17 @@ func (s *Server) handleUploadCalibration(w http.ResponseWriter, r *http.Request)
 		}
 		k.Skip = n
 	}
-	file, header, err := r.FormFile("file")
-	if err != nil {
+	content, filename, missing, err := fpmUpload.readFile(r)
+	if missing {
 		p.Error = "Choose an FPM file to upload (JSON lines, one forward pass per line)."
 		return s.renderCalibrations(w, r, http.StatusUnprocessableEntity, p)
 	}
-	defer file.Close()
-	content, err := io.ReadAll(io.LimitReader(file, maxFPMBytes+1))
 	if err != nil {
-		return fmt.Errorf("read uploaded FPM file: %w", err)
-	}
-	if len(content) > maxFPMBytes {
-		return &Error{Status: http.StatusRequestEntityTooLarge, Title: "FPM file too large",
-			Message: "the file is larger than the 64 MiB limit; upload part of it (a few thousand passes are plenty)"}
+		return err
 	}
 	name := p.Name
 	if name == "" {
-		name = filepath.Base(header.Filename)
+		name = filename
 	}
 	_, k, _, err = s.storeCalibration(r, content, name, k)
 	var ie *calibrationInputError

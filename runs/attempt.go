@@ -223,25 +223,16 @@ func (s *Service) record(id string, attempt int, status, msg string, report *sto
 // watchClaim cancels a running run once its row is no longer this attempt's running row: a
 // user cancelled it (possibly through another server process) or another worker took it over.
 func (s *Service) watchClaim(ctx context.Context, id string, attempt int, cancel context.CancelCauseFunc) {
-	t := time.NewTicker(takeoverPoll)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
+	pollStore(ctx, takeoverPoll, func() bool {
 		run, err := s.store.GetRunStatus(ctx, id)
-		if err != nil {
-			continue
+		if err != nil || (run.Status == store.StatusRunning && run.Attempts == attempt) {
+			return false
 		}
-		if run.Status != store.StatusRunning || run.Attempts != attempt {
-			if run.Status == store.StatusCancelled {
-				cancel(errCancelledByUser)
-			} else {
-				cancel(errTakenOver)
-			}
-			return
+		if run.Status == store.StatusCancelled {
+			cancel(errCancelledByUser)
+		} else {
+			cancel(errTakenOver)
 		}
-	}
+		return true
+	})
 }

@@ -60,21 +60,13 @@ func (s *Service) unlockDrive(hold store.DriveHold) {
 // watchCancelled cancels ctx with errCancelledElsewhere once cancelled reports true, checking
 // every cancelPoll until ctx ends.
 func (s *Service) watchCancelled(ctx context.Context, cancel context.CancelCauseFunc, cancelled func(context.Context) (bool, error)) {
-	go func() {
-		t := time.NewTicker(cancelPoll)
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-			}
-			if yes, err := cancelled(ctx); err == nil && yes {
-				cancel(errCancelledElsewhere)
-				return
-			}
+	go pollStore(ctx, cancelPoll, func() bool {
+		if yes, err := cancelled(ctx); err == nil && yes {
+			cancel(errCancelledElsewhere)
+			return true
 		}
-	}()
+		return false
+	})
 }
 
 // rescanDrives runs on PostgreSQL until ctx ends: every driveRescan it checks the locks'

@@ -106,26 +106,29 @@ func (p *planRunner) Run(ctx context.Context, scenarios []*sim.Scenario) ([]what
 }
 
 // awaitRun polls the store until the run has ended and returns it with its report.
-func (s *Service) awaitRun(ctx context.Context, id string) (store.Run, error) {
-	for {
-		run, err := s.store.GetRunStatus(ctx, id)
+func (s *Service) awaitRun(ctx context.Context, id string) (run store.Run, err error) {
+	ended := pollStore(ctx, runPollInterval, func() bool {
+		run, err = s.store.GetRunStatus(ctx, id)
 		if err != nil {
-			return store.Run{}, err
+			return true
 		}
-		if IsFinal(run.Status) {
-			run, err := s.store.GetRun(ctx, id)
-			if err == nil && run.Status == store.StatusDone && len(run.SummaryJSON) == 0 {
-				// Finished before summaries were stored: the report has what outcomeOf reads.
-				run.ReportJSON, err = s.store.GetReportJSON(ctx, id)
-			}
-			return run, err
+		if !IsFinal(run.Status) {
+			return false
 		}
-		select {
-		case <-ctx.Done():
-			return store.Run{}, context.Cause(ctx)
-		case <-time.After(runPollInterval):
+		run, err = s.store.GetRun(ctx, id)
+		if err == nil && run.Status == store.StatusDone && len(run.SummaryJSON) == 0 {
+			// Finished before summaries were stored: the report has what outcomeOf reads.
+			run.ReportJSON, err = s.store.GetReportJSON(ctx, id)
 		}
+		return true
+	})
+	if !ended {
+		return store.Run{}, context.Cause(ctx)
 	}
+	if err != nil {
+		return store.Run{}, err
+	}
+	return run, nil
 }
 
 // outcomeOf reads what the planner needs from a finished run.

@@ -7,6 +7,7 @@ import (
 
 	"github.com/scalein-planner/scalein/sim/whatif"
 	"github.com/scalein-planner/scalein/templates"
+	"github.com/scalein-planner/scalein/sim"
 )
 
 const (
@@ -28,7 +29,7 @@ func planScatter(cands []whatif.Candidate) templates.Chart {
 	var feasible, infeasible, front [][]any
 	var pareto []pt
 	for _, cd := range cands {
-		x, y := figureValue(cd.Headline, "latest_removal_ms"), figureValue(cd.Headline, "ttft_p99_ms")
+		x, y := figureValue(cd.Headline, sim.HeadlineLatestRemovalMS), figureValue(cd.Headline, sim.HeadlineTTFTP99MS)
 		yes := map[bool]string{true: "yes", false: "no"}
 		c.Table.Rows = append(c.Table.Rows, []string{formatNumber(float64(cd.Rank)), cd.Label, withUnit(x, ""), withUnit(y, ""), yes[cd.Feasible], yes[cd.Pareto]})
 		if x == nil || y == nil {

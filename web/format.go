@@ -99,7 +99,7 @@ func figureCells(figs []sim.Figure) []templates.FigureCell {
 	out := make([]templates.FigureCell, len(figs))
 	for i, f := range figs {
 		out[i] = templates.FigureCell{Key: f.Key, Label: f.Label, Value: withUnit(f.Value, f.Unit)}
-		if f.Key == "pulls_partial" {
+		if f.Key == sim.HeadlinePullsPartial {
 			out[i].Label += " (" + partialShort + ")"
 		}
 	}

@@ -120,10 +120,10 @@ func (s *Server) handlePlan(w http.ResponseWriter, r *http.Request) error {
 	for _, c := range plan.Candidates {
 		p.Candidates = append(p.Candidates, templates.PlanCandidateRow{Rank: c.Rank, Label: c.Label, RunID: c.RunID,
 			Status: c.Status, Feasible: c.Feasible, Pareto: c.Pareto,
-			Latest:     withUnit(figureValue(c.Headline, "latest_removal_ms"), "ms"),
-			TTFTP99:    withUnit(figureValue(c.Headline, "ttft_p99_ms"), "ms"),
-			Killed:     withUnit(figureValue(c.Headline, "requests_killed"), ""),
-			WorkerSecs: withUnit(figureValue(c.Headline, "worker_seconds"), ""),
+			Latest:     withUnit(figureValue(c.Headline, sim.HeadlineLatestRemovalMS), "ms"),
+			TTFTP99:    withUnit(figureValue(c.Headline, sim.HeadlineTTFTP99MS), "ms"),
+			Killed:     withUnit(figureValue(c.Headline, sim.HeadlineRequestsKilled), ""),
+			WorkerSecs: withUnit(figureValue(c.Headline, sim.HeadlineWorkerSeconds), ""),
 			Violations: strings.Join(c.Violations, "; ")})
 	}
 	if p.Final && len(plan.Candidates) > 0 {

@@ -16,7 +16,7 @@ import (
 const runsPerPage = 20
 
 // listColumns are the headline figures the runs list shows, by key, in column order.
-var listColumns = []string{"latest_removal_ms", "total_pin_wait_ms", "ttft_p99_ms", "worker_seconds"}
+var listColumns = []string{sim.HeadlineLatestRemovalMS, sim.HeadlineTotalPinWaitMS, sim.HeadlineTTFTP99MS, sim.HeadlineWorkerSeconds}
 
 // pageParam reads ?page= (1-based); anything else is page 1.
 func pageParam(r *http.Request) int {

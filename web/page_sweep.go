@@ -16,7 +16,7 @@ import (
 )
 
 // sweepTableKeys are the headline figures the sweep table shows.
-var sweepTableKeys = []string{"latest_removal_ms", "total_pin_wait_ms", "ttft_p99_ms", "requests_killed", "worker_seconds"}
+var sweepTableKeys = []string{sim.HeadlineLatestRemovalMS, sim.HeadlineTotalPinWaitMS, sim.HeadlineTTFTP99MS, sim.HeadlineRequestsKilled, sim.HeadlineWorkerSeconds}
 
 // maxFormAxes is how many axis rows the sweep form offers (the API's limit).
 const maxFormAxes = whatif.MaxAxes
@@ -34,7 +34,7 @@ func (s *Server) handleSweep(w http.ResponseWriter, r *http.Request) error {
 	var figures []templates.Option
 	for _, f := range sim.Headline(nil) {
 		labels[f.Key] = f.Label + " (" + f.Unit + ")"
-		figures = append(figures, templates.Option{Value: f.Key, Label: labels[f.Key], Selected: f.Key == "latest_removal_ms"})
+		figures = append(figures, templates.Option{Value: f.Key, Label: labels[f.Key], Selected: f.Key == sim.HeadlineLatestRemovalMS})
 	}
 	p := templates.SweepPage{Page: s.pageInfo("Sweep: "+sw.Name, "runs"), ID: sw.ID, Name: sw.Name, Status: sw.Status,
 		Done: sw.Done, Total: len(sw.Points), Final: runs.IsFinal(sw.Status), APIURL: "/api/v1/sweeps/" + sw.ID, CSVURL: sw.CSVURL,

@@ -72,16 +72,16 @@ func runCards(rep *sim.Report) []templates.Card {
 	}
 	k := rep.KVCR
 	cards := []templates.Card{
-		figureCard("latest_removal_ms", "Latest removal deadline", byKey, "ms",
+		figureCard(sim.HeadlineLatestRemovalMS, "Latest removal deadline", byKey, "ms",
 			fmt.Sprintf("%s drained, %d removed", countOf(int64(drained), "workers"), removed)),
-		figureCard("total_pin_wait_ms", "Total pin wait", byKey, "ms", "time drained workers waited for peers pulling from them"),
-		{Key: "pulls_staged", Label: "Pulls staged", Value: countOf(k.Staged, "pulls"),
+		figureCard(sim.HeadlineTotalPinWaitMS, "Total pin wait", byKey, "ms", "time drained workers waited for peers pulling from them"),
+		{Key: sim.HeadlinePullsStaged, Label: "Pulls staged", Value: countOf(k.Staged, "pulls"),
 			Note: fmt.Sprintf("%s succeeded, %s partial, %s rejected", countOf(k.Success, "pulls"), countOf(k.Partial, "pulls"),
 				countOf(k.RejectedDraining+k.RejectedRemoved, "hints"))},
-		figureCard("ttft_p99_ms", "TTFT p99", byKey, "ms", "p50 "+withUnit(byKey["ttft_p50_ms"].Value, "ms")),
-		{Key: "requests_completed", Label: "Requests completed", Value: countOf(rep.Summary.Requests.Completed, "requests"),
+		figureCard(sim.HeadlineTTFTP99MS, "TTFT p99", byKey, "ms", "p50 "+withUnit(byKey[sim.HeadlineTTFTP50MS].Value, "ms")),
+		{Key: sim.HeadlineRequestsCompleted, Label: "Requests completed", Value: countOf(rep.Summary.Requests.Completed, "requests"),
 			Note: countOf(rep.Summary.Requests.Killed, "requests") + " killed"},
-		figureCard("worker_seconds", "Worker-seconds", byKey, "s", "run lasted "+withUnit(byKey["duration_ms"].Value, "ms")),
+		figureCard(sim.HeadlineWorkerSeconds, "Worker-seconds", byKey, "s", "run lasted "+withUnit(byKey[sim.HeadlineDurationMS].Value, "ms")),
 	}
 	if k.Partial > 0 {
 		cards[2].HelpTitle, cards[2].Help = "What is a partial pull?", partialNote
@@ -98,7 +98,7 @@ func figureCard(key, label string, byKey map[string]sim.Figure, unit, note strin
 
 // compareCards are the key figures of both runs with their delta (B − A).
 func compareCards(cmp sim.Comparison) []templates.Card {
-	keys := []string{"latest_removal_ms", "total_pin_wait_ms", "pulls_staged", "pulls_partial", "ttft_p99_ms", "worker_seconds"}
+	keys := []string{sim.HeadlineLatestRemovalMS, sim.HeadlineTotalPinWaitMS, sim.HeadlinePullsStaged, sim.HeadlinePullsPartial, sim.HeadlineTTFTP99MS, sim.HeadlineWorkerSeconds}
 	var out []templates.Card
 	for _, key := range keys {
 		for _, f := range cmp.Figures {
@@ -107,7 +107,7 @@ func compareCards(cmp sim.Comparison) []templates.Card {
 			}
 			c := templates.Card{Key: key, Label: f.Label, A: withUnit(f.A, f.Unit), B: withUnit(f.B, f.Unit)}
 			c.Delta, c.Trend = deltaOf(f)
-			if key == "pulls_partial" && ((f.A != nil && *f.A > 0) || (f.B != nil && *f.B > 0)) {
+			if key == sim.HeadlinePullsPartial && ((f.A != nil && *f.A > 0) || (f.B != nil && *f.B > 0)) {
 				c.Note = partialNote
 			}
 			out = append(out, c)

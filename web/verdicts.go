@@ -236,7 +236,7 @@ func compareVerdicts(cmp sim.Comparison, a, b *sim.Report, labelB string) []stri
 	var out []string
 
 	// C1: the latest removal deadline.
-	latest := fig("latest_removal_ms")
+	latest := fig(sim.HeadlineLatestRemovalMS)
 	switch {
 	case latest.A == nil && latest.B == nil:
 		out = append(out, phrase+", still no drained worker is removed: there is no removal deadline to compare.")
@@ -245,7 +245,7 @@ func compareVerdicts(cmp sim.Comparison, a, b *sim.Report, labelB string) []stri
 			phrase, withUnit(latest.A, "ms"), withUnit(latest.B, "ms")))
 	case msEqual(*latest.A, *latest.B):
 		s := fmt.Sprintf("%s did not move the latest removal deadline (%s)", phrase, shortMS(*latest.A))
-		pinA, pinB := valueOr0(fig("total_pin_wait_ms").A), valueOr0(fig("total_pin_wait_ms").B)
+		pinA, pinB := valueOr0(fig(sim.HeadlineTotalPinWaitMS).A), valueOr0(fig(sim.HeadlineTotalPinWaitMS).B)
 		if pinA == 0 && pinB == 0 {
 			s += ": the drained workers' own work dominates it."
 		} else {
@@ -304,7 +304,7 @@ func compareVerdicts(cmp sim.Comparison, a, b *sim.Report, labelB string) []stri
 	}
 
 	// C4: TTFT p99 (changes under 1 % are called unchanged).
-	p99 := fig("ttft_p99_ms")
+	p99 := fig(sim.HeadlineTTFTP99MS)
 	if p99.A != nil && p99.B != nil {
 		switch {
 		case p99.DeltaPct != nil && math.Abs(*p99.DeltaPct) >= 1:

@@ -37,6 +37,7 @@ import (
 	"github.com/scalein-planner/scalein/sim"
 	"github.com/scalein-planner/scalein/store"
 	"github.com/scalein-planner/scalein/templates"
+	"github.com/scalein-planner/scalein/web/format"
 )
 
 const browserPath = "/usr/bin/chromium-headless-shell"
@@ -265,7 +266,7 @@ func fetchReport(t *testing.T, base, id string) *sim.Report {
 }
 
 // leadingNumber reads the number a formatted cell starts with ("1 234.5 ms" → 1234.5); ok is
-// false for a dash or text.
+// false for a format.Dash or text.
 func leadingNumber(cell string) (float64, bool) {
 	cell = strings.NewReplacer("\u202f", "", "\u00a0", "", ",", "").Replace(strings.TrimSpace(cell))
 	end := 0
@@ -277,7 +278,7 @@ func leadingNumber(cell string) (float64, bool) {
 }
 
 // requireFigureCell checks a headline cell against the report's figure: the same number to
-// display precision, or a dash where the figure does not apply.
+// display precision, or a format.Dash where the figure does not apply.
 func requireFigureCell(t *testing.T, where string, f sim.Figure, cell string) {
 	t.Helper()
 	got, ok := leadingNumber(cell)

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"strconv"
 
 	"github.com/go-echarts/go-echarts/v2/charts"
 	"github.com/go-echarts/go-echarts/v2/opts"
@@ -12,6 +11,7 @@ import (
 	"github.com/scalein-planner/scalein/runs"
 	"github.com/scalein-planner/scalein/sim"
 	"github.com/scalein-planner/scalein/templates"
+	"github.com/scalein-planner/scalein/web/format"
 )
 
 // Colours shared with the pages (SPEC §5, helper C's CSS): run A (hinted or guard-on) is blue,
@@ -176,23 +176,9 @@ func boundTables(cs []templates.Chart) []templates.Chart {
 			rows = append(rows, t.Rows[n-1])
 		}
 		t.Rows = rows
-		t.Caption += fmt.Sprintf(" (every %s row of %d, and the last; report.json has them all)", ordinal(step), n)
+		t.Caption += fmt.Sprintf(" (every %s row of %d, and the last; report.json has them all)", format.Ordinal(step), n)
 	}
 	return cs
-}
-
-func ordinal(n int) string {
-	suffix := "th"
-	switch {
-	case n%100 >= 11 && n%100 <= 13:
-	case n%10 == 1:
-		suffix = "st"
-	case n%10 == 2:
-		suffix = "nd"
-	case n%10 == 3:
-		suffix = "rd"
-	}
-	return strconv.Itoa(n) + suffix
 }
 
 // chartAxes is the shared coordinate range of a chart (or of a group of charts that must align).
@@ -375,22 +361,6 @@ func seriesName(r runView, what string) string {
 	}
 	return r.label + " · " + what
 }
-
-// fmtNum formats a number for tables: at most three decimals, no trailing zeros.
-func fmtNum(v float64) string {
-	return strconv.FormatFloat(math.Round(v*1000)/1000, 'f', -1, 64)
-}
-
-// fmtOpt formats an optional number, "—" where it does not apply.
-func fmtOpt(v *float64) string {
-	if v == nil {
-		return "—"
-	}
-	return fmtNum(*v)
-}
-
-// fmtInt formats a count.
-func fmtInt(v int64) string { return strconv.FormatInt(v, 10) }
 
 // runColumn names a table column after the run it belongs to, if any.
 func runColumn(r runView, name string) string {

@@ -9,6 +9,7 @@ import (
 	"github.com/scalein-planner/scalein/sim"
 	"github.com/scalein-planner/scalein/sim/calibrate"
 	"github.com/scalein-planner/scalein/templates"
+	"github.com/scalein-planner/scalein/web/format"
 )
 
 // maxScatterPoints bounds the points drawn per pass class; larger classes are thinned evenly
@@ -51,7 +52,7 @@ func calibrationChart(id string, t sim.Timing, passes []calibrate.Pass) template
 			}
 		}
 		n := float64(len(ps))
-		table.Rows = append(table.Rows, []string{class, fmtInt(int64(len(ps))), formatNumber(sumY / n), formatNumber(sumP / n)})
+		table.Rows = append(table.Rows, []string{class, format.TableInt(int64(len(ps))), format.Number(sumY / n), format.Number(sumP / n)})
 		scatter.AddSeries(class, data, charts.WithItemStyleOpts(opts.ItemStyle{Color: classColors[class], Opacity: opts.Float(0.6)}))
 	}
 	if top == 0 {

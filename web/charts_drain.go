@@ -11,6 +11,7 @@ import (
 	"github.com/scalein-planner/scalein/runs"
 	"github.com/scalein-planner/scalein/sim"
 	"github.com/scalein-planner/scalein/templates"
+	"github.com/scalein-planner/scalein/web/format"
 )
 
 // largeDrainWorkers is the number of drained workers above which a page stops drawing a row per
@@ -99,7 +100,7 @@ func removedOverTimeChart(id string, views []runView) templates.Chart {
 				continue
 			}
 			k := int(math.Ceil(float64(len(times))*float64(tenth)/10)) - 1
-			row = append(row, fmtNum(times[max(0, k)]))
+			row = append(row, format.Table(times[max(0, k)]))
 		}
 		table.Rows = append(table.Rows, row)
 	}
@@ -130,7 +131,7 @@ func drainDistributionChart(id string, views []runView) templates.Chart {
 	bins := int(math.Floor(maxMS/width)) + 1
 	labels := make([]string, bins)
 	for i := range labels {
-		labels[i] = fmt.Sprintf("%s–%s", fmtNum(float64(i)*width), fmtNum(float64(i+1)*width))
+		labels[i] = fmt.Sprintf("%s–%s", format.Table(float64(i)*width), format.Table(float64(i+1)*width))
 	}
 	table := templates.Table{Caption: "Removed workers by drain time and by pin wait", Columns: []string{"time (ms)"}}
 	counts := func(vals []float64) []int64 {
@@ -171,7 +172,7 @@ func drainDistributionChart(id string, views []runView) templates.Chart {
 	for b := range bins {
 		row := []string{labels[b]}
 		for _, c := range cols {
-			row = append(row, fmtInt(c[b]))
+			row = append(row, format.TableInt(c[b]))
 		}
 		table.Rows = append(table.Rows, row)
 	}

@@ -5,9 +5,10 @@ import (
 	"encoding/json"
 	"slices"
 
+	"github.com/scalein-planner/scalein/sim"
 	"github.com/scalein-planner/scalein/sim/whatif"
 	"github.com/scalein-planner/scalein/templates"
-	"github.com/scalein-planner/scalein/sim"
+	"github.com/scalein-planner/scalein/web/format"
 )
 
 const (
@@ -31,7 +32,7 @@ func planScatter(cands []whatif.Candidate) templates.Chart {
 	for _, cd := range cands {
 		x, y := figureValue(cd.Headline, sim.HeadlineLatestRemovalMS), figureValue(cd.Headline, sim.HeadlineTTFTP99MS)
 		yes := map[bool]string{true: "yes", false: "no"}
-		c.Table.Rows = append(c.Table.Rows, []string{formatNumber(float64(cd.Rank)), cd.Label, withUnit(x, ""), withUnit(y, ""), yes[cd.Feasible], yes[cd.Pareto]})
+		c.Table.Rows = append(c.Table.Rows, []string{format.Number(float64(cd.Rank)), cd.Label, format.WithUnit(x, ""), format.WithUnit(y, ""), yes[cd.Feasible], yes[cd.Pareto]})
 		if x == nil || y == nil {
 			continue
 		}

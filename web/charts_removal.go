@@ -10,6 +10,7 @@ import (
 
 	"github.com/scalein-planner/scalein/sim"
 	"github.com/scalein-planner/scalein/templates"
+	"github.com/scalein-planner/scalein/web/format"
 )
 
 // Names of the JavaScript functions charts.js registers: the option carries the name, never
@@ -208,12 +209,12 @@ func removalTable(rep *sim.Report) templates.Table {
 		if w.Forced {
 			forced = "yes"
 		}
-		removed := fmtOpt(w.RemovedAtMS)
+		removed := format.TableOpt(w.RemovedAtMS)
 		if w.RemovedAtMS == nil {
 			removed = "not removed by the end"
 		}
-		t.Rows = append(t.Rows, []string{fmt.Sprintf("w%d", w.ID), fmtOpt(w.MarkedAtMS), fmtOpt(w.LastWorkMS),
-			removed, fmtOpt(w.DrainMS), fmtOpt(w.PinWaitMS), fmtOpt(w.GraceDeadlineMS), forced})
+		t.Rows = append(t.Rows, []string{fmt.Sprintf("w%d", w.ID), format.TableOpt(w.MarkedAtMS), format.TableOpt(w.LastWorkMS),
+			removed, format.TableOpt(w.DrainMS), format.TableOpt(w.PinWaitMS), format.TableOpt(w.GraceDeadlineMS), forced})
 	}
 	return t
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/scalein-planner/scalein/sim"
 	"github.com/scalein-planner/scalein/templates"
+	"github.com/scalein-planner/scalein/web/format"
 )
 
 // bucketColumn is one per-bucket value shown in a time-series table.
@@ -36,7 +37,7 @@ func timeTable(caption string, runs []runView, cols []bucketColumn) templates.Ta
 	slices.Sort(starts)
 	starts = slices.Compact(starts)
 	for _, at := range starts {
-		row := []string{fmtNum(at)}
+		row := []string{format.Table(at)}
 		for i := range runs {
 			b, ok := byRun[i][at]
 			for _, c := range cols {
@@ -88,8 +89,8 @@ func maxWorkers(rep *sim.Report) float64 {
 func workersChart(id string, runs []runView) templates.Chart {
 	const title = "Active and draining workers over time"
 	cols := []bucketColumn{
-		{"active (workers)", func(b sim.Bucket) string { return fmtInt(b.Active) }},
-		{"draining (workers)", func(b sim.Bucket) string { return fmtInt(b.Draining) }},
+		{"active (workers)", func(b sim.Bucket) string { return format.TableInt(b.Active) }},
+		{"draining (workers)", func(b sim.Bucket) string { return format.TableInt(b.Draining) }},
 	}
 	table := timeTable("Workers at the end of each bucket", runs, cols)
 	if !hasBuckets(runs) {
@@ -147,7 +148,7 @@ func maxTTFTP50(rep *sim.Report) float64 {
 func ttftOverTimeChart(id string, runs []runView) templates.Chart {
 	const title = "TTFT over time (p50 per bucket)"
 	table := timeTable("Median time to first token of the first tokens in each bucket", runs, []bucketColumn{
-		{"TTFT p50 (ms)", func(b sim.Bucket) string { return fmtOpt(b.TTFTP50MS) }},
+		{"TTFT p50 (ms)", func(b sim.Bucket) string { return format.TableOpt(b.TTFTP50MS) }},
 	})
 	ax := axisRange(runs, maxTTFTP50)
 	if ax.yMax == 0 {
@@ -200,9 +201,9 @@ func pullsMax(rep *sim.Report) float64 {
 // earlier, so stacking them on "staged" would count one pull twice.
 func kvcrPullsChart(id, title string, r runView, ax chartAxes) templates.Chart {
 	table := timeTable("KVCR pulls per bucket", []runView{r}, []bucketColumn{
-		{"staged (pulls)", func(b sim.Bucket) string { return fmtInt(b.PullsStaged) }},
-		{"rejected at staging (pulls)", func(b sim.Bucket) string { return fmtInt(b.PullsRejected) }},
-		{"landed (pulls)", func(b sim.Bucket) string { return fmtInt(b.PullsLanded) }},
+		{"staged (pulls)", func(b sim.Bucket) string { return format.TableInt(b.PullsStaged) }},
+		{"rejected at staging (pulls)", func(b sim.Bucket) string { return format.TableInt(b.PullsRejected) }},
+		{"landed (pulls)", func(b sim.Bucket) string { return format.TableInt(b.PullsLanded) }},
 	})
 	if ax.yMax == 0 {
 		return emptyChart(id, title, "No KVCR pull was staged or rejected in this run.", table)

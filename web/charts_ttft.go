@@ -10,6 +10,7 @@ import (
 	"github.com/scalein-planner/scalein/runs"
 	"github.com/scalein-planner/scalein/sim"
 	"github.com/scalein-planner/scalein/templates"
+	"github.com/scalein-planner/scalein/web/format"
 )
 
 // ttftDistributionChart draws a histogram of per-request TTFT when every run has per-request
@@ -36,7 +37,7 @@ func ttftHistogram(id string, views []runView) templates.Chart {
 	bins := int(runs.BinOf(maxMS, c, k)) + 1
 	labels := make([]string, bins)
 	for i := range labels {
-		labels[i] = fmt.Sprintf("%s–%s", fmtNum(float64(i)*widthMS), fmtNum(float64(i+1)*widthMS))
+		labels[i] = fmt.Sprintf("%s–%s", format.Table(float64(i)*widthMS), format.Table(float64(i+1)*widthMS))
 	}
 	counts := make([][]int64, len(views))
 	var yMax float64
@@ -54,12 +55,12 @@ func ttftHistogram(id string, views []runView) templates.Chart {
 	for b, label := range labels {
 		row := []string{label}
 		for i := range views {
-			row = append(row, fmtInt(counts[i][b]))
+			row = append(row, format.TableInt(counts[i][b]))
 		}
 		table.Rows = append(table.Rows, row)
 	}
 
-	cart := cartesian{title: title, xName: "TTFT (ms), bins of " + fmtNum(widthMS) + " ms", xCats: labels,
+	cart := cartesian{title: title, xName: "TTFT (ms), bins of " + format.Table(widthMS) + " ms", xCats: labels,
 		yName: "requests", yMax: niceCeil(yMax), tooltip: "axis", integerY: true}
 	bar := charts.NewBar()
 	bar.SetGlobalOptions(cart.globalOpts()...)
@@ -97,7 +98,7 @@ func ttftPercentiles(id string, views []runView) templates.Chart {
 		row := []string{s.label}
 		for _, r := range views {
 			v := s.of(r.rep.Summary.TTFTMS)
-			row = append(row, fmtOpt(v))
+			row = append(row, format.TableOpt(v))
 			if v != nil {
 				yMax = math.Max(yMax, *v)
 			}

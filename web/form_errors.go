@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/scalein-planner/scalein/sim"
+	"github.com/scalein-planner/scalein/web/format"
 )
 
 // invalidForm is a posted form that does not make a valid scenario: the form as it was posted,
@@ -18,7 +19,7 @@ type invalidForm struct {
 }
 
 func (e *invalidForm) Error() string {
-	return fmt.Sprintf("the scenario form has %d %s", e.errs.count, plural(int64(e.errs.count), "problem", "problems"))
+	return fmt.Sprintf("the scenario form has %d %s", e.errs.count, format.Plural(int64(e.errs.count), "problem", "problems"))
 }
 
 // formErrors places validation errors beside their fields.

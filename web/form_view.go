@@ -6,6 +6,7 @@ import (
 
 	"github.com/a-h/templ"
 	"github.com/scalein-planner/scalein/templates"
+	"github.com/scalein-planner/scalein/web/format"
 )
 
 // view builds the page model. traceOptions are the trace choices (value, label). The error
@@ -111,7 +112,7 @@ func (v *formView) rawJSON() {
 	if !v.errs.rawMode {
 		return
 	}
-	v.page.RawJSON.Error = fmt.Sprintf("%d %s in this JSON, listed at the top of the page", v.errs.count, plural(int64(v.errs.count), "problem", "problems"))
+	v.page.RawJSON.Error = fmt.Sprintf("%d %s in this JSON, listed at the top of the page", v.errs.count, format.Plural(int64(v.errs.count), "problem", "problems"))
 	for _, m := range v.errs.unplaced {
 		v.page.Problems = append(v.page.Problems, templates.Problem{Href: "#" + rawJSONField, Text: m})
 	}

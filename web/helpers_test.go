@@ -120,3 +120,5 @@ func submitAPI(t *testing.T, s *Server, body string) string {
 	require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &out))
 	return out.ID
 }
+
+func ptr(v float64) *float64 { return &v }

@@ -19,6 +19,7 @@ import (
 	"github.com/scalein-planner/scalein/sim/calibrate"
 	"github.com/scalein-planner/scalein/store"
 	"github.com/scalein-planner/scalein/templates"
+	"github.com/scalein-planner/scalein/web/format"
 )
 
 // maxFPMBytes bounds an uploaded FPM file (the upload body limit of middleware.go covers it).
@@ -136,7 +137,7 @@ func (s *Server) renderCalibrations(w http.ResponseWriter, r *http.Request, stat
 		}
 		p.Items = append(p.Items, templates.CalibrationItem{
 			URL: calibrationURL("/calibrations/", c.CalibrationKey), Name: c.Name, Short: c.SHA256[:12] + "…",
-			Worker: worker, Skip: strconv.Itoa(c.Skip), Passes: formatNumber(float64(c.Passes)), Created: formatTime(c.CreatedAt),
+			Worker: worker, Skip: strconv.Itoa(c.Skip), Passes: format.Number(float64(c.Passes)), Created: format.Time(c.CreatedAt),
 		})
 	}
 	return s.render(w, r, status, templates.CalibrationsView(p))
@@ -263,8 +264,8 @@ func (s *Server) handleCalibration(w http.ResponseWriter, r *http.Request) error
 	}
 	p := templates.CalibrationPage{
 		Page: s.pageInfo("Calibration "+info.Name, "calibrate"), Name: info.Name, SHA256: info.SHA256,
-		Worker: worker, Skip: strconv.Itoa(info.Skip), Created: formatTime(info.CreatedAt),
-		Passes: formatNumber(float64(res.Passes)), Timing: timingRows(res.Timing), Warnings: res.Warnings,
+		Worker: worker, Skip: strconv.Itoa(info.Skip), Created: format.Time(info.CreatedAt),
+		Passes: format.Number(float64(res.Passes)), Timing: timingRows(res.Timing), Warnings: res.Warnings,
 		UseURL:  calibrationURL("/?calibration=", info.CalibrationKey),
 		JSONURL: calibrationURL("/api/v1/calibrations/", info.CalibrationKey),
 		Chart:   calibrationChart("calibration-fit", res.Timing, read.Passes),
@@ -276,14 +277,14 @@ func (s *Server) handleCalibration(w http.ResponseWriter, r *http.Request) error
 		name string
 		fit  calibrate.ClassFit
 	}{{"prefill only", res.Classes.Prefill}, {"decode only", res.Classes.Decode}, {"mixed", res.Classes.Mixed}} {
-		p.Classes.Rows = append(p.Classes.Rows, []string{c.name, formatNumber(float64(c.fit.N)), fmtOptDigits(c.fit.R2, 4), fmtOptDigits(c.fit.MAPE, 3)})
+		p.Classes.Rows = append(p.Classes.Rows, []string{c.name, format.Number(float64(c.fit.N)), fmtOptDigits(c.fit.R2, 4), fmtOptDigits(c.fit.MAPE, 3)})
 	}
 	return s.render(w, r, http.StatusOK, templates.CalibrationView(p))
 }
 
 func fmtOptDigits(v *float64, digits int) string {
 	if v == nil {
-		return dash
+		return format.Dash
 	}
 	return strconv.FormatFloat(*v, 'g', digits, 64)
 }
@@ -374,5 +375,5 @@ func (s *Server) prefillCalibration(r *http.Request, form *scenarioForm) (string
 	for _, c := range timingRows(res.Timing) {
 		form.values["fleet.timing."+c.Key] = c.Value
 	}
-	return "Timing set from the calibration " + info.Name + " (" + formatNumber(float64(res.Passes)) + " measured passes, rounded to six significant digits).", nil
+	return "Timing set from the calibration " + info.Name + " (" + format.Number(float64(res.Passes)) + " measured passes, rounded to six significant digits).", nil
 }

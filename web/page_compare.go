@@ -9,6 +9,7 @@ import (
 	"github.com/scalein-planner/scalein/sim"
 	"github.com/scalein-planner/scalein/store"
 	"github.com/scalein-planner/scalein/templates"
+	"github.com/scalein-planner/scalein/web/format"
 )
 
 // handleCompare is GET /compare?a=&b=: while either run is unfinished it shows their progress
@@ -75,7 +76,7 @@ func (s *Server) handleCompare(w http.ResponseWriter, r *http.Request) error {
 func (s *Server) redirectPicked(w http.ResponseWriter, r *http.Request, picked []string) error {
 	if len(picked) != 2 {
 		return s.runsWithError(w, r, fmt.Sprintf("Compare selected needs exactly two runs; %d %s selected. Tick two runs and press Compare selected again.",
-			len(picked), plural(int64(len(picked)), "was", "were")))
+			len(picked), format.Plural(int64(len(picked)), "was", "were")))
 	}
 	if picked[0] == picked[1] {
 		return s.runsWithError(w, r, "Compare selected needs two different runs; tick two runs and press Compare selected again.")
@@ -117,8 +118,8 @@ func fillComparison(p *templates.ComparePage, cmp sim.Comparison, sumA, sumB *ru
 	}
 	for _, f := range cmp.Figures {
 		delta, trend := deltaOf(f)
-		p.Figures = append(p.Figures, templates.CompareFigure{Key: f.Key, Label: f.Label, A: withUnit(f.A, f.Unit), B: withUnit(f.B, f.Unit),
-			Delta: delta, Trend: trend, DeltaPct: formatPct(f.DeltaPct)})
+		p.Figures = append(p.Figures, templates.CompareFigure{Key: f.Key, Label: f.Label, A: format.WithUnit(f.A, f.Unit), B: format.WithUnit(f.B, f.Unit),
+			Delta: delta, Trend: trend, DeltaPct: format.Pct(f.DeltaPct)})
 	}
 	p.Charts = boundTables(compareSummaryCharts(sumA, sumB, p.A.Label, p.B.Label))
 }
@@ -127,7 +128,7 @@ func fillComparison(p *templates.ComparePage, cmp sim.Comparison, sumA, sumB *ru
 // ("up", "down" or "" for none).
 func deltaOf(f sim.FigureDelta) (delta, trend string) {
 	if f.Delta == nil {
-		return dash, ""
+		return format.Dash, ""
 	}
 	switch {
 	case *f.Delta > 0:
@@ -135,7 +136,7 @@ func deltaOf(f sim.FigureDelta) (delta, trend string) {
 	case *f.Delta < 0:
 		trend = "down"
 	}
-	return formatSigned(*f.Delta, f.Unit), trend
+	return format.Signed(*f.Delta, f.Unit), trend
 }
 
 // compareVersion is the statuses of both runs ("done+done" for a cacheable page).

@@ -11,6 +11,7 @@ import (
 
 	"github.com/scalein-planner/scalein/sim"
 	"github.com/scalein-planner/scalein/templates"
+	"github.com/scalein-planner/scalein/web/format"
 )
 
 const recentRunsOnForm = 8
@@ -194,7 +195,7 @@ func (s *Server) renderForm(w http.ResponseWriter, r *http.Request, status int, 
 	title := "New scenario"
 	if errs.count > 0 {
 		// The title is the first thing a screen reader reads of the page that comes back.
-		title = fmt.Sprintf("Fix %d %s · New scenario", errs.count, plural(int64(errs.count), "problem", "problems"))
+		title = fmt.Sprintf("Fix %d %s · New scenario", errs.count, format.Plural(int64(errs.count), "problem", "problems"))
 	}
 	view := form.view(s.pageInfo(title, "new"), errs, options)
 	view.Notice = notice

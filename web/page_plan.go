@@ -13,6 +13,7 @@ import (
 	"github.com/scalein-planner/scalein/sim/whatif"
 	"github.com/scalein-planner/scalein/store"
 	"github.com/scalein-planner/scalein/templates"
+	"github.com/scalein-planner/scalein/web/format"
 )
 
 // handleNewPlan is GET and POST /plans/new.
@@ -120,10 +121,10 @@ func (s *Server) handlePlan(w http.ResponseWriter, r *http.Request) error {
 	for _, c := range plan.Candidates {
 		p.Candidates = append(p.Candidates, templates.PlanCandidateRow{Rank: c.Rank, Label: c.Label, RunID: c.RunID,
 			Status: c.Status, Feasible: c.Feasible, Pareto: c.Pareto,
-			Latest:     withUnit(figureValue(c.Headline, sim.HeadlineLatestRemovalMS), "ms"),
-			TTFTP99:    withUnit(figureValue(c.Headline, sim.HeadlineTTFTP99MS), "ms"),
-			Killed:     withUnit(figureValue(c.Headline, sim.HeadlineRequestsKilled), ""),
-			WorkerSecs: withUnit(figureValue(c.Headline, sim.HeadlineWorkerSeconds), ""),
+			Latest:     format.WithUnit(figureValue(c.Headline, sim.HeadlineLatestRemovalMS), "ms"),
+			TTFTP99:    format.WithUnit(figureValue(c.Headline, sim.HeadlineTTFTP99MS), "ms"),
+			Killed:     format.WithUnit(figureValue(c.Headline, sim.HeadlineRequestsKilled), ""),
+			WorkerSecs: format.WithUnit(figureValue(c.Headline, sim.HeadlineWorkerSeconds), ""),
 			Violations: strings.Join(c.Violations, "; ")})
 	}
 	if p.Final && len(plan.Candidates) > 0 {
@@ -144,9 +145,9 @@ func scheduleTable(acts []sim.ScaleInAction) templates.DataTable {
 		}
 		grace := "none"
 		if a.GraceMS != nil {
-			grace = formatNumber(*a.GraceMS)
+			grace = format.Number(*a.GraceMS)
 		}
-		t.Rows = append(t.Rows, []string{formatNumber(a.AtMS), who, grace})
+		t.Rows = append(t.Rows, []string{format.Number(a.AtMS), who, grace})
 	}
 	return t
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/scalein-planner/scalein/sim"
 	"github.com/scalein-planner/scalein/store"
 	"github.com/scalein-planner/scalein/templates"
+	"github.com/scalein-planner/scalein/web/format"
 )
 
 // retryingShown bounds the retrying runs listed on the queue page.
@@ -57,7 +58,7 @@ func (s *Server) handleQueue(w http.ResponseWriter, r *http.Request) error {
 	}
 	for _, j := range retrying {
 		p.Retrying = append(p.Retrying, templates.QueueRetry{RunID: j.RunID, URL: "/runs/" + j.RunID, Attempt: strconv.Itoa(j.Attempt),
-			NextAt: formatTime(j.NextAt), Error: j.LastError})
+			NextAt: format.Time(j.NextAt), Error: j.LastError})
 	}
 	works := "no (serves only; worker processes run the jobs)"
 	if limits.Workers > 0 {

@@ -16,6 +16,7 @@ import (
 	"github.com/scalein-planner/scalein/sim"
 	"github.com/scalein-planner/scalein/store"
 	"github.com/scalein-planner/scalein/templates"
+	"github.com/scalein-planner/scalein/web/format"
 )
 
 // handleRun is GET /runs/{id}, the permalink.
@@ -39,9 +40,9 @@ func (s *Server) handleRun(w http.ResponseWriter, r *http.Request) error {
 		Status:   run.Status,
 		Error:    run.Error,
 		Progress: s.progressOf(run),
-		Created:  formatTime(run.CreatedAt),
-		Started:  formatTime(run.StartedAt),
-		Finished: formatTime(run.FinishedAt),
+		Created:  format.Time(run.CreatedAt),
+		Started:  format.Time(run.StartedAt),
+		Finished: format.Time(run.FinishedAt),
 		Attempts: run.Attempts,
 	}
 	if !runs.IsFinal(run.Status) {
@@ -112,7 +113,7 @@ func headlineOf(run store.Run, rep *sim.Report) []sim.Figure {
 	return sim.Headline(rep)
 }
 
-func optMS(v *float64) string { return withUnit(v, "") }
+func optMS(v *float64) string { return format.WithUnit(v, "") }
 
 // workersPerPage bounds the per-worker table of one page (a large drain has hundreds).
 const workersPerPage = 25
@@ -194,7 +195,7 @@ func workersTable(rep *sim.Report, all bool) (templates.DataTable, int) {
 
 func idList(ids []int) string {
 	if len(ids) == 0 {
-		return dash
+		return format.Dash
 	}
 	parts := make([]string, len(ids))
 	for i, id := range ids {
@@ -209,7 +210,7 @@ func scaleInTable(rep *sim.Report) templates.DataTable {
 		Columns: []templates.Column{{Label: "Action"}, {Label: "At (ms)", Num: true}, {Label: "Drained (worker ids)"}, {Label: "Skipped (no longer active)"}},
 	}
 	for i, a := range rep.ScaleIn {
-		t.Rows = append(t.Rows, []string{strconv.Itoa(i + 1), formatNumber(a.AtMS), idList(a.Drained), idList(a.Skipped)})
+		t.Rows = append(t.Rows, []string{strconv.Itoa(i + 1), format.Number(a.AtMS), idList(a.Drained), idList(a.Skipped)})
 	}
 	return t
 }
@@ -217,7 +218,7 @@ func scaleInTable(rep *sim.Report) templates.DataTable {
 func summaryTable(rep *sim.Report) templates.DataTable {
 	t := templates.DataTable{Columns: []templates.Column{{Label: "Figure"}, {Label: "Value", Num: true}}}
 	add := func(label, value string) { t.Rows = append(t.Rows, []string{label, value}) }
-	count := countOf
+	count := format.Count
 	sm := rep.Summary
 	add("Requests", count(sm.Requests.Total, "requests"))
 	add("Completed", count(sm.Requests.Completed, "requests"))
@@ -226,11 +227,11 @@ func summaryTable(rep *sim.Report) templates.DataTable {
 		name string
 		dist sim.Distribution
 	}{{"TTFT", sm.TTFTMS}, {"End-to-end latency", sm.E2EMS}} {
-		add(d.name+" mean", withUnit(d.dist.Mean, "ms"))
-		add(d.name+" p50", withUnit(d.dist.P50, "ms"))
-		add(d.name+" p90", withUnit(d.dist.P90, "ms"))
-		add(d.name+" p99", withUnit(d.dist.P99, "ms"))
-		add(d.name+" max", withUnit(d.dist.Max, "ms"))
+		add(d.name+" mean", format.WithUnit(d.dist.Mean, "ms"))
+		add(d.name+" p50", format.WithUnit(d.dist.P50, "ms"))
+		add(d.name+" p90", format.WithUnit(d.dist.P90, "ms"))
+		add(d.name+" p99", format.WithUnit(d.dist.P99, "ms"))
+		add(d.name+" max", format.WithUnit(d.dist.Max, "ms"))
 	}
 	tk := sm.Tokens
 	add("Prompt tokens", count(tk.Prompt, "tokens"))
@@ -240,8 +241,8 @@ func summaryTable(rep *sim.Report) templates.DataTable {
 	add("Recomputed", count(tk.Recomputed, "tokens"))
 	add("Output tokens", count(tk.Output, "tokens"))
 	add("Preemptions", count(sm.Preemptions, "preemptions"))
-	add("Duration", formatNumber(sm.DurationMS)+" ms")
-	add("Worker-seconds", formatNumber(sm.WorkerSeconds)+" s")
+	add("Duration", format.Number(sm.DurationMS)+" ms")
+	add("Worker-seconds", format.Number(sm.WorkerSeconds)+" s")
 	k := rep.KVCR
 	add("Hints", count(k.Hints, "hints"))
 	add("Pulls staged", count(k.Staged, "pulls"))

@@ -11,6 +11,7 @@ import (
 	"github.com/scalein-planner/scalein/sim"
 	"github.com/scalein-planner/scalein/store"
 	"github.com/scalein-planner/scalein/templates"
+	"github.com/scalein-planner/scalein/web/format"
 )
 
 const runsPerPage = 20
@@ -66,7 +67,7 @@ func (s *Server) renderRuns(w http.ResponseWriter, r *http.Request, status int, 
 	p.Total = total
 	for _, run := range runs {
 		p.Runs = append(p.Runs, templates.RunLink{ID: run.ID, Name: run.Name, Status: run.Status,
-			Created: formatTime(run.CreatedAt), Figures: listFigures(run)})
+			Created: format.Time(run.CreatedAt), Figures: listFigures(run)})
 	}
 	if len(runs) > 0 {
 		p.FromItem = (page-1)*runsPerPage + 1
@@ -103,10 +104,10 @@ func listFigures(run store.RunSummary) []templates.FigureCell {
 	}
 	out := make([]templates.FigureCell, len(listColumns))
 	for i, key := range listColumns {
-		out[i] = templates.FigureCell{Key: key, Value: dash}
+		out[i] = templates.FigureCell{Key: key, Value: format.Dash}
 		for _, f := range figs {
 			if f.Key == key {
-				out[i] = templates.FigureCell{Key: key, Label: f.Label, Value: withUnit(f.Value, f.Unit)}
+				out[i] = templates.FigureCell{Key: key, Label: f.Label, Value: format.WithUnit(f.Value, f.Unit)}
 			}
 		}
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/scalein-planner/scalein/sim"
 	"github.com/scalein-planner/scalein/sim/whatif"
 	"github.com/scalein-planner/scalein/templates"
+	"github.com/scalein-planner/scalein/web/format"
 )
 
 // sweepTableKeys are the headline figures the sweep table shows.
@@ -68,7 +69,7 @@ func (s *Server) handleSweep(w http.ResponseWriter, r *http.Request) error {
 			_ = json.Unmarshal(pt.Headline, &figs)
 		}
 		for _, k := range sweepTableKeys {
-			row.Figures = append(row.Figures, withUnit(figureValue(figs, k), ""))
+			row.Figures = append(row.Figures, format.WithUnit(figureValue(figs, k), ""))
 		}
 		p.Rows = append(p.Rows, row)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/scalein-planner/scalein/sim"
 	"github.com/scalein-planner/scalein/templates"
+	"github.com/scalein-planner/scalein/web/format"
 )
 
 // handleTraces is GET /traces: uploaded traces and the upload form.
@@ -35,8 +36,8 @@ func (s *Server) renderTraces(w http.ResponseWriter, r *http.Request, status int
 	for _, t := range traces {
 		p.Traces = append(p.Traces, templates.TraceItem{
 			SHA256: t.SHA256, Short: t.SHA256[:12] + "…", Name: t.Name,
-			Size: formatBytes(t.SizeBytes), Rows: formatNumber(float64(t.Rows)) + " rows",
-			Created: formatTime(t.CreatedAt), UseURL: "/?trace=" + url.QueryEscape(t.SHA256),
+			Size: format.BinaryBytes(t.SizeBytes), Rows: format.Number(float64(t.Rows)) + " rows",
+			Created: format.Time(t.CreatedAt), UseURL: "/?trace=" + url.QueryEscape(t.SHA256),
 		})
 	}
 	return s.render(w, r, status, templates.TracesView(p))

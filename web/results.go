@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"math"
 	"net/url"
 	"regexp"
 	"strconv"
@@ -12,40 +11,8 @@ import (
 
 	"github.com/scalein-planner/scalein/sim"
 	"github.com/scalein-planner/scalein/templates"
+	"github.com/scalein-planner/scalein/web/format"
 )
-
-// singularUnits maps plural count units to their singular, so "1 pull" never reads "1 pulls".
-var singularUnits = map[string]string{
-	"pulls": "pull", "requests": "request", "hints": "hint", "tokens": "token", "blocks": "block",
-	"bytes": "byte", "preemptions": "preemption", "workers": "worker", "runs": "run",
-}
-
-// unitFor returns the unit as it reads after v.
-func unitFor(v float64, unit string) string {
-	if v == 1 {
-		if s, ok := singularUnits[unit]; ok {
-			return s
-		}
-	}
-	return unit
-}
-
-// countOf prints a count with its unit in the right number: "1 pull", "262 pulls".
-func countOf(n int64, unit string) string {
-	return formatNumber(float64(n)) + " " + unitFor(float64(n), unit)
-}
-
-// shortMS prints a time for a sentence: at most two decimals ("86.55 ms", "77 ms").
-func shortMS(v float64) string {
-	return shortNumber(v) + " ms"
-}
-
-func shortNumber(v float64) string {
-	if math.Abs(v) >= 1000 {
-		return formatNumber(math.Round(v))
-	}
-	return formatNumber(math.Round(v*100) / 100)
-}
 
 // partialNote explains the partial count wherever it is shown.
 const partialNote = "A pull is partial when the source holds less than the whole reusable prefix. " +
@@ -73,15 +40,15 @@ func runCards(rep *sim.Report) []templates.Card {
 	k := rep.KVCR
 	cards := []templates.Card{
 		figureCard(sim.HeadlineLatestRemovalMS, "Latest removal deadline", byKey, "ms",
-			fmt.Sprintf("%s drained, %d removed", countOf(int64(drained), "workers"), removed)),
+			fmt.Sprintf("%s drained, %d removed", format.Count(int64(drained), "workers"), removed)),
 		figureCard(sim.HeadlineTotalPinWaitMS, "Total pin wait", byKey, "ms", "time drained workers waited for peers pulling from them"),
-		{Key: sim.HeadlinePullsStaged, Label: "Pulls staged", Value: countOf(k.Staged, "pulls"),
-			Note: fmt.Sprintf("%s succeeded, %s partial, %s rejected", countOf(k.Success, "pulls"), countOf(k.Partial, "pulls"),
-				countOf(k.RejectedDraining+k.RejectedRemoved, "hints"))},
-		figureCard(sim.HeadlineTTFTP99MS, "TTFT p99", byKey, "ms", "p50 "+withUnit(byKey[sim.HeadlineTTFTP50MS].Value, "ms")),
-		{Key: sim.HeadlineRequestsCompleted, Label: "Requests completed", Value: countOf(rep.Summary.Requests.Completed, "requests"),
-			Note: countOf(rep.Summary.Requests.Killed, "requests") + " killed"},
-		figureCard(sim.HeadlineWorkerSeconds, "Worker-seconds", byKey, "s", "run lasted "+withUnit(byKey[sim.HeadlineDurationMS].Value, "ms")),
+		{Key: sim.HeadlinePullsStaged, Label: "Pulls staged", Value: format.Count(k.Staged, "pulls"),
+			Note: fmt.Sprintf("%s succeeded, %s partial, %s rejected", format.Count(k.Success, "pulls"), format.Count(k.Partial, "pulls"),
+				format.Count(k.RejectedDraining+k.RejectedRemoved, "hints"))},
+		figureCard(sim.HeadlineTTFTP99MS, "TTFT p99", byKey, "ms", "p50 "+format.WithUnit(byKey[sim.HeadlineTTFTP50MS].Value, "ms")),
+		{Key: sim.HeadlineRequestsCompleted, Label: "Requests completed", Value: format.Count(rep.Summary.Requests.Completed, "requests"),
+			Note: format.Count(rep.Summary.Requests.Killed, "requests") + " killed"},
+		figureCard(sim.HeadlineWorkerSeconds, "Worker-seconds", byKey, "s", "run lasted "+format.WithUnit(byKey[sim.HeadlineDurationMS].Value, "ms")),
 	}
 	if k.Partial > 0 {
 		cards[2].HelpTitle, cards[2].Help = "What is a partial pull?", partialNote
@@ -92,7 +59,7 @@ func runCards(rep *sim.Report) []templates.Card {
 // figureCard is a card of one headline figure, rounded for the card (the exact value is its
 // title).
 func figureCard(key, label string, byKey map[string]sim.Figure, unit, note string) templates.Card {
-	value, exact := cardValue(byKey[key].Value, unit)
+	value, exact := format.CardValue(byKey[key].Value, unit)
 	return templates.Card{Key: key, Label: label, Value: value, Exact: exact, Note: note}
 }
 
@@ -105,7 +72,7 @@ func compareCards(cmp sim.Comparison) []templates.Card {
 			if f.Key != key {
 				continue
 			}
-			c := templates.Card{Key: key, Label: f.Label, A: withUnit(f.A, f.Unit), B: withUnit(f.B, f.Unit)}
+			c := templates.Card{Key: key, Label: f.Label, A: format.WithUnit(f.A, f.Unit), B: format.WithUnit(f.B, f.Unit)}
 			c.Delta, c.Trend = deltaOf(f)
 			if key == sim.HeadlinePullsPartial && ((f.A != nil && *f.A > 0) || (f.B != nil && *f.B > 0)) {
 				c.Note = partialNote
@@ -123,20 +90,6 @@ func scenarioOf(scenarioJSON []byte) (*sim.Scenario, error) {
 		return nil, fmt.Errorf("decode stored scenario: %w", err)
 	}
 	return &sc, nil
-}
-
-func onOff(b bool) string {
-	if b {
-		return "on"
-	}
-	return "off"
-}
-
-func num(v float64, unit string) string {
-	if unit == "" {
-		return formatNumber(v)
-	}
-	return formatNumber(v) + " " + unitFor(v, unit)
 }
 
 // relatedRuns lists the pairs (the hint and guard counterparts that exist) and the comparisons

@@ -7,6 +7,7 @@ import (
 
 	"github.com/scalein-planner/scalein/sim"
 	"github.com/scalein-planner/scalein/templates"
+	"github.com/scalein-planner/scalein/web/format"
 )
 
 // scenarioSummary lists a scenario's inputs as the form asks for them: one group per group of
@@ -33,16 +34,16 @@ func scenarioSummary(sc *sim.Scenario) []templates.ScenarioGroup {
 	for i, a := range sc.ScaleIn {
 		what := ""
 		if len(a.Workers) > 0 {
-			what = "drain " + unitFor(float64(len(a.Workers)), "workers") + " " + idList(a.Workers)
+			what = "drain " + format.Unit(float64(len(a.Workers)), "workers") + " " + idList(a.Workers)
 		} else {
-			what = fmt.Sprintf("drain %s chosen by %s", countOf(int64(a.Count), "workers"), a.Select)
+			what = fmt.Sprintf("drain %s chosen by %s", format.Count(int64(a.Count), "workers"), a.Select)
 		}
 		if a.GraceMS != nil {
-			what += ", grace " + num(*a.GraceMS, "ms")
+			what += ", grace " + format.Quantity(*a.GraceMS, "ms")
 		} else {
 			what += ", no grace deadline"
 		}
-		sched = append(sched, item(fmt.Sprintf("Action %d at %s", i+1, num(a.AtMS, "ms")), what))
+		sched = append(sched, item(fmt.Sprintf("Action %d at %s", i+1, format.Quantity(a.AtMS, "ms")), what))
 	}
 	if len(sched) == 0 {
 		sched = append(sched, item("Scale-in", "none"))
@@ -72,7 +73,7 @@ func summaryValue(sc *sim.Scenario, tree map[string]any, fs fieldSpec) string {
 		}
 		return "uploaded trace " + shortSHA(t.SHA256)
 	case kindJSON:
-		return countOf(int64(len(sc.Workload.Requests)), "requests")
+		return format.Count(int64(len(sc.Workload.Requests)), "requests")
 	}
 	v, ok := lookup(tree, fs.Path)
 	if !ok || v == nil {
@@ -80,16 +81,16 @@ func summaryValue(sc *sim.Scenario, tree map[string]any, fs fieldSpec) string {
 	}
 	switch x := v.(type) {
 	case bool:
-		return onOff(x)
+		return format.OnOff(x)
 	case json.Number:
 		f, err := strconv.ParseFloat(x.String(), 64)
 		if err != nil {
 			return x.String()
 		}
 		if fs.Kind == kindInt && fs.Unit != "" {
-			return countOf(int64(f), fs.Unit)
+			return format.Count(int64(f), fs.Unit)
 		}
-		return num(f, fs.Unit)
+		return format.Quantity(f, fs.Unit)
 	case string:
 		return x
 	}

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/scalein-planner/scalein/sim"
+	"github.com/scalein-planner/scalein/web/format"
 )
 
 // TestScenarioSummaryListsEveryFormField: the run page's scenario summary shows every field the
@@ -45,7 +46,7 @@ func TestScenarioSummaryListsEveryFormField(t *testing.T) {
 				}
 			}
 		}
-		assert.Equal(t, formatNumber(sc.Fleet.Timing.DecodeMSPer1kKVTokens)+" ms per 1k KV tokens",
+		assert.Equal(t, format.Number(sc.Fleet.Timing.DecodeMSPer1kKVTokens)+" ms per 1k KV tokens",
 			shown["Timing"]["Decode per 1k KV tokens"], name)
 		assert.Contains(t, shown, "Schedule", name)
 	}

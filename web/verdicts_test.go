@@ -11,6 +11,7 @@ import (
 
 	"github.com/scalein-planner/scalein/runs"
 	"github.com/scalein-planner/scalein/sim"
+	"github.com/scalein-planner/scalein/web/format"
 )
 
 // runPreset parses and runs a preset, after edit (if any) changes its scenario.
@@ -110,11 +111,11 @@ func TestEditAsNewName(t *testing.T) {
 }
 
 func TestUnits(t *testing.T) {
-	assert.Equal(t, "1 pull", countOf(1, "pulls"))
-	assert.Equal(t, "0 pulls", countOf(0, "pulls"))
-	assert.Equal(t, "2 requests", countOf(2, "requests"))
-	assert.Equal(t, "1 ms", withUnit(ptr(1), "ms"))
-	assert.Equal(t, "1 request", withUnit(ptr(1), "requests"))
+	assert.Equal(t, "1 pull", format.Count(1, "pulls"))
+	assert.Equal(t, "0 pulls", format.Count(0, "pulls"))
+	assert.Equal(t, "2 requests", format.Count(2, "requests"))
+	assert.Equal(t, "1 ms", format.WithUnit(ptr(1), "ms"))
+	assert.Equal(t, "1 request", format.WithUnit(ptr(1), "requests"))
 }
 
 // A drain that takes no time (nothing left to finish, nobody pulling) is said so.

@@ -1,4 +1,4 @@
-package web
+package format
 
 import (
 	"testing"
@@ -19,11 +19,11 @@ func TestCardValueRoundsLargeFiguresAndKeepsTheExactOne(t *testing.T) {
 		{12450.5, "ms", "12\u202f450.5 ms", ""},
 		{123456789.25, "ms", "123\u202f456\u202f789 ms", "123\u202f456\u202f789.25 ms"},
 	} {
-		shown, exact := cardValue(&tc.v, tc.unit)
+		shown, exact := CardValue(&tc.v, tc.unit)
 		require.Equal(t, tc.shown, shown, "%v", tc.v)
 		require.Equal(t, tc.exact, exact, "%v", tc.v)
 	}
-	shown, exact := cardValue(nil, "ms")
-	require.Equal(t, dash, shown)
+	shown, exact := CardValue(nil, "ms")
+	require.Equal(t, Dash, shown)
 	require.Empty(t, exact)
 }

@@ -87,3 +87,14 @@ func addPtr(p *float64, v float64) *float64 {
 	sum := *p + v
 	return &sum
 }
+
+// FigureValue is the value of the figure with key among figs (nil when absent or not
+// applicable).
+func FigureValue(figs []Figure, key string) *float64 {
+	for _, f := range figs {
+		if f.Key == key {
+			return f.Value
+		}
+	}
+	return nil
+}

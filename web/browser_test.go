@@ -37,6 +37,7 @@ import (
 	"github.com/scalein-planner/scalein/sim"
 	"github.com/scalein-planner/scalein/store"
 	"github.com/scalein-planner/scalein/templates"
+	"github.com/scalein-planner/scalein/web/charts"
 	"github.com/scalein-planner/scalein/web/format"
 )
 
@@ -198,8 +199,8 @@ func TestBrowserChartsRender(t *testing.T) {
 		name   string
 		charts []templates.Chart
 	}{
-		{"charts-run", runCharts(a)},
-		{"charts-compare", compareCharts(a, other, "hinted", "no-hint")},
+		{"charts-run", charts.Run(a)},
+		{"charts-compare", charts.Compare(a, other, "hinted", "no-hint")},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

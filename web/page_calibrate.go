@@ -19,6 +19,7 @@ import (
 	"github.com/scalein-planner/scalein/sim/calibrate"
 	"github.com/scalein-planner/scalein/store"
 	"github.com/scalein-planner/scalein/templates"
+	"github.com/scalein-planner/scalein/web/charts"
 	"github.com/scalein-planner/scalein/web/format"
 )
 
@@ -268,7 +269,7 @@ func (s *Server) handleCalibration(w http.ResponseWriter, r *http.Request) error
 		Passes: format.Number(float64(res.Passes)), Timing: timingRows(res.Timing), Warnings: res.Warnings,
 		UseURL:  calibrationURL("/?calibration=", info.CalibrationKey),
 		JSONURL: calibrationURL("/api/v1/calibrations/", info.CalibrationKey),
-		Chart:   calibrationChart("calibration-fit", res.Timing, read.Passes),
+		Chart:   charts.Calibration("calibration-fit", res.Timing, read.Passes),
 	}
 	p.Page.Charts = true
 	p.Classes = templates.DataTable{Caption: "How well the fitted timing predicts each class of pass",

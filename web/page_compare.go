@@ -9,6 +9,7 @@ import (
 	"github.com/scalein-planner/scalein/sim"
 	"github.com/scalein-planner/scalein/store"
 	"github.com/scalein-planner/scalein/templates"
+	"github.com/scalein-planner/scalein/web/charts"
 	"github.com/scalein-planner/scalein/web/format"
 )
 
@@ -121,7 +122,7 @@ func fillComparison(p *templates.ComparePage, cmp sim.Comparison, sumA, sumB *ru
 		p.Figures = append(p.Figures, templates.CompareFigure{Key: f.Key, Label: f.Label, A: format.WithUnit(f.A, f.Unit), B: format.WithUnit(f.B, f.Unit),
 			Delta: delta, Trend: trend, DeltaPct: format.Pct(f.DeltaPct)})
 	}
-	p.Charts = boundTables(compareSummaryCharts(sumA, sumB, p.A.Label, p.B.Label))
+	p.Charts = charts.BoundTables(charts.CompareSummaries(sumA, sumB, p.A.Label, p.B.Label))
 }
 
 // deltaOf prints the change B − A of a compared figure with its sign and unit, and its trend

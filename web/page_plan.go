@@ -13,6 +13,7 @@ import (
 	"github.com/scalein-planner/scalein/sim/whatif"
 	"github.com/scalein-planner/scalein/store"
 	"github.com/scalein-planner/scalein/templates"
+	"github.com/scalein-planner/scalein/web/charts"
 	"github.com/scalein-planner/scalein/web/format"
 )
 
@@ -121,15 +122,15 @@ func (s *Server) handlePlan(w http.ResponseWriter, r *http.Request) error {
 	for _, c := range plan.Candidates {
 		p.Candidates = append(p.Candidates, templates.PlanCandidateRow{Rank: c.Rank, Label: c.Label, RunID: c.RunID,
 			Status: c.Status, Feasible: c.Feasible, Pareto: c.Pareto,
-			Latest:     format.WithUnit(figureValue(c.Headline, sim.HeadlineLatestRemovalMS), "ms"),
-			TTFTP99:    format.WithUnit(figureValue(c.Headline, sim.HeadlineTTFTP99MS), "ms"),
-			Killed:     format.WithUnit(figureValue(c.Headline, sim.HeadlineRequestsKilled), ""),
-			WorkerSecs: format.WithUnit(figureValue(c.Headline, sim.HeadlineWorkerSeconds), ""),
+			Latest:     format.WithUnit(sim.FigureValue(c.Headline, sim.HeadlineLatestRemovalMS), "ms"),
+			TTFTP99:    format.WithUnit(sim.FigureValue(c.Headline, sim.HeadlineTTFTP99MS), "ms"),
+			Killed:     format.WithUnit(sim.FigureValue(c.Headline, sim.HeadlineRequestsKilled), ""),
+			WorkerSecs: format.WithUnit(sim.FigureValue(c.Headline, sim.HeadlineWorkerSeconds), ""),
 			Violations: strings.Join(c.Violations, "; ")})
 	}
 	if p.Final && len(plan.Candidates) > 0 {
 		p.Page.Charts = true
-		p.Scatter = planScatter(plan.Candidates)
+		p.Scatter = charts.PlanScatter(plan.Candidates)
 	}
 	return s.render(w, r, http.StatusOK, templates.PlanView(p))
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/scalein-planner/scalein/sim"
 	"github.com/scalein-planner/scalein/store"
 	"github.com/scalein-planner/scalein/templates"
+	"github.com/scalein-planner/scalein/web/charts"
 	"github.com/scalein-planner/scalein/web/format"
 )
 
@@ -76,8 +77,8 @@ func (s *Server) handleRun(w http.ResponseWriter, r *http.Request) error {
 		p.Figures = figureCells(headlineOf(run, rep))
 		p.Cards = runCards(rep)
 		p.Verdicts = runVerdicts(rep, scErr == nil && sc.KVCR.RejectDrainingSources)
-		p.Charts = boundTables(summaryCharts(sum))
-		p.LargeDrain = isLargeDrain(rep)
+		p.Charts = charts.BoundTables(charts.OfSummary(sum))
+		p.LargeDrain = charts.IsLargeDrain(rep)
 		p.AllWorkers = r.URL.Query().Get("workers") == "all"
 		p.Workers, p.DrainedCount = workersTable(rep, p.AllWorkers)
 		p.Workers.Rows, p.WorkersPager = paginateRows(p.Workers.Rows, r.URL.Query(), "/runs/"+run.ID)

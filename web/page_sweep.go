@@ -69,20 +69,11 @@ func (s *Server) handleSweep(w http.ResponseWriter, r *http.Request) error {
 			_ = json.Unmarshal(pt.Headline, &figs)
 		}
 		for _, k := range sweepTableKeys {
-			row.Figures = append(row.Figures, format.WithUnit(figureValue(figs, k), ""))
+			row.Figures = append(row.Figures, format.WithUnit(sim.FigureValue(figs, k), ""))
 		}
 		p.Rows = append(p.Rows, row)
 	}
 	return s.render(w, r, http.StatusOK, templates.SweepView(p))
-}
-
-func figureValue(figs []sim.Figure, key string) *float64 {
-	for _, f := range figs {
-		if f.Key == key {
-			return f.Value
-		}
-	}
-	return nil
 }
 
 // handleCancelSweep is POST /sweeps/{id}/cancel.

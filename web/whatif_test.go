@@ -343,8 +343,8 @@ func TestAPIPlan(t *testing.T) {
 	require.NotNil(t, p.Recommended, p.Reason)
 	best := p.Candidates[0]
 	assert.Equal(t, best.RunID, p.Recommended.RunID)
-	assert.Equal(t, 100.0, *figureValue(best.Headline, "latest_removal_ms"), "drain the two idle workers at once (by hand)")
-	assert.Equal(t, 0.0, *figureValue(best.Headline, "requests_killed"))
+	assert.Equal(t, 100.0, *sim.FigureValue(best.Headline, "latest_removal_ms"), "drain the two idle workers at once (by hand)")
+	assert.Equal(t, 0.0, *sim.FigureValue(best.Headline, "requests_killed"))
 	assert.Len(t, p.Submitted, p.Runs, "every run the planner asked for is listed")
 	assert.Zero(t, p.Reused)
 

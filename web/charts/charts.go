@@ -1,4 +1,4 @@
-package web
+package charts
 
 import (
 	"encoding/json"
@@ -70,21 +70,21 @@ type runView struct {
 	color string
 }
 
-// runCharts builds the charts of one run's page (SPEC §5). It never fails: a chart that has
+// Run builds the charts of one run's page (SPEC §5). It never fails: a chart that has
 // nothing to show comes back with an empty OptionJSON and a message in Empty.
-func runCharts(rep *sim.Report) []templates.Chart {
+func Run(rep *sim.Report) []templates.Chart {
 	if rep == nil {
 		return nil
 	}
-	return summaryCharts(runs.Summarize(rep))
+	return OfSummary(runs.Summarize(rep))
 }
 
-// summaryCharts is runCharts from a run's stored summary.
-func summaryCharts(sum *runs.Summary) []templates.Chart {
+// OfSummary is Run from a run's stored summary.
+func OfSummary(sum *runs.Summary) []templates.Chart {
 	rep := &sum.Report
 	runs := []runView{{rep: rep, ttft: sum.TTFTHistogram}}
 	removal := []templates.Chart{removalTimelineChart(idRemovalTimeline, "Removal timeline", rep, timelineAxes(runs))}
-	if isLargeDrain(rep) {
+	if IsLargeDrain(rep) {
 		removal = drainAggregateCharts("", runs)
 	}
 	return append(removal,
@@ -95,19 +95,19 @@ func summaryCharts(sum *runs.Summary) []templates.Chart {
 	)
 }
 
-// compareCharts builds the compare page's charts: both runs on the same axes (same time range,
+// Compare builds the compare page's charts: both runs on the same axes (same time range,
 // same y maximum). Time series overlay A and B in their colours; the removal timeline and the
 // stacked pulls are drawn as one chart per run with identical axes, since stacking two runs'
 // outcomes into one bar would hide which run each part belongs to.
-func compareCharts(a, b *sim.Report, labelA, labelB string) []templates.Chart {
+func Compare(a, b *sim.Report, labelA, labelB string) []templates.Chart {
 	if a == nil || b == nil {
 		return nil
 	}
-	return compareSummaryCharts(runs.Summarize(a), runs.Summarize(b), labelA, labelB)
+	return CompareSummaries(runs.Summarize(a), runs.Summarize(b), labelA, labelB)
 }
 
-// compareSummaryCharts is compareCharts from the runs' stored summaries.
-func compareSummaryCharts(sa, sb *runs.Summary, labelA, labelB string) []templates.Chart {
+// CompareSummaries is Compare from the runs' stored summaries.
+func CompareSummaries(sa, sb *runs.Summary, labelA, labelB string) []templates.Chart {
 	a, b := &sa.Report, &sb.Report
 	if labelA == "" {
 		labelA = "A"
@@ -124,7 +124,7 @@ func compareSummaryCharts(sa, sb *runs.Summary, labelA, labelB string) []templat
 	var out []templates.Chart
 
 	tl := timelineAxes(runs)
-	if isLargeDrain(a, b) {
+	if IsLargeDrain(a, b) {
 		out = append(out, drainAggregateCharts(compareIDPrefix, runs)...)
 	} else if len(tl.workerIDs) == 0 {
 		out = append(out, emptyChart(compareIDPrefix+idRemovalTimeline, "Removal timeline",
@@ -159,8 +159,8 @@ func compareSummaryCharts(sa, sb *runs.Summary, labelA, labelB string) []templat
 // (and the last), and its caption says so; report.json and workers.csv have every value.
 const maxChartTableRows = 50
 
-// boundTables thins the fallback tables of charts so a long run's page stays small.
-func boundTables(cs []templates.Chart) []templates.Chart {
+// BoundTables thins the fallback tables of charts so a long run's page stays small.
+func BoundTables(cs []templates.Chart) []templates.Chart {
 	for i := range cs {
 		t := &cs[i].Table
 		n := len(t.Rows)

@@ -1,4 +1,4 @@
-package web
+package charts
 
 import (
 	"bytes"
@@ -107,7 +107,7 @@ func seriesNamed(t *testing.T, opt map[string]any, name string) map[string]any {
 // option JSON without animation, axes named with units, a legend on top above the grid, a
 // tooltip, series, and a table fallback whose headers carry units.
 func TestRunChartsCommonShape(t *testing.T) {
-	cs := runCharts(chartsFixture())
+	cs := Run(chartsFixture())
 	wantIDs := []string{idRemovalTimeline, idKVCRPulls, idWorkersOverTime, idTTFTOverTime, idTTFTDistribution}
 	var gotIDs []string
 	for _, c := range cs {
@@ -152,7 +152,7 @@ func TestRunChartsCommonShape(t *testing.T) {
 }
 
 func TestRemovalTimeline(t *testing.T) {
-	c := chartByID(t, runCharts(chartsFixture()), idRemovalTimeline)
+	c := chartByID(t, Run(chartsFixture()), idRemovalTimeline)
 	opt := chartOption(t, c)
 
 	y := chartAxis(t, opt, "yAxis")
@@ -185,7 +185,7 @@ func TestRemovalTimeline(t *testing.T) {
 func TestRemovalTimelineStillDraining(t *testing.T) {
 	rep := chartsFixture()
 	rep.Workers[3].RemovedAtMS, rep.Workers[3].LastWorkMS, rep.Workers[3].FinalState = nil, nil, sim.StateDraining
-	opt := chartOption(t, chartByID(t, runCharts(rep), idRemovalTimeline))
+	opt := chartOption(t, chartByID(t, Run(rep), idRemovalTimeline))
 	assert.Contains(t, chartAxis(t, opt, "yAxis")["data"], "w3 (not removed)")
 	// No last work time: the whole drain up to the end of the run (60 ms) is pin wait.
 	pin := seriesNamed(t, opt, seriesPinWait)
@@ -201,11 +201,11 @@ func TestRemovalTimelineFocus(t *testing.T) {
 		require.Contains(t, slider, "startValue")
 		return slider["startValue"].(float64), slider["endValue"].(float64)
 	}
-	opt := chartOption(t, chartByID(t, runCharts(rep), idRemovalTimeline))
+	opt := chartOption(t, chartByID(t, Run(rep), idRemovalTimeline))
 	assert.NotContains(t, opt["dataZoom"].([]any)[1].(map[string]any), "startValue", "drains span most of the run: no focus")
 
 	rep.Summary.DurationMS = 1000
-	opt = chartOption(t, chartByID(t, runCharts(rep), idRemovalTimeline))
+	opt = chartOption(t, chartByID(t, Run(rep), idRemovalTimeline))
 	from, to := zoomOf(opt)
 	assert.Equal(t, 1000.0, chartAxis(t, opt, "xAxis")["max"], "the axis still covers the run")
 	// Marks at 10 and 20 ms, last removal or deadline at 50 ms, margin max(4, 5) ms, edges
@@ -216,7 +216,7 @@ func TestRemovalTimelineFocus(t *testing.T) {
 	other := chartsFixture()
 	other.Summary.DurationMS = 1000
 	other.Workers[3].RemovedAtMS = msPtr(90)
-	cs := compareCharts(rep, other, "a", "b")
+	cs := Compare(rep, other, "a", "b")
 	fa, ta := zoomOf(chartOption(t, chartByID(t, cs, "cmp-removal-timeline-a")))
 	fb, tb := zoomOf(chartOption(t, chartByID(t, cs, "cmp-removal-timeline-b")))
 	assert.Equal(t, []float64{fa, ta}, []float64{fb, tb})
@@ -227,7 +227,7 @@ func TestRemovalTimelineFocus(t *testing.T) {
 func TestRemovalTimelineInstantDrain(t *testing.T) {
 	rep := chartsFixture()
 	rep.Workers[3].LastWorkMS, rep.Workers[3].RemovedAtMS = msPtr(10), msPtr(10)
-	opt := chartOption(t, chartByID(t, runCharts(rep), idRemovalTimeline))
+	opt := chartOption(t, chartByID(t, Run(rep), idRemovalTimeline))
 	assert.Contains(t, seriesNamed(t, opt, seriesOwnWork)["data"], map[string]any{"value": []any{1.0, 10.0, 10.0}},
 		"a drain that took no time still marks its row")
 }
@@ -244,13 +244,13 @@ func TestRemovalTimelineManyRows(t *testing.T) {
 		}
 		return rep
 	}
-	few := chartByID(t, runCharts(chartsFixture()), idRemovalTimeline)
-	many := chartByID(t, runCharts(drain(largeDrainWorkers)), idRemovalTimeline)
+	few := chartByID(t, Run(chartsFixture()), idRemovalTimeline)
+	many := chartByID(t, Run(drain(largeDrainWorkers)), idRemovalTimeline)
 	assert.Len(t, chartAxis(t, chartOption(t, many), "yAxis")["data"], largeDrainWorkers)
 	assert.Greater(t, many.HeightPX, few.HeightPX)
 	assert.LessOrEqual(t, many.HeightPX, max(largeDrainWorkers*timelineRowPX, timelineMaxBodyPX)+90)
 
-	large := runCharts(drain(256))
+	large := Run(drain(256))
 	for _, c := range large {
 		assert.NotEqual(t, idRemovalTimeline, c.ID, "no row per worker past %d drained", largeDrainWorkers)
 	}
@@ -269,7 +269,7 @@ func TestRemovalTimelineManyRows(t *testing.T) {
 	assert.Equal(t, 256, total, "every removed worker counted once in the drain histogram")
 	assert.LessOrEqual(t, len(dist.Table.Rows), runs.HistogramTargetBins+1)
 
-	cmp := compareCharts(drain(256), drain(10), "A", "B")
+	cmp := Compare(drain(256), drain(10), "A", "B")
 	assert.NotEmpty(t, chartByID(t, cmp, compareIDPrefix+idRemovedOverTime).OptionJSON)
 }
 
@@ -278,7 +278,7 @@ func TestBoundTables(t *testing.T) {
 	for i := range 200 {
 		c.Table.Rows = append(c.Table.Rows, []string{strconv.Itoa(i)})
 	}
-	got := boundTables([]templates.Chart{c})[0].Table
+	got := BoundTables([]templates.Chart{c})[0].Table
 	assert.LessOrEqual(t, len(got.Rows), maxChartTableRows+1)
 	assert.Equal(t, "0", got.Rows[0][0])
 	assert.Equal(t, "199", got.Rows[len(got.Rows)-1][0], "the last row is kept")
@@ -295,7 +295,7 @@ func TestEmptyStates(t *testing.T) {
 		b.PullsStaged, b.PullsLanded, b.PullsRejected, b.TTFTP50MS = 0, 0, 0, nil
 	}
 	rep.Summary.TTFTMS = sim.Distribution{}
-	cs := runCharts(rep)
+	cs := Run(rep)
 	for _, id := range []string{idRemovalTimeline, idKVCRPulls, idTTFTOverTime, idTTFTDistribution} {
 		c := chartByID(t, cs, id)
 		assert.Empty(t, c.OptionJSON, id)
@@ -305,13 +305,13 @@ func TestEmptyStates(t *testing.T) {
 	assert.NotEmpty(t, chartByID(t, cs, idWorkersOverTime).OptionJSON)
 
 	rep.Timeseries.Buckets = nil
-	assert.NotEmpty(t, chartByID(t, runCharts(rep), idWorkersOverTime).Empty)
-	assert.Nil(t, runCharts(nil))
-	assert.Nil(t, compareCharts(nil, rep, "a", "b"))
+	assert.NotEmpty(t, chartByID(t, Run(rep), idWorkersOverTime).Empty)
+	assert.Nil(t, Run(nil))
+	assert.Nil(t, Compare(nil, rep, "a", "b"))
 }
 
 func TestTTFTOverTimeGaps(t *testing.T) {
-	opt := chartOption(t, chartByID(t, runCharts(chartsFixture()), idTTFTOverTime))
+	opt := chartOption(t, chartByID(t, Run(chartsFixture()), idTTFTOverTime))
 	s := seriesNamed(t, opt, "TTFT p50")
 	data := s["data"].([]any)
 	require.Len(t, data, 6)
@@ -323,7 +323,7 @@ func TestTTFTOverTimeGaps(t *testing.T) {
 }
 
 func TestWorkersStepsCloseLastBucket(t *testing.T) {
-	opt := chartOption(t, chartByID(t, runCharts(chartsFixture()), idWorkersOverTime))
+	opt := chartOption(t, chartByID(t, Run(chartsFixture()), idWorkersOverTime))
 	active := seriesNamed(t, opt, "active")
 	data := active["data"].([]any)
 	require.Len(t, data, 7, "one point per bucket plus the end of the last one")
@@ -334,7 +334,7 @@ func TestWorkersStepsCloseLastBucket(t *testing.T) {
 }
 
 func TestKVCRPullsStacks(t *testing.T) {
-	opt := chartOption(t, chartByID(t, runCharts(chartsFixture()), idKVCRPulls))
+	opt := chartOption(t, chartByID(t, Run(chartsFixture()), idKVCRPulls))
 	assert.Equal(t, "staging", seriesNamed(t, opt, "staged")["stack"])
 	assert.Equal(t, "staging", seriesNamed(t, opt, "rejected at staging")["stack"])
 	assert.Equal(t, "landed", seriesNamed(t, opt, "landed")["stack"])
@@ -349,7 +349,7 @@ func TestKVCRPullsStacks(t *testing.T) {
 // TestChartsJSRegistersNamedFunctions: every function name an option carries must be one
 // charts.js registers, or echarts would get a string where it needs a function.
 func TestChartsJSRegistersNamedFunctions(t *testing.T) {
-	js, err := os.ReadFile(filepath.Join("..", "static", "js", "charts.js"))
+	js, err := os.ReadFile(filepath.Join("..", "..", "static", "js", "charts.js"))
 	require.NoError(t, err)
 	for _, name := range []string{jsRemovalTimeline, jsRemovalTooltip} {
 		assert.Contains(t, string(js), "    "+name+": function", "charts.js registry lacks %s", name)
@@ -366,7 +366,7 @@ func TestChartBlock(t *testing.T) {
 		require.NoError(t, err)
 		return doc
 	}
-	c := chartByID(t, runCharts(chartsFixture()), idRemovalTimeline)
+	c := chartByID(t, Run(chartsFixture()), idRemovalTimeline)
 	doc := render(c)
 	fig := doc.Find(`figure[data-testid="chart-removal-timeline"]`)
 	require.Equal(t, 1, fig.Length())
@@ -389,7 +389,7 @@ func TestChartBlock(t *testing.T) {
 
 func TestTTFTDistributionHistogramOrPercentiles(t *testing.T) {
 	rep := chartsFixture()
-	c := chartByID(t, runCharts(rep), idTTFTDistribution)
+	c := chartByID(t, Run(rep), idTTFTDistribution)
 	assert.Contains(t, c.Title, "percentiles", "no per-request rows: summary percentiles")
 	opt := chartOption(t, c)
 	assert.Equal(t, []any{"mean", "p50", "p90", "p99", "max"}, chartAxis(t, opt, "xAxis")["data"])
@@ -401,7 +401,7 @@ func TestTTFTDistributionHistogramOrPercentiles(t *testing.T) {
 		rep.Requests = append(rep.Requests, sim.RequestRow{ID: string(rune('a' + i)), ArrivalMS: arrival[i], FirstTokenMS: &ft})
 	}
 	rep.Requests = append(rep.Requests, sim.RequestRow{ID: "killed-before-first-token", ArrivalMS: 9})
-	c = chartByID(t, runCharts(rep), idTTFTDistribution)
+	c = chartByID(t, Run(rep), idTTFTDistribution)
 	assert.Contains(t, c.Title, "histogram")
 	opt = chartOption(t, c)
 	// Max 41 ms over ~20 bins: 2.05 → 5 ms bins, 0–5 … 40–45.
@@ -434,7 +434,7 @@ func TestCompareChartsAlignedAxes(t *testing.T) {
 	b.Workers[3].RemovedAtMS, b.Workers[3].PinWaitMS = msPtr(90), msPtr(65)
 	b.Workers[1].MarkedAtMS, b.Workers[1].RemovedAtMS, b.Workers[1].LastWorkMS = msPtr(5), msPtr(6), msPtr(6)
 
-	cs := compareCharts(a, b, "hinted", "no-hint")
+	cs := Compare(a, b, "hinted", "no-hint")
 	var ids []string
 	for _, c := range cs {
 		ids = append(ids, c.ID)
@@ -474,7 +474,7 @@ func TestCompareChartsAlignedAxes(t *testing.T) {
 }
 
 func TestCompareChartsSameLabels(t *testing.T) {
-	cs := compareCharts(chartsFixture(), chartsFixture(), "run", "run")
+	cs := Compare(chartsFixture(), chartsFixture(), "run", "run")
 	w := chartOption(t, chartByID(t, cs, "cmp-workers-over-time"))
 	seriesNamed(t, w, "run (A) · active")
 	seriesNamed(t, w, "run (B) · active")
@@ -488,7 +488,7 @@ func TestNiceCeil(t *testing.T) {
 	}
 }
 
-// updatingGolden reports whether golden files should be rewritten: `go test ./web -update`
+// updatingGolden reports whether golden files should be rewritten: `go test ./web/charts -update`
 // when the package defines that flag, or UPDATE_GOLDEN=1. The flag is looked up rather than
 // defined here so the page tests can own it without a "flag redefined" panic.
 func updatingGolden() bool {
@@ -500,7 +500,7 @@ func updatingGolden() bool {
 
 func TestChartOptionGolden(t *testing.T) {
 	for _, id := range []string{idRemovalTimeline, idWorkersOverTime} {
-		c := chartByID(t, runCharts(chartsFixture()), id)
+		c := chartByID(t, Run(chartsFixture()), id)
 		var pretty strings.Builder
 		enc := json.NewEncoder(&pretty)
 		enc.SetIndent("", "  ")
@@ -511,7 +511,7 @@ func TestChartOptionGolden(t *testing.T) {
 			require.NoError(t, os.WriteFile(path, []byte(pretty.String()), 0o644))
 		}
 		want, err := os.ReadFile(path)
-		require.NoError(t, err, "run `go test ./web -run TestChartOptionGolden -update` (or UPDATE_GOLDEN=1) to create it")
+		require.NoError(t, err, "run `go test ./web/charts -run TestChartOptionGolden -update` (or UPDATE_GOLDEN=1) to create it")
 		assert.Equal(t, string(want), pretty.String(), "option JSON of %s changed; rerun with -update if intended", id)
 	}
 }

@@ -1,4 +1,4 @@
-package web
+package charts
 
 import (
 	"cmp"
@@ -18,9 +18,9 @@ const (
 	colorPareto     = "#334155"
 )
 
-// planScatter plots every finished candidate: latest removal deadline (x) against TTFT p99 (y),
+// PlanScatter plots every finished candidate: latest removal deadline (x) against TTFT p99 (y),
 // feasible and infeasible apart, with the Pareto front (no candidate better on both) as a line.
-func planScatter(cands []whatif.Candidate) templates.Chart {
+func PlanScatter(cands []whatif.Candidate) templates.Chart {
 	c := templates.Chart{ID: idPlanScatter, Title: "Candidates: latest removal deadline against TTFT p99",
 		Table: templates.Table{Caption: "Candidates", Columns: []string{"Rank", "Schedule", "Latest removal (ms)", "TTFT p99 (ms)", "Feasible", "Pareto"}}}
 	type pt struct {
@@ -30,7 +30,7 @@ func planScatter(cands []whatif.Candidate) templates.Chart {
 	var feasible, infeasible, front [][]any
 	var pareto []pt
 	for _, cd := range cands {
-		x, y := figureValue(cd.Headline, sim.HeadlineLatestRemovalMS), figureValue(cd.Headline, sim.HeadlineTTFTP99MS)
+		x, y := sim.FigureValue(cd.Headline, sim.HeadlineLatestRemovalMS), sim.FigureValue(cd.Headline, sim.HeadlineTTFTP99MS)
 		yes := map[bool]string{true: "yes", false: "no"}
 		c.Table.Rows = append(c.Table.Rows, []string{format.Number(float64(cd.Rank)), cd.Label, format.WithUnit(x, ""), format.WithUnit(y, ""), yes[cd.Feasible], yes[cd.Pareto]})
 		if x == nil || y == nil {

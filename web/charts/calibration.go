@@ -1,4 +1,4 @@
-package web
+package charts
 
 import (
 	"math"
@@ -22,9 +22,9 @@ var classColors = map[string]string{
 	calibrate.ClassMixed:   "#d97706",
 }
 
-// calibrationChart plots each pass's measured duration against the fitted model's prediction,
+// Calibration plots each pass's measured duration against the fitted model's prediction,
 // one series per pass class, with the line where they agree.
-func calibrationChart(id string, t sim.Timing, passes []calibrate.Pass) templates.Chart {
+func Calibration(id string, t sim.Timing, passes []calibrate.Pass) templates.Chart {
 	const title = "Measured against predicted pass time"
 	byClass := map[string][]calibrate.Pass{}
 	for _, p := range passes {

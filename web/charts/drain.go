@@ -1,4 +1,4 @@
-package web
+package charts
 
 import (
 	"fmt"
@@ -37,8 +37,8 @@ func drainedCount(rep *sim.Report) int {
 	return n
 }
 
-// isLargeDrain says whether any of the runs drains more workers than a timeline row each allows.
-func isLargeDrain(reports ...*sim.Report) bool {
+// IsLargeDrain says whether any of the runs drains more workers than a timeline row each allows.
+func IsLargeDrain(reports ...*sim.Report) bool {
 	for _, r := range reports {
 		if r != nil && drainedCount(r) > largeDrainWorkers {
 			return true
@@ -120,7 +120,11 @@ func drainDistributionChart(id string, views []runView) templates.Chart {
 				continue
 			}
 			samples[i].drain = append(samples[i].drain, *w.DrainMS)
-			samples[i].pin = append(samples[i].pin, valueOr0(w.PinWaitMS))
+			pin := 0.0 // a worker no peer pulled from waited for none
+			if w.PinWaitMS != nil {
+				pin = *w.PinWaitMS
+			}
+			samples[i].pin = append(samples[i].pin, pin)
 			maxMS = math.Max(maxMS, *w.DrainMS)
 		}
 	}

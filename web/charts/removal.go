@@ -1,4 +1,4 @@
-package web
+package charts
 
 import (
 	"fmt"
@@ -88,10 +88,10 @@ func runEndIfUnremoved(w sim.WorkerRow, rep *sim.Report) float64 {
 	return 0
 }
 
-// drainSegments splits a drained worker's drain into its own work (marked → last work done)
+// DrainSegments splits a drained worker's drain into its own work (marked → last work done)
 // and the pin wait (last work done → removed). A worker still draining at the end of the run
 // is drawn up to the run's end.
-func drainSegments(w sim.WorkerRow, runEndMS float64) (markedMS, lastWorkMS, endMS float64) {
+func DrainSegments(w sim.WorkerRow, runEndMS float64) (markedMS, lastWorkMS, endMS float64) {
 	markedMS = *w.MarkedAtMS
 	endMS = runEndMS
 	if w.RemovedAtMS != nil {
@@ -143,7 +143,7 @@ func removalTimelineChart(id, title string, rep *sim.Report, tl timelineLayout) 
 		if !drained {
 			continue
 		}
-		marked, lastWork, removed := drainSegments(w, end)
+		marked, lastWork, removed := DrainSegments(w, end)
 		// Zero-length segments are left out, except a drain that took no time at all: it is
 		// drawn as a hairline (charts.js gives every segment at least 2 px) so the row is not
 		// mistaken for a worker that was never drained.

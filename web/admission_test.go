@@ -10,6 +10,7 @@ import (
 
 	"github.com/scalein-planner/scalein/runs"
 	"github.com/scalein-planner/scalein/sim"
+	"github.com/scalein-planner/scalein/web/form"
 	"github.com/stretchr/testify/require"
 )
 
@@ -46,7 +47,7 @@ func TestAdmissionRefusesAScenarioOverTheRunBudget(t *testing.T) {
 	require.Contains(t, rec.Body.String(), "fleet.gpu_blocks")
 
 	// The form shows the message beside the field that drives it, with 422.
-	form := url.Values{rawJSONField: {hostileScenario("hostile form")}}
+	form := url.Values{form.RawJSONField: {hostileScenario("hostile form")}}
 	rec = postForm(t, s, "/runs", form)
 	require.Equal(t, http.StatusUnprocessableEntity, rec.Code)
 	require.Contains(t, rec.Body.String(), "this server allows 1.1 GB per run")

@@ -2,10 +2,6 @@ package web
 
 import (
 	"context"
-	"errors"
-	"strings"
-
-	"github.com/scalein-planner/scalein/sim"
 )
 
 // bigBodyBytes is the request body size above which parsing takes a slot of the large-body
@@ -33,24 +29,4 @@ func (s *Server) parseBody(ctx context.Context, size int64, parse func() error) 
 		s.runs.NoteBigRequest()
 	}()
 	return parse()
-}
-
-// admissionFormError shows an admission refusal in the form: beside the fields that drive the
-// estimate, or at the top when the scenario was pasted as JSON.
-func admissionFormError(form *scenarioForm, err error) error {
-	invalid, ok := errors.AsType[*sim.ValidationError](err)
-	if !ok {
-		return err
-	}
-	fe := noFormErrors()
-	if strings.TrimSpace(form.values[rawJSONField]) != "" {
-		fe.rawMode = true
-		for _, e := range invalid.Errors {
-			fe.unplaced = append(fe.unplaced, e.String())
-		}
-		fe.count = len(invalid.Errors)
-	} else {
-		fe.place(invalid.Errors, nil, nil)
-	}
-	return &invalidForm{form: form, errs: fe}
 }

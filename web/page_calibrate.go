@@ -20,6 +20,7 @@ import (
 	"github.com/scalein-planner/scalein/store"
 	"github.com/scalein-planner/scalein/templates"
 	"github.com/scalein-planner/scalein/web/charts"
+	"github.com/scalein-planner/scalein/web/form"
 	"github.com/scalein-planner/scalein/web/format"
 )
 
@@ -349,7 +350,7 @@ func (s *Server) apiGetCalibration(w http.ResponseWriter, r *http.Request) error
 
 // prefillCalibration puts a stored calibration's timing into the form (GET
 // /?calibration=SHA&worker=…&skip=…, the "Use this timing" link).
-func (s *Server) prefillCalibration(r *http.Request, form *scenarioForm) (string, error) {
+func (s *Server) prefillCalibration(r *http.Request, f *form.Form) (string, error) {
 	q := r.URL.Query()
 	k := store.CalibrationKey{SHA256: q.Get("calibration"), Worker: q.Get("worker")}
 	if !sha256Pattern(k.SHA256) {
@@ -374,7 +375,7 @@ func (s *Server) prefillCalibration(r *http.Request, form *scenarioForm) (string
 		return "", fmt.Errorf("decode stored calibration %s: %w", k.SHA256, err)
 	}
 	for _, c := range timingRows(res.Timing) {
-		form.values["fleet.timing."+c.Key] = c.Value
+		f.Set("fleet.timing."+c.Key, c.Value)
 	}
 	return "Timing set from the calibration " + info.Name + " (" + format.Number(float64(res.Passes)) + " measured passes, rounded to six significant digits).", nil
 }

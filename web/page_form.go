@@ -11,6 +11,7 @@ import (
 
 	"github.com/scalein-planner/scalein/sim"
 	"github.com/scalein-planner/scalein/templates"
+	"github.com/scalein-planner/scalein/web/form"
 	"github.com/scalein-planner/scalein/web/format"
 )
 
@@ -20,7 +21,7 @@ const recentRunsOnForm = 8
 // a stored run (?from=ID, "edit as new") or with an uploaded trace chosen (?trace=SHA).
 func (s *Server) handleForm(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
-	form := defaultForm()
+	f := form.Default()
 	notice := ""
 	switch {
 	case q.Get("preset") != "":
@@ -32,10 +33,10 @@ func (s *Server) handleForm(w http.ResponseWriter, r *http.Request) error {
 		sc, err := sim.Parse(p.JSON, sim.ParseEnv{Traces: s.store})
 		if err != nil {
 			// Still useful: show the preset as raw JSON so its problems can be fixed in place.
-			form.values[rawJSONField] = string(p.JSON)
+			f.Set(form.RawJSONField, string(p.JSON))
 			notice = "Preset " + p.Title + " did not validate; its JSON is in the box at the bottom."
 		} else {
-			form = formFromScenario(sc)
+			f = form.FromScenario(sc)
 			notice = "Prefilled from the preset " + p.Title + ": " + p.Description
 		}
 	case q.Get("from") != "":
@@ -49,15 +50,15 @@ func (s *Server) handleForm(w http.ResponseWriter, r *http.Request) error {
 		}
 		sc, err := sim.Parse(run.ScenarioJSON, sim.ParseEnv{Traces: s.store})
 		if err != nil {
-			form.values[rawJSONField] = string(run.ScenarioJSON)
+			f.Set(form.RawJSONField, string(run.ScenarioJSON))
 			notice = "The scenario of run " + id + " no longer validates; its JSON is in the box at the bottom."
 		} else {
 			sc.Name = editAsNewName(sc.Name) // the new run must not carry the same name
-			form = formFromScenario(sc)
+			f = form.FromScenario(sc)
 			notice = "Prefilled from run " + id + " (" + run.Name + "). Change what you like and run it as a new scenario."
 		}
 	case q.Get("calibration") != "":
-		msg, err := s.prefillCalibration(r, form)
+		msg, err := s.prefillCalibration(r, f)
 		if err != nil {
 			return err
 		}
@@ -67,11 +68,11 @@ func (s *Server) handleForm(w http.ResponseWriter, r *http.Request) error {
 		if err != nil {
 			return notFound("no uploaded trace has this SHA-256; upload it on the Traces page")
 		}
-		form.values[workloadTypeField.Path] = sim.WorkloadTrace
-		form.values[traceSourceField] = "sha256:" + info.SHA256
+		f.Set(form.WorkloadTypePath, sim.WorkloadTrace)
+		f.Set(form.TraceSourceField, "sha256:"+info.SHA256)
 		notice = "Workload set to the uploaded trace " + info.Name + "."
 	}
-	return s.renderForm(w, r, http.StatusOK, form, noFormErrors(), notice)
+	return s.renderForm(w, r, http.StatusOK, f, form.NoErrors(), notice)
 }
 
 // handleFormEdit is POST /: the no-JavaScript schedule editor. "Add row" and "Remove" post the
@@ -80,27 +81,27 @@ func (s *Server) handleFormEdit(w http.ResponseWriter, r *http.Request) error {
 	if err := r.ParseForm(); err != nil {
 		return formParseError(err)
 	}
-	form := formFromValues(r.PostForm)
+	f := form.FromValues(r.PostForm)
 	action := r.PostForm.Get("action")
 	switch {
 	case action == "add_row":
-		form.shown = max(form.shown, len(form.rows)) + 1
+		f.AddRow()
 	case strings.HasPrefix(action, "remove_row:"):
 		i, err := strconv.Atoi(strings.TrimPrefix(action, "remove_row:"))
-		if err == nil && i >= 0 && i < len(form.rows) {
-			form.rows = append(form.rows[:i], form.rows[i+1:]...)
+		if err != nil {
+			i = -1 // no row: one row less is shown, as before
 		}
-		form.shown = max(form.shown-1, 0)
+		f.RemoveRow(i)
 	}
-	return s.renderForm(w, r, http.StatusOK, form, noFormErrors(), "")
+	return s.renderForm(w, r, http.StatusOK, f, form.NoErrors(), "")
 }
 
 // handleCreateRun is POST /runs: validate, then 303 to the run (new or identical existing); an
 // invalid form comes back with its problems (422).
 func (s *Server) handleCreateRun(w http.ResponseWriter, r *http.Request) error {
 	sc, err := s.scenarioFromForm(r)
-	if invalid, ok := errors.AsType[*invalidForm](err); ok {
-		return s.renderForm(w, r, http.StatusUnprocessableEntity, invalid.form, invalid.errs, "")
+	if invalid, ok := errors.AsType[*form.Invalid](err); ok {
+		return s.renderForm(w, r, http.StatusUnprocessableEntity, invalid.Form, invalid.Errs, "")
 	}
 	if err != nil {
 		return err
@@ -140,8 +141,8 @@ func (s *Server) handleCreatePair(w http.ResponseWriter, r *http.Request) error 
 	} else {
 		var err error
 		sc, err = s.scenarioFromForm(r)
-		if invalid, ok := errors.AsType[*invalidForm](err); ok {
-			return s.renderForm(w, r, http.StatusUnprocessableEntity, invalid.form, invalid.errs, "")
+		if invalid, ok := errors.AsType[*form.Invalid](err); ok {
+			return s.renderForm(w, r, http.StatusUnprocessableEntity, invalid.Form, invalid.Errs, "")
 		}
 		if err != nil {
 			return err
@@ -164,17 +165,17 @@ func (s *Server) scenarioFromForm(r *http.Request) (*sim.Scenario, error) {
 	if err := r.ParseForm(); err != nil {
 		return nil, formParseError(err)
 	}
-	form := formFromValues(r.PostForm)
+	f := form.FromValues(r.PostForm)
 	var sc *sim.Scenario
 	err := s.parseBody(r.Context(), r.ContentLength, func() (err error) {
-		sc, err = scenarioOfForm(form, sim.ParseEnv{Traces: s.store})
+		sc, err = form.Scenario(f, sim.ParseEnv{Traces: s.store})
 		return err
 	})
 	if err != nil {
 		return nil, err
 	}
 	if err := s.runs.Admit(sc); err != nil {
-		return nil, admissionFormError(form, err)
+		return nil, form.AdmissionError(f, err)
 	}
 	return sc, nil
 }
@@ -187,17 +188,17 @@ func formParseError(err error) error {
 	return badRequest("the form could not be read (" + err.Error() + "); reload the page and submit it again")
 }
 
-func (s *Server) renderForm(w http.ResponseWriter, r *http.Request, status int, form *scenarioForm, errs formErrors, notice string) error {
-	options, err := s.traceOptions(r.Context(), form.values[traceSourceField])
+func (s *Server) renderForm(w http.ResponseWriter, r *http.Request, status int, f *form.Form, errs form.Errors, notice string) error {
+	options, err := s.traceOptions(r.Context(), f.Get(form.TraceSourceField))
 	if err != nil {
 		return err
 	}
 	title := "New scenario"
-	if errs.count > 0 {
+	if errs.Count() > 0 {
 		// The title is the first thing a screen reader reads of the page that comes back.
-		title = fmt.Sprintf("Fix %d %s · New scenario", errs.count, format.Plural(int64(errs.count), "problem", "problems"))
+		title = fmt.Sprintf("Fix %d %s · New scenario", errs.Count(), format.Plural(int64(errs.Count()), "problem", "problems"))
 	}
-	view := form.view(s.pageInfo(title, "new"), errs, options)
+	view := f.View(s.pageInfo(title, "new"), errs, options)
 	view.Notice = notice
 	for _, p := range sim.Presets() {
 		view.Presets = append(view.Presets, templates.PresetLink{Key: p.Key, Title: p.Title, Description: p.Description})

@@ -140,7 +140,7 @@ func scheduleTable(acts []sim.ScaleInAction) templates.DataTable {
 	t := templates.DataTable{Caption: "The recommended schedule",
 		Columns: []templates.Column{{Label: "At (ms)", Num: true}, {Label: "Drains"}, {Label: "Grace (ms)", Num: true}}}
 	for _, a := range acts {
-		who := idList(a.Workers)
+		who := format.IDs(a.Workers)
 		if len(a.Workers) == 0 {
 			who = fmt.Sprintf("%d by %s", a.Count, a.Select)
 		}

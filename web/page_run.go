@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -17,6 +16,7 @@ import (
 	"github.com/scalein-planner/scalein/store"
 	"github.com/scalein-planner/scalein/templates"
 	"github.com/scalein-planner/scalein/web/charts"
+	"github.com/scalein-planner/scalein/web/form"
 	"github.com/scalein-planner/scalein/web/format"
 )
 
@@ -52,7 +52,7 @@ func (s *Server) handleRun(w http.ResponseWriter, r *http.Request) error {
 	sc, scErr := scenarioOf(run.ScenarioJSON)
 	var counterparts []string
 	if scErr == nil {
-		p.Scenario = scenarioSummary(sc)
+		p.Scenario = form.Summary(sc)
 		counterparts = counterpartIDs(sc)
 	}
 	// Read before the page is built: a pair or comparison added meanwhile gives a newer version
@@ -194,24 +194,13 @@ func workersTable(rep *sim.Report, all bool) (templates.DataTable, int) {
 	return t, drained
 }
 
-func idList(ids []int) string {
-	if len(ids) == 0 {
-		return format.Dash
-	}
-	parts := make([]string, len(ids))
-	for i, id := range ids {
-		parts[i] = strconv.Itoa(id)
-	}
-	return strings.Join(parts, ", ")
-}
-
 func scaleInTable(rep *sim.Report) templates.DataTable {
 	t := templates.DataTable{
 		Caption: "Scale-in actions in scenario order",
 		Columns: []templates.Column{{Label: "Action"}, {Label: "At (ms)", Num: true}, {Label: "Drained (worker ids)"}, {Label: "Skipped (no longer active)"}},
 	}
 	for i, a := range rep.ScaleIn {
-		t.Rows = append(t.Rows, []string{strconv.Itoa(i + 1), format.Number(a.AtMS), idList(a.Drained), idList(a.Skipped)})
+		t.Rows = append(t.Rows, []string{strconv.Itoa(i + 1), format.Number(a.AtMS), format.IDs(a.Drained), format.IDs(a.Skipped)})
 	}
 	return t
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/scalein-planner/scalein/sim"
 	"github.com/scalein-planner/scalein/templates"
+	"github.com/scalein-planner/scalein/web/form"
 )
 
 // newPage is the sweep or plan form, prefilled from a run (?from=ID), a preset (?preset=KEY),
@@ -31,7 +32,7 @@ func (s *Server) newPage(r *http.Request, kind string) (templates.WhatIfNewPage,
 		if err := r.ParseForm(); err != nil {
 			return p, badRequest("the form could not be read: " + err.Error())
 		}
-		doc, errs, _ := formFromValues(r.PostForm).toJSON()
+		doc, errs := form.FromValues(r.PostForm).JSON()
 		for _, fe := range errs {
 			p.Errors = append(p.Errors, fe.String())
 		}

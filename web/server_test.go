@@ -20,6 +20,7 @@ import (
 	"github.com/PuerkitoBio/goquery"
 	"github.com/scalein-planner/scalein/runs"
 	"github.com/scalein-planner/scalein/store"
+	"github.com/scalein-planner/scalein/web/form"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -39,7 +40,7 @@ func TestFormShowsDefaultsUnitsAndTimingNote(t *testing.T) {
 	assert.Equal(t, "4096", byTestID(doc, "field-fleet.gpu_blocks").AttrOr("value", ""))
 	assert.Contains(t, doc.Find(`label[for="fleet.gpu_blocks"]`).Text(), "blocks")
 	assert.Contains(t, doc.Text(), "not measurements")
-	assert.Equal(t, minScheduleRows, doc.Find("[data-schedule-rows] [data-schedule-row]").Length())
+	assert.Equal(t, 1, doc.Find("[data-schedule-rows] [data-schedule-row]").Length())
 	assert.Equal(t, 1, byTestID(doc, "run-pair-hints").Length())
 	assert.Equal(t, 1, byTestID(doc, "run-pair-guard").Length())
 	assert.Equal(t, 1, byTestID(doc, "recent-empty").Length())
@@ -84,27 +85,27 @@ func TestCreateRunBadFormIs422WithMessagesBesideFields(t *testing.T) {
 
 func TestCreateRunRawJSONWinsAndReportsPaths(t *testing.T) {
 	s := newTestServer(t, runs.Config{}, false)
-	rec := postForm(t, s, "/runs", url.Values{rawJSONField: {`{"fleet": {"gpu_blocks": 0}, "bogus": 1}`}})
+	rec := postForm(t, s, "/runs", url.Values{form.RawJSONField: {`{"fleet": {"gpu_blocks": 0}, "bogus": 1}`}})
 	require.Equal(t, http.StatusUnprocessableEntity, rec.Code)
 	doc := parseHTML(t, rec.Body)
 	list := byTestID(doc, "form-errors-list").Text()
 	assert.Contains(t, list, "fleet.gpu_blocks")
 	assert.Contains(t, list, "bogus")
-	assert.NotEmpty(t, byTestID(doc, "error-"+rawJSONField).Text())
+	assert.NotEmpty(t, byTestID(doc, "error-"+form.RawJSONField).Text())
 }
 
 func TestCreateRunRedirectsAndIdenticalScenarioSameID(t *testing.T) {
 	s := newTestServer(t, runs.Config{}, false)
-	form := url.Values{rawJSONField: {testScenario("same")}}
-	first := postForm(t, s, "/runs", form)
+	values := url.Values{form.RawJSONField: {testScenario("same")}}
+	first := postForm(t, s, "/runs", values)
 	require.Equal(t, http.StatusSeeOther, first.Code, first.Body.String())
 	loc := first.Header().Get("Location")
 	assert.Regexp(t, `^/runs/[a-z2-7]{16}$`, loc)
-	second := postForm(t, s, "/runs", form)
+	second := postForm(t, s, "/runs", values)
 	require.Equal(t, http.StatusSeeOther, second.Code)
 	assert.Equal(t, loc, second.Header().Get("Location"))
 
-	other := postForm(t, s, "/runs", url.Values{rawJSONField: {testScenario("other")}})
+	other := postForm(t, s, "/runs", url.Values{form.RawJSONField: {testScenario("other")}})
 	assert.NotEqual(t, loc, other.Header().Get("Location"))
 }
 
@@ -284,7 +285,7 @@ func TestFullQueueIs429(t *testing.T) {
 	assert.Equal(t, http.StatusTooManyRequests, rec.Code)
 	assert.Contains(t, rec.Body.String(), "queue is full")
 
-	rec = postForm(t, s, "/runs", url.Values{rawJSONField: {testScenario("four")}})
+	rec = postForm(t, s, "/runs", url.Values{form.RawJSONField: {testScenario("four")}})
 	assert.Equal(t, http.StatusTooManyRequests, rec.Code)
 	assert.Equal(t, 1, byTestID(parseHTML(t, rec.Body), "error-page").Length())
 
@@ -482,7 +483,7 @@ func TestDownloadsAndWorkersCSV(t *testing.T) {
 
 func TestPairAndCompare(t *testing.T) {
 	s := newTestServer(t, runs.Config{}, true)
-	rec := postForm(t, s, "/pairs", url.Values{"kind": {"hints"}, rawJSONField: {testScenario("pair")}})
+	rec := postForm(t, s, "/pairs", url.Values{"kind": {"hints"}, form.RawJSONField: {testScenario("pair")}})
 	require.Equal(t, http.StatusSeeOther, rec.Code, rec.Body.String())
 	loc, err := url.Parse(rec.Header().Get("Location"))
 	require.NoError(t, err)

@@ -238,3 +238,15 @@ func BinaryBytes(n int64) string {
 	}
 	return fmt.Sprintf("%d bytes", n)
 }
+
+// IDs prints worker ids as a list ("14, 15"), or a dash for none.
+func IDs(ids []int) string {
+	if len(ids) == 0 {
+		return Dash
+	}
+	parts := make([]string, len(ids))
+	for i, id := range ids {
+		parts[i] = strconv.Itoa(id)
+	}
+	return strings.Join(parts, ", ")
+}

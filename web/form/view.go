@@ -1,4 +1,4 @@
-package web
+package form
 
 import (
 	"fmt"
@@ -11,9 +11,9 @@ import (
 
 // view builds the page model. traceOptions are the trace choices (value, label). The error
 // summary lists every problem in page order, each linking to its field.
-func (f *scenarioForm) view(page templates.Page, errs formErrors, traceOptions [][2]string) templates.FormPage {
+func (f *Form) view(page templates.Page, errs Errors, traceOptions [][2]string) templates.FormPage {
 	v := &formView{
-		form: f, errs: errs, traceOptions: traceOptions, shown: map[string]bool{},
+		form: f, Errs: errs, traceOptions: traceOptions, shown: map[string]bool{},
 		page: templates.FormPage{Page: page, ErrorCount: errs.count, SelectionNote: selectionNote},
 	}
 	v.general()
@@ -26,8 +26,8 @@ func (f *scenarioForm) view(page templates.Page, errs formErrors, traceOptions [
 
 // formView is the page model under construction.
 type formView struct {
-	form         *scenarioForm
-	errs         formErrors
+	form         *Form
+	Errs         Errors
 	traceOptions [][2]string
 	page         templates.FormPage
 	// shown marks the field names whose problems the page shows beside a field.
@@ -38,7 +38,7 @@ type formView struct {
 // the field is ("Fleet · ").
 func (v *formView) field(fs fieldSpec, name, context, value string) templates.Field {
 	fd := fieldView(fs, name, value, v.traceOptions)
-	if msgs := v.errs.byField[name]; len(msgs) > 0 {
+	if msgs := v.Errs.byField[name]; len(msgs) > 0 {
 		v.shown[name] = true
 		fd.Error = strings.Join(msgs, "; ")
 		for _, m := range msgs {
@@ -66,8 +66,8 @@ func (v *formView) general() {
 // than maxScheduleRows.
 func (v *formView) schedule() {
 	f := v.form
-	v.page.ScheduleError = strings.Join(v.errs.schedule, "; ")
-	for _, m := range v.errs.schedule {
+	v.page.ScheduleError = strings.Join(v.Errs.schedule, "; ")
+	for _, m := range v.Errs.schedule {
 		v.page.Problems = append(v.page.Problems, templates.Problem{Href: "#schedule", Text: "Scale-in schedule: " + m})
 	}
 	used := len(f.rows)
@@ -105,29 +105,29 @@ func (v *formView) workload() {
 // rawJSON is the "paste the whole scenario" box; when its JSON was the scenario, every problem
 // is one of it, listed in the summary with a link to the box.
 func (v *formView) rawJSON() {
-	v.page.RawJSON = templates.Field{Name: rawJSONField, Label: "Scenario JSON", Kind: "textarea", Wide: true,
-		Value:       v.form.values[rawJSONField],
+	v.page.RawJSON = templates.Field{Name: RawJSONField, Label: "Scenario JSON", Kind: "textarea", Wide: true,
+		Value:       v.form.values[RawJSONField],
 		Placeholder: `{"name": "…", "fleet": {"workers": 16}, "scale_in": [...], "workload": {...}}`,
 		Help:        "Unknown fields, wrong types and out-of-range values are reported with their path."}
-	if !v.errs.rawMode {
+	if !v.Errs.rawMode {
 		return
 	}
-	v.page.RawJSON.Error = fmt.Sprintf("%d %s in this JSON, listed at the top of the page", v.errs.count, format.Plural(int64(v.errs.count), "problem", "problems"))
-	for _, m := range v.errs.unplaced {
-		v.page.Problems = append(v.page.Problems, templates.Problem{Href: "#" + rawJSONField, Text: m})
+	v.page.RawJSON.Error = fmt.Sprintf("%d %s in this JSON, listed at the top of the page", v.Errs.count, format.Plural(int64(v.Errs.count), "problem", "problems"))
+	for _, m := range v.Errs.unplaced {
+		v.page.Problems = append(v.page.Problems, templates.Problem{Href: "#" + RawJSONField, Text: m})
 	}
 }
 
 // leftoverProblems adds the problems no field shows to the summary, without links.
 func (v *formView) leftoverProblems() {
-	if v.errs.rawMode {
+	if v.Errs.rawMode {
 		return
 	}
-	for _, m := range v.errs.unplaced {
+	for _, m := range v.Errs.unplaced {
 		v.page.Problems = append(v.page.Problems, templates.Problem{Text: m})
 	}
 	// A problem placed on a field the page does not show must still be seen.
-	for name, msgs := range v.errs.byField {
+	for name, msgs := range v.Errs.byField {
 		if !v.shown[name] {
 			for _, m := range msgs {
 				v.page.Problems = append(v.page.Problems, templates.Problem{Text: name + ": " + m})

@@ -1,4 +1,4 @@
-package web
+package form
 
 import (
 	"encoding/json"
@@ -10,11 +10,11 @@ import (
 	"github.com/scalein-planner/scalein/web/format"
 )
 
-// scenarioSummary lists a scenario's inputs as the form asks for them: one group per group of
+// Summary lists a scenario's inputs as the form asks for them: one group per group of
 // the form's field table (form_fields.go), each field under its form label, then the scale-in
 // schedule and the fields of the scenario's workload type. A field added to the form appears
 // here too (TestScenarioSummaryListsEveryFormField).
-func scenarioSummary(sc *sim.Scenario) []templates.ScenarioGroup {
+func Summary(sc *sim.Scenario) []templates.ScenarioGroup {
 	tree := scenarioTree(sc)
 	item := func(label, value string) templates.ScenarioItem {
 		return templates.ScenarioItem{Label: label, Value: value}
@@ -34,7 +34,7 @@ func scenarioSummary(sc *sim.Scenario) []templates.ScenarioGroup {
 	for i, a := range sc.ScaleIn {
 		what := ""
 		if len(a.Workers) > 0 {
-			what = "drain " + format.Unit(float64(len(a.Workers)), "workers") + " " + idList(a.Workers)
+			what = "drain " + format.Unit(float64(len(a.Workers)), "workers") + " " + format.IDs(a.Workers)
 		} else {
 			what = fmt.Sprintf("drain %s chosen by %s", format.Count(int64(a.Count), "workers"), a.Select)
 		}

@@ -1,4 +1,4 @@
-package web
+package form
 
 import (
 	"testing"
@@ -6,6 +6,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/scalein-planner/scalein/internal/runtest"
 	"github.com/scalein-planner/scalein/sim"
 	"github.com/scalein-planner/scalein/web/format"
 )
@@ -15,7 +16,7 @@ import (
 // workload type), under the form's label, with a value; so a field added to the form is
 // summarised too. Every workload type is covered: the presets and a scripted scenario.
 func TestScenarioSummaryListsEveryFormField(t *testing.T) {
-	docs := map[string][]byte{"scripted": []byte(testScenario("scripted"))}
+	docs := map[string][]byte{"scripted": []byte(runtest.Scenario("scripted"))}
 	for _, p := range sim.Presets() {
 		docs[p.Key] = p.JSON
 	}
@@ -25,7 +26,7 @@ func TestScenarioSummaryListsEveryFormField(t *testing.T) {
 		require.NoError(t, err, name)
 		types[sc.Workload.Type] = true
 		shown := map[string]map[string]string{} // group title → label → value
-		for _, g := range scenarioSummary(sc) {
+		for _, g := range Summary(sc) {
 			shown[g.Title] = map[string]string{}
 			for _, it := range g.Items {
 				shown[g.Title][it.Label] = it.Value

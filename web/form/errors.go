@@ -1,4 +1,4 @@
-package web
+package form
 
 import (
 	"errors"
@@ -11,19 +11,19 @@ import (
 	"github.com/scalein-planner/scalein/web/format"
 )
 
-// invalidForm is a posted form that does not make a valid scenario: the form as it was posted,
+// Invalid is a posted form that does not make a valid scenario: the form as it was posted,
 // with every problem placed beside its field. Handlers render it as the form again (422).
-type invalidForm struct {
-	form *scenarioForm
-	errs formErrors
+type Invalid struct {
+	Form *Form
+	Errs Errors
 }
 
-func (e *invalidForm) Error() string {
-	return fmt.Sprintf("the scenario form has %d %s", e.errs.count, format.Plural(int64(e.errs.count), "problem", "problems"))
+func (e *Invalid) Error() string {
+	return fmt.Sprintf("the scenario form has %d %s", e.Errs.count, format.Plural(int64(e.Errs.count), "problem", "problems"))
 }
 
-// formErrors places validation errors beside their fields.
-type formErrors struct {
+// Errors places validation errors beside their fields.
+type Errors struct {
 	// byField holds the messages of each form field, by field name.
 	byField map[string][]string
 	// schedule holds problems with the schedule as a whole.
@@ -35,21 +35,25 @@ type formErrors struct {
 	count   int
 }
 
-func noFormErrors() formErrors { return formErrors{byField: map[string][]string{}} }
+// NoErrors is a form without problems.
+func NoErrors() Errors { return Errors{byField: map[string][]string{}} }
 
-func (fe *formErrors) addToField(name, msg string) {
+// Count is how many problems the form has.
+func (fe Errors) Count() int { return fe.count }
+
+func (fe *Errors) addToField(name, msg string) {
 	fe.byField[name] = append(fe.byField[name], msg)
 	fe.count++
 }
 
-// scenarioOfForm validates a form in one pass: the fields that convert and every rule of
+// Scenario validates a form in one pass: the fields that convert and every rule of
 // sim.Parse, so that four bad fields give four errors at once. A field that did not convert is
 // left out of the document (sim.Parse then holds its default); sim.Parse's problems that land on
 // a field the form already faulted are dropped as consequences of the first. A filled "paste
-// the whole scenario" box wins over the fields. The error is an *invalidForm when the user has
+// the whole scenario" box wins over the fields. The error is an *Invalid when the user has
 // something to fix.
-func scenarioOfForm(form *scenarioForm, env sim.ParseEnv) (*sim.Scenario, error) {
-	raw := strings.TrimSpace(form.values[rawJSONField])
+func Scenario(form *Form, env sim.ParseEnv) (*sim.Scenario, error) {
+	raw := strings.TrimSpace(form.values[RawJSONField])
 	if raw != "" {
 		sc, err := sim.Parse([]byte(raw), env)
 		if err == nil {
@@ -59,17 +63,17 @@ func scenarioOfForm(form *scenarioForm, env sim.ParseEnv) (*sim.Scenario, error)
 		if !ok {
 			return nil, err
 		}
-		fe := noFormErrors()
+		fe := NoErrors()
 		fe.rawMode = true
 		for _, e := range invalid.Errors {
 			fe.unplaced = append(fe.unplaced, e.String())
 		}
 		fe.count = len(invalid.Errors)
-		return nil, &invalidForm{form: form, errs: fe}
+		return nil, &Invalid{Form: form, Errs: fe}
 	}
 
 	doc, convErrs, rowOf := form.toJSON()
-	fe := noFormErrors()
+	fe := NoErrors()
 	if form.rowsDropped > 0 {
 		fe.schedule = append(fe.schedule, fmt.Sprintf(
 			"the form sent %d more non-empty rows than the %d a schedule may have; they were not kept. Put that many actions in the pasted scenario JSON, where the limit is reported by path, or split the schedule into several scenarios",
@@ -90,14 +94,14 @@ func scenarioOfForm(form *scenarioForm, env sim.ParseEnv) (*sim.Scenario, error)
 		fe.place(invalid.Errors, rowOf, faulted)
 	}
 	if fe.count > 0 {
-		return nil, &invalidForm{form: form, errs: fe}
+		return nil, &Invalid{Form: form, Errs: fe}
 	}
 	return sc, nil
 }
 
 // place maps sim.Parse paths to form field names; rowOf translates scale_in indices of the JSON
 // back to rows of the form. Problems that land on a field in skip are left out.
-func (fe *formErrors) place(errs []sim.FieldError, rowOf []int, skip map[string]bool) {
+func (fe *Errors) place(errs []sim.FieldError, rowOf []int, skip map[string]bool) {
 	for _, e := range errs {
 		name, ok := fieldForPath(e.Path, rowOf)
 		switch {
@@ -143,7 +147,7 @@ func fieldForPath(path string, rowOf []int) (string, bool) {
 	switch {
 	case path == "workload.trace" || strings.HasPrefix(path, "workload.trace.name") ||
 		strings.HasPrefix(path, "workload.trace.sha256") || strings.HasPrefix(path, "workload.trace.path"):
-		return traceSourceField, true
+		return TraceSourceField, true
 	case path == "workload" || path == "workload.sessions":
 		return workloadTypeField.Path, true
 	}
@@ -160,4 +164,24 @@ func fieldForPath(path string, rowOf []int) (string, bool) {
 		p = p[:cut]
 	}
 	return "", false
+}
+
+// AdmissionError shows an admission refusal in the form: beside the fields that drive the
+// estimate, or at the top when the scenario was pasted as JSON.
+func AdmissionError(form *Form, err error) error {
+	invalid, ok := errors.AsType[*sim.ValidationError](err)
+	if !ok {
+		return err
+	}
+	fe := NoErrors()
+	if strings.TrimSpace(form.values[RawJSONField]) != "" {
+		fe.rawMode = true
+		for _, e := range invalid.Errors {
+			fe.unplaced = append(fe.unplaced, e.String())
+		}
+		fe.count = len(invalid.Errors)
+	} else {
+		fe.place(invalid.Errors, nil, nil)
+	}
+	return &Invalid{Form: form, Errs: fe}
 }

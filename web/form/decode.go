@@ -1,4 +1,4 @@
-package web
+package form
 
 import (
 	"cmp"
@@ -20,10 +20,10 @@ const maxScheduleRows = sim.MaxScaleInActions
 // too long for an int still sorts after the others instead of being ignored.
 var rowKey = regexp.MustCompile(`^scale_in\[(\d+)\]\.([a-z_]+)$`)
 
-// formFromValues reads a posted form. Schedule rows are taken in index order, whatever the
+// FromValues reads a posted form. Schedule rows are taken in index order, whatever the
 // numbering (app.js renumbers, but a hand-made post may skip numbers).
-func formFromValues(v url.Values) *scenarioForm {
-	f := &scenarioForm{values: map[string]string{}}
+func FromValues(v url.Values) *Form {
+	f := &Form{values: map[string]string{}}
 	rows := map[string]map[string]string{} // by index, as its digits
 	for key, vals := range v {
 		if len(vals) == 0 {

@@ -1,4 +1,4 @@
-package web
+package form
 
 import (
 	"encoding/json"
@@ -7,10 +7,10 @@ import (
 	"github.com/scalein-planner/scalein/sim"
 )
 
-// defaultForm is the form of a fresh page: every field at the simulator's default, a sessions
+// Default is the form of a fresh page: every field at the simulator's default, a sessions
 // workload, and the built-in trace and example requests ready in the other workload types.
-func defaultForm() *scenarioForm {
-	f := &scenarioForm{values: map[string]string{}}
+func Default() *Form {
+	f := &Form{values: map[string]string{}}
 	singleFields(func(fs fieldSpec) {
 		if fs.Start != "" {
 			f.values[fs.Path] = fs.Start
@@ -21,10 +21,10 @@ func defaultForm() *scenarioForm {
 	return f
 }
 
-// formFromScenario fills the form from a complete scenario (a preset, a stored run), over the
+// FromScenario fills the form from a complete scenario (a preset, a stored run), over the
 // defaults so that the fields of the other workload types stay sensible.
-func formFromScenario(sc *sim.Scenario) *scenarioForm {
-	f := defaultForm()
+func FromScenario(sc *sim.Scenario) *Form {
+	f := Default()
 	canonical := sc.CanonicalJSON()
 	tree := scenarioTree(sc)
 	singleFields(func(fs fieldSpec) {

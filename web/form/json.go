@@ -1,4 +1,4 @@
-package web
+package form
 
 import (
 	"bytes"
@@ -18,7 +18,7 @@ import (
 // user sees every problem at once. Only the chosen workload type's fields are used. rowOf maps
 // the index of each scale_in action in the JSON back to its row in the form (empty rows are
 // skipped).
-func (f *scenarioForm) toJSON() (doc []byte, errs []sim.FieldError, rowOf []int) {
+func (f *Form) toJSON() (doc []byte, errs []sim.FieldError, rowOf []int) {
 	root := map[string]any{}
 	put := func(fs fieldSpec, name, text string, into map[string]any, key string) {
 		val, msg := convertField(fs, text)

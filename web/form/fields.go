@@ -1,4 +1,4 @@
-package web
+package form
 
 import "github.com/scalein-planner/scalein/sim"
 
@@ -120,7 +120,7 @@ var scheduleFields = []fieldSpec{
 }
 
 // The workload: a type, then one group of fields per type.
-var workloadTypeField = fieldSpec{Path: "workload.type", Label: "Workload type", Kind: kindSelect, Start: sim.WorkloadSessions,
+var workloadTypeField = fieldSpec{Path: WorkloadTypePath, Label: "Workload type", Kind: kindSelect, Start: sim.WorkloadSessions,
 	Help: "Only the fields of the chosen type are used.",
 	Options: [][2]string{
 		{sim.WorkloadSessions, "Synthetic sessions"},
@@ -128,9 +128,9 @@ var workloadTypeField = fieldSpec{Path: "workload.type", Label: "Workload type",
 		{sim.WorkloadRequests, "Scripted requests (JSON)"},
 	}}
 
-// traceSourceField stands for workload.trace.name and workload.trace.sha256, whose errors land
+// TraceSourceField stands for workload.trace.name and workload.trace.sha256, whose errors land
 // on it.
-const traceSourceField = "workload.trace.source"
+const TraceSourceField = "workload.trace.source"
 
 const exampleScriptedRequests = `[
   {"id": "r0", "at_ms": 0, "blocks": ["P*8"], "output_tokens": 16},
@@ -154,7 +154,7 @@ var workloadGroups = []workloadGroup{
 		{Path: "workload.sessions.think_time_ms", Label: "Think time", Unit: "ms", Kind: kindFloat, Help: "From a turn's completion to the next turn's arrival."},
 	}}},
 	{sim.WorkloadTrace, fieldGroup{Legend: "Trace", Note: "A Mooncake-format JSONL trace: the built-in conversation trace or one uploaded on the Traces page.", Fields: []fieldSpec{
-		{Path: traceSourceField, Label: "Trace", Kind: kindTraceSource, Start: "name:" + sim.BuiltinMooncakeConversation, Help: "Upload more on the Traces page."},
+		{Path: TraceSourceField, Label: "Trace", Kind: kindTraceSource, Start: "name:" + sim.BuiltinMooncakeConversation, Help: "Upload more on the Traces page."},
 		{Path: "workload.trace.speedup", Label: "Speedup", Unit: "×", Kind: kindFloat, Help: "Timestamps are divided by it (> 0)."},
 		{Path: "workload.trace.limit", Label: "Limit", Unit: "rows", Kind: kindInt, Help: "Use only the first N rows; empty = all."},
 		{Path: "workload.trace.offset_ms", Label: "Offset", Unit: "ms", Kind: kindFloat, Help: "Shifts every arrival later."},
@@ -190,8 +190,8 @@ func singleFields(fn func(fieldSpec)) {
 	}
 }
 
-// rawJSONField is the "paste the whole scenario" box; when filled it wins over every field.
-const rawJSONField = "scenario_json"
+// RawJSONField is the "paste the whole scenario" box; when filled it wins over every field.
+const RawJSONField = "scenario_json"
 
 // minScheduleRows is how many schedule rows a fresh form shows: one empty row to fill in; "Add
 // row" (with or without JavaScript) gives more.

@@ -9,11 +9,14 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
+	"github.com/scalein-planner/scalein/runs"
 	"github.com/scalein-planner/scalein/sim"
 	"github.com/scalein-planner/scalein/sim/hpa"
 	"github.com/scalein-planner/scalein/sim/whatif"
 	"github.com/scalein-planner/scalein/store"
 	"github.com/scalein-planner/scalein/templates"
+	"github.com/scalein-planner/scalein/web/charts"
+	"github.com/scalein-planner/scalein/web/format"
 )
 
 // handleTunePlan renders a tune plan's page (handlePlan sends tune plans here).
@@ -21,10 +24,10 @@ func (s *Server) handleTunePlan(w http.ResponseWriter, r *http.Request, plan api
 	price, priceField, priceProblem := s.pagePrice(r)
 	suffix := priceSuffix(r)
 	p := templates.TunePlanPage{Page: s.pageInfo("Tune plan: "+plan.Name, "runs"), ID: plan.ID, Name: plan.Name,
-		Status: plan.Status, Error: plan.Error, Final: isFinal(plan.Status), APIURL: "/api/v1/plans/" + plan.ID,
+		Status: plan.Status, Error: plan.Error, Final: runs.IsFinal(plan.Status), APIURL: "/api/v1/plans/" + plan.ID,
 		Reason: plan.Reason, Notes: plan.Notes, Runs: plan.Runs, Reused: plan.Reused,
 		Price: priceField, PriceError: priceProblem, PriceSuffix: suffix,
-		PriceNote: "at " + formatNumber(price) + " per GPU-hour (the price field, kept in the page's address)"}
+		PriceNote: "at " + format.Number(price) + " per GPU-hour (the price field, kept in the page's address)"}
 	p.Constraints = tuneLimits(plan.Constraints)
 	if !p.Final {
 		p.Page.RefreshSeconds = 3
@@ -57,8 +60,8 @@ func (s *Server) handleTunePlan(w http.ResponseWriter, r *http.Request, plan api
 	}
 	if p.Final && len(plan.Candidates) > 0 {
 		p.Page.Charts = true
-		p.Scatter = tuneScatter(plan.Candidates, plan.Baselines, plan.Constraints.TTFTP99MS)
-		p.FleetChart = s.fleetChart(r.Context(), best, yours, fixed)
+		p.Scatter = charts.TuneScatter(plan.Candidates, plan.Baselines, plan.Constraints.TTFTP99MS)
+		p.FleetChart = charts.TuneFleet(s.fleetSeries(r.Context(), best), s.fleetSeries(r.Context(), yours), s.fleetSeries(r.Context(), fixed))
 	}
 	return s.render(w, r, http.StatusOK, templates.TunePlanView(p))
 }
@@ -80,19 +83,19 @@ func tuneLimits(c whatif.Constraints) string {
 
 func tuneRow(planID string, c whatif.Candidate, price float64, ranked bool) templates.TuneRow {
 	row := templates.TuneRow{Label: c.Label, Stage: c.Stage, RunID: c.RunID, Status: c.Status, Feasible: c.Feasible,
-		Pareto: c.Pareto, TTFTP99: withUnit(figureValue(c.Headline, "ttft_p99_ms"), "ms"),
-		Killed: withUnit(figureValue(c.Headline, "requests_killed"), ""), Violations: strings.Join(c.Violations, "; "),
-		GPUHours: dash, Cost: dash, SavedVsFixed: dash, Migrated: dash, Changes: dash}
+		Pareto: c.Pareto, TTFTP99: format.WithUnit(sim.FigureValue(c.Headline, sim.HeadlineTTFTP99MS), "ms"),
+		Killed: format.WithUnit(sim.FigureValue(c.Headline, "requests_killed"), ""), Violations: strings.Join(c.Violations, "; "),
+		GPUHours: format.Dash, Cost: format.Dash, SavedVsFixed: format.Dash, Migrated: format.Dash, Changes: format.Dash}
 	if ranked {
 		row.Rank = c.Rank
 	}
 	if f := c.Fleet; f != nil {
-		row.GPUHours = formatNumber(roundTo(f.GPUHours, 4))
-		row.Cost = formatMoney(f.GPUHours * price)
-		row.Migrated = formatNumber(float64(f.Migrated))
-		row.Changes = formatNumber(float64(f.FleetChanges))
+		row.GPUHours = format.Number(roundTo(f.GPUHours, 4))
+		row.Cost = format.Money(f.GPUHours * price)
+		row.Migrated = format.Number(float64(f.Migrated))
+		row.Changes = format.Number(float64(f.FleetChanges))
 		if v := f.SavedVsFixedPct; v != nil {
-			row.SavedVsFixed = formatNumber(roundTo(*v, 1)) + " %"
+			row.SavedVsFixed = format.Number(roundTo(*v, 1)) + " %"
 		}
 	}
 	if c.Autoscaler != nil && c.Status == store.StatusDone {
@@ -115,7 +118,7 @@ func settingsTable(best, yours whatif.Candidate) templates.DataTable {
 		if v == nil {
 			return "no limit"
 		}
-		return formatNumber(float64(*v))
+		return format.Number(float64(*v))
 	}
 	grace := func(v *float64) string {
 		if v == nil {
@@ -124,12 +127,12 @@ func settingsTable(best, yours whatif.Candidate) templates.DataTable {
 		return whatif.FormatMS(*v)
 	}
 	rows := [][3]string{
-		{"autoscaler.target", formatNumber(a.Target), formatNumber(b.Target)},
+		{"autoscaler.target", format.Number(a.Target), format.Number(b.Target)},
 		{"autoscaler.scale_down_window_ms", whatif.FormatMS(a.ScaleDownWindowMS), whatif.FormatMS(b.ScaleDownWindowMS)},
 		{"autoscaler.max_remove_per_tick", limit(a.MaxRemovePerTick), limit(b.MaxRemovePerTick)},
 		{"autoscaler.select", a.Select, b.Select},
 		{"autoscaler.grace_ms", grace(a.GraceMS), grace(b.GraceMS)},
-		{"router.migration_limit", formatNumber(float64(*best.MigrationLimit)), formatNumber(float64(*yours.MigrationLimit))},
+		{"router.migration_limit", format.Number(float64(*best.MigrationLimit)), format.Number(float64(*yours.MigrationLimit))},
 	}
 	for _, r := range rows {
 		name := r[0]
@@ -149,19 +152,19 @@ func savingsTable(best, fixed whatif.Candidate, yours *whatif.Candidate, price f
 	if best.Fleet == nil {
 		return t
 	}
-	duration := figureValue(best.Headline, "duration_ms")
+	duration := sim.FigureValue(best.Headline, "duration_ms")
 	add := func(name string, b *whatif.Candidate) {
 		if b == nil || b.Fleet == nil {
 			return
 		}
 		saved := b.Fleet.GPUHours - best.Fleet.GPUHours
-		day := dash
+		day := format.Dash
 		if duration != nil {
 			if v, ok := perDay(saved*price, *duration); ok {
-				day = formatMoney(v)
+				day = format.Money(v)
 			}
 		}
-		t.Rows = append(t.Rows, []string{name, formatNumber(roundTo(saved, 4)), formatMoney(saved * price), day})
+		t.Rows = append(t.Rows, []string{name, format.Number(roundTo(saved, 4)), format.Money(saved * price), day})
 	}
 	add(fixed.Label, &fixed)
 	if yours != nil && yours.ScenarioID != best.ScenarioID {
@@ -205,18 +208,19 @@ func (s *Server) handlePlanHPA(w http.ResponseWriter, r *http.Request) error {
 	return err
 }
 
-// fleetSeries reads a run's workers holding GPUs and requests in flight per bucket.
-func (s *Server) fleetSeries(ctx context.Context, c *whatif.Candidate) (*sim.Timeseries, error) {
+// fleetSeries reads a finished run's time series from its stored summary (nil when there is
+// none; the chart then leaves that line out and says so in its table).
+func (s *Server) fleetSeries(ctx context.Context, c *whatif.Candidate) *sim.Timeseries {
 	if c == nil || c.RunID == "" || c.Status != store.StatusDone {
-		return nil, nil
+		return nil
 	}
 	run, err := s.store.GetRun(ctx, c.RunID)
-	if err != nil {
-		return nil, err
+	if err == nil {
+		var sum *runs.Summary
+		if sum, err = s.runs.LoadSummary(ctx, run); err == nil {
+			return &sum.Timeseries
+		}
 	}
-	sum, err := s.loadSummary(ctx, run)
-	if err != nil {
-		return nil, err
-	}
-	return &sum.Timeseries, nil
+	s.log.Warn("a tune plan's fleet chart could not read a run", "run", c.RunID, "err", err)
+	return nil
 }

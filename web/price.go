@@ -42,15 +42,6 @@ func priceSuffix(r *http.Request) string {
 	return ""
 }
 
-// formatMoney writes an amount with two decimals (and thin-space thousands).
-func formatMoney(v float64) string {
-	r := math.Round(v*100) / 100
-	if r == 0 {
-		r = 0
-	}
-	return groupThousands(strconv.FormatFloat(r, 'f', 2, 64))
-}
-
 // perDay scales a run's amount to a day of the same load: the run's duration stands for the
 // load it models.
 func perDay(amount, durationMS float64) (float64, bool) {

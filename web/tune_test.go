@@ -10,9 +10,11 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/scalein-planner/scalein/runs"
 	"github.com/scalein-planner/scalein/sim"
 	"github.com/scalein-planner/scalein/sim/hpa"
 	"github.com/scalein-planner/scalein/store"
+	"github.com/scalein-planner/scalein/web/format"
 )
 
 // lullScenario is the tune plan's hand-checked scenario (sim/whatif/testdata/lull.json).
@@ -26,7 +28,7 @@ func lullScenario(t *testing.T) string {
 // A tune plan through the API: its candidates are ordinary runs whose stored summaries give
 // the GPU-hours the ranking needs, and the recommendation carries the settings to deploy.
 func TestAPITunePlan(t *testing.T) {
-	s := newTestServer(t, Config{Workers: 2}, true)
+	s := newTestServer(t, runs.Config{Workers: 2}, true)
 	body := planBody(lullScenario(t), `"goal": {"tune": "autoscaler"}, "constraints": {"ttft_p99_ms": 200}, "search": {"max_runs": 8}`)
 	rec := postJSON(t, s, "/api/v1/plans", body)
 	require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
@@ -82,7 +84,7 @@ func TestAPITunePlan(t *testing.T) {
 	assert.Equal(t, 2, byTestID(doc, "tune-baseline").Length())
 	savings := byTestID(doc, "tune-savings").Text()
 	saved := p.Baselines[0].Fleet.GPUHours - best.Fleet.GPUHours
-	assert.Contains(t, savings, formatMoney(saved*4), "money saved a run at 4 a GPU-hour")
+	assert.Contains(t, savings, format.Money(saved*4), "money saved a run at 4 a GPU-hour")
 	assert.Contains(t, byTestID(doc, "tune-settings").Text(), "autoscaler.target")
 
 	// A bad price is named and the server's price is used.
@@ -111,7 +113,7 @@ func TestAPITunePlan(t *testing.T) {
 }
 
 func TestAPITunePlanErrors(t *testing.T) {
-	s := newTestServer(t, Config{MaxPlanRuns: 10}, false)
+	s := newTestServer(t, runs.Config{MaxPlanRuns: 10}, false)
 	cases := []struct {
 		name, body, wantPath, wantText string
 	}{

@@ -250,36 +250,10 @@ func keysOf(m map[string]any) []string {
 // suggest names the closest known key, or lists them all.
 func suggest(key string, m map[string]any) string {
 	keys := keysOf(m)
-	best, bestD := "", 3
-	for _, k := range keys {
-		if d := editDistance(key, k); d < bestD {
-			best, bestD = k, d
-		}
-	}
-	if best != "" {
+	if best := sim.ClosestName(key, keys); best != "" {
 		return fmt.Sprintf("; did you mean %q?", best)
 	}
 	return "; its fields are " + strings.Join(keys, ", ")
-}
-
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
 
 // setPath writes v at the path, creating an optional leaf. The path was resolved before.

@@ -1,8 +1,13 @@
 package web
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
+	"mime/multipart"
 	"net/http"
+	"net/http/httptest"
+	"net/url"
 	"os"
 	"strings"
 	"testing"
@@ -136,4 +141,138 @@ func TestAPITunePlanErrors(t *testing.T) {
 			assert.Contains(t, out.Fields[0].Message, tc.wantText)
 		})
 	}
+}
+
+// cpuHPA is a hand-written HPA on CPU with a Pods metric beside it.
+const cpuHPA = `apiVersion: autoscaling/v2
+kind: HorizontalPodAutoscaler
+metadata:
+  name: vllm
+spec:
+  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: vllm}
+  minReplicas: 2
+  maxReplicas: 4
+  metrics:
+  - type: Resource
+    resource: {name: cpu, target: {type: Utilization, averageUtilization: 70}}
+  - type: Pods
+    pods:
+      metric: {name: vllm_num_requests_running_and_waiting}
+      target: {type: AverageValue, averageValue: "8"}
+  behavior:
+    scaleDown:
+      stabilizationWindowSeconds: 120
+      policies: [{type: Pods, value: 1, periodSeconds: 15}]
+    scaleUp:
+      policies: [{type: Pods, value: 4, periodSeconds: 15}]
+`
+
+func multipartForm(t *testing.T, fields map[string]string, file string) (*bytes.Buffer, string) {
+	t.Helper()
+	var b bytes.Buffer
+	mw := multipart.NewWriter(&b)
+	for k, v := range fields {
+		require.NoError(t, mw.WriteField(k, v))
+	}
+	if file != "" {
+		part, err := mw.CreateFormFile("file", "hpa.yaml")
+		require.NoError(t, err)
+		_, err = part.Write([]byte(file))
+		require.NoError(t, err)
+	}
+	require.NoError(t, mw.Close())
+	return &b, mw.FormDataContentType()
+}
+
+// The plan form imports an HPA (pasted or uploaded) into the scenario's autoscaler, names what
+// the model cannot represent, and offers to tune it.
+func TestPlanFormImportsHPA(t *testing.T) {
+	s := newTestServer(t, runs.Config{}, false)
+	for name, fields := range map[string]struct {
+		paste, file, scenario string
+	}{
+		"pasted into an autoscaled scenario":   {cpuHPA, "", lullScenario(t)},
+		"uploaded into a scenario without one": {"", cpuHPA, fourWorkers(t, `[{"at_ms": 100, "count": 1}]`)},
+	} {
+		t.Run(name, func(t *testing.T) {
+			body, ctype := multipartForm(t, map[string]string{"scenario": fields.scenario, "manifest": fields.paste}, fields.file)
+			req := httptest.NewRequest(http.MethodPost, "/plans/import-hpa", body)
+			req.Header.Set("Content-Type", ctype)
+			rec := do(t, s.Handler(), req)
+			require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+			doc := parseHTML(t, rec.Body)
+			var sc struct {
+				Autoscaler sim.Autoscaler  `json:"autoscaler"`
+				ScaleIn    []any           `json:"scale_in"`
+				Name       json.RawMessage `json:"name"`
+			}
+			require.NoError(t, json.Unmarshal([]byte(byTestID(doc, "whatif-scenario").Text()), &sc))
+			assert.Equal(t, 8.0, sc.Autoscaler.Target)
+			assert.Equal(t, 2, sc.Autoscaler.MinWorkers)
+			assert.Equal(t, 4, sc.Autoscaler.MaxWorkers)
+			assert.Equal(t, 120000.0, sc.Autoscaler.ScaleDownWindowMS)
+			assert.Equal(t, 1, *sc.Autoscaler.MaxRemovePerTick)
+			assert.Empty(t, sc.ScaleIn)
+			assert.Contains(t, byTestID(doc, "hpa-imported").Text(), "autoscaler.target")
+			assert.Contains(t, byTestID(doc, "hpa-problems").Text(), "spec.metrics[0]: a Resource (cpu) metric")
+			_, checked := byTestID(doc, "plan-goal-tune").Attr("checked")
+			assert.True(t, checked, "the form offers to tune the imported autoscaler")
+		})
+	}
+
+	// A manifest with no usable metric is refused with the reason, the form kept.
+	onlyCPU := strings.Split(cpuHPA, "  - type: Pods")[0]
+	body, ctype := multipartForm(t, map[string]string{"scenario": lullScenario(t), "manifest": onlyCPU}, "")
+	req := httptest.NewRequest(http.MethodPost, "/plans/import-hpa", body)
+	req.Header.Set("Content-Type", ctype)
+	rec := do(t, s.Handler(), req)
+	require.Equal(t, http.StatusBadRequest, rec.Code)
+	doc := parseHTML(t, rec.Body)
+	assert.Contains(t, byTestID(doc, "whatif-errors").Text(), "manifest: spec.metrics: no Pods metric")
+	assert.Contains(t, byTestID(doc, "hpa-manifest").Text(), "averageUtilization: 70")
+
+	// The same through the API.
+	apiBody, err := json.Marshal(map[string]any{"scenario": json.RawMessage(lullScenario(t)), "manifest": cpuHPA})
+	require.NoError(t, err)
+	rec = postJSON(t, s, "/api/v1/hpa/import", string(apiBody))
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	var out struct {
+		Autoscaler sim.Autoscaler `json:"autoscaler"`
+		Filled     []string       `json:"filled"`
+		Problems   []hpa.Problem  `json:"problems"`
+	}
+	require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &out))
+	assert.Equal(t, 8.0, out.Autoscaler.Target)
+	assert.Contains(t, out.Filled, "autoscaler.max_workers")
+	require.NotEmpty(t, out.Problems)
+	assert.Equal(t, "spec.metrics[0]", out.Problems[0].Path)
+	rec = postJSON(t, s, "/api/v1/hpa/import", `{"manifest": ""}`)
+	assert.Equal(t, http.StatusBadRequest, rec.Code)
+	assert.Contains(t, rec.Body.String(), "manifest: required")
+}
+
+// The plan form offers the tune goal for a scenario with an autoscaler and starts a tune plan.
+func TestPlanFormTuneGoal(t *testing.T) {
+	s := newTestServer(t, runs.Config{}, false)
+	rec := get(t, s, "/plans/new?preset=autoscaler-day")
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	doc := parseHTML(t, rec.Body)
+	_, checked := byTestID(doc, "plan-goal-tune").Attr("checked")
+	assert.True(t, checked)
+	// Without an autoscaler the choice is not offered.
+	assert.Zero(t, byTestID(parseHTML(t, get(t, s, "/plans/new").Body), "plan-goal").Length())
+
+	rec = postForm(t, s, "/plans", url.Values{"scenario": {lullScenario(t)}, "goal": {"tune"}, "remove": {""}, "start_ms": {""},
+		"ttft_p99_ms": {"200"}, "e2e_p99_ms": {"5000"}, "max_killed": {"0"}, "max_runs": {"5"}})
+	require.Equal(t, http.StatusSeeOther, rec.Code, rec.Body.String())
+	id := strings.TrimPrefix(rec.Header().Get("Location"), "/plans/")
+	p, err := s.loadPlan(context.Background(), id)
+	require.NoError(t, err)
+	assert.Equal(t, "autoscaler", p.Goal.Tune)
+	assert.Equal(t, 5000.0, *p.Constraints.E2EP99MS)
+
+	// A tune goal on a scenario without an autoscaler is named on the form.
+	rec = postForm(t, s, "/plans", url.Values{"scenario": {fourWorkers(t, "")}, "goal": {"tune"}})
+	require.Equal(t, http.StatusBadRequest, rec.Code)
+	assert.Contains(t, byTestID(parseHTML(t, rec.Body), "whatif-errors").Text(), "goal.tune: needs a scenario with an autoscaler")
 }

@@ -14,6 +14,7 @@ func (p *planner) candidate(lbl, stage string, sched []sim.ScaleInAction) *Candi
 		sched = []sim.ScaleInAction{}
 	}
 	sc.ScaleIn = sched
+	sc.Autoscaler = nil // a drain plan's schedule replaces the scenario's autoscaler
 	if g := p.req.Search.Guard; g != nil {
 		sc.KVCR.RejectDrainingSources = *g
 	}

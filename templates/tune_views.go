@@ -60,3 +60,13 @@ func trimAmp(s string) string {
 	}
 	return s
 }
+
+// CostView is the cost of one or two runs at a price per GPU-hour, with the price field (a GET
+// form, so the price stays in the page's address and a shared link shows the same figures).
+type CostView struct {
+	Action     string   // the page's path
+	Keep       []Option // query parameters the form keeps (Value: name, Label: value)
+	Price      string
+	PriceError string
+	Table      DataTable
+}

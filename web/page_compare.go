@@ -24,7 +24,7 @@ func (s *Server) handleCompare(w http.ResponseWriter, r *http.Request) error {
 	if !idPattern.MatchString(idA) || !idPattern.MatchString(idB) {
 		return notFound("compare needs two run ids: /compare?a=ID&b=ID (16 characters of a–z and 2–7 each)")
 	}
-	key := compareURL(idA, idB)
+	key := compareURL(idA, idB) + priceSuffix(r) // the price changes the cost figures
 	if c, ok := s.pages.lookup(key, s.now(), func(*cachedPage) (string, error) {
 		return s.compareVersion(r, idA, idB)
 	}); ok {
@@ -68,6 +68,7 @@ func (s *Server) handleCompare(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	fillComparison(&p, sim.Compare(scA, scB, &sumA.Report, &sumB.Report), sumA, sumB)
+	p.Cost = s.costView(r, []string{"a", "b"}, &sumA.Report, &sumB.Report)
 	// Both runs are done and stay so: the page never changes.
 	return s.renderCached(w, r, key, store.StatusDone+"+"+store.StatusDone, gen, checked, nil, templates.CompareView(p))
 }

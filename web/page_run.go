@@ -78,6 +78,7 @@ func (s *Server) handleRun(w http.ResponseWriter, r *http.Request) error {
 		p.Cards = runCards(rep)
 		p.Verdicts = runVerdicts(rep, scErr == nil && sc.KVCR.RejectDrainingSources)
 		p.Charts = charts.BoundTables(charts.OfSummary(sum))
+		p.Cost = s.costView(r, []string{"workers", "wpage"}, rep, nil)
 		p.LargeDrain = charts.IsLargeDrain(rep)
 		p.AllWorkers = r.URL.Query().Get("workers") == "all"
 		p.Workers, p.DrainedCount = workersTable(rep, p.AllWorkers)
@@ -93,7 +94,7 @@ func (s *Server) handleRun(w http.ResponseWriter, r *http.Request) error {
 // runPageKey names a run page in the page cache by its path and the query parameters it reads.
 func runPageKey(r *http.Request) string {
 	q := r.URL.Query()
-	return r.URL.Path + "?workers=" + q.Get("workers") + "&wpage=" + q.Get("wpage")
+	return r.URL.Path + "?workers=" + q.Get("workers") + "&wpage=" + q.Get("wpage") + "&price=" + q.Get("price")
 }
 
 // progressOf prefers the live progress of a run this process is running.

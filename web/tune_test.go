@@ -9,9 +9,11 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/PuerkitoBio/goquery"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -275,4 +277,42 @@ func TestPlanFormTuneGoal(t *testing.T) {
 	rec = postForm(t, s, "/plans", url.Values{"scenario": {fourWorkers(t, "")}, "goal": {"tune"}})
 	require.Equal(t, http.StatusBadRequest, rec.Code)
 	assert.Contains(t, byTestID(parseHTML(t, rec.Body), "whatif-errors").Text(), "goal.tune: needs a scenario with an autoscaler")
+}
+
+// The run and compare pages price GPU-hours at the page's price, kept in the URL; a different
+// price is a different cached page.
+func TestRunAndComparePagesShowCost(t *testing.T) {
+	s := newTestServer(t, runs.Config{Workers: 2}, true)
+	a := submitAPI(t, s, lullScenario(t))
+	fixed := strings.Replace(lullScenario(t), `"name": "load halves for a long lull"`, `"name": "fixed"`, 1)
+	b := submitAPI(t, s, fixed)
+	waitStatus(t, s, a, store.StatusDone)
+	waitStatus(t, s, b, store.StatusDone)
+	run, err := s.store.GetRun(context.Background(), a)
+	require.NoError(t, err)
+	var rep sim.Report
+	require.NoError(t, json.Unmarshal(run.SummaryJSON, &rep))
+	require.Positive(t, rep.Summary.GPUHours)
+
+	for _, price := range []float64{3, 7} {
+		ps := strconv.FormatFloat(price, 'f', -1, 64)
+		doc := parseHTML(t, get(t, s, "/runs/"+a+"?price="+ps).Body)
+		cost := byTestID(doc, "cost-table").Text()
+		assert.Contains(t, cost, format.Money(rep.Summary.GPUHours*price), "price %v", price)
+		day := rep.Summary.GPUHours * price * 86_400_000 / rep.Summary.DurationMS
+		assert.Contains(t, cost, format.Money(day))
+		assert.Equal(t, ps, byTestID(doc, "price").AttrOr("value", ""))
+	}
+	doc := parseHTML(t, get(t, s, "/runs/"+a).Body)
+	assert.Contains(t, byTestID(doc, "cost-table").Text(), format.Money(rep.Summary.GPUHours*DefaultGPUHourPrice), "the server's price by default")
+
+	doc = parseHTML(t, get(t, s, "/compare?a="+a+"&b="+b+"&price=5").Body)
+	assert.Contains(t, byTestID(doc, "cost-table").Text(), format.Money(rep.Summary.GPUHours*5))
+	var keep []string
+	byTestID(doc, "price-form").Find(`input[type="hidden"]`).Each(func(_ int, sel *goquery.Selection) {
+		keep = append(keep, sel.AttrOr("name", "")+"="+sel.AttrOr("value", ""))
+	})
+	assert.ElementsMatch(t, []string{"a=" + a, "b=" + b}, keep, "the price form keeps the two runs")
+	doc = parseHTML(t, get(t, s, "/compare?a="+a+"&b="+b+"&price=abc").Body)
+	assert.Contains(t, byTestID(doc, "price-error").Text(), `got "abc"`)
 }

@@ -69,12 +69,7 @@ func (s *Service) CancelPlan(ctx context.Context, id string) error {
 	if IsFinal(plan.Status) {
 		return nil
 	}
-	s.mu.Lock()
-	cancel := s.planCancels[id]
-	s.mu.Unlock()
-	if cancel != nil {
-		cancel(errCancelledByUser)
-	}
+	s.cancelDrive(planDrive, id)
 	ids := make([]string, len(points))
 	for i, p := range points {
 		ids[i] = p.RunID

@@ -26,10 +26,15 @@ var counterpartMarkers = map[string][2]string{ // kind → {marker when on, mark
 
 // Counterpart returns a copy of s with one toggle flipped: "hints" flips router.hints, "guard"
 // flips kvcr.reject_draining_sources. The name is marked with the new setting.
+//
+// "autoscaler" removes the autoscaler: the same scenario on a fixed fleet of fleet.workers.
 func Counterpart(s *Scenario, kind string) (*Scenario, error) {
+	if kind == CounterpartAutoscaler {
+		return fixedFleetCounterpart(s)
+	}
 	markers, ok := counterpartMarkers[kind]
 	if !ok {
-		return nil, fmt.Errorf("sim: unknown counterpart kind %q; use %q or %q", kind, CounterpartHints, CounterpartGuard)
+		return nil, fmt.Errorf("sim: unknown counterpart kind %q; use %q, %q or %q", kind, CounterpartHints, CounterpartGuard, CounterpartAutoscaler)
 	}
 	c := cloneScenario(s)
 	var on bool
@@ -89,6 +94,23 @@ func cloneScenario(s *Scenario) *Scenario {
 	if s.Workload.Trace != nil {
 		t := *s.Workload.Trace
 		c.Workload.Trace = &t
+	}
+	if s.Workload.Sessions != nil {
+		c.Workload.Sessions.RateStages = slices.Clone(s.Workload.Sessions.RateStages)
+	}
+	if s.Autoscaler != nil {
+		a := *s.Autoscaler
+		for _, p := range []**int{&a.MaxRemovePerTick, &a.MaxAddPerTick} {
+			if *p != nil {
+				v := **p
+				*p = &v
+			}
+		}
+		if a.GraceMS != nil {
+			g := *a.GraceMS
+			a.GraceMS = &g
+		}
+		c.Autoscaler = &a
 	}
 	return &c
 }
@@ -238,18 +260,25 @@ func Compare(sa, sb *Scenario, ra, rb *Report) Comparison {
 	if c.Diffs == nil {
 		c.Diffs = []FieldDiff{}
 	}
-	hints, guard, other := false, false, false
+	hints, guard, auto, other := false, false, false, false
 	for _, d := range c.Diffs {
 		switch d.Path {
 		case "router.hints":
 			hints = true
 		case "kvcr.reject_draining_sources":
 			guard = true
+		case "autoscaler":
+			auto = true
 		default:
 			other = true
 		}
 	}
+	if auto {
+		c.Kind = CounterpartAutoscaler
+		c.OnlyToggle = !hints && !guard && !other
+	}
 	switch {
+	case auto:
 	case hints && guard:
 		c.Kind = CounterpartHints + "+" + CounterpartGuard
 	case hints:
@@ -257,7 +286,9 @@ func Compare(sa, sb *Scenario, ra, rb *Report) Comparison {
 	case guard:
 		c.Kind = CounterpartGuard
 	}
-	c.OnlyToggle = (hints || guard) && !other
+	if !auto {
+		c.OnlyToggle = (hints || guard) && !other
+	}
 	fa, fb := Headline(ra), Headline(rb)
 	if ra == nil {
 		fa = nil
@@ -265,7 +296,17 @@ func Compare(sa, sb *Scenario, ra, rb *Report) Comparison {
 	if rb == nil {
 		fb = nil
 	}
-	for i, f := range Headline(nil) {
+	all := Headline(nil)
+	if auto || (ra != nil && ra.Autoscaler != nil) || (rb != nil && rb.Autoscaler != nil) {
+		all = append(all, AutoscalerFigures(nil)...)
+		if fa != nil {
+			fa = append(fa, AutoscalerFigures(ra)...)
+		}
+		if fb != nil {
+			fb = append(fb, AutoscalerFigures(rb)...)
+		}
+	}
+	for i, f := range all {
 		d := FigureDelta{Figure: Figure{Key: f.Key, Label: f.Label, Unit: f.Unit}}
 		if fa != nil {
 			d.A = fa[i].Value

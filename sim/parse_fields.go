@@ -267,6 +267,10 @@ func (v *objectView) choice(key, def string, allowed ...string) string {
 			return got
 		}
 	}
+	if near := ClosestName(got, allowed); near != "" {
+		v.errs.add(v.child(key), "must be one of %s (got %q; did you mean %q?)", strings.Join(allowed, ", "), got, near)
+		return def
+	}
 	v.errs.add(v.child(key), "must be one of %s (got %q)", strings.Join(allowed, ", "), got)
 	return def
 }

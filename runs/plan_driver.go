@@ -43,11 +43,11 @@ const runPollInterval = 200 * time.Millisecond
 // the queue is full.
 const QueueFullRetry = time.Second
 
-// planRunner is the whatif.Runner of one plan on this server: it submits the candidates as
+// queuedRunner is the whatif.Runner of one plan on this server: it submits the candidates as
 // runs, records them as the plan's points, and waits until each has ended. The planner calls
 // Run from several goroutines at once; each call's runs go to the shared queue, and the points
 // are recorded one call at a time (a point's index is the count of those before it).
-type planRunner struct {
+type queuedRunner struct {
 	s      *Service
 	planID string
 	mu     sync.Mutex // serialises AddPlanPoints
@@ -61,7 +61,7 @@ func planLabel(name string) string {
 	return name
 }
 
-func (p *planRunner) Run(ctx context.Context, scenarios []*sim.Scenario) ([]whatif.Outcome, error) {
+func (p *queuedRunner) Run(ctx context.Context, scenarios []*sim.Scenario) ([]whatif.Outcome, error) {
 	var subs []submitted
 	for {
 		var err error
@@ -200,7 +200,7 @@ func (s *Service) executePlan(ctx context.Context, id string) {
 		end(store.StatusFailed, "the stored request could not be read: "+err.Error(), nil)
 		return
 	}
-	res, err := whatif.Plan(ctx, &planRunner{s: s, planID: id}, base, req.Request)
+	res, err := whatif.Plan(ctx, &queuedRunner{s: s, planID: id}, base, req.Request)
 	switch cause := context.Cause(ctx); {
 	case errors.Is(cause, errShuttingDown), errors.Is(cause, errDriveLost):
 		return // resumed at the next start, or by the process that takes the lock

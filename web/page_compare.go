@@ -107,7 +107,7 @@ func (s *Server) compareHeads(runA, runB store.Run, scA, scB *sim.Scenario, deco
 }
 
 // fillComparison adds the figures of two finished runs to their compare page.
-func fillComparison(p *templates.ComparePage, cmp sim.Comparison, sumA, sumB *runs.Summary) {
+func fillComparison(p *templates.ComparePage, cmp sim.Comparison, sumA, sumB *runs.StoredSummary) {
 	p.Ready = true
 	p.Page.Charts = true
 	p.OnlyToggle = cmp.OnlyToggle

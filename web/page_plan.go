@@ -19,7 +19,7 @@ import (
 
 // handleNewPlan is GET and POST /plans/new.
 func (s *Server) handleNewPlan(w http.ResponseWriter, r *http.Request) error {
-	p, err := s.newPage(r, "plan")
+	p, err := s.whatIfFormPage(r, "plan")
 	if err != nil {
 		return err
 	}
@@ -79,7 +79,7 @@ func (s *Server) handleCreatePlan(w http.ResponseWriter, r *http.Request) error 
 		}
 		errs = msgs
 	}
-	p, _ := s.newPage(&http.Request{Method: http.MethodGet, URL: r.URL}, "plan")
+	p, _ := s.whatIfFormPage(&http.Request{Method: http.MethodGet, URL: r.URL}, "plan")
 	p.Errors, p.Scenario, p.Notice = errs, f.Get("scenario"), ""
 	p.Remove, p.StartMS, p.TTFTP99MS, p.MaxKilled, p.MaxRuns = f.Get("remove"), f.Get("start_ms"), f.Get("ttft_p99_ms"), f.Get("max_killed"), f.Get("max_runs")
 	return s.render(w, r, http.StatusBadRequest, templates.WhatIfNewView(p))

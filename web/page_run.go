@@ -52,7 +52,7 @@ func (s *Server) handleRun(w http.ResponseWriter, r *http.Request) error {
 	sc, scErr := scenarioOf(run.ScenarioJSON)
 	var counterparts []string
 	if scErr == nil {
-		p.Scenario = form.Summary(sc)
+		p.Scenario = form.ScenarioInputs(sc)
 		counterparts = counterpartIDs(sc)
 	}
 	// Read before the page is built: a pair or comparison added meanwhile gives a newer version

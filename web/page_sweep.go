@@ -88,7 +88,7 @@ func (s *Server) handleCancelSweep(w http.ResponseWriter, r *http.Request) error
 
 // handleNewSweep is GET and POST /sweeps/new.
 func (s *Server) handleNewSweep(w http.ResponseWriter, r *http.Request) error {
-	p, err := s.newPage(r, "sweep")
+	p, err := s.whatIfFormPage(r, "sweep")
 	if err != nil {
 		return err
 	}
@@ -190,7 +190,7 @@ func (s *Server) handleCreateSweep(w http.ResponseWriter, r *http.Request) error
 		}
 		errs = msgs
 	}
-	p, _ := s.newPage(&http.Request{Method: http.MethodGet, URL: r.URL}, "sweep")
+	p, _ := s.whatIfFormPage(&http.Request{Method: http.MethodGet, URL: r.URL}, "sweep")
 	p.Errors, p.Scenario, p.Notice = errs, scenario, ""
 	for i := range maxFormAxes {
 		name := "axis" + strconv.Itoa(i)

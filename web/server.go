@@ -26,7 +26,7 @@ type RunService interface {
 	Progress(id string) (runs.Progress, bool)
 	Changes() <-chan struct{}
 	CancelRun(ctx context.Context, id string) (live bool, err error)
-	LoadSummary(ctx context.Context, run store.Run) (*runs.Summary, error)
+	LoadSummary(ctx context.Context, run store.Run) (*runs.StoredSummary, error)
 	LoadReport(ctx context.Context, id string) (*sim.Report, error)
 	CreateSweep(ctx context.Context, name string, base *sim.Scenario, axes []whatif.Axis) (id string, points int, allDone bool, err error)
 	CancelSweep(ctx context.Context, id string) error

@@ -83,6 +83,11 @@ type engine struct {
 	bufLands, bufH2D, bufD2H, bufStarts []event
 	bufDue, bufReshare                  []*worker
 
+	// perPass (tests) simulates every pass with an event of its own, as before stretches.
+	perPass bool
+	// startsAt is the last instant whose step 4 (pass starts) has begun.
+	startsAt int64
+
 	// afterInstant, when set (tests), is called after every instant.
 	afterInstant func()
 	// onRoute, when set (tests), is called after each kv_aware overlap walk and hint choice.
@@ -133,6 +138,7 @@ func newEngine(s *Scenario, opt RunOptions) (*engine, error) {
 	e.latencyNS = msToNS(s.KVCR.LatencyMS)
 	e.guard = s.KVCR.RejectDrainingSources
 	e.hints = s.KVCR.Enabled && s.Router.Hints && f.HostBlocks > 0
+	e.startsAt = -1
 	e.pendPrefill = make([]int64, f.Workers)
 	e.passVer = make([]uint32, f.Workers)
 	e.usedBlocks = make([]int32, f.Workers)
@@ -385,6 +391,7 @@ func (e *engine) stepArrivals() bool {
 // stepPassStarts is step 4: the scan on every idle active or draining worker, by id. Only
 // workers whose state changed since their last scan can get a different result.
 func (e *engine) stepPassStarts() bool {
+	e.startsAt = e.now
 	if len(e.dirty) == 0 {
 		return false
 	}

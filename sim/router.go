@@ -262,6 +262,7 @@ func (e *engine) arrive(a *arrival) {
 	e.events++
 	r.reuse = min((a.promptTokens-1)/bs, len(a.keys))
 	w := e.route(r)
+	e.interrupt(w) // its next pass scans its queue
 	k1, k2 := kvcache.Prefix(w.g1, w.g2, r.keys, r.reuse)
 	r.pending = ceilDiv(a.promptTokens, bs) - (k1 + k2)
 	e.pendPrefill[w.id] += int64(r.pending)

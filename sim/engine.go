@@ -74,6 +74,9 @@ type engine struct {
 	inst        instantCounters
 
 	scratch routeScratch
+	loads   routeLoads
+	// scanRoutes (tests) routes by scanning every active worker, as before the routing structure.
+	scanRoutes bool
 	// per-worker load the kv_aware router reads for every active worker, kept contiguous
 	pendPrefill []int64 // pending prefill blocks (SPEC §3.14 Routing details)
 	usedBlocks  []int32 // distinct G1 blocks held by the worker's requests
@@ -152,6 +155,10 @@ func newEngine(s *Scenario, opt RunOptions) (*engine, error) {
 		e.ws = append(e.ws, w)
 	}
 	e.active = int64(f.Workers)
+	e.loads = newRouteLoads(s)
+	for _, w := range e.ws {
+		e.noteLoad(w)
+	}
 	switch s.Workload.Type {
 	case WorkloadRequests:
 		e.src = newScriptedSource(s)
@@ -269,6 +276,7 @@ func (e *engine) instant() {
 }
 
 func (e *engine) markDirty(w *worker) {
+	e.noteLoad(w)
 	if !w.dirty {
 		w.dirty = true
 		e.dirty = append(e.dirty, w)

@@ -136,6 +136,7 @@ type worker struct {
 	passK              int
 	stretchLeft        int
 	continued          bool // the pass in flight continues a stretch: no scan started it
+	loadDirty          bool // its routing key may be stale (routeloads.go)
 
 	h2dFree, d2hFree int64
 	ownTransfers     int

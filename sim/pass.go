@@ -13,6 +13,7 @@ func ceilDiv(a, b int) int { return (a + b - 1) / b }
 // startPass builds a batch on an idle worker (SPEC §3.4, §3.14 "The pass") and starts the
 // pass if it has work. It reports whether anything changed.
 func (e *engine) startPass(w *worker) bool {
+	e.noteLoad(w) // admissions, decode growth and preemptions change its used blocks
 	changed := false
 	batch, budget := w.batch[:0], e.s.Fleet.MaxBatchedTokens
 	// A step with nothing to look at is not called (startPass runs millions of times a run).

@@ -199,6 +199,7 @@ func (e *engine) markDraining(w *worker, graceMS *float64) {
 	w.state = StateDraining
 	w.markedAt = e.now
 	e.activeIDs = slices.DeleteFunc(e.activeIDs, func(id int32) bool { return id == w.id })
+	e.noteLoad(w) // no longer a candidate
 	kvcache.Detach(w.g1, w.g2)
 	e.active--
 	e.drainingN++

@@ -9,14 +9,15 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// runBoth runs s twice, with stretches (the engine as it runs) and pass by pass (one event per
-// pass, as before stretches), and returns both reports and event counts.
+// runBoth runs s twice, as the engine runs (stretches, the routing structure) and as it ran
+// before them (one event per pass, routing by scanning every active worker), and returns both
+// reports and event counts.
 func runBoth(t *testing.T, s *Scenario) (fast, slow *Report, fastEvents, slowEvents int64) {
 	t.Helper()
 	run := func(perPass bool) (*Report, int64) {
 		e, err := newEngine(s, RunOptions{MaxEvents: DefaultMaxEvents, MaxVirtualMS: DefaultMaxVirtualMS})
 		require.NoError(t, err)
-		e.perPass = perPass
+		e.perPass, e.scanRoutes = perPass, perPass
 		require.NoError(t, e.loop(context.Background()))
 		return e.report(), e.events
 	}

@@ -340,8 +340,17 @@ func (e *engine) hintSource(keys []uint64, limit int, t *worker, local int) int3
 	if len(U) == 0 {
 		return -1
 	}
+	// A level held by every worker still in U (and perhaps t) keeps them all: O(1) by count and
+	// fingerprint, as in overlaps.
+	fpU, fpT := uint64(0), kvcache.WorkerPrint(t.id)
+	for _, w := range U {
+		fpU ^= kvcache.WorkerPrint(w)
+	}
 	for j := local + 1; j < limit; j++ {
 		k := keys[j]
+		if n, fp := e.g2x.Count(k); n == len(U) && fp == fpU || n == len(U)+1 && fp == fpU^fpT {
+			continue
+		}
 		var lvl uint32
 		byMark := len(U) > 8
 		if byMark {
@@ -362,6 +371,12 @@ func (e *engine) hintSource(keys []uint64, limit int, t *worker, local int) int3
 		x.t = kept
 		if len(kept) == 0 {
 			break // the longest run is j, held by every worker still in U
+		}
+		if len(kept) < len(U) {
+			fpU = 0
+			for _, w := range kept {
+				fpU ^= kvcache.WorkerPrint(w)
+			}
 		}
 		U = append(U[:0], kept...)
 	}

@@ -40,6 +40,15 @@ func newLoadTree(workers int) *loadTree {
 	return t
 }
 
+// grow rebuilds the tree for at least workers leaves, keeping every key.
+func (t *loadTree) grow(workers int) {
+	g := newLoadTree(workers)
+	for w := 0; w < t.n; w++ {
+		g.set(int32(w), t.key[t.n+w])
+	}
+	*t = *g
+}
+
 // less orders nodes by (key, id).
 func (t *loadTree) less(a, b int32) bool {
 	if t.key[a] != t.key[b] {
@@ -48,8 +57,12 @@ func (t *loadTree) less(a, b int32) bool {
 	return t.id[a] < t.id[b]
 }
 
-// set gives worker w the key k (+Inf: not a candidate).
+// set gives worker w the key k (+Inf: not a candidate). A worker id beyond the tree (one
+// started during the run) grows it.
 func (t *loadTree) set(w int32, k float64) {
+	if int(w) >= t.n {
+		t.grow(int(w) + 1)
+	}
 	i := int32(t.n) + w
 	if t.key[i] == k {
 		return

@@ -53,8 +53,8 @@ type engine struct {
 	hints      bool
 
 	// gauges
-	active, drainingN int64
-	waitingN, running int64
+	active, drainingN, startingN int64
+	waitingN, running            int64
 
 	// results
 	kv          KVCRCounts
@@ -63,6 +63,7 @@ type engine struct {
 	total       int64
 	completedN  int64
 	killedN     int64
+	migratedN   int64
 	ttft        []int64
 	ttftAt      []int64
 	e2e         []int64
@@ -91,6 +92,11 @@ type engine struct {
 	// startsAt is the last instant whose step 4 (pass starts) has begun.
 	startsAt int64
 
+	// as is the autoscaler (nil without one); fail stops the run with an error.
+	as          *scaler
+	fail        error
+	peakWorkers int
+
 	// afterInstant, when set (tests), is called after every instant.
 	afterInstant func()
 	// onRoute, when set (tests), is called after each kv_aware overlap walk and hint choice.
@@ -98,7 +104,7 @@ type engine struct {
 }
 
 // instantCounters accumulates the time-series counters of the current instant.
-type instantCounters struct{ staged, landed, rejected, completed int64 }
+type instantCounters struct{ staged, landed, rejected, completed, migrated int64 }
 
 func (e *engine) changed() {
 	e.instChanged = true
@@ -145,9 +151,15 @@ func newEngine(s *Scenario, opt RunOptions) (*engine, error) {
 	e.pendPrefill = make([]int64, f.Workers)
 	e.passVer = make([]uint32, f.Workers)
 	e.usedBlocks = make([]int32, f.Workers)
+	e.peakWorkers = f.Workers
+	if s.Autoscaler != nil {
+		e.as = newScaler(s.Autoscaler, f.Workers)
+		// Room for the workers it may start before the counts array must move.
+		e.usedBlocks = make([]int32, f.Workers, max(f.Workers, s.Autoscaler.MaxWorkers)+8)
+	}
 	for i := 0; i < f.Workers; i++ {
 		e.activeIDs = append(e.activeIDs, int32(i))
-		w := &worker{id: int32(i), state: StateActive,
+		w := &worker{id: int32(i), state: StateActive, startedAt: -1, activeAt: -1,
 			g1: kvcache.NewGPU(f.GPUBlocks, int32(i), idx, &e.usedBlocks[i])}
 		if f.HostBlocks > 0 {
 			w.g2 = kvcache.NewHost(f.HostBlocks, int32(i), idx)
@@ -214,6 +226,9 @@ func (e *engine) nextInstant() (int64, bool) {
 	if e.nextAct < len(e.actions) {
 		consider(msToNS(e.s.ScaleIn[e.actions[e.nextAct]].AtMS), true)
 	}
+	if e.as != nil {
+		consider(e.as.next())
+	}
 	return t, ok
 }
 
@@ -230,6 +245,9 @@ func (e *engine) loop(ctx context.Context) error {
 		}
 		e.now = t
 		e.instant()
+		if e.fail != nil {
+			return e.fail
+		}
 		if iter&1023 == 0 {
 			if err := ctx.Err(); err != nil {
 				return err
@@ -258,6 +276,7 @@ func (e *engine) instant() {
 	for {
 		c := e.stepTransfers()
 		c = e.stepPasses() || c
+		c = e.stepActivations() || c
 		c = e.stepArrivals() || c
 		c = e.stepPassStarts() || c
 		c = e.stepRemovals() || c
@@ -266,11 +285,12 @@ func (e *engine) instant() {
 			break
 		}
 	}
+	e.stopCheck()
 	if e.afterInstant != nil {
 		e.afterInstant()
 	}
 	if e.instChanged {
-		e.ts.record(e.now, gauges{e.active, e.drainingN, e.waitingN, e.running}, e.inst)
+		e.ts.record(e.now, gauges{e.active, e.drainingN, e.waitingN, e.running, e.startingN}, e.inst)
 		e.inst = instantCounters{}
 	}
 }

@@ -81,8 +81,13 @@ func (t *loadTree) set(w int32, k float64) {
 	}
 }
 
-// leaf returns worker w's key.
-func (t *loadTree) leaf(w int32) float64 { return t.key[t.n+int(w)] }
+// leaf returns worker w's key (+Inf beyond the tree).
+func (t *loadTree) leaf(w int32) float64 {
+	if int(w) >= t.n {
+		return math.Inf(1)
+	}
+	return t.key[t.n+int(w)]
+}
 
 // min returns the worker of smallest (key, id) and its key; ok is false when there is none.
 func (t *loadTree) min() (w int32, k float64, ok bool) {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -106,5 +108,33 @@ func TestStretchesMatchPassByPassOnRandomScenarios(t *testing.T) {
 	for name, s := range pinnedScenarios(t, nil) {
 		fast, slow, _, _ := runBoth(t, s)
 		requireSameReport(t, slow, fast, name)
+	}
+}
+
+// The same on every preset (the autoscaler's among them) and every conformance example.
+func TestStretchesMatchPassByPassOnPresetsAndExamples(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs every preset (a few seconds)")
+	}
+	for _, p := range Presets() {
+		s, err := Parse(p.JSON, ParseEnv{})
+		require.NoError(t, err, p.Key)
+		s.Report.PerRequest = true
+		fast, slow, _, _ := runBoth(t, s)
+		requireSameReport(t, slow, fast, "preset "+p.Key)
+	}
+	files, err := filepath.Glob(examplesPath(t, "*.json"))
+	require.NoError(t, err)
+	require.NotEmpty(t, files)
+	for _, f := range files {
+		if filepath.Base(f) == "expected.json" {
+			continue
+		}
+		data, err := os.ReadFile(f)
+		require.NoError(t, err)
+		s, err := Parse(data, ParseEnv{})
+		require.NoError(t, err, f)
+		fast, slow, _, _ := runBoth(t, s)
+		requireSameReport(t, slow, fast, filepath.Base(f))
 	}
 }

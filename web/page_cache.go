@@ -15,6 +15,7 @@ import (
 	lru "github.com/hashicorp/golang-lru/v2"
 	"github.com/klauspost/compress/gzhttp"
 	"github.com/klauspost/compress/gzip"
+	"golang.org/x/sync/singleflight"
 )
 
 // A finished run never changes, so its page (and the compare page of two finished runs) is
@@ -23,6 +24,11 @@ import (
 // (store.PageVersion). Checking costs a query, so a page checked less than pageRecheck ago is
 // served as it is, unless this process recorded a comparison since (which bumps gen): another
 // process's new pair or comparison shows within pageRecheck.
+//
+// Requests that find the same page missing (or due for its check) at the same time share one
+// build (or one version query): without that, 64 clients opening a page nobody has opened yet
+// each built it (the large-fleet page costs tens of ms of CPU), and on two cores the last of
+// them waited a second (docs/performance.md, "Permalinks under a cold start").
 //
 // Pages are bounded twice: at most pageCacheEntries pages, and pages over maxCachedPageBytes are
 // not cached at all, so the cache holds at most about pageCacheEntries × 2 × 512 KiB (the page
@@ -51,6 +57,51 @@ type pageCache struct {
 	pages *lru.Cache[string, *cachedPage]
 	// gen counts the changes this process made that cached pages may show (comparisons).
 	gen atomic.Int64
+	// flights joins the builds and the version checks of one key that overlap.
+	flights singleflight.Group
+	// builds and checks count the pages built and the versions read, for the tests.
+	builds, checks atomic.Int64
+	// beforeFlight, when set (tests only), runs at the start of every build ("build") and
+	// version check ("check").
+	beforeFlight func(kind string)
+}
+
+// flightTimeout bounds a shared build or check. It runs detached from the request that started
+// it, so that request's client going away does not fail the others waiting for it.
+const flightTimeout = 30 * time.Second
+
+// builtPage is what a build gives the requests that waited for it: a page to serve from the
+// cache, or (for a page that is not cached, like an unfinished run's) a view each request
+// renders with its own nonce.
+type builtPage struct {
+	page *cachedPage
+	view templ.Component
+}
+
+// build runs fn for key once for all the requests that ask while it runs, and caches the page
+// it returns (when small enough). fn gets a context detached from any one request.
+func (c *pageCache) build(ctx context.Context, key string, now time.Time, fn func(context.Context) (builtPage, error)) (builtPage, error) {
+	v, err, _ := c.flights.Do("build "+key, func() (any, error) {
+		// A build that ended just after this request's lookup.
+		if p, ok := c.pages.Get(key); ok && c.fresh(p, now) {
+			return builtPage{page: p}, nil
+		}
+		if c.beforeFlight != nil {
+			c.beforeFlight("build")
+		}
+		c.builds.Add(1)
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), flightTimeout)
+		defer cancel()
+		b, err := fn(ctx)
+		if err == nil && b.page != nil && len(b.page.body) <= maxCachedPageBytes {
+			c.pages.Add(key, b.page)
+		}
+		return b, err
+	})
+	if err != nil {
+		return builtPage{}, err
+	}
+	return v.(builtPage), nil
 }
 
 // fresh says whether p was confirmed recently enough to serve without asking the store.
@@ -62,8 +113,9 @@ func (c *pageCache) fresh(p *cachedPage, now time.Time) bool {
 func (c *pageCache) changed() { c.gen.Add(1) }
 
 // lookup returns the cached page under key if it is still current; version reads the current
-// version when the page needs checking.
-func (c *pageCache) lookup(key string, now time.Time, version func(*cachedPage) (string, error)) (*cachedPage, bool) {
+// version when the page needs checking (once for all the requests that need it at once, with a
+// context detached from any one request).
+func (c *pageCache) lookup(ctx context.Context, key string, now time.Time, version func(context.Context, *cachedPage) (string, error)) (*cachedPage, bool) {
 	p, ok := c.pages.Get(key)
 	if !ok {
 		return nil, false
@@ -72,8 +124,16 @@ func (c *pageCache) lookup(key string, now time.Time, version func(*cachedPage) 
 		return p, true
 	}
 	gen := c.gen.Load()
-	v, err := version(p)
-	if err != nil || v != p.version {
+	v, err, _ := c.flights.Do("check "+key, func() (any, error) {
+		if c.beforeFlight != nil {
+			c.beforeFlight("check")
+		}
+		c.checks.Add(1)
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), flightTimeout)
+		defer cancel()
+		return version(ctx, p)
+	})
+	if err != nil || v.(string) != p.version {
 		return nil, false
 	}
 	p.gen.Store(gen)
@@ -94,12 +154,12 @@ func newPageCache() *pageCache {
 const cachedCSP = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; object-src 'none'; " +
 	"base-uri 'none'; frame-ancestors 'none'; form-action 'self'"
 
-// renderCached renders c without a nonce, stores it under key (when small enough) and serves it.
-// gen and checked are the cache generation and the time when version was read.
-func (s *Server) renderCached(w http.ResponseWriter, r *http.Request, key, version string, gen int64, checked time.Time, counterparts []string, c templ.Component) error {
+// cachedPageOf renders c without a nonce into a page for the cache. gen and checked are the
+// cache generation and the time when version was read.
+func cachedPageOf(ctx context.Context, version string, gen int64, checked time.Time, counterparts []string, c templ.Component) (builtPage, error) {
 	var buf bytes.Buffer
-	if err := c.Render(templ.WithNonce(r.Context(), ""), &buf); err != nil {
-		return err
+	if err := c.Render(templ.WithNonce(ctx, ""), &buf); err != nil {
+		return builtPage{}, err
 	}
 	sum := sha256.Sum256(buf.Bytes())
 	p := &cachedPage{version: version, counterparts: counterparts, body: buf.Bytes(), etag: `"` + hex.EncodeToString(sum[:12]) + `"`}
@@ -111,11 +171,16 @@ func (s *Server) renderCached(w http.ResponseWriter, r *http.Request, key, versi
 	if err := zw.Close(); err == nil {
 		p.gz = gz.Bytes()
 	}
-	if len(p.body) <= maxCachedPageBytes {
-		s.pages.pages.Add(key, p)
+	return builtPage{page: p}, nil
+}
+
+// serveBuilt answers with what a build gave: the cached page, or its view rendered now.
+func (s *Server) serveBuilt(w http.ResponseWriter, r *http.Request, b builtPage) error {
+	if b.page != nil {
+		serveCached(w, r, b.page)
+		return nil
 	}
-	serveCached(w, r, p)
-	return nil
+	return s.render(w, r, http.StatusOK, b.view)
 }
 
 // serveCached answers with a cached page: 304 when the client has it (If-None-Match), gzip

@@ -184,29 +184,38 @@ func (s *Server) serveBuilt(w http.ResponseWriter, r *http.Request, b builtPage)
 }
 
 // serveCached answers with a cached page: 304 when the client has it (If-None-Match), gzip
-// when the client accepts it.
+// when the client accepts it. The gzip has its own ETag (the plain one with "-gzip", as the
+// compress middleware names its own), so a cache holding one encoding never takes it for the
+// other; If-None-Match is compared with the ETag of the encoding this request would get.
 func serveCached(w http.ResponseWriter, r *http.Request, p *cachedPage) {
 	h := w.Header()
 	h.Set("Content-Security-Policy", cachedCSP)
-	h.Set("ETag", p.etag)
 	// Revalidate every time: the page is the same until a related run or comparison appears.
-	h.Set("Cache-Control", "no-cache")
-	h.Add("Vary", "Accept-Encoding")
-	if etagMatches(r.Header.Get("If-None-Match"), p.etag) {
+	h.Set("Cache-Control", dynamicCacheControl(r))
+	varyAcceptEncoding(h)
+	body, etag, gz := p.body, p.etag, p.gz != nil && acceptsGzip(r)
+	if gz {
+		body, etag = p.gz, gzipETag(p.etag)
+	}
+	h.Set("ETag", etag)
+	if etagMatches(r.Header.Get("If-None-Match"), etag) {
 		w.WriteHeader(http.StatusNotModified)
 		return
 	}
 	h.Set("Content-Type", "text/html; charset=utf-8")
-	body := p.body
-	if p.gz != nil && acceptsGzip(r) {
+	if gz {
 		h.Set("Content-Encoding", "gzip")
-		body = p.gz
 	}
 	h.Set("Content-Length", strconv.Itoa(len(body)))
 	w.WriteHeader(http.StatusOK)
 	if r.Method != http.MethodHead {
 		_, _ = w.Write(body)
 	}
+}
+
+// gzipETag is the ETag of the gzip of a page whose ETag is etag (a quoted string).
+func gzipETag(etag string) string {
+	return strings.TrimSuffix(etag, `"`) + `-gzip"`
 }
 
 // etagMatches implements If-None-Match's weak comparison over a list of tags (or "*").
@@ -240,7 +249,8 @@ func acceptsGzip(r *http.Request) bool {
 // JSON, CSV, static files), except the server-sent event streams, which must reach the browser
 // event by event.
 func compress(next http.Handler) http.Handler {
-	wrap, err := gzhttp.NewWrapper(gzhttp.ExceptContentTypes([]string{"text/event-stream"}))
+	// SuffixETag: an answer that sets an ETag and is compressed here gets one per encoding.
+	wrap, err := gzhttp.NewWrapper(gzhttp.ExceptContentTypes([]string{"text/event-stream"}), gzhttp.SuffixETag("-gzip"))
 	if err != nil {
 		panic(err) // the options above are valid
 	}

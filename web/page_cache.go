@@ -51,6 +51,10 @@ type cachedPage struct {
 	// checkedAt (unix ns) and gen are when the version was last confirmed, and the cache's
 	// generation then.
 	checkedAt, gen atomic.Int64
+	// recheck is how long a confirmed version is trusted without asking again: pageRecheck for
+	// run and compare pages, 0 (every request) for sweep pages, whose version is cheap to read
+	// and changes while the sweep runs.
+	recheck time.Duration
 }
 
 type pageCache struct {
@@ -106,7 +110,7 @@ func (c *pageCache) build(ctx context.Context, key string, now time.Time, fn fun
 
 // fresh says whether p was confirmed recently enough to serve without asking the store.
 func (c *pageCache) fresh(p *cachedPage, now time.Time) bool {
-	return p.gen.Load() == c.gen.Load() && now.UnixNano()-p.checkedAt.Load() < int64(pageRecheck)
+	return p.gen.Load() == c.gen.Load() && now.UnixNano()-p.checkedAt.Load() < int64(p.recheck)
 }
 
 // changed tells the cache that pages may show something new.
@@ -162,7 +166,7 @@ func cachedPageOf(ctx context.Context, version string, gen int64, checked time.T
 		return builtPage{}, err
 	}
 	sum := sha256.Sum256(buf.Bytes())
-	p := &cachedPage{version: version, counterparts: counterparts, body: buf.Bytes(), etag: `"` + hex.EncodeToString(sum[:12]) + `"`}
+	p := &cachedPage{version: version, counterparts: counterparts, body: buf.Bytes(), etag: `"` + hex.EncodeToString(sum[:12]) + `"`, recheck: pageRecheck}
 	p.gen.Store(gen)
 	p.checkedAt.Store(checked.UnixNano())
 	var gz bytes.Buffer

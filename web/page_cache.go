@@ -83,9 +83,9 @@ type builtPage struct {
 }
 
 // build runs fn for key once for all the requests that ask while it runs, and caches the page
-// it returns (when small enough). fn gets a context detached from any one request.
+// it returns (when small enough).
 func (c *pageCache) build(ctx context.Context, key string, now time.Time, fn func(context.Context) (builtPage, error)) (builtPage, error) {
-	v, err, _ := c.flights.Do("build "+key, func() (any, error) {
+	v, err := c.share(ctx, "build "+key, func(ctx context.Context) (any, error) {
 		// A build that ended just after this request's lookup.
 		if p, ok := c.pages.Get(key); ok && c.fresh(p, now) {
 			return builtPage{page: p}, nil
@@ -94,8 +94,6 @@ func (c *pageCache) build(ctx context.Context, key string, now time.Time, fn fun
 			c.beforeFlight("build")
 		}
 		c.builds.Add(1)
-		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), flightTimeout)
-		defer cancel()
 		b, err := fn(ctx)
 		if err == nil && b.page != nil && len(b.page.body) <= maxCachedPageBytes {
 			c.pages.Add(key, b.page)
@@ -106,6 +104,23 @@ func (c *pageCache) build(ctx context.Context, key string, now time.Time, fn fun
 		return builtPage{}, err
 	}
 	return v.(builtPage), nil
+}
+
+// share runs fn once for all the callers of the same key that overlap. fn gets a context
+// detached from any one request (bounded by flightTimeout); a caller whose own request ends
+// first stops waiting with its context's error, and fn goes on for the others.
+func (c *pageCache) share(ctx context.Context, key string, fn func(context.Context) (any, error)) (any, error) {
+	ch := c.flights.DoChan(key, func() (any, error) {
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), flightTimeout)
+		defer cancel()
+		return fn(ctx)
+	})
+	select {
+	case res := <-ch:
+		return res.Val, res.Err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
 }
 
 // fresh says whether p was confirmed recently enough to serve without asking the store.
@@ -128,13 +143,11 @@ func (c *pageCache) lookup(ctx context.Context, key string, now time.Time, versi
 		return p, true
 	}
 	gen := c.gen.Load()
-	v, err, _ := c.flights.Do("check "+key, func() (any, error) {
+	v, err := c.share(ctx, "check "+key, func(ctx context.Context) (any, error) {
 		if c.beforeFlight != nil {
 			c.beforeFlight("check")
 		}
 		c.checks.Add(1)
-		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), flightTimeout)
-		defer cancel()
 		return version(ctx, p)
 	})
 	if err != nil || v.(string) != p.version {

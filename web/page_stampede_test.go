@@ -1,9 +1,11 @@
 package web
 
 import (
+	"context"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -81,7 +83,24 @@ func TestPermalinkBurstBuildsOnce(t *testing.T) {
 		assert.Contains(t, bodies[0], `data-testid="cards"`)
 	}
 
-	// Both pages are now due for their version check: one query each, not one per request.
+	// The compare page of the two is built once as well.
+	builds := s.pages.builds.Load()
+	burst(t, s, srv.URL, "/compare?a="+a+"&b="+b, &sent)
+	assert.Equal(t, int64(1), s.pages.builds.Load()-builds, "the compare page is built once for %d requests", stampedeClients)
+
+	// Both run pages are now due for their version check (the comparison changed what they
+	// show, and the clock moved past pageRecheck): one check and one build each.
+	now.Add(int64(2 * pageRecheck))
+	for id, other := range map[string]string{a: "burst-b", b: "burst-a"} {
+		builds, checks := s.pages.builds.Load(), s.pages.checks.Load()
+		bodies := burst(t, s, srv.URL, "/runs/"+id, &sent)
+		assert.Equal(t, int64(1), s.pages.checks.Load()-checks, "the page of %s is checked once for %d requests", id, stampedeClients)
+		assert.Equal(t, int64(1), s.pages.builds.Load()-builds, "the page of %s is rebuilt once, with the comparison", id)
+		doc := parseHTML(t, strings.NewReader(bodies[0]))
+		assert.Contains(t, byTestID(doc, "related").Text(), other, "the related runs list the comparison")
+	}
+
+	// Due for their check again, and unchanged: one query each, not one per request.
 	now.Add(int64(2 * pageRecheck))
 	for _, id := range []string{a, b} {
 		builds, checks := s.pages.builds.Load(), s.pages.checks.Load()
@@ -89,4 +108,45 @@ func TestPermalinkBurstBuildsOnce(t *testing.T) {
 		assert.Equal(t, int64(0), s.pages.builds.Load()-builds, "the page of %s is still current", id)
 		assert.Equal(t, int64(1), s.pages.checks.Load()-checks, "the page of %s is checked once for %d requests", id, stampedeClients)
 	}
+}
+
+// A build outlives the request that started it: wrk's clients give up after 2 s, and before,
+// a client that did cancelled its build's queries, so the page was never cached and the next
+// request built it again. A request that stops waiting returns at once; the build goes on and
+// caches the page for the others.
+func TestSharedBuildOutlivesItsRequest(t *testing.T) {
+	c := newPageCache()
+	started, release, built := make(chan struct{}), make(chan struct{}), make(chan error, 1)
+	c.beforeFlight = func(string) {
+		close(started)
+		<-release
+	}
+	fn := func(ctx context.Context) (builtPage, error) {
+		if err := ctx.Err(); err != nil {
+			built <- err
+			return builtPage{}, err
+		}
+		built <- nil
+		return builtPage{page: &cachedPage{version: "v1", body: []byte("page"), recheck: pageRecheck}}, nil
+	}
+	first, cancelFirst := context.WithCancel(context.Background())
+	firstErr := make(chan error, 1)
+	go func() {
+		_, err := c.build(first, "/runs/x", time.Now(), fn)
+		firstErr <- err
+	}()
+	<-started
+
+	waiter, cancelWaiter := context.WithCancel(context.Background())
+	cancelWaiter()
+	_, err := c.build(waiter, "/runs/x", time.Now(), fn)
+	assert.ErrorIs(t, err, context.Canceled, "a request whose client left stops waiting")
+
+	cancelFirst() // the client of the request that started the build leaves too
+	assert.ErrorIs(t, <-firstErr, context.Canceled)
+	close(release)
+	require.NoError(t, <-built, "the build ran on, not cancelled with its request")
+	require.Eventually(t, func() bool { _, ok := c.pages.Get("/runs/x"); return ok }, 5*time.Second, time.Millisecond,
+		"the page is cached for the next request")
+	assert.Equal(t, int64(1), c.builds.Load())
 }

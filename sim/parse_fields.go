@@ -267,7 +267,7 @@ func (v *objectView) choice(key, def string, allowed ...string) string {
 			return got
 		}
 	}
-	if near := closestName(got, allowed); near != "" {
+	if near := ClosestName(got, allowed); near != "" {
 		v.errs.add(v.child(key), "must be one of %s (got %q; did you mean %q?)", strings.Join(allowed, ", "), got, near)
 		return def
 	}

@@ -7,13 +7,14 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/scalein-planner/scalein/runs"
 	"github.com/scalein-planner/scalein/store"
 )
 
 // Probe finding L8: a cached page said Vary: Accept-Encoding twice, its gzip and its plain body
 // shared one strong ETag, and dynamic HTML and JSON had no Cache-Control at all.
 func TestCachedPageHeaders(t *testing.T) {
-	s := newTestServer(t, Config{}, true)
+	s := newTestServer(t, runs.Config{}, true)
 	id := submitAPI(t, s, testScenario("headers"))
 	waitStatus(t, s, id, store.StatusDone)
 	gzip := map[string]string{"Accept-Encoding": "gzip"}
@@ -53,7 +54,7 @@ func TestCachedPageHeaders(t *testing.T) {
 }
 
 func TestDynamicCacheControl(t *testing.T) {
-	s := newTestServer(t, Config{}, false)
+	s := newTestServer(t, runs.Config{}, false)
 	queued := submitAPI(t, s, testScenario("cache-control"))
 	for _, target := range []string{"/", "/runs", "/runs/" + queued, "/api/v1/runs", "/api/v1/runs/" + queued,
 		"/runs/" + queued + "/scenario.json", "/admin/queue", "/no-such-page"} {

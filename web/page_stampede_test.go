@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/scalein-planner/scalein/runs"
 	"github.com/scalein-planner/scalein/store"
 )
 
@@ -53,7 +54,7 @@ func burst(t *testing.T, s *Server, url, target string, sent *atomic.Int64) []st
 // and later one version check, whatever their number; this counts builds and checks, for two
 // pages in sequence, with a cold cache and then with pages due for their check.
 func TestPermalinkBurstBuildsOnce(t *testing.T) {
-	s := newTestServer(t, Config{}, true)
+	s := newTestServer(t, runs.Config{}, true)
 	a := submitAPI(t, s, testScenario("burst-a"))
 	b := submitAPI(t, s, testScenario("burst-b"))
 	waitStatus(t, s, a, store.StatusDone)

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/scalein-planner/scalein/runs"
 )
 
 // BenchmarkSweepPage serves the page of a 200-point sweep whose runs are queued (the pool is
@@ -14,7 +16,7 @@ import (
 // which is what every request cost before the sweep page was cached (plus the gzip the build
 // now makes once).
 func BenchmarkSweepPage(b *testing.B) {
-	s := newTestServer(&testing.T{}, Config{}, false)
+	s := newTestServer(&testing.T{}, runs.Config{}, false)
 	values := make([]string, 200)
 	for i := range values {
 		values[i] = strconv.Itoa(i + 1)

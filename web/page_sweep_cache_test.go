@@ -9,13 +9,15 @@ import (
 	"github.com/PuerkitoBio/goquery"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/scalein-planner/scalein/runs"
 )
 
 // Probe finding L12: the page of a running sweep was rebuilt on every request (the sweep and
 // its points read and decoded, the page rendered). It is now cached per sweep version: built
 // once while no point changes, rebuilt as soon as one does, never stale.
 func TestSweepPageCachedPerVersion(t *testing.T) {
-	s := newTestServer(t, Config{}, false) // the points' runs stay queued until the test moves them
+	s := newTestServer(t, runs.Config{}, false) // the points' runs stay queued until the test moves them
 	axes := `[{"path": "kvcr.bandwidth_gbps", "values": [5, 40]}]`
 	rec := postJSON(t, s, "/api/v1/sweeps", sweepBody(fourWorkers(t, `[{"at_ms": 100, "count": 2}]`), axes))
 	require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())

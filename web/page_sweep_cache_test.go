@@ -15,7 +15,7 @@ import (
 
 // Probe finding L12: the page of a running sweep was rebuilt on every request (the sweep and
 // its points read and decoded, the page rendered). It is now cached per sweep version: built
-// once while no point changes, rebuilt as soon as one does, never stale.
+// once while no point changes, rebuilt by the first request after one does.
 func TestSweepPageCachedPerVersion(t *testing.T) {
 	s := newTestServer(t, runs.Config{}, false) // the points' runs stay queued until the test moves them
 	axes := `[{"path": "kvcr.bandwidth_gbps", "values": [5, 40]}]`

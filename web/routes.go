@@ -29,6 +29,7 @@ func (s *Server) routes() http.Handler {
 	}))
 	r.Use(s.recoverer)
 	r.Use(securityHeaders)
+	r.Use(cacheHeaders)
 	r.Use(compress)
 	r.Use(limitBody)
 	r.Use(middleware.GetHead) // HEAD answers like GET (monitors, link checkers)

@@ -25,6 +25,10 @@ type Page struct {
 	// RefreshSeconds > 0 reloads the page while a run is in progress, for browsers without
 	// JavaScript (inside <noscript>, so app.js's live progress is not interrupted).
 	RefreshSeconds int
+	// CreatedBy is who created the run, sweep, plan or calibration shown ("" without identities).
+	CreatedBy string
+	// ReadOnly says the server refuses creating, cancelling and uploading (-read-only).
+	ReadOnly bool
 }
 
 // Option is one choice of a select.

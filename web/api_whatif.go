@@ -87,6 +87,9 @@ func (s *Server) createSweep(ctx context.Context, req sweepRequest) (id string, 
 	if err != nil {
 		return "", 0, false, requestProblem("sweep", err)
 	}
+	if err := s.checkSweepQuota(ctx, len(pts)); err != nil {
+		return "", 0, false, err
+	}
 	// Every point meets the per-run memory budget before anything is stored, so that a point
 	// fed later is not refused for it.
 	for _, p := range pts {

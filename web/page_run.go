@@ -34,7 +34,7 @@ func (s *Server) handleRun(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	p := templates.RunPage{
-		Page:     s.pageInfo(run.Name, "runs"),
+		Page:     s.pageOwnedBy(r.Context(), run.Name, "runs", store.OwnedRun, run.ID),
 		ID:       run.ID,
 		Name:     run.Name,
 		Status:   run.Status,

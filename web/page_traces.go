@@ -82,6 +82,9 @@ func (s *Server) handleUploadTrace(w http.ResponseWriter, r *http.Request) error
 	}
 	sum := sha256.Sum256(content)
 	sha := hex.EncodeToString(sum[:])
+	if err := s.checkTraceQuota(r.Context(), sha, int64(len(content))); err != nil {
+		return err
+	}
 	created, err := s.store.PutTrace(r.Context(), sha, name, content, len(rows), s.now())
 	if err != nil {
 		return err

@@ -37,7 +37,7 @@ func (s *Server) handleSweep(w http.ResponseWriter, r *http.Request) error {
 		labels[f.Key] = f.Label + " (" + f.Unit + ")"
 		figures = append(figures, templates.Option{Value: f.Key, Label: labels[f.Key], Selected: f.Key == "latest_removal_ms"})
 	}
-	p := templates.SweepPage{Page: s.pageInfo("Sweep: "+sw.Name, "runs"), ID: sw.ID, Name: sw.Name, Status: sw.Status,
+	p := templates.SweepPage{Page: s.pageOwnedBy(r.Context(), "Sweep: "+sw.Name, "runs", store.OwnedSweep, sw.ID), ID: sw.ID, Name: sw.Name, Status: sw.Status,
 		Done: sw.Done, Total: len(sw.Points), Final: isFinal(sw.Status), APIURL: "/api/v1/sweeps/" + sw.ID, CSVURL: sw.CSVURL,
 		Figures: figures, ColumnKeys: strings.Join(sweepTableKeys, ",")}
 	p.Page.Charts = true
@@ -373,7 +373,7 @@ func (s *Server) handlePlan(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	p := templates.PlanPage{Page: s.pageInfo("Plan: "+plan.Name, "runs"), ID: plan.ID, Name: plan.Name, Status: plan.Status,
+	p := templates.PlanPage{Page: s.pageOwnedBy(r.Context(), "Plan: "+plan.Name, "runs", store.OwnedPlan, plan.ID), ID: plan.ID, Name: plan.Name, Status: plan.Status,
 		Error: plan.Error, Final: isFinal(plan.Status), APIURL: "/api/v1/plans/" + plan.ID, Reason: plan.Reason,
 		Notes: plan.Notes, Runs: plan.Runs, Reused: plan.Reused}
 	p.Goal = fmt.Sprintf("remove %s, none before %s", whatif.Workers(plan.Goal.Remove), whatif.FormatMS(plan.Goal.StartMS))

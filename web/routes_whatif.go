@@ -5,6 +5,8 @@ import (
 	"regexp"
 
 	"github.com/go-chi/chi/v5"
+
+	"github.com/scalein-planner/scalein/store"
 )
 
 // whatIfIDPattern is the shape of sweep and plan ids (as run ids: 16 characters of base32).
@@ -37,15 +39,15 @@ func (s *Server) whatIfRoutes(r chi.Router, createLimit func(http.Handler) http.
 		r.Use(s.requireWhatIfID("sweep", false))
 		r.Get("/", s.page(s.handleSweep))
 		r.Get("/sweep.csv", s.page(s.handleSweepCSV))
-		r.Post("/cancel", s.page(s.handleCancelSweep))
+		r.With(s.mayCancel(store.OwnedSweep)).Post("/cancel", s.page(s.handleCancelSweep))
 	})
 	r.Get("/plans/new", s.page(s.handleNewPlan))
 	r.Post("/plans/new", s.page(s.handleNewPlan))
-	r.With(createLimit).Post("/plans", s.page(s.handleCreatePlan))
+	r.With(createLimit, s.runQuota(1)).Post("/plans", s.page(s.handleCreatePlan))
 	r.Route("/plans/{id}", func(r chi.Router) {
 		r.Use(s.requireWhatIfID("plan", false))
 		r.Get("/", s.page(s.handlePlan))
-		r.Post("/cancel", s.page(s.handleCancelPlan))
+		r.With(s.mayCancel(store.OwnedPlan)).Post("/cancel", s.page(s.handleCancelPlan))
 	})
 }
 
@@ -53,8 +55,8 @@ func (s *Server) whatIfRoutes(r chi.Router, createLimit func(http.Handler) http.
 func (s *Server) whatIfAPIRoutes(r chi.Router, createLimit func(http.Handler) http.Handler) {
 	r.With(createLimit).Post("/sweeps", s.api(s.apiCreateSweep))
 	r.With(s.requireWhatIfID("sweep", true)).Get("/sweeps/{id}", s.api(s.apiGetSweep))
-	r.With(s.requireWhatIfID("sweep", true)).Post("/sweeps/{id}/cancel", s.api(s.apiCancelSweep))
-	r.With(createLimit).Post("/plans", s.api(s.apiCreatePlan))
+	r.With(s.requireWhatIfID("sweep", true), s.mayCancel(store.OwnedSweep)).Post("/sweeps/{id}/cancel", s.api(s.apiCancelSweep))
+	r.With(createLimit, s.runQuota(1)).Post("/plans", s.api(s.apiCreatePlan))
 	r.With(s.requireWhatIfID("plan", true)).Get("/plans/{id}", s.api(s.apiGetPlan))
-	r.With(s.requireWhatIfID("plan", true)).Post("/plans/{id}/cancel", s.api(s.apiCancelPlan))
+	r.With(s.requireWhatIfID("plan", true), s.mayCancel(store.OwnedPlan)).Post("/plans/{id}/cancel", s.api(s.apiCancelPlan))
 }

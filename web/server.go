@@ -53,6 +53,9 @@ type Config struct {
 	MaxAttempts int
 	// BigBodies is how many request bodies above 1 MiB are parsed at once (default 2).
 	BigBodies int
+	// Access is who may reach the server and what they may do (auth.go); the zero value is
+	// the single-user server.
+	Access Access
 }
 
 const (
@@ -214,6 +217,9 @@ func withDefaults(cfg Config) (Config, error) {
 	}
 	if cfg.BigBodies <= 0 {
 		cfg.BigBodies = defaultBigBodies
+	}
+	if err := cfg.Access.Check(); err != nil {
+		return cfg, err
 	}
 	return cfg, nil
 }

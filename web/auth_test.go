@@ -68,6 +68,9 @@ func TestDNSRebindingRefused(t *testing.T) {
 	rec = do(t, s.Handler(), req)
 	assert.Equal(t, http.StatusForbidden, rec.Code)
 	assert.Contains(t, rec.Body.String(), `"error"`, "the API answers JSON")
+	req = httptest.NewRequest(http.MethodGet, "/healthz", nil)
+	req.Host = "rebind.evil.example:8080"
+	assert.Equal(t, http.StatusOK, do(t, s.Handler(), req).Code, "a probe by any name")
 
 	for _, host := range []string{"localhost:8080", "LOCALHOST", "127.0.0.1:8080", "[::1]:8080", "10.1.2.3", "app.localhost:8080"} {
 		req := httptest.NewRequest(http.MethodGet, "/api/v1/runs", nil)
@@ -178,6 +181,19 @@ func TestCancelByOwnerOrAdmin(t *testing.T) {
 		req.Header.Set("X-Forwarded-Groups", "dev, ops")
 		assert.Equal(t, http.StatusSeeOther, as(t, s, "carol", req).Code, "a member of the admin group may cancel anything")
 		assert.Equal(t, store.StatusCancelled, status(admin))
+	})
+
+	t.Run("StoredBeforeOwners", func(t *testing.T) {
+		id := submit("alice", "an old run")
+		_, err := s.store.DB().ExecContext(context.Background(), `UPDATE runs SET owner = NULL WHERE id = ?`, id)
+		require.NoError(t, err)
+		rec := as(t, s, "alice", httptest.NewRequest(http.MethodPost, "/runs/"+id+"/cancel", nil))
+		assert.Equal(t, http.StatusForbidden, rec.Code)
+		assert.Contains(t, rec.Body.String(), "only an admin may cancel it")
+		page := parseHTML(t, as(t, s, "alice", httptest.NewRequest(http.MethodGet, "/runs/"+id, nil)).Body)
+		assert.Contains(t, byTestID(page, "created-by").Text(), "unknown")
+		assert.Equal(t, http.StatusSeeOther, as(t, s, "root", httptest.NewRequest(http.MethodPost, "/runs/"+id+"/cancel", nil)).Code)
+		assert.Equal(t, store.StatusCancelled, status(id))
 	})
 
 	t.Run("Plan", func(t *testing.T) {

@@ -44,6 +44,8 @@ type apiSweep struct {
 	Axes     []whatif.Axis   `json:"axes"`
 	Points   []apiSweepPoint `json:"points"`
 	Scenario json.RawMessage `json:"scenario,omitempty"`
+	// CreatedBy is who created the sweep, on a server with users (auth.go).
+	CreatedBy string `json:"created_by,omitempty"`
 }
 
 // requestProblem presents the field errors of a sweep's axes or a plan's goal as a bad request
@@ -283,6 +285,7 @@ func (s *Server) apiGetSweep(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	sw.CreatedBy = s.createdBy(r.Context(), store.OwnedSweep, sw.ID)
 	writeJSON(w, http.StatusOK, sw)
 	return nil
 }
@@ -374,6 +377,8 @@ type apiPlan struct {
 	Baseline    *whatif.Candidate      `json:"baseline,omitempty"`
 	// Submitted lists the runs submitted so far while the plan is running.
 	Submitted []apiPlanRun `json:"submitted"`
+	// CreatedBy is who created the plan, on a server with users (auth.go).
+	CreatedBy string `json:"created_by,omitempty"`
 }
 
 type apiPlanRun struct {
@@ -482,6 +487,7 @@ func (s *Server) apiGetPlan(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	plan.CreatedBy = s.createdBy(r.Context(), store.OwnedPlan, plan.ID)
 	writeJSON(w, http.StatusOK, plan)
 	return nil
 }

@@ -171,6 +171,7 @@ func TestCancelByOwnerOrAdmin(t *testing.T) {
 
 		page := parseHTML(t, as(t, s, "bob", httptest.NewRequest(http.MethodGet, "/runs/"+id, nil)).Body)
 		assert.Equal(t, "Created by alice", strings.TrimSpace(byTestID(page, "created-by").Text()))
+		assert.Contains(t, as(t, s, "bob", httptest.NewRequest(http.MethodGet, "/api/v1/runs/"+id, nil)).Body.String(), `"created_by":"alice"`)
 
 		rec = as(t, s, "alice", httptest.NewRequest(http.MethodPost, "/runs/"+id+"/cancel", nil))
 		assert.Equal(t, http.StatusSeeOther, rec.Code)
@@ -208,6 +209,7 @@ func TestCancelByOwnerOrAdmin(t *testing.T) {
 		assert.NotEqual(t, store.StatusCancelled, plan)
 		page := parseHTML(t, as(t, s, "bob", httptest.NewRequest(http.MethodGet, "/plans/"+id, nil)).Body)
 		assert.Equal(t, "Created by alice", strings.TrimSpace(byTestID(page, "created-by").Text()))
+		assert.Contains(t, as(t, s, "bob", httptest.NewRequest(http.MethodGet, "/api/v1/plans/"+id, nil)).Body.String(), `"created_by":"alice"`)
 
 		rec = as(t, s, "alice", jsonReq(http.MethodPost, "/api/v1/plans/"+id+"/cancel", ""))
 		assert.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
@@ -228,6 +230,7 @@ func TestCancelByOwnerOrAdmin(t *testing.T) {
 		owner, err := s.store.OwnerOf(context.Background(), store.OwnedRun, shared)
 		require.NoError(t, err)
 		assert.Equal(t, "bob", owner.User)
+		assert.Contains(t, as(t, s, "alice", httptest.NewRequest(http.MethodGet, "/api/v1/sweeps/"+sweep, nil)).Body.String(), `"created_by":"bob"`)
 
 		rec = as(t, s, "alice", jsonReq(http.MethodPost, "/api/v1/sweeps/"+sweep+"/cancel", ""))
 		assert.Equal(t, http.StatusForbidden, rec.Code, "alice may not cancel bob's sweep")

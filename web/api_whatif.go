@@ -514,7 +514,7 @@ func (s *Server) cancelPlan(ctx context.Context, id string) error {
 	if err := s.cancelPoints(ctx, ids, "", id); err != nil {
 		return err
 	}
-	return s.store.SetPlanStatus(ctx, id, store.StatusCancelled, "cancelled by a user", nil, s.now())
+	return s.store.SetPlanStatus(ctx, id, store.StatusCancelled, "cancelled by "+canceller(ctx), nil, s.now())
 }
 
 // apiCancelPlan is POST /api/v1/plans/{id}/cancel.

@@ -287,3 +287,12 @@ func (s *Server) calibrationPageInfo(ctx context.Context, title string, k store.
 	}
 	return p
 }
+
+// canceller names who cancels in the message a cancelled run or plan keeps: the user on a
+// server with users, else "a user".
+func canceller(ctx context.Context) string {
+	if u := identityOf(ctx).user; u != "" {
+		return u
+	}
+	return "a user"
+}

@@ -176,6 +176,9 @@ func TestCancelByOwnerOrAdmin(t *testing.T) {
 		rec = as(t, s, "alice", httptest.NewRequest(http.MethodPost, "/runs/"+id+"/cancel", nil))
 		assert.Equal(t, http.StatusSeeOther, rec.Code)
 		assert.Equal(t, store.StatusCancelled, status(id))
+		run, err := s.store.GetRun(context.Background(), id)
+		require.NoError(t, err)
+		assert.Equal(t, "cancelled by alice before it started", run.Error, "the run says who cancelled it")
 
 		admin := submit("alice", "cancelled by an admin")
 		req := httptest.NewRequest(http.MethodPost, "/runs/"+admin+"/cancel", nil)

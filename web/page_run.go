@@ -348,9 +348,9 @@ func (s *Server) cancelRun(ctx context.Context, id string) (live bool, err error
 	if run.Status != store.StatusQueued && run.Status != store.StatusRunning {
 		return false, nil
 	}
-	msg := "cancelled by a user before it started"
+	msg := "cancelled by " + canceller(ctx) + " before it started"
 	if run.Status == store.StatusRunning {
-		msg = "cancelled by a user before it finished"
+		msg = "cancelled by " + canceller(ctx) + " before it finished"
 	}
 	err = s.store.EndRun(ctx, id, store.StatusCancelled, msg, s.now())
 	if err != nil && !errors.Is(err, store.ErrConflict) { // ErrConflict: it ended meanwhile

@@ -212,3 +212,27 @@ func sweepRunIDs(points []SweepPoint) []string {
 	}
 	return ids
 }
+
+// RunOwners reads who created each of the runs (missing ids are left out), in one snapshot.
+func (s *Store) RunOwners(ctx context.Context, ids []string) (map[string]Owner, error) {
+	out := make(map[string]Owner, len(ids))
+	err := s.read(ctx, func(tx *sql.Tx) error {
+		clear(out)
+		for _, id := range ids {
+			var v sql.NullString
+			err := tx.QueryRowContext(ctx, `SELECT owner FROM runs WHERE id = ?`, id).Scan(&v)
+			if errors.Is(err, sql.ErrNoRows) {
+				continue
+			}
+			if err != nil {
+				return fmt.Errorf("run %q: %w", id, err)
+			}
+			out[id] = ownerOf(v)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("store: owners of %d runs: %w", len(ids), err)
+	}
+	return out, nil
+}

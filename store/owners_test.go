@@ -100,6 +100,12 @@ func TestOwners(t *testing.T) {
 		assert.Empty(t, w, "a cancelled sweep waits on nothing")
 	})
 
+	t.Run("RunOwners", func(t *testing.T) {
+		got, err := s.RunOwners(ctx, []string{"r-alice", "r-point", "missing"})
+		require.NoError(t, err)
+		assert.Equal(t, map[string]store.Owner{"r-alice": {User: "alice", Known: true}, "r-point": {User: "bob", Known: true}}, got)
+	})
+
 	t.Run("ErrNotFound", func(t *testing.T) {
 		_, err := s.OwnerOf(ctx, store.OwnedPlan, "nope")
 		assert.ErrorIs(t, err, store.ErrNotFound)

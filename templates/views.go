@@ -89,7 +89,9 @@ type FigureCell struct {
 // RunLink is one run in a list.
 type RunLink struct {
 	ID, Name, Status, Created string
-	Figures                   []FigureCell
+	// CreatedBy is who created the run, on a server with users ("" otherwise).
+	CreatedBy string
+	Figures   []FigureCell
 }
 
 // FormPage is the scenario form (GET /, and its re-render with errors).

@@ -296,3 +296,25 @@ func canceller(ctx context.Context) string {
 	}
 	return "a user"
 }
+
+// runOwners are the "by …" of the runs list: who created each run, on a server with users.
+func (s *Server) runOwners(ctx context.Context, runs []store.RunSummary) (map[string]string, error) {
+	if !s.identities() || len(runs) == 0 {
+		return nil, nil
+	}
+	ids := make([]string, len(runs))
+	for i, r := range runs {
+		ids[i] = r.ID
+	}
+	owners, err := s.store.RunOwners(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]string, len(owners))
+	for id, o := range owners {
+		if o.Known {
+			out[id] = o.User
+		}
+	}
+	return out, nil
+}

@@ -172,6 +172,8 @@ func TestCancelByOwnerOrAdmin(t *testing.T) {
 		page := parseHTML(t, as(t, s, "bob", httptest.NewRequest(http.MethodGet, "/runs/"+id, nil)).Body)
 		assert.Equal(t, "Created by alice", strings.TrimSpace(byTestID(page, "created-by").Text()))
 		assert.Contains(t, as(t, s, "bob", httptest.NewRequest(http.MethodGet, "/api/v1/runs/"+id, nil)).Body.String(), `"created_by":"alice"`)
+		list := parseHTML(t, as(t, s, "bob", httptest.NewRequest(http.MethodGet, "/runs", nil)).Body)
+		assert.Equal(t, "by alice", strings.TrimSpace(byTestID(list, "run-created-by").First().Text()), "the runs list says who created each run")
 
 		rec = as(t, s, "alice", httptest.NewRequest(http.MethodPost, "/runs/"+id+"/cancel", nil))
 		assert.Equal(t, http.StatusSeeOther, rec.Code)

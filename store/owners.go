@@ -213,26 +213,31 @@ func sweepRunIDs(points []SweepPoint) []string {
 	return ids
 }
 
-// RunOwners reads who created each of the runs (missing ids are left out), in one snapshot.
-func (s *Store) RunOwners(ctx context.Context, ids []string) (map[string]Owner, error) {
+// OwnersOf reads who created each of the runs, sweeps, plans or traces with these ids (missing
+// ids are left out), in one snapshot: the lists' "by …".
+func (s *Store) OwnersOf(ctx context.Context, kind OwnerKind, ids []string) (map[string]Owner, error) {
+	q, ok := ownerQueries[kind]
+	if !ok {
+		return nil, fmt.Errorf("store: owners of %s: unknown kind: %w", kind, ErrInvalid)
+	}
 	out := make(map[string]Owner, len(ids))
 	err := s.read(ctx, func(tx *sql.Tx) error {
 		clear(out)
 		for _, id := range ids {
 			var v sql.NullString
-			err := tx.QueryRowContext(ctx, `SELECT owner FROM runs WHERE id = ?`, id).Scan(&v)
+			err := tx.QueryRowContext(ctx, q, id).Scan(&v)
 			if errors.Is(err, sql.ErrNoRows) {
 				continue
 			}
 			if err != nil {
-				return fmt.Errorf("run %q: %w", id, err)
+				return fmt.Errorf("%s %q: %w", kind, id, err)
 			}
 			out[id] = ownerOf(v)
 		}
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("store: owners of %d runs: %w", len(ids), err)
+		return nil, fmt.Errorf("store: owners of %d %ss: %w", len(ids), kind, err)
 	}
 	return out, nil
 }

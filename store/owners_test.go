@@ -100,10 +100,12 @@ func TestOwners(t *testing.T) {
 		assert.Empty(t, w, "a cancelled sweep waits on nothing")
 	})
 
-	t.Run("RunOwners", func(t *testing.T) {
-		got, err := s.RunOwners(ctx, []string{"r-alice", "r-point", "missing"})
+	t.Run("OwnersOf", func(t *testing.T) {
+		got, err := s.OwnersOf(ctx, store.OwnedRun, []string{"r-alice", "r-point", "missing"})
 		require.NoError(t, err)
 		assert.Equal(t, map[string]store.Owner{"r-alice": {User: "alice", Known: true}, "r-point": {User: "bob", Known: true}}, got)
+		_, err = s.OwnersOf(ctx, "table", nil)
+		assert.ErrorIs(t, err, store.ErrInvalid)
 	})
 
 	t.Run("ErrNotFound", func(t *testing.T) {

@@ -217,6 +217,8 @@ type RunsPage struct {
 // TraceItem is one uploaded trace.
 type TraceItem struct {
 	SHA256, Short, Name, Size, Rows, Created, UseURL string
+	// CreatedBy is who uploaded the trace, on a server with users ("" otherwise).
+	CreatedBy string
 }
 
 // TracesPage lists uploaded traces and offers the upload form.

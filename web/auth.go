@@ -299,14 +299,19 @@ func canceller(ctx context.Context) string {
 
 // runOwners are the "by …" of the runs list: who created each run, on a server with users.
 func (s *Server) runOwners(ctx context.Context, runs []store.RunSummary) (map[string]string, error) {
-	if !s.identities() || len(runs) == 0 {
-		return nil, nil
-	}
 	ids := make([]string, len(runs))
 	for i, r := range runs {
 		ids[i] = r.ID
 	}
-	owners, err := s.store.RunOwners(ctx, ids)
+	return s.ownersOf(ctx, store.OwnedRun, ids)
+}
+
+// ownersOf is who created each of ids, on a server with users (nil otherwise).
+func (s *Server) ownersOf(ctx context.Context, kind store.OwnerKind, ids []string) (map[string]string, error) {
+	if !s.identities() || len(ids) == 0 {
+		return nil, nil
+	}
+	owners, err := s.store.OwnersOf(ctx, kind, ids)
 	if err != nil {
 		return nil, err
 	}

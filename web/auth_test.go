@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/PuerkitoBio/goquery"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -359,6 +360,10 @@ func TestQuotas(t *testing.T) {
 		assert.Equal(t, http.StatusTooManyRequests, rec.Code)
 		assert.Contains(t, rec.Body.String(), "-quota-upload-bytes")
 		assert.Equal(t, http.StatusSeeOther, upload("erin", strings.Repeat(line, 4)).Code)
+		list := parseHTML(t, as(t, s, "erin", httptest.NewRequest(http.MethodGet, "/traces", nil)).Body)
+		var by []string
+		byTestID(list, "trace-created-by").Each(func(_ int, s *goquery.Selection) { by = append(by, strings.TrimSpace(s.Text())) })
+		assert.ElementsMatch(t, []string{"by dave", "by erin"}, by, "the traces list says who uploaded each")
 	})
 }
 

@@ -14,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/scalein-planner/scalein/sim"
+	"github.com/scalein-planner/scalein/store"
 	"github.com/scalein-planner/scalein/templates"
 )
 
@@ -36,11 +37,19 @@ func (s *Server) renderTraces(w http.ResponseWriter, r *http.Request, status int
 	}
 	p := templates.TracesPage{Page: s.pageInfo("Traces", "traces"), Notice: notice, Error: errMsg, Name: name,
 		Builtins: sim.BuiltinTraces()}
+	shas := make([]string, len(traces))
+	for i, t := range traces {
+		shas[i] = t.SHA256
+	}
+	owners, err := s.ownersOf(r.Context(), store.OwnedTrace, shas)
+	if err != nil {
+		return err
+	}
 	for _, t := range traces {
 		p.Traces = append(p.Traces, templates.TraceItem{
 			SHA256: t.SHA256, Short: t.SHA256[:12] + "…", Name: t.Name,
 			Size: formatBytes(t.SizeBytes), Rows: formatNumber(float64(t.Rows)) + " rows",
-			Created: formatTime(t.CreatedAt), UseURL: "/?trace=" + url.QueryEscape(t.SHA256),
+			Created: formatTime(t.CreatedAt), UseURL: "/?trace=" + url.QueryEscape(t.SHA256), CreatedBy: owners[t.SHA256],
 		})
 	}
 	return s.render(w, r, status, templates.TracesView(p))

@@ -289,9 +289,9 @@ func (s *Server) calibrationPageInfo(ctx context.Context, title string, k store.
 }
 
 // canceller names who cancels in the message a cancelled run or plan keeps: the user on a
-// server with users, else "a user".
+// server with users (the owner the store would record), else "a user".
 func canceller(ctx context.Context) string {
-	if u := identityOf(ctx).user; u != "" {
+	if u := store.OwnerFrom(ctx); u != "" {
 		return u
 	}
 	return "a user"

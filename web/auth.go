@@ -66,6 +66,11 @@ func (a Access) Check() error {
 	case a.Quotas.QueuedRuns < 0 || a.Quotas.SweepPoints < 0 || a.Quotas.UploadBytes < 0:
 		return errors.New("web: a quota (-quota-*) is negative; use 0 for no limit")
 	}
+	for _, h := range a.AllowedHosts {
+		if strings.ContainsAny(h, "/:@ ") || h == "" || (strings.Contains(h, "*") && h != "*" && !strings.HasPrefix(h, "*.")) {
+			return fmt.Errorf("web: -allowed-hosts: %q is not a host name; list names without scheme or port, like planner.example.com or *.example.com (IP addresses need no listing)", h)
+		}
+	}
 	return nil
 }
 

@@ -141,6 +141,9 @@ func TestProxyIdentity(t *testing.T) {
 			{Quotas: Quotas{QueuedRuns: 3}},
 			func() Access { a := withUsers(Access{}); a.GroupsHeader = ""; return a }(),
 			withUsers(Access{Quotas: Quotas{SweepPoints: -1}}),
+			{AllowedHosts: []string{"https://planner.example.com"}},
+			{AllowedHosts: []string{"planner.example.com:8080"}},
+			{AllowedHosts: []string{"plan*.example.com"}},
 		} {
 			_, err := New(Config{Store: st, Access: a})
 			assert.Error(t, err, "%+v", a)

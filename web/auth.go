@@ -76,9 +76,8 @@ func (a Access) Check() error {
 
 // identity is who sent a request and what they may do.
 type identity struct {
-	user   string // "" without identities
-	groups []string
-	admin  bool
+	user  string // "" without identities
+	admin bool
 }
 
 type identityKey struct{}
@@ -126,16 +125,14 @@ func (s *Server) identify(next http.Handler) http.Handler {
 				Message: "the " + a.UserHeader + " header " + problem})
 			return
 		}
-		id := identity{user: user}
-		if a.GroupsHeader != "" {
+		id := identity{user: user, admin: slices.Contains(a.AdminUsers, user)}
+		if a.GroupsHeader != "" && !id.admin {
 			for g := range strings.SplitSeq(r.Header.Get(a.GroupsHeader), ",") {
-				if g = strings.TrimSpace(g); g != "" {
-					id.groups = append(id.groups, g)
+				if slices.Contains(a.AdminGroups, strings.TrimSpace(g)) {
+					id.admin = true
 				}
 			}
 		}
-		id.admin = slices.Contains(a.AdminUsers, user) ||
-			slices.ContainsFunc(id.groups, func(g string) bool { return slices.Contains(a.AdminGroups, g) })
 		ctx := context.WithValue(store.WithOwner(r.Context(), user), identityKey{}, id)
 		next.ServeHTTP(w, r.WithContext(ctx))
 	})

@@ -128,7 +128,7 @@ func (s *Server) identify(next http.Handler) http.Handler {
 		id := identity{user: user, admin: slices.Contains(a.AdminUsers, user)}
 		if a.GroupsHeader != "" && !id.admin {
 			for g := range strings.SplitSeq(r.Header.Get(a.GroupsHeader), ",") {
-				if slices.Contains(a.AdminGroups, strings.TrimSpace(g)) {
+				if g = strings.TrimSpace(g); g != "" && slices.Contains(a.AdminGroups, g) {
 					id.admin = true
 				}
 			}

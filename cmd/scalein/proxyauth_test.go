@@ -123,3 +123,17 @@ func TestServeBehindAnAuthProxy(t *testing.T) {
 	resp.Body.Close()
 	assert.Equal(t, http.StatusForbidden, resp.StatusCode)
 }
+
+// TestServeReadOnly: serve -read-only opens pages and refuses to create runs.
+func TestServeReadOnly(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: starts a server process")
+	}
+	_, base := startServe(t, "serve", filepath.Join(t.TempDir(), "ro.db"), "-workers", "1", "-read-only")
+	code, body := request(t, http.MethodPost, base+"api/v1/runs", "", proxyTestScenario)
+	assert.Equal(t, http.StatusForbidden, code)
+	assert.Contains(t, body, "read-only")
+	code, body = request(t, http.MethodGet, base+"runs", "", "")
+	assert.Equal(t, http.StatusOK, code)
+	assert.Contains(t, body, `data-testid="read-only"`)
+}

@@ -290,15 +290,6 @@ func (s *Server) calibrationPageInfo(ctx context.Context, title string, k store.
 	return p
 }
 
-// canceller names who cancels in the message a cancelled run or plan keeps: the user on a
-// server with users (the owner the store would record), else "a user".
-func canceller(ctx context.Context) string {
-	if u := store.OwnerFrom(ctx); u != "" {
-		return u
-	}
-	return "a user"
-}
-
 // runOwners are the "by …" of the runs list: who created each run, on a server with users.
 func (s *Server) runOwners(ctx context.Context, runs []store.RunSummary) (map[string]string, error) {
 	ids := make([]string, len(runs))

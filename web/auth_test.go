@@ -9,13 +9,16 @@ import (
 	"net/http/httptest"
 	"net/netip"
 	"net/url"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/PuerkitoBio/goquery"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/scalein-planner/scalein/runs"
 	"github.com/scalein-planner/scalein/store"
 )
 
@@ -31,6 +34,28 @@ func withUsers(a Access) Access {
 	a.AdminUsers = []string{"root"}
 	a.AdminGroups = []string{"ops"}
 	return a
+}
+
+// newAccessServer is newTestServer with access rules and the workers stopped (runs stay
+// queued); runsPerMinute 0 is 1000.
+func newAccessServer(t *testing.T, cfg runs.Config, access Access, runsPerMinute int) *Server {
+	t.Helper()
+	if cfg.Store == nil {
+		cfg.Store = openStore(t, filepath.Join(t.TempDir(), "test.db"))
+	}
+	svc, err := runs.New(cfg)
+	require.NoError(t, err)
+	if runsPerMinute == 0 {
+		runsPerMinute = 1000
+	}
+	s, err := New(Config{Runs: svc, Store: cfg.Store, RunsPerMinute: runsPerMinute, Access: access})
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = s.stopRuns(ctx)
+	})
+	return s
 }
 
 // as sends req as user through the trusted proxy ("" sends no user header).
@@ -49,7 +74,7 @@ func jsonReq(method, target, body string) *http.Request {
 }
 
 func TestDNSRebindingRefused(t *testing.T) {
-	s := newTestServer(t, Config{Access: Access{AllowedHosts: DefaultAllowedHosts("example.com:80")}}, false) // httptest.NewRequest says Host: example.com
+	s := newAccessServer(t, runs.Config{}, Access{AllowedHosts: DefaultAllowedHosts("example.com:80")}, 0) // httptest.NewRequest says Host: example.com
 	id := submitAPI(t, s, testScenario("victim"))
 
 	// The probe's reproduction (finding M5): a page on a rebound name posts "same-origin".
@@ -104,7 +129,7 @@ func TestAllowedHosts(t *testing.T) {
 }
 
 func TestProxyIdentity(t *testing.T) {
-	s := newTestServer(t, Config{Access: withUsers(Access{})}, false)
+	s := newAccessServer(t, runs.Config{}, withUsers(Access{}), 0)
 
 	rec := as(t, s, "alice", httptest.NewRequest(http.MethodGet, "/runs", nil))
 	assert.Equal(t, http.StatusOK, rec.Code)
@@ -145,14 +170,16 @@ func TestProxyIdentity(t *testing.T) {
 			{AllowedHosts: []string{"planner.example.com:8080"}},
 			{AllowedHosts: []string{"plan*.example.com"}},
 		} {
-			_, err := New(Config{Store: st, Access: a})
+			svc, err := runs.New(runs.Config{Store: st})
+			require.NoError(t, err)
+			_, err = New(Config{Runs: svc, Store: st, Access: a})
 			assert.Error(t, err, "%+v", a)
 		}
 	})
 }
 
 func TestCancelByOwnerOrAdmin(t *testing.T) {
-	s := newTestServer(t, Config{Access: withUsers(Access{})}, false)
+	s := newAccessServer(t, runs.Config{}, withUsers(Access{}), 0)
 	submit := func(user, name string) string {
 		rec := as(t, s, user, jsonReq(http.MethodPost, "/api/v1/runs", testScenario(name)))
 		require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
@@ -277,15 +304,15 @@ func TestCancelByOwnerOrAdmin(t *testing.T) {
 }
 
 func TestReadOnly(t *testing.T) {
-	s := newTestServer(t, Config{Workers: 1}, true)
+	s := newTestServer(t, runs.Config{Workers: 1}, true)
 	id := submitAPI(t, s, testScenario("shared permalink"))
 	other := submitAPI(t, s, testScenario("the other"))
 	waitStatus(t, s, id, store.StatusDone)
 	waitStatus(t, s, other, store.StatusDone)
-	require.NoError(t, s.Shutdown(context.Background()))
+	require.NoError(t, s.stopRuns(context.Background()))
 
 	// A read-only server on the same database: the permalink-sharing use.
-	ro := newTestServer(t, Config{Store: s.store, Access: Access{ReadOnly: true}}, false)
+	ro := newAccessServer(t, runs.Config{Store: s.store}, Access{ReadOnly: true}, 0)
 	for _, target := range []string{"/", "/runs", "/runs/" + id, "/runs/" + id + "/report.json", "/compare?a=" + id + "&b=" + other, "/api/v1/runs/" + id, "/traces"} {
 		assert.Equal(t, http.StatusOK, get(t, ro, target).Code, target)
 	}
@@ -309,14 +336,14 @@ func TestReadOnly(t *testing.T) {
 	}
 
 	// With identities, admins still act on a read-only server; others view.
-	ra := newTestServer(t, Config{Store: s.store, Access: withUsers(Access{ReadOnly: true})}, false)
+	ra := newAccessServer(t, runs.Config{Store: s.store}, withUsers(Access{ReadOnly: true}), 0)
 	assert.Equal(t, http.StatusForbidden, as(t, ra, "viewer", jsonReq(http.MethodPost, "/api/v1/runs", testScenario("v"))).Code)
 	assert.Equal(t, http.StatusOK, as(t, ra, "viewer", httptest.NewRequest(http.MethodGet, "/runs/"+id, nil)).Code)
 	assert.Equal(t, http.StatusAccepted, as(t, ra, "root", jsonReq(http.MethodPost, "/api/v1/runs", testScenario("by the admin"))).Code)
 }
 
 func TestQuotas(t *testing.T) {
-	s := newTestServer(t, Config{Access: withUsers(Access{Quotas: Quotas{QueuedRuns: 2, SweepPoints: 3, UploadBytes: 600}})}, false)
+	s := newAccessServer(t, runs.Config{}, withUsers(Access{Quotas: Quotas{QueuedRuns: 2, SweepPoints: 3, UploadBytes: 600}}), 0)
 
 	t.Run("QueuedRuns", func(t *testing.T) {
 		for i, name := range []string{"q1", "q2"} {
@@ -371,10 +398,10 @@ func TestQuotas(t *testing.T) {
 }
 
 func TestAdminQueueAndRateKey(t *testing.T) {
-	s := newTestServer(t, Config{RunsPerMinute: 1, Access: withUsers(Access{})}, false)
+	s := newAccessServer(t, runs.Config{}, withUsers(Access{}), 1)
 	assert.Equal(t, http.StatusForbidden, as(t, s, "bob", httptest.NewRequest(http.MethodGet, "/admin/queue", nil)).Code)
 	assert.Equal(t, http.StatusOK, as(t, s, "root", httptest.NewRequest(http.MethodGet, "/admin/queue", nil)).Code)
-	open := newTestServer(t, Config{}, false)
+	open := newTestServer(t, runs.Config{}, false)
 	assert.Equal(t, http.StatusOK, get(t, open, "/admin/queue").Code, "without identities the queue page stays open")
 
 	// Every request comes from the proxy's address: the rate limit counts by user.

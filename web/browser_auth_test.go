@@ -17,6 +17,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
 
+	"github.com/scalein-planner/scalein/runs"
 	"github.com/scalein-planner/scalein/store"
 )
 
@@ -29,16 +30,19 @@ func (b *browserSession) signIn(t *testing.T, user string) {
 	require.NoError(t, err, "sign in as %s", user)
 }
 
-func serveApp(t *testing.T, cfg Config) *httptest.Server {
+// serveApp serves the app with access rules on st, its workers stopped (runs stay queued).
+func serveApp(t *testing.T, st *store.Store, access Access) *httptest.Server {
 	t.Helper()
-	app, err := New(cfg)
+	svc, err := runs.New(runs.Config{Store: st})
+	require.NoError(t, err)
+	app, err := New(Config{Runs: svc, Store: st, Access: access})
 	require.NoError(t, err)
 	ts := httptest.NewServer(app.Handler())
 	t.Cleanup(func() {
 		ts.Close()
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		_ = app.Shutdown(ctx)
+		_ = svc.Shutdown(ctx)
 	})
 	return ts
 }
@@ -52,8 +56,8 @@ func TestBrowserTwoUsersAndAViewer(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = st.Close() })
 	// Not started: the plan's runs stay queued, so the plan stays running while bob tries.
-	app := serveApp(t, Config{Store: st, Access: Access{UserHeader: "X-Forwarded-User",
-		TrustedProxies: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}}})
+	app := serveApp(t, st, Access{UserHeader: "X-Forwarded-User",
+		TrustedProxies: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}})
 
 	b.signIn(t, "alice")
 	b.do(t, "open the form with the incident preset",
@@ -89,7 +93,7 @@ func TestBrowserTwoUsersAndAViewer(t *testing.T) {
 	require.Equal(t, store.StatusCancelled, planStatus(t, app.URL, planURL, "alice"))
 
 	// A viewer on a read-only server over the same database.
-	viewer := serveApp(t, Config{Store: st, Access: Access{ReadOnly: true}})
+	viewer := serveApp(t, st, Access{ReadOnly: true})
 	b.do(t, "the viewer opens a run's permalink", chromedp.Navigate(viewer.URL+runs[0]),
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid="read-only"]`)))
 	id := strings.TrimPrefix(runs[0], "/runs/")

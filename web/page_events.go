@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/go-chi/chi/v5"
+	"github.com/scalein-planner/scalein/runs"
 )
 
 // sseKeepAlive is how often an idle stream gets a comment line.
@@ -53,29 +54,29 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) error {
 	poll := time.NewTicker(ssePoll)
 	defer poll.Stop()
 	for {
-		anyChange := s.live.changes() // before the look-up, so no start or end is missed
-		snap, live := s.live.watch(id)
+		anyChange := s.runs.Changes() // before the look-up, so no start or end is missed
+		snap, live := s.runs.Progress(id)
 		if !live {
 			// Not (or no longer) held here: the store has the truth.
 			if run, err = s.store.GetRunStatus(r.Context(), id); err != nil {
 				return nil // headers are sent; the client reconnects or gives up
 			}
-			if isFinal(run.Status) {
+			if runs.IsFinal(run.Status) {
 				_ = send(run.Status, progressEvent{Status: run.Status, Progress: run.Progress, Error: run.Error})
 				return nil
 			}
-			snap = watchSnapshot{status: run.Status, progress: run.Progress}
+			snap = runs.Progress{Status: run.Status, Fraction: run.Progress}
 		}
-		if snap.progress != last || snap.status != lastStatus {
-			last, lastStatus = snap.progress, snap.status
-			if err := send("progress", progressEvent{Status: snap.status, Progress: snap.progress}); err != nil {
+		if snap.Fraction != last || snap.Status != lastStatus {
+			last, lastStatus = snap.Fraction, snap.Status
+			if err := send("progress", progressEvent{Status: snap.Status, Progress: snap.Fraction}); err != nil {
 				return nil
 			}
 		}
 		select {
 		case <-r.Context().Done():
 			return nil
-		case <-snap.changed: // nil when not live: the poll re-reads the store then
+		case <-snap.Changed: // nil when not live: the poll re-reads the store then
 		case <-anyChange: // this process started or finished a run: maybe this one
 		case <-poll.C:
 		case <-ticker.C:

@@ -6,7 +6,9 @@ import (
 	"net/http"
 	"strconv"
 
+	"github.com/scalein-planner/scalein/runs"
 	"github.com/scalein-planner/scalein/sim/whatif"
+	"github.com/scalein-planner/scalein/web/format"
 )
 
 // Quotas bound what one user holds at once, so one user cannot fill the queue or the disk for
@@ -80,7 +82,7 @@ func (s *Server) checkSweepQuota(ctx context.Context, points int) error {
 		if err := decodeNumbers(sw.AxesJSON, &axes); err != nil {
 			return fmt.Errorf("sweep %s: stored axes: %w", sw.ID, err)
 		}
-		inFlight += max(axesPoints(axes)-sw.Finished, 0)
+		inFlight += max(runs.AxesPoints(axes)-sw.Finished, 0)
 	}
 	if inFlight+points > limit {
 		return quotaError("sweep points", fmt.Sprintf(
@@ -105,7 +107,7 @@ func (s *Server) checkUploadQuota(ctx context.Context, size int64) error {
 	if u.UploadBytes+size > limit {
 		return quotaError("stored uploads", fmt.Sprintf(
 			"you have stored %s of traces and calibration inputs, and this %s upload would pass the %s each user may store (-quota-upload-bytes); uploads are kept, so the quota does not free by itself: reuse a trace you uploaded, or ask an admin to raise the quota",
-			formatBytes(u.UploadBytes), formatBytes(size), formatBytes(limit)))
+			format.BinaryBytes(u.UploadBytes), format.BinaryBytes(size), format.BinaryBytes(limit)))
 	}
 	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"sort"
 
 	"github.com/scalein-planner/scalein/sim"
+	"github.com/scalein-planner/scalein/web/charts"
 )
 
 // The timeline export (GET /runs/{id}/trace.json) writes a run's report in the Chrome Trace
@@ -155,7 +156,7 @@ func chromeTrace(runID string, rep *sim.Report, passes tracePasses) traceFile {
 		if w.MarkedAtMS == nil {
 			continue
 		}
-		marked, lastWork, removed := drainSegments(w, end)
+		marked, lastWork, removed := charts.DrainSegments(w, end)
 		ev = append(ev, meta("thread_name", tracePIDDrained, w.ID, fmt.Sprintf("worker %d", w.ID)))
 		drainName := "drain → removal"
 		if w.RemovedAtMS == nil {
@@ -256,7 +257,7 @@ func (s *Server) handleTraceJSON(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	rep, err := s.loadReport(r.Context(), run.ID) // the request spans need the per-request rows
+	rep, err := s.runs.LoadReport(r.Context(), run.ID) // the request spans need the per-request rows
 	if err != nil {
 		return err
 	}

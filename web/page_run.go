@@ -48,7 +48,7 @@ func (s *Server) buildRunPage(ctx context.Context, q url.Values, id string) (bui
 		return builtPage{}, err
 	}
 	p := templates.RunPage{
-		Page:     s.pageInfo(run.Name, "runs"),
+		Page:     s.pageOwnedBy(r.Context(), run.Name, "runs", store.OwnedRun, run.ID),
 		ID:       run.ID,
 		Name:     run.Name,
 		Status:   run.Status,

@@ -61,6 +61,13 @@ type Fieldset struct {
 	Fields   []Field
 }
 
+// RatePreview is a small step chart of the sessions' rate stages: Points is an SVG polyline in
+// a 300 × 60 box.
+type RatePreview struct {
+	Points  string
+	Caption string
+}
+
 // ScheduleRow is one scale-in action of the schedule editor.
 type ScheduleRow struct {
 	Index  int
@@ -104,7 +111,13 @@ type FormPage struct {
 	ScheduleError    string
 	// SelectionNote explains the selection policies of a counted action, once for all rows.
 	SelectionNote string
-	WorkloadType  Field
+	// ScaleInMode chooses the schedule or the autoscaler (SPEC §3.15); Autoscaler is its fields.
+	ScaleInMode Field
+	Autoscaler  Fieldset
+	// DayHelper are the day-shaped load helper's inputs; RatePreview draws the rate stages.
+	DayHelper    []Field
+	RatePreview  *RatePreview
+	WorkloadType Field
 	Workloads     []Fieldset
 	RawJSON       Field
 	Presets       []PresetLink

@@ -86,6 +86,8 @@ func (s *Server) handleFormEdit(w http.ResponseWriter, r *http.Request) error {
 	switch {
 	case action == "add_row":
 		f.AddRow()
+	case action == "fill_day":
+		f.FillDay()
 	case strings.HasPrefix(action, "remove_row:"):
 		i, err := strconv.Atoi(strings.TrimPrefix(action, "remove_row:"))
 		if err != nil {

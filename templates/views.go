@@ -118,10 +118,10 @@ type FormPage struct {
 	DayHelper    []Field
 	RatePreview  *RatePreview
 	WorkloadType Field
-	Workloads     []Fieldset
-	RawJSON       Field
-	Presets       []PresetLink
-	Recent        []RunLink
+	Workloads    []Fieldset
+	RawJSON      Field
+	Presets      []PresetLink
+	Recent       []RunLink
 }
 
 // Column is a table column; Num right-aligns it.
@@ -167,6 +167,21 @@ type RunPage struct {
 	WorkersPager Pager
 	// LargeDrain says the removal chart is an aggregate (too many drained workers for a row each).
 	LargeDrain bool
+	// Autoscaler is the autoscaler's section; nil for a run without one.
+	Autoscaler *AutoscalerView
+}
+
+// AutoscalerView is a run's autoscaler section (SPEC §3.15): its key figures, verdicts in words
+// and its decisions, paginated and filterable to the decisions that changed the fleet.
+type AutoscalerView struct {
+	Cards              []Card
+	Verdicts           []string
+	Decisions          DataTable
+	Pager              Pager
+	Total              int
+	Changes            int
+	ChangesOnly        bool
+	AllURL, ChangesURL string
 }
 
 // RunSide is one run of a comparison.

@@ -65,6 +65,13 @@ type Fieldset struct {
 	Fields   []Field
 }
 
+// RatePreview is a small step chart of the sessions' rate stages: Points is an SVG polyline in
+// a 300 × 60 box.
+type RatePreview struct {
+	Points  string
+	Caption string
+}
+
 // ScheduleRow is one scale-in action of the schedule editor.
 type ScheduleRow struct {
 	Index  int
@@ -110,11 +117,17 @@ type FormPage struct {
 	ScheduleError    string
 	// SelectionNote explains the selection policies of a counted action, once for all rows.
 	SelectionNote string
-	WorkloadType  Field
-	Workloads     []Fieldset
-	RawJSON       Field
-	Presets       []PresetLink
-	Recent        []RunLink
+	// ScaleInMode chooses the schedule or the autoscaler (SPEC §3.15); Autoscaler is its fields.
+	ScaleInMode Field
+	Autoscaler  Fieldset
+	// DayHelper are the day-shaped load helper's inputs; RatePreview draws the rate stages.
+	DayHelper    []Field
+	RatePreview  *RatePreview
+	WorkloadType Field
+	Workloads    []Fieldset
+	RawJSON      Field
+	Presets      []PresetLink
+	Recent       []RunLink
 }
 
 // Column is a table column; Num right-aligns it.
@@ -160,6 +173,21 @@ type RunPage struct {
 	WorkersPager Pager
 	// LargeDrain says the removal chart is an aggregate (too many drained workers for a row each).
 	LargeDrain bool
+	// Autoscaler is the autoscaler's section; nil for a run without one.
+	Autoscaler *AutoscalerView
+}
+
+// AutoscalerView is a run's autoscaler section (SPEC §3.15): its key figures, verdicts in words
+// and its decisions, paginated and filterable to the decisions that changed the fleet.
+type AutoscalerView struct {
+	Cards              []Card
+	Verdicts           []string
+	Decisions          DataTable
+	Pager              Pager
+	Total              int
+	Changes            int
+	ChangesOnly        bool
+	AllURL, ChangesURL string
 }
 
 // RunSide is one run of a comparison.

@@ -101,7 +101,7 @@ func createdStatus(subs []store.Submitted) int {
 }
 
 // pairBodyHelp describes the body of POST /api/v1/pairs.
-const pairBodyHelp = `the body must be one JSON object {"kind": "hints" or "guard", "scenario": {…}}`
+const pairBodyHelp = `the body must be one JSON object {"kind": "hints", "guard" or "autoscaler", "scenario": {…}}`
 
 // decodePairBody reads {"kind": …, "scenario": …} as strictly as a scenario is read: exactly
 // these two member names (in this case), each once, and nothing after the object.
@@ -124,7 +124,7 @@ func decodePairBody(body []byte) (kind string, scenario json.RawMessage, err err
 		switch key {
 		case "kind":
 			if err := dec.Decode(&kind); err != nil {
-				return "", nil, badRequest(`kind must be the string "hints" or "guard"`)
+				return "", nil, badRequest(`kind must be the string "hints", "guard" or "autoscaler"`)
 			}
 		case "scenario":
 			if err := dec.Decode(&scenario); err != nil {
@@ -146,7 +146,7 @@ func decodePairBody(body []byte) (kind string, scenario json.RawMessage, err err
 	return kind, scenario, nil
 }
 
-// apiCreatePair is POST /api/v1/pairs with {"kind": "hints"|"guard", "scenario": {…}}: 202 when
+// apiCreatePair is POST /api/v1/pairs with {"kind": "hints"|"guard"|"autoscaler", "scenario": {…}}: 202 when
 // it queued a run, 200 when both runs already existed.
 func (s *Server) apiCreatePair(w http.ResponseWriter, r *http.Request) error {
 	body, err := io.ReadAll(r.Body)
@@ -160,8 +160,8 @@ func (s *Server) apiCreatePair(w http.ResponseWriter, r *http.Request) error {
 		if err != nil {
 			return err
 		}
-		if k != sim.CounterpartHints && k != sim.CounterpartGuard {
-			return badRequest(fmt.Sprintf("kind must be hints or guard (got %q)", k))
+		if !isPairKind(k) {
+			return badRequest(fmt.Sprintf("kind must be %s (got %q)", pairKinds, k))
 		}
 		kind = k
 		sc, err = s.readScenario(raw)

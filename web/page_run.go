@@ -48,7 +48,7 @@ func (s *Server) buildRunPage(ctx context.Context, q url.Values, id string) (bui
 		return builtPage{}, err
 	}
 	p := templates.RunPage{
-		Page:     s.pageOwnedBy(r.Context(), run.Name, "runs", store.OwnedRun, run.ID),
+		Page:     s.pageOwnedBy(ctx, run.Name, "runs", store.OwnedRun, run.ID),
 		ID:       run.ID,
 		Name:     run.Name,
 		Status:   run.Status,
@@ -98,6 +98,7 @@ func (s *Server) buildRunPage(ctx context.Context, q url.Values, id string) (bui
 		p.WorkerCount = len(rep.Workers)
 		p.ScaleIn = scaleInTable(rep)
 		p.Summary = summaryTable(rep)
+		p.Autoscaler = autoscalerView(rep, q, "/runs/"+run.ID)
 		return cachedPageOf(ctx, version, gen, checked, counterparts, templates.RunView(p))
 	}
 	return builtPage{view: templates.RunView(p)}, nil
@@ -106,7 +107,8 @@ func (s *Server) buildRunPage(ctx context.Context, q url.Values, id string) (bui
 // runPageKey names a run page in the page cache by its path and the query parameters it reads.
 func runPageKey(r *http.Request) string {
 	q := r.URL.Query()
-	return r.URL.Path + "?workers=" + q.Get("workers") + "&wpage=" + q.Get("wpage")
+	return r.URL.Path + "?workers=" + q.Get("workers") + "&wpage=" + q.Get("wpage") +
+		"&decisions=" + q.Get("decisions") + "&dpage=" + q.Get("dpage")
 }
 
 // progressOf prefers the live progress of a run this process is running.
@@ -135,8 +137,13 @@ const workersPerPage = 25
 // paginateRows cuts rows to the page ?wpage= asks for (1-based) and builds the pager, whose
 // links keep the other query parameters.
 func paginateRows(rows [][]string, q url.Values, path string) ([][]string, templates.Pager) {
-	pages := max(1, (len(rows)+workersPerPage-1)/workersPerPage)
-	n, err := strconv.Atoi(q.Get("wpage"))
+	return paginateBy(rows, q, path, "wpage", "workers", workersPerPage)
+}
+
+// paginateBy is paginateRows for any table: param is its page parameter, anchor its section.
+func paginateBy(rows [][]string, q url.Values, path, param, anchor string, perPage int) ([][]string, templates.Pager) {
+	pages := max(1, (len(rows)+perPage-1)/perPage)
+	n, err := strconv.Atoi(q.Get(param))
 	if err != nil || n < 1 {
 		n = 1
 	}
@@ -145,17 +152,17 @@ func paginateRows(rows [][]string, q url.Values, path string) ([][]string, templ
 	link := func(page int) string {
 		v := url.Values{}
 		for k, vs := range q {
-			if k != "wpage" {
+			if k != param {
 				v[k] = vs
 			}
 		}
 		if page > 1 {
-			v.Set("wpage", strconv.Itoa(page))
+			v.Set(param, strconv.Itoa(page))
 		}
 		if len(v) == 0 {
-			return path + "#workers"
+			return path + "#" + anchor
 		}
-		return path + "?" + v.Encode() + "#workers"
+		return path + "?" + v.Encode() + "#" + anchor
 	}
 	if n > 1 {
 		pg.PrevURL = link(n - 1)
@@ -163,8 +170,8 @@ func paginateRows(rows [][]string, q url.Values, path string) ([][]string, templ
 	if n < pages {
 		pg.NextURL = link(n + 1)
 	}
-	from := (n - 1) * workersPerPage
-	to := min(len(rows), from+workersPerPage)
+	from := (n - 1) * perPage
+	to := min(len(rows), from+perPage)
 	pg.Label = fmt.Sprintf("Rows %d–%d of %d", from+1, to, len(rows))
 	if len(rows) == 0 {
 		pg.Label = ""

@@ -69,7 +69,7 @@ func (s *Server) buildSweepPage(ctx context.Context, id string) (builtPage, erro
 		labels[f.Key] = f.Label + " (" + f.Unit + ")"
 		figures = append(figures, templates.Option{Value: f.Key, Label: labels[f.Key], Selected: f.Key == sim.HeadlineLatestRemovalMS})
 	}
-	p := templates.SweepPage{Page: s.pageOwnedBy(r.Context(), "Sweep: "+sw.Name, "runs", store.OwnedSweep, sw.ID), ID: sw.ID, Name: sw.Name, Status: sw.Status,
+	p := templates.SweepPage{Page: s.pageOwnedBy(ctx, "Sweep: "+sw.Name, "runs", store.OwnedSweep, sw.ID), ID: sw.ID, Name: sw.Name, Status: sw.Status,
 		Done: sw.Done, Total: len(sw.Points), Final: runs.IsFinal(sw.Status), APIURL: "/api/v1/sweeps/" + sw.ID, CSVURL: sw.CSVURL,
 		Figures: figures, ColumnKeys: strings.Join(sweepTableKeys, ",")}
 	p.Page.Charts = true

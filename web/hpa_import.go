@@ -108,7 +108,7 @@ func (s *Server) handleImportHPA(w http.ResponseWriter, r *http.Request) error {
 	if len(bytes.TrimSpace(manifest)) == 0 {
 		manifest = []byte(r.FormValue("manifest"))
 	}
-	p, _ := s.newPage(&http.Request{Method: http.MethodGet, URL: r.URL}, "plan")
+	p, _ := s.whatIfFormPage(&http.Request{Method: http.MethodGet, URL: r.URL}, "plan")
 	p.Scenario, p.Notice, p.Manifest = r.FormValue("scenario"), "", string(manifest)
 	status := http.StatusOK
 	if len(bytes.TrimSpace(manifest)) == 0 {

@@ -23,7 +23,7 @@ import (
 func (s *Server) handleTunePlan(w http.ResponseWriter, r *http.Request, plan apiPlan) error {
 	price, priceField, priceProblem := s.pagePrice(r)
 	suffix := priceSuffix(r)
-	p := templates.TunePlanPage{Page: s.pageInfo("Tune plan: "+plan.Name, "runs"), ID: plan.ID, Name: plan.Name,
+	p := templates.TunePlanPage{Page: s.pageOwnedBy(r.Context(), "Tune plan: "+plan.Name, "runs", store.OwnedPlan, plan.ID), ID: plan.ID, Name: plan.Name,
 		Status: plan.Status, Error: plan.Error, Final: runs.IsFinal(plan.Status), APIURL: "/api/v1/plans/" + plan.ID,
 		Reason: plan.Reason, Notes: plan.Notes, Runs: plan.Runs, Reused: plan.Reused,
 		Price: priceField, PriceError: priceProblem, PriceSuffix: suffix,
@@ -216,7 +216,7 @@ func (s *Server) fleetSeries(ctx context.Context, c *whatif.Candidate) *sim.Time
 	}
 	run, err := s.store.GetRun(ctx, c.RunID)
 	if err == nil {
-		var sum *runs.Summary
+		var sum *runs.StoredSummary
 		if sum, err = s.runs.LoadSummary(ctx, run); err == nil {
 			return &sum.Timeseries
 		}

@@ -26,7 +26,7 @@ type RunService interface {
 	Progress(id string) (runs.Progress, bool)
 	Changes() <-chan struct{}
 	CancelRun(ctx context.Context, id string) (live bool, err error)
-	LoadSummary(ctx context.Context, run store.Run) (*runs.Summary, error)
+	LoadSummary(ctx context.Context, run store.Run) (*runs.StoredSummary, error)
 	LoadReport(ctx context.Context, id string) (*sim.Report, error)
 	CreateSweep(ctx context.Context, name string, base *sim.Scenario, axes []whatif.Axis) (id string, points int, allDone bool, err error)
 	CancelSweep(ctx context.Context, id string) error
@@ -52,6 +52,9 @@ type Config struct {
 	// GPUHourPrice turns GPU-hours into money on the run, compare and plan pages (default
 	// DefaultGPUHourPrice; a page's ?price= overrides it).
 	GPUHourPrice float64
+	// Access is who may reach the server and what they may do (auth.go); the zero value is
+	// the single-user server.
+	Access Access
 }
 
 const (
@@ -93,6 +96,9 @@ func New(cfg Config) (*Server, error) {
 	}
 	if cfg.GPUHourPrice <= 0 {
 		cfg.GPUHourPrice = DefaultGPUHourPrice
+	}
+	if err := cfg.Access.Check(); err != nil {
+		return nil, err
 	}
 	assets, err := newAssetTable()
 	if err != nil {

@@ -1,7 +1,7 @@
 package web
 
 import (
-	"net/url"
+	"net/http"
 
 	"github.com/scalein-planner/scalein/sim"
 	"github.com/scalein-planner/scalein/templates"
@@ -10,11 +10,11 @@ import (
 
 // costView prices one run (b nil) or two (A and B, with B − A) at the page's price per
 // GPU-hour: GPU-hours, the cost of the run, and of a day of the load it models.
-func (s *Server) costView(q url.Values, path string, keep []string, a, b *sim.Report) templates.CostView {
-	price, field, problem := s.queryPrice(q)
-	c := templates.CostView{Action: path, Price: field, PriceError: problem}
+func (s *Server) costView(r *http.Request, keep []string, a, b *sim.Report) templates.CostView {
+	price, field, problem := s.pagePrice(r)
+	c := templates.CostView{Action: r.URL.Path, Price: field, PriceError: problem}
 	for _, k := range keep {
-		if v := q.Get(k); v != "" {
+		if v := r.URL.Query().Get(k); v != "" {
 			c.Keep = append(c.Keep, templates.Option{Value: k, Label: v})
 		}
 	}

@@ -34,7 +34,7 @@ func (s *Server) handleCompare(w http.ResponseWriter, r *http.Request) error {
 		return nil
 	}
 	b, err := s.pages.build(r.Context(), key, s.now(), func(ctx context.Context) (builtPage, error) {
-		return s.buildComparePage(ctx, q, idA, idB)
+		return s.buildComparePage(ctx, r.URL, idA, idB)
 	})
 	if err != nil {
 		return err
@@ -44,7 +44,7 @@ func (s *Server) handleCompare(w http.ResponseWriter, r *http.Request) error {
 
 // buildComparePage builds the compare page of runs a and b: the page to cache once both are
 // done, else the view to render per request.
-func (s *Server) buildComparePage(ctx context.Context, q url.Values, idA, idB string) (builtPage, error) {
+func (s *Server) buildComparePage(ctx context.Context, u *url.URL, idA, idB string) (builtPage, error) {
 	gen, checked := s.pages.gen.Load(), s.now()
 	runA, err := s.store.GetRun(ctx, idA)
 	if err != nil {
@@ -82,7 +82,7 @@ func (s *Server) buildComparePage(ctx context.Context, q url.Values, idA, idB st
 		return builtPage{}, err
 	}
 	fillComparison(&p, sim.Compare(scA, scB, &sumA.Report, &sumB.Report), sumA, sumB)
-	p.Cost = s.costView(q, "/compare", []string{"a", "b"}, &sumA.Report, &sumB.Report)
+	p.Cost = s.costView(&http.Request{URL: u}, []string{"a", "b"}, &sumA.Report, &sumB.Report)
 	// Both runs are done and stay so: the page never changes.
 	return cachedPageOf(ctx, store.StatusDone+"+"+store.StatusDone, gen, checked, nil, templates.CompareView(p))
 }

@@ -22,13 +22,8 @@ const msPerDay = 86_400_000
 // pagePrice is the price per GPU-hour a page shows: ?price= when it is a valid number, else the
 // server's. field is what the price input shows; problem explains a bad ?price=.
 func (s *Server) pagePrice(r *http.Request) (price float64, field, problem string) {
-	return s.queryPrice(r.URL.Query())
-}
-
-// queryPrice is pagePrice on a page's query.
-func (s *Server) queryPrice(q url.Values) (price float64, field, problem string) {
 	price = s.cfg.GPUHourPrice
-	raw := strings.TrimSpace(q.Get("price"))
+	raw := strings.TrimSpace(r.URL.Query().Get("price"))
 	if raw == "" {
 		return price, strconv.FormatFloat(price, 'f', -1, 64), ""
 	}

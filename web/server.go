@@ -49,12 +49,12 @@ type Config struct {
 	RunsPerMinute int
 	// BigBodies is how many request bodies above 1 MiB are parsed at once (default 2).
 	BigBodies int
-	// GPUHourPrice turns GPU-hours into money on the run, compare and plan pages (default
-	// DefaultGPUHourPrice; a page's ?price= overrides it).
-	GPUHourPrice float64
 	// Access is who may reach the server and what they may do (auth.go); the zero value is
 	// the single-user server.
 	Access Access
+	// GPUHourPrice turns GPU-hours into money on the run, compare and plan pages (default
+	// DefaultGPUHourPrice; a page's ?price= overrides it).
+	GPUHourPrice float64
 }
 
 const (
@@ -94,11 +94,11 @@ func New(cfg Config) (*Server, error) {
 	if cfg.BigBodies <= 0 {
 		cfg.BigBodies = defaultBigBodies
 	}
-	if cfg.GPUHourPrice <= 0 {
-		cfg.GPUHourPrice = DefaultGPUHourPrice
-	}
 	if err := cfg.Access.Check(); err != nil {
 		return nil, err
+	}
+	if cfg.GPUHourPrice <= 0 {
+		cfg.GPUHourPrice = DefaultGPUHourPrice
 	}
 	assets, err := newAssetTable()
 	if err != nil {

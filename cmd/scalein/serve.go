@@ -38,8 +38,8 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	runsPerMinute := fs.Int("runs-per-minute", 0, "runs (and sweeps, plans) one client IP may create per minute (default 30)")
 	maxSweepPoints := fs.Int("max-sweep-points", 0, "points a sweep may have (default 256)")
 	maxPlanRuns := fs.Int("max-plan-runs", 0, "runs a plan may simulate (default 64)")
-	gpuHourPrice := fs.Float64("gpu-hour-price", web.DefaultGPUHourPrice, "price of one GPU-hour, for the cost figures of run, compare and plan pages (a page's price field overrides it)")
 	accessF := addAccessFlags(fs)
+	gpuHourPrice := fs.Float64("gpu-hour-price", web.DefaultGPUHourPrice, "price of one GPU-hour, for the cost figures of run, compare and plan pages (a page's price field overrides it)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0

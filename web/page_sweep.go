@@ -65,7 +65,13 @@ func (s *Server) buildSweepPage(ctx context.Context, id string) (builtPage, erro
 	}
 	labels := map[string]string{}
 	var figures []templates.Option
-	for _, f := range sim.Headline(nil) {
+	outcomes := sim.Headline(nil)
+	if sweepsAutoscaler(sw.Axes) {
+		// GPU-hours and the fleet's figures, which the runs of an autoscaler store beside the
+		// headline: lines of GPU-hours against the target, one line per window.
+		outcomes = append(outcomes, sim.AutoscalerFigures(nil)...)
+	}
+	for _, f := range outcomes {
 		labels[f.Key] = f.Label + " (" + f.Unit + ")"
 		figures = append(figures, templates.Option{Value: f.Key, Label: labels[f.Key], Selected: f.Key == sim.HeadlineLatestRemovalMS})
 	}
@@ -234,4 +240,14 @@ func (s *Server) handleCreateSweep(w http.ResponseWriter, r *http.Request) error
 		p.AxisStarts[i], p.AxisStops[i], p.AxisSteps[i] = r.PostForm.Get(name+".start"), r.PostForm.Get(name+".stop"), r.PostForm.Get(name+".step")
 	}
 	return s.render(w, r, http.StatusBadRequest, templates.WhatIfNewView(p))
+}
+
+// sweepsAutoscaler says whether a sweep varies an autoscaler field (its runs have one).
+func sweepsAutoscaler(axes []whatif.Axis) bool {
+	for _, ax := range axes {
+		if strings.HasPrefix(ax.Path, "autoscaler.") {
+			return true
+		}
+	}
+	return false
 }

@@ -77,7 +77,13 @@ func (s *Server) handleRun(w http.ResponseWriter, r *http.Request) error {
 		p.Figures = figureCells(headlineOf(run, rep))
 		p.Cards = runCards(rep)
 		p.Verdicts = runVerdicts(rep, scErr == nil && sc.KVCR.RejectDrainingSources)
-		p.Charts = charts.BoundTables(charts.OfSummary(sum))
+		all := charts.OfSummary(sum)
+		if scErr == nil {
+			if fleet, ok := charts.Fleet(rep, sc.Autoscaler); ok {
+				all = append([]templates.Chart{fleet}, all...)
+			}
+		}
+		p.Charts = charts.BoundTables(all)
 		p.LargeDrain = charts.IsLargeDrain(rep)
 		p.AllWorkers = r.URL.Query().Get("workers") == "all"
 		p.Workers, p.DrainedCount = workersTable(rep, p.AllWorkers)

@@ -25,6 +25,10 @@ type Page struct {
 	// RefreshSeconds > 0 reloads the page while a run is in progress, for browsers without
 	// JavaScript (inside <noscript>, so app.js's live progress is not interrupted).
 	RefreshSeconds int
+	// CreatedBy is who created the run, sweep, plan or calibration shown ("" without identities).
+	CreatedBy string
+	// ReadOnly says the server refuses creating, cancelling and uploading (-read-only).
+	ReadOnly bool
 }
 
 // Option is one choice of a select.
@@ -92,7 +96,9 @@ type FigureCell struct {
 // RunLink is one run in a list.
 type RunLink struct {
 	ID, Name, Status, Created string
-	Figures                   []FigureCell
+	// CreatedBy is who created the run, on a server with users ("" otherwise).
+	CreatedBy string
+	Figures   []FigureCell
 }
 
 // FormPage is the scenario form (GET /, and its re-render with errors).
@@ -167,6 +173,8 @@ type RunPage struct {
 	WorkersPager Pager
 	// LargeDrain says the removal chart is an aggregate (too many drained workers for a row each).
 	LargeDrain bool
+	// Cost is the run's GPU-hours at the page's price.
+	Cost CostView
 	// Autoscaler is the autoscaler's section; nil for a run without one.
 	Autoscaler *AutoscalerView
 }
@@ -217,6 +225,8 @@ type ComparePage struct {
 	Charts   []Chart
 	Cards    []Card
 	Verdicts []string
+	// Cost is both runs' GPU-hours at the page's price.
+	Cost CostView
 }
 
 // RunsPage is the paginated list of runs.
@@ -239,6 +249,8 @@ type RunsPage struct {
 // TraceItem is one uploaded trace.
 type TraceItem struct {
 	SHA256, Short, Name, Size, Rows, Created, UseURL string
+	// CreatedBy is who uploaded the trace, on a server with users ("" otherwise).
+	CreatedBy string
 }
 
 // TracesPage lists uploaded traces and offers the upload form.

@@ -27,10 +27,12 @@ type apiRun struct {
 	FinishedAt *time.Time `json:"finished_at,omitempty"`
 	// Attempts counts the starts of the run; Worker is "host:pid" of the process that started
 	// the latest (for a done run, the one that produced the report). Single-run answers only.
-	Attempts int             `json:"attempts"`
-	Worker   string          `json:"worker,omitempty"`
-	Headline json.RawMessage `json:"headline,omitempty"`
-	Report   json.RawMessage `json:"report,omitempty"`
+	Attempts int    `json:"attempts"`
+	Worker   string `json:"worker,omitempty"`
+	// CreatedBy is who created the run, on a server with users (auth.go). Single-run answers only.
+	CreatedBy string          `json:"created_by,omitempty"`
+	Headline  json.RawMessage `json:"headline,omitempty"`
+	Report    json.RawMessage `json:"report,omitempty"`
 }
 
 func timePtr(t time.Time) *time.Time {
@@ -192,6 +194,7 @@ func (s *Server) apiGetRun(w http.ResponseWriter, r *http.Request) error {
 	out := apiRun{ID: run.ID, Name: run.Name, Status: run.Status, Progress: s.progressOf(run), Error: run.Error,
 		URL: "/runs/" + run.ID, CreatedAt: timePtr(run.CreatedAt), StartedAt: timePtr(run.StartedAt),
 		FinishedAt: timePtr(run.FinishedAt), Attempts: run.Attempts, Worker: run.Worker}
+	out.CreatedBy = s.createdBy(r.Context(), store.OwnedRun, run.ID)
 	if run.Status != store.StatusDone {
 		writeJSON(w, http.StatusOK, out)
 		return nil

@@ -51,7 +51,7 @@ func submittedValues(doc *goquery.Document) url.Values {
 // simulator's default scenario (same scenario id), so the defaults shown are the defaults run.
 func TestRenderedFormIsTheDefaultScenario(t *testing.T) {
 	want := sim.DefaultScenario().ID()
-	s := newTestServer(t, runs.Config{}, false)
+	s := newPageServer(t)
 	values := submittedValues(parseHTML(t, get(t, s, "/").Body))
 	sc, err := form.Scenario(form.FromValues(values), sim.ParseEnv{})
 	require.NoError(t, err)
@@ -62,7 +62,7 @@ func TestRenderedFormIsTheDefaultScenario(t *testing.T) {
 // value are reported in one answer, each beside its field with aria-invalid and
 // aria-describedby, and each linked from the error summary.
 func TestFourBadFieldsFourErrors(t *testing.T) {
-	s := newTestServer(t, runs.Config{}, false)
+	s := newPageServer(t)
 	values := submittedValues(parseHTML(t, get(t, s, "/").Body))
 	bad := map[string]string{
 		"fleet.gpu_blocks":        "lots",
@@ -112,7 +112,7 @@ func TestFourBadFieldsFourErrors(t *testing.T) {
 }
 
 func TestFreshFormHasOneScheduleRowAndSelectionHelp(t *testing.T) {
-	s := newTestServer(t, runs.Config{}, false)
+	s := newPageServer(t)
 	doc := parseHTML(t, get(t, s, "/").Body)
 	assert.Equal(t, 1, doc.Find("[data-schedule-rows] [data-schedule-row]").Length())
 	note := byTestID(doc, "selection-note").Text()
@@ -128,7 +128,7 @@ func TestFreshFormHasOneScheduleRowAndSelectionHelp(t *testing.T) {
 // TestScheduleRowsAreBounded: a post with more rows than a scenario may have gets an error and
 // a page of at most sim.MaxScaleInActions rows, and a far-off index is a row like any other.
 func TestScheduleRowsAreBounded(t *testing.T) {
-	s := newTestServer(t, runs.Config{}, false)
+	s := newPageServer(t)
 	values := submittedValues(parseHTML(t, get(t, s, "/").Body))
 	extra := 7
 	for i := range sim.MaxScaleInActions + extra {

@@ -14,7 +14,7 @@ import (
 const (
 	idFleet       = "fleet"
 	colorStarting = "#0891b2" // cyan: workers starting (GPUs held, no requests yet)
-	colorLoad     = "#7c3aed" // violet: sampled load per worker
+	colorFleetLoad     = "#7c3aed" // violet: sampled load per worker
 	colorDecision = "#dc2626" // red: a decision that changed the fleet
 )
 
@@ -93,16 +93,16 @@ func Fleet(rep *sim.Report, a *sim.Autoscaler) (templates.Chart, bool) {
 	}
 	line.AddSeries("load per worker", load,
 		charts.WithLineChartOpts(opts.LineChart{YAxisIndex: 1, ShowSymbol: opts.Bool(true), SymbolSize: 4}),
-		charts.WithItemStyleOpts(opts.ItemStyle{Color: colorLoad}),
-		charts.WithLineStyleOpts(opts.LineStyle{Color: colorLoad, Width: 2}))
+		charts.WithItemStyleOpts(opts.ItemStyle{Color: colorFleetLoad}),
+		charts.WithLineStyleOpts(opts.LineStyle{Color: colorFleetLoad, Width: 2}))
 	for _, band := range []struct {
 		name string
 		pts  []opts.LineData
 	}{{"target band (low)", lo}, {"target band (high)", hi}} {
 		line.AddSeries(band.name, band.pts,
 			charts.WithLineChartOpts(opts.LineChart{YAxisIndex: 1, ShowSymbol: opts.Bool(false)}),
-			charts.WithItemStyleOpts(opts.ItemStyle{Color: colorLoad}),
-			charts.WithLineStyleOpts(opts.LineStyle{Color: colorLoad, Width: 1, Type: "dashed", Opacity: opts.Float(0.6)}))
+			charts.WithItemStyleOpts(opts.ItemStyle{Color: colorFleetLoad}),
+			charts.WithLineStyleOpts(opts.LineStyle{Color: colorFleetLoad, Width: 1, Type: "dashed", Opacity: opts.Float(0.6)}))
 	}
 	line.AddSeries("decision that changed the fleet", marks,
 		charts.WithLineChartOpts(opts.LineChart{ShowSymbol: opts.Bool(true), Symbol: "triangle", SymbolSize: 10}),

@@ -12,10 +12,10 @@ import (
 )
 
 const (
-	idFleet       = "fleet"
-	colorStarting = "#0891b2" // cyan: workers starting (GPUs held, no requests yet)
-	colorFleetLoad     = "#7c3aed" // violet: sampled load per worker
-	colorDecision = "#dc2626" // red: a decision that changed the fleet
+	idFleet        = "fleet"
+	colorStarting  = "#0891b2" // cyan: workers starting (GPUs held, no requests yet)
+	colorFleetLoad = "#7c3aed" // violet: sampled load per worker
+	colorDecision  = "#dc2626" // red: a decision that changed the fleet
 )
 
 // Fleet draws an autoscaler run's fleet over time (SPEC §3.15): active, starting and draining

@@ -77,5 +77,5 @@ func (s *Service) CancelPlan(ctx context.Context, id string) error {
 	if err := s.cancelPoints(ctx, ids, "", id); err != nil {
 		return err
 	}
-	return s.store.SetPlanStatus(ctx, id, store.StatusCancelled, "cancelled by a user", nil, s.now())
+	return s.store.SetPlanStatus(ctx, id, store.StatusCancelled, "cancelled by "+canceller(ctx), nil, s.now())
 }

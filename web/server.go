@@ -49,6 +49,9 @@ type Config struct {
 	RunsPerMinute int
 	// BigBodies is how many request bodies above 1 MiB are parsed at once (default 2).
 	BigBodies int
+	// Access is who may reach the server and what they may do (auth.go); the zero value is
+	// the single-user server.
+	Access Access
 }
 
 const (
@@ -87,6 +90,9 @@ func New(cfg Config) (*Server, error) {
 	}
 	if cfg.BigBodies <= 0 {
 		cfg.BigBodies = defaultBigBodies
+	}
+	if err := cfg.Access.Check(); err != nil {
+		return nil, err
 	}
 	assets, err := newAssetTable()
 	if err != nil {

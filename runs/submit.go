@@ -7,6 +7,7 @@ import (
 
 	"github.com/scalein-planner/scalein/sim"
 	"github.com/scalein-planner/scalein/store"
+	"time"
 )
 
 // submitted is one scenario after submission: its run record and whether it was queued now
@@ -49,3 +50,7 @@ func (s *Service) submitRuns(ctx context.Context, direct bool, scenarios []*sim.
 	}
 	return out, nil
 }
+
+// QueueFullRetry is how long a plan, or a sweep being fed, waits before submitting again when
+// the queue is full.
+const QueueFullRetry = time.Second

@@ -4,10 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/scalein-planner/scalein/sim"
 	"github.com/scalein-planner/scalein/store"
-	"time"
 )
 
 // submitted is one scenario after submission: its run record and whether it was queued now

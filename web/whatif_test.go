@@ -588,30 +588,3 @@ func runStatus(t *testing.T, s *Server, id string) string {
 	return run.Status
 }
 
-// A plan whose run a user cancelled directly fails (its ranking would be wrong) and says how to
-// run it again; asked for again, it runs the cancelled run and finishes.
-func TestPlanWithACancelledRunFails(t *testing.T) {
-	fake := newBlockingRun()
-	s := newTestServer(t, runs.Config{Workers: 1, Simulate: fake.Run}, false)
-	require.NoError(t, s.startRuns(context.Background()))
-	body := planBody(fourWorkers(t, ""), `"goal": {"remove": 2, "start_ms": 100}, "search": {"selections": ["highest_id"], "waves": [1]}`)
-	rec := postJSON(t, s, "/api/v1/plans", body)
-	require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
-	id := createdID(t, rec, rec.Body.Bytes())
-	fake.WaitStarted(t)
-	p, err := s.loadPlan(context.Background(), id)
-	require.NoError(t, err)
-	require.Len(t, p.Submitted, 1)
-	rec = postForm(t, s, "/runs/"+p.Submitted[0].RunID+"/cancel", url.Values{})
-	require.Equal(t, http.StatusSeeOther, rec.Code)
-
-	p = waitPlan(t, s, id, store.StatusFailed)
-	assert.Contains(t, p.Error, "was cancelled, so the candidates cannot be ranked; ask for the plan again")
-
-	rec = postJSON(t, s, "/api/v1/plans", body)
-	require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
-	fake.WaitStarted(t)
-	close(fake.Release)
-	p = waitPlan(t, s, id, store.StatusDone)
-	assert.Equal(t, store.StatusDone, runStatus(t, s, p.Submitted[0].RunID))
-}

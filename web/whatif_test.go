@@ -587,4 +587,3 @@ func runStatus(t *testing.T, s *Server, id string) string {
 	require.NoError(t, err)
 	return run.Status
 }
-

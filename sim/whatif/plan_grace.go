@@ -5,8 +5,9 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/scalein-planner/scalein/sim"
 	"golang.org/x/sync/errgroup"
+
+	"github.com/scalein-planner/scalein/sim"
 )
 
 // graceSeeds are the best explored candidates without grace whose kills are within the limit

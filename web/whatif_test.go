@@ -579,11 +579,3 @@ func TestSweepStatus(t *testing.T) {
 		assert.Equal(t, tc.want, got, "%v", tc.points)
 	}
 }
-
-// runStatus reads a run's status from the store.
-func runStatus(t *testing.T, s *Server, id string) string {
-	t.Helper()
-	run, err := s.store.GetRunStatus(context.Background(), id)
-	require.NoError(t, err)
-	return run.Status
-}

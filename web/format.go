@@ -3,8 +3,6 @@ package web
 import (
 	"fmt"
 	"math"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/scalein-planner/scalein/sim"
@@ -15,46 +13,8 @@ import (
 // distribution).
 const dash = "—"
 
-// formatNumber prints a value with at most six decimals: report times are whole nanoseconds in
-// milliseconds, so six decimals print them exactly.
-func formatNumber(v float64) string {
-	r := math.Round(v*1e6) / 1e6
-	if r == 0 {
-		r = 0 // no "-0"
-	}
-	s := strconv.FormatFloat(r, 'f', -1, 64)
-	return groupThousands(s)
-}
-
-// groupThousands puts thin spaces between thousands of the integer part, for readability of
-// byte counts and worker-seconds.
-func groupThousands(s string) string {
-	neg := strings.HasPrefix(s, "-")
-	s = strings.TrimPrefix(s, "-")
-	intPart, frac, hasFrac := strings.Cut(s, ".")
-	if len(intPart) > 4 {
-		var b strings.Builder
-		lead := len(intPart) % 3
-		if lead > 0 {
-			b.WriteString(intPart[:lead])
-		}
-		for i := lead; i < len(intPart); i += 3 {
-			if b.Len() > 0 {
-				b.WriteString("\u202f")
-			}
-			b.WriteString(intPart[i : i+3])
-		}
-		intPart = b.String()
-	}
-	out := intPart
-	if hasFrac {
-		out += "." + frac
-	}
-	if neg {
-		out = "-" + out
-	}
-	return out
-}
+// formatNumber prints a value as everywhere else: sim.FormatNumber.
+func formatNumber(v float64) string { return sim.FormatNumber(v) }
 
 // withUnit prints a number and its unit, or a dash for nil.
 func withUnit(v *float64, unit string) string {

@@ -153,8 +153,8 @@ func Normalize(base *sim.Scenario, req Request) (Request, error) {
 		add("goal.start_ms", "must be an instant in ms between 0 and 1e10 (got %v)", g.StartMS)
 	}
 	c := req.Constraints
-	if c.TTFTP99MS != nil && (math.IsNaN(*c.TTFTP99MS) || *c.TTFTP99MS <= 0) {
-		add("constraints.ttft_p99_ms", "must be a positive number of ms, or left out for no TTFT limit (got %v)", *c.TTFTP99MS)
+	if c.TTFTP99MS != nil && (math.IsNaN(*c.TTFTP99MS) || math.IsInf(*c.TTFTP99MS, 0) || *c.TTFTP99MS <= 0) {
+		add("constraints.ttft_p99_ms", "must be a positive, finite number of ms, or left out for no TTFT limit (got %v)", *c.TTFTP99MS)
 	}
 	if c.MaxKilled == nil {
 		zero := int64(0)
@@ -176,7 +176,9 @@ func Normalize(base *sim.Scenario, req Request) (Request, error) {
 	if s.Waves == nil && g.Remove >= 1 {
 		s.Waves = uniqueInts([]int{1, min(2, g.Remove), g.Remove})
 	}
-	checkList(add, "search.waves", len(s.Waves))
+	if s.Waves != nil || g.Remove >= 1 { // no default without a goal: goal.remove says why
+		checkList(add, "search.waves", len(s.Waves))
+	}
 	for i, w := range s.Waves {
 		if w < 1 || (g.Remove >= 1 && w > g.Remove) {
 			add(fmt.Sprintf("search.waves[%d]", i), "must be between 1 (all at once) and goal.remove (%d, one by one) (got %d)", g.Remove, w)
@@ -230,10 +232,24 @@ func Normalize(base *sim.Scenario, req Request) (Request, error) {
 	} else if s.MaxRuns < 2 || s.MaxRuns > maxPlanRunsLimit {
 		add("search.max_runs", "must be between 2 and %d (got %d)", maxPlanRunsLimit, s.MaxRuns)
 	}
+	if len(errs) == 0 {
+		checkLastWave(add, g, s)
+	}
 	if len(errs) > 0 {
 		return req, &sim.ValidationError{Errors: errs}
 	}
 	return Request{Goal: g, Constraints: c, Search: s}, nil
+}
+
+// checkLastWave checks that the last wave of the longest schedule still starts within the
+// simulator's default virtual-time limit (30 days): goal.start_ms + gap × (waves − 1), for the
+// largest gap and wave count. A drain that starts after it never happens in the run.
+func checkLastWave(add func(string, string, ...any), g Goal, s Search) {
+	waves, gap := slices.Max(s.Waves), slices.Max(s.GapsMS)
+	if last := g.StartMS + gap*float64(waves-1); last >= sim.DefaultMaxVirtualMS {
+		add("goal.start_ms", "with %d waves %s apart the last wave would start at %s, after the simulator's virtual-time limit of %s (the drains would start after the run ends): start earlier, or search fewer waves or shorter gaps (got %v)",
+			waves, FormatMS(gap), FormatMS(last), FormatMS(sim.DefaultMaxVirtualMS), g.StartMS)
+	}
 }
 
 func checkList(add func(string, string, ...any), path string, n int) {
@@ -515,15 +531,16 @@ func requestsKilled(k float64) string {
 	if k == 1 {
 		return "1 request killed"
 	}
-	return formatFloat(k) + " requests killed"
+	return sim.FormatNumber(k) + " requests killed"
 }
 
-// FormatMS writes a duration in ms as seconds ("30 s", "12.5 s") or ms below a second.
+// FormatMS writes a duration in ms as seconds ("30 s", "12.5 s") or ms below a second, through
+// the one number formatter (sim.FormatNumber): "482.880296 s", not "482.88029551000005 s".
 func FormatMS(ms float64) string {
 	if ms != 0 && math.Abs(ms) < 1000 {
-		return formatFloat(ms) + " ms"
+		return sim.FormatNumber(ms) + " ms"
 	}
-	return formatFloat(ms/1000) + " s"
+	return sim.FormatNumber(ms/1000) + " s"
 }
 
 func formatFloat(v float64) string {

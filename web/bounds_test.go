@@ -1,0 +1,64 @@
+package web
+
+import (
+	"net/http"
+	"net/url"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// Issue 19 H1: a range that never advances, or is not finite, is refused before it is expanded
+// (it used to loop forever and grow memory until the machine was gone).
+func TestSweepFormRangeBounds(t *testing.T) {
+	s := newTestServer(t, Config{}, false)
+	sc := fourWorkers(t, "")
+	cases := []struct{ start, stop, step, want string }{
+		{"1e300", "1e300", "1", "axes[0].values[0]: kvcr.bandwidth_gbps: must be ≤"}, // one value, then validated
+		{"NaN", "NaN", "1", "finite"},
+		{"Inf", "Inf", "1", "finite"},
+		{"-Inf", "Inf", "1e300", "finite"},
+		{"1", "2", "NaN", "finite"},
+		{"1e400", "1e400", "1", "finite"},
+		{"1", "5", "0", "step must be a positive number"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.start+".."+tc.stop+" by "+tc.step, func(t *testing.T) {
+			done := make(chan int, 1)
+			go func() {
+				rec := postForm(t, s, "/sweeps", url.Values{"scenario": {sc}, "axis0.path": {"kvcr.bandwidth_gbps"},
+					"axis0.start": {tc.start}, "axis0.stop": {tc.stop}, "axis0.step": {tc.step}})
+				if tc.want != "" {
+					assert.Contains(t, byTestID(parseHTML(t, rec.Body), "whatif-errors").Text(), tc.want)
+				}
+				done <- rec.Code
+			}()
+			select {
+			case code := <-done:
+				assert.Equal(t, http.StatusBadRequest, code)
+			case <-time.After(10 * time.Second):
+				t.Fatal("the range was not refused within 10 s")
+			}
+		})
+	}
+	vals, msg := valueRange("1e300", "1e300", "1")
+	require.Empty(t, msg)
+	assert.Len(t, vals, 1)
+	vals, msg = valueRange("0.1", "0.3", "0.1")
+	require.Empty(t, msg)
+	assert.Len(t, vals, 3)
+}
+
+// Issue 19 M1: an infinite TTFT limit from the plan form is a message beside the field, not a
+// 500 from json.Marshal.
+func TestPlanFormInfiniteTTFT(t *testing.T) {
+	s := newTestServer(t, Config{}, false)
+	sc := fourWorkers(t, "")
+	for _, v := range []string{"Inf", "+Inf", "infinity", "-Inf", "NaN"} {
+		rec := postForm(t, s, "/plans", url.Values{"scenario": {sc}, "remove": {"2"}, "start_ms": {"0"}, "ttft_p99_ms": {v}})
+		require.Equal(t, http.StatusBadRequest, rec.Code, v)
+		assert.Contains(t, byTestID(parseHTML(t, rec.Body), "whatif-errors").Text(), "ttft_p99_ms", v)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/scalein-planner/scalein/store"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -61,4 +62,16 @@ func TestPlanFormInfiniteTTFT(t *testing.T) {
 		require.Equal(t, http.StatusBadRequest, rec.Code, v)
 		assert.Contains(t, byTestID(parseHTML(t, rec.Body), "whatif-errors").Text(), "ttft_p99_ms", v)
 	}
+}
+
+// Issue 19 H2: a plan whose candidate batch is larger than the queue bound submits it in
+// pieces that fit (it used to retry the whole batch forever).
+func TestPlanBatchLargerThanQueue(t *testing.T) {
+	s := newTestServer(t, Config{QueueSize: 2, Workers: 2}, true)
+	body := planBody(fourWorkers(t, ""), `"goal": {"remove": 2, "start_ms": 100}, "constraints": {"ttft_p99_ms": 50}, "search": {"bisect_grace": false}`)
+	rec := postJSON(t, s, "/api/v1/plans", body)
+	require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
+	p := waitPlan(t, s, createdID(t, rec, rec.Body.Bytes()), store.StatusDone)
+	assert.Greater(t, len(p.Candidates), 2, "the explore batch must be larger than the queue for this test to mean anything")
+	assert.Greater(t, p.Runs, 2)
 }

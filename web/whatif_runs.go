@@ -61,32 +61,13 @@ func planLabel(name string) string {
 }
 
 func (p *planRunner) Run(ctx context.Context, scenarios []*sim.Scenario) ([]whatif.Outcome, error) {
-	var subs []submitted
-	for {
-		var err error
-		subs, err = p.s.submitPoints(ctx, scenarios...)
-		if err == nil {
-			break
-		}
-		if !errors.Is(err, errQueueFull) {
-			return nil, err
-		}
-		select { // the queue is full of other work: wait for room rather than fail the plan
-		case <-ctx.Done():
-			return nil, context.Cause(ctx)
-		case <-time.After(queueFullRetry):
-		}
-	}
-	labels := make([]string, len(scenarios))
-	ids := make([]string, len(scenarios))
-	for i, sc := range scenarios {
-		labels[i], ids[i] = planLabel(sc.Name), subs[i].Run.ID
-	}
-	p.mu.Lock()
-	err := p.s.store.AddPlanPoints(ctx, p.planID, labels, ids)
-	p.mu.Unlock()
+	subs, err := p.submitInPieces(ctx, scenarios)
 	if err != nil {
 		return nil, err
+	}
+	ids := make([]string, len(scenarios))
+	for i := range scenarios {
+		ids[i] = subs[i].Run.ID
 	}
 	out := make([]whatif.Outcome, len(scenarios))
 	for i, sub := range subs {
@@ -102,6 +83,49 @@ func (p *planRunner) Run(ctx context.Context, scenarios []*sim.Scenario) ([]what
 		out[i].Reused = reused
 	}
 	return out, nil
+}
+
+// submitInPieces submits a batch of candidates as runs and records them as the plan's points.
+// A batch larger than the room in the queue (or than the queue itself, -queue 4 against a batch
+// of 12) goes in pieces that fit: the piece is halved while the queue is full, doubled again
+// after a success, and a single run waits for room. So a plan never waits for room that can
+// never come, and a sweep keeping the queue full cannot starve it of single places.
+func (p *planRunner) submitInPieces(ctx context.Context, scenarios []*sim.Scenario) ([]submitted, error) {
+	subs := make([]submitted, 0, len(scenarios))
+	piece := min(len(scenarios), p.s.cfg.QueueSize)
+	for len(subs) < len(scenarios) {
+		part := scenarios[len(subs):min(len(subs)+piece, len(scenarios))]
+		got, err := p.s.submitPoints(ctx, part...)
+		if errors.Is(err, errQueueFull) {
+			if len(part) > 1 {
+				piece = len(part) / 2
+				continue
+			}
+			select { // the queue is full of other work: wait for room rather than fail the plan
+			case <-ctx.Done():
+				return nil, context.Cause(ctx)
+			case <-time.After(queueFullRetry):
+			}
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		labels, ids := make([]string, len(part)), make([]string, len(part))
+		for i, sc := range part {
+			labels[i], ids[i] = planLabel(sc.Name), got[i].Run.ID
+		}
+		// Recorded at once, so cancelling the plan reaches every run it has submitted.
+		p.mu.Lock()
+		err = p.s.store.AddPlanPoints(ctx, p.planID, labels, ids)
+		p.mu.Unlock()
+		if err != nil {
+			return nil, err
+		}
+		subs = append(subs, got...)
+		piece = min(2*len(part), p.s.cfg.QueueSize)
+	}
+	return subs, nil
 }
 
 // awaitRun polls the store until the run has ended and returns it with its report.

@@ -25,9 +25,12 @@ const (
 	// among its searches (each probes at least one): 2 keeps two slots busy with one search.
 	DefaultGraceProbes = 2
 	maxBisectRounds    = 16
-	maxPlanRunsLimit   = 1000
+	maxPlanRunsLimit   = MaxPlanRunsLimit
 	maxSearchValues    = 20
 )
+
+// MaxPlanRunsLimit is the most runs any plan may simulate (search.max_runs, serve -max-plan-runs).
+const MaxPlanRunsLimit = 1000
 
 // Selections beyond the simulator's own policies: worker sets the planner picks from a baseline
 // run of the scenario without any scale-in.

@@ -5,7 +5,6 @@ import (
 	"encoding/hex"
 	"fmt"
 	"strings"
-	"unicode"
 	"unicode/utf8"
 )
 
@@ -121,12 +120,8 @@ func decodeScenario(errs *fieldErrors, root *jsonNode) *Scenario {
 	if s.Name == "" {
 		s.Name = DefaultScenarioName
 	}
-	if n := utf8.RuneCountInString(s.Name); n > MaxNameChars {
-		errs.add("name", "must be at most %d characters (got %d)", MaxNameChars, n)
-	}
-	if i := strings.IndexFunc(s.Name, unicode.IsControl); i >= 0 {
-		r, _ := utf8.DecodeRuneInString(s.Name[i:])
-		errs.add("name", "must not contain control characters (found U+%04X at byte %d); use printable text", r, i)
+	if msg := NameProblem(s.Name); msg != "" {
+		errs.add("name", "%s", msg)
 	}
 	s.Seed = top.integer("seed", 42, intRange{-1 << 63, 1<<63 - 1})
 	s.Fleet = decodeFleet(errs, top.get("fleet"))

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 
 	"github.com/go-chi/chi/v5"
 	"github.com/scalein-planner/scalein/sim"
@@ -79,6 +80,10 @@ func (s *Server) createSweep(ctx context.Context, req sweepRequest) (id string, 
 	if len(bytes.TrimSpace(req.Scenario)) == 0 {
 		return "", 0, false, requestProblem("sweep", &sim.ValidationError{Errors: []sim.FieldError{{Path: "scenario", Message: `required: the scenario to sweep, as in POST /api/v1/runs`}}})
 	}
+	name := strings.TrimSpace(req.Name)
+	if msg := sim.NameProblem(name); msg != "" {
+		return "", 0, false, requestProblem("sweep", &sim.ValidationError{Errors: []sim.FieldError{{Path: "name", Message: msg}}})
+	}
 	base, err := s.readScenario(req.Scenario)
 	if err != nil {
 		return "", 0, false, err
@@ -100,7 +105,6 @@ func (s *Server) createSweep(ctx context.Context, req sweepRequest) (id string, 
 	}
 	canonical := base.CanonicalJSON()
 	id = contentID("sweep", canonical, axesJSON)
-	name := req.Name
 	if name == "" {
 		name = base.Name
 	}
@@ -286,6 +290,12 @@ func (s *Server) apiGetSweep(w http.ResponseWriter, r *http.Request) error {
 
 // cancelSweep stops feeding the sweep's points and cancels the unfinished ones submitted.
 func (s *Server) cancelSweep(ctx context.Context, id string) error {
+	// A sweep that has ended stays as it ended, as a plan does: a cancel is a no-op.
+	if sw, err := s.loadSweep(ctx, id); err != nil {
+		return err
+	} else if isFinal(sw.Status) {
+		return nil
+	}
 	if err := s.store.CancelSweep(ctx, id); err != nil {
 		if errors.Is(err, store.ErrNotFound) {
 			return notFound("no sweep has this id; check the link")
@@ -385,6 +395,10 @@ func (s *Server) createPlan(ctx context.Context, req planRequest) (store.Plan, b
 	if len(bytes.TrimSpace(req.Scenario)) == 0 {
 		return store.Plan{}, false, requestProblem("plan", &sim.ValidationError{Errors: []sim.FieldError{{Path: "scenario", Message: "required: the scenario to plan on, as in POST /api/v1/runs (its scale_in is replaced)"}}})
 	}
+	name := strings.TrimSpace(req.Name)
+	if msg := sim.NameProblem(name); msg != "" {
+		return store.Plan{}, false, requestProblem("plan", &sim.ValidationError{Errors: []sim.FieldError{{Path: "name", Message: msg}}})
+	}
 	base, err := s.readScenario(req.Scenario)
 	if err != nil {
 		return store.Plan{}, false, err
@@ -407,7 +421,6 @@ func (s *Server) createPlan(ctx context.Context, req planRequest) (store.Plan, b
 	}
 	canonical := base.CanonicalJSON()
 	id := contentID("plan", canonical, reqJSON)
-	name := req.Name
 	if name == "" {
 		name = fmt.Sprintf("Remove %s from %s", whatif.Workers(norm.Goal.Remove), base.Name)
 	}

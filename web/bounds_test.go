@@ -1,11 +1,15 @@
 package web
 
 import (
+	"context"
+	"encoding/json"
 	"net/http"
 	"net/url"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/scalein-planner/scalein/sim"
 	"github.com/scalein-planner/scalein/store"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -74,4 +78,39 @@ func TestPlanBatchLargerThanQueue(t *testing.T) {
 	p := waitPlan(t, s, createdID(t, rec, rec.Body.Bytes()), store.StatusDone)
 	assert.Greater(t, len(p.Candidates), 2, "the explore batch must be larger than the queue for this test to mean anything")
 	assert.Greater(t, p.Runs, 2)
+}
+
+// Issue 19 L1: sweep and plan names follow the scenario name rules, checked before anything
+// costly is done.
+func TestSweepAndPlanNames(t *testing.T) {
+	s := newTestServer(t, Config{}, false)
+	sc := fourWorkers(t, "")
+	long := strings.Repeat("N", sim.MaxNameChars+1)
+	for _, name := range []string{long, "a\u0000b", "esc\u001b[31m"} {
+		nameJSON, _ := json.Marshal(name)
+		rec := postJSON(t, s, "/api/v1/sweeps", `{"name": `+string(nameJSON)+`, "scenario": `+sc+`, "axes": [{"path": "kvcr.latency_ms", "values": [1]}]}`)
+		require.Equal(t, http.StatusBadRequest, rec.Code, rec.Body.String())
+		assert.Contains(t, rec.Body.String(), `"path":"name"`)
+		rec = postJSON(t, s, "/api/v1/plans", planBody(sc, `"name": `+string(nameJSON)+`, "goal": {"remove": 1}`))
+		require.Equal(t, http.StatusBadRequest, rec.Code, rec.Body.String())
+		assert.Contains(t, rec.Body.String(), `"path":"name"`)
+	}
+	ok := strings.Repeat("N", sim.MaxNameChars)
+	rec := postJSON(t, s, "/api/v1/sweeps", `{"name": "`+ok+`", "scenario": `+sc+`, "axes": [{"path": "kvcr.latency_ms", "values": [1]}]}`)
+	require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
+}
+
+// Issue 19 L2: cancelling a sweep that has ended leaves it as it ended, as for plans.
+func TestCancelDoneSweepIsANoOp(t *testing.T) {
+	s := newTestServer(t, Config{Workers: 2}, true)
+	rec := postJSON(t, s, "/api/v1/sweeps", sweepBody(fourWorkers(t, ""), `[{"path": "kvcr.latency_ms", "values": [1, 2]}]`))
+	require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
+	id := createdID(t, rec, rec.Body.Bytes())
+	waitSweep(t, s, id, store.StatusDone)
+	rec = postJSON(t, s, "/api/v1/sweeps/"+id+"/cancel", "")
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	assert.Contains(t, rec.Body.String(), `"status":"done"`)
+	sw, err := s.loadSweep(context.Background(), id)
+	require.NoError(t, err)
+	assert.Equal(t, store.StatusDone, sw.Status)
 }

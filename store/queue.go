@@ -422,3 +422,18 @@ func (s *Store) WithLock(ctx context.Context, fn func() error) error {
 	}()
 	return fn()
 }
+
+// RefundAttempt gives back attempt attempt of run id, whose outcome was lost to a database
+// outage rather than to its worker: the next ClaimRun counts the same attempt number again. A
+// run that has ended or been claimed by another attempt since is left as it is.
+func (s *Store) RefundAttempt(ctx context.Context, id string, attempt int) error {
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `UPDATE runs SET attempts = attempts - 1 WHERE id = ? AND attempts = ? AND attempts > 0 AND status = ?`,
+			id, attempt, StatusRunning)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("store: refund attempt %d of run %q: %w", attempt, id, err)
+	}
+	return nil
+}

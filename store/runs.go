@@ -51,6 +51,9 @@ type RunSummary struct {
 	Progress                float64
 	HeadlineJSON            []byte
 	CreatedAt, FinishedAt   time.Time
+	// Attempts and Worker are as in Run, so a list and a run's own record agree.
+	Attempts int
+	Worker   string
 }
 
 // CreateRun inserts a queued run, or returns the existing one with created=false. An existing
@@ -177,7 +180,7 @@ func (s *Store) ListRuns(ctx context.Context, limit, offset int) ([]RunSummary, 
 			return err
 		}
 		rows, err := tx.QueryContext(ctx, `
-			SELECT id, name, status, error, progress, headline_json, created_at, finished_at
+			SELECT id, name, status, error, progress, headline_json, created_at, finished_at, attempts, worker
 			FROM runs ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?`, limit, offset)
 		if err != nil {
 			return err
@@ -188,7 +191,7 @@ func (s *Store) ListRuns(ctx context.Context, limit, offset int) ([]RunSummary, 
 				r                RunSummary
 				created, finshed sql.NullInt64
 			)
-			if err := rows.Scan(&r.ID, &r.Name, &r.Status, &r.Error, &r.Progress, &r.HeadlineJSON, &created, &finshed); err != nil {
+			if err := rows.Scan(&r.ID, &r.Name, &r.Status, &r.Error, &r.Progress, &r.HeadlineJSON, &created, &finshed, &r.Attempts, &r.Worker); err != nil {
 				return err
 			}
 			r.CreatedAt, r.FinishedAt = fromNullUnixMS(created), fromNullUnixMS(finshed)

@@ -114,3 +114,53 @@ func TestCancelDoneSweepIsANoOp(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, store.StatusDone, sw.Status)
 }
+
+// Issue 19 L6: GET /api/v1/runs shows each run's attempts as GET /api/v1/runs/{id} does, and
+// per_page is read (limit is refused with a pointer to per_page, not ignored).
+func TestAPIListRunsAttemptsAndPerPage(t *testing.T) {
+	s := newTestServer(t, Config{Workers: 1}, true)
+	first := submitAPI(t, s, testScenario("one"))
+	waitStatus(t, s, first, store.StatusDone)
+	submitAPI(t, s, testScenario("two"))
+	submitAPI(t, s, testScenario("three"))
+
+	var list struct {
+		Runs    []apiRun `json:"runs"`
+		PerPage int      `json:"per_page"`
+		Total   int      `json:"total"`
+	}
+	rec := get(t, s, "/api/v1/runs?per_page=2")
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &list))
+	assert.Len(t, list.Runs, 2)
+	assert.Equal(t, 2, list.PerPage)
+	assert.Equal(t, 3, list.Total)
+
+	rec = get(t, s, "/api/v1/runs?per_page=100")
+	require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &list))
+	var one apiRun
+	require.NoError(t, json.Unmarshal(get(t, s, "/api/v1/runs/"+first).Body.Bytes(), &one))
+	for _, r := range list.Runs {
+		if r.ID == first {
+			assert.Equal(t, 1, one.Attempts)
+			assert.Equal(t, one.Attempts, r.Attempts)
+			assert.Equal(t, one.Worker, r.Worker)
+		}
+	}
+	for _, q := range []string{"per_page=0", "per_page=101", "per_page=x", "limit=5"} {
+		rec := get(t, s, "/api/v1/runs?"+q)
+		assert.Equal(t, http.StatusBadRequest, rec.Code, q)
+		assert.Contains(t, rec.Body.String(), "per_page", q)
+	}
+}
+
+// Issue 19 L7: an error that quotes a huge bad value quotes its beginning only.
+func TestErrorsClipEchoedValues(t *testing.T) {
+	s := newTestServer(t, Config{}, false)
+	huge := strings.Repeat("x", 1<<20)
+	rec := postJSON(t, s, "/api/v1/sweeps", sweepBody(fourWorkers(t, ""), `[{"path": "`+huge+`", "values": [1]}]`))
+	require.Equal(t, http.StatusBadRequest, rec.Code)
+	assert.Less(t, rec.Body.Len(), 8<<10, "the answer must not echo the megabyte")
+	assert.Contains(t, rec.Body.String(), "more bytes)")
+	assert.Equal(t, "short", clip("short"))
+}

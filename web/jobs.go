@@ -229,6 +229,9 @@ func (s *Server) work(jobCtx context.Context, id string) error {
 	ctx, cancelStore := storeCtx()
 	prep := s.prepare(ctx, id)
 	cancelStore()
+	if prep.unavailable {
+		return river.JobSnooze(outageSnooze) // not an attempt: try again once the database is back
+	}
 	if prep.scenario != nil {
 		waitCtx, endWait := context.WithTimeout(jobCtx, budgetWait)
 		release, err := s.budget.acquire(waitCtx, prep.estimate)
@@ -242,6 +245,7 @@ func (s *Server) work(jobCtx context.Context, id string) error {
 		defer release()
 	}
 	ctx, cancelStore = storeCtx()
+	s.refundLostAttempt(ctx, id)
 	run, err := s.store.ClaimRun(ctx, id, s.cfg.WorkerName, s.cfg.MaxAttempts, s.now())
 	cancelStore()
 	switch {
@@ -252,8 +256,10 @@ func (s *Server) work(jobCtx context.Context, id string) error {
 		// Cancelled (or ended) before it started: nothing to run.
 		s.live.finish(id, "")
 		return nil
+	case store.IsUnavailable(err):
+		return river.JobSnooze(outageSnooze) // the store could not be reached: not an attempt
 	case err != nil:
-		return err // the store could not be reached: River retries
+		return err // River retries
 	}
 	attempt := run.Attempts
 
@@ -268,13 +274,19 @@ func (s *Server) work(jobCtx context.Context, id string) error {
 
 	status, msg, report, summary, headline := s.simulate(runCtx, run, prep, attempt, cancel)
 
-	result, err := s.record(id, attempt, status, msg, report, summary, headline)
+	result, err := s.recordThroughOutage(id, attempt, status, msg, report, summary, headline)
 	switch {
 	case errors.Is(err, store.ErrConflict):
 		// Cancelled by a user (the row already says so) or handed to another attempt: the
 		// row is not this attempt's to write.
 		s.log.Info("run ended elsewhere", "run", id, "attempt", attempt, "err", err)
 		result = nil
+	case store.IsUnavailable(err):
+		// The outcome is lost with the outage, not through the run: its next start here does
+		// not count (refundLostAttempt), and River does not count a snooze either.
+		s.log.Error("recording the end of a run failed: database unavailable", "run", id, "status", status, "err", err)
+		s.lostAttempts.add(id, attempt)
+		result = river.JobSnooze(outageSnooze)
 	case err != nil:
 		s.log.Error("recording the end of a run failed", "run", id, "status", status, "err", err)
 		result = err

@@ -4,6 +4,7 @@ import (
 	"log/slog"
 	"net/http"
 	"regexp"
+	"strconv"
 	"strings"
 	"time"
 
@@ -53,6 +54,7 @@ func (s *Server) routes() http.Handler {
 		}))
 
 	r.Get("/healthz", s.healthz)
+	r.Get("/livez", livez)
 	r.Handle("/static/*", s.assets)
 
 	r.Get("/", s.page(s.handleForm))
@@ -133,6 +135,7 @@ func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
 	// A one-row read proves the database answers (store has no Ping of its own).
 	if _, _, err := s.store.ListRuns(r.Context(), 1, 0); err != nil {
 		s.log.ErrorContext(r.Context(), "health check failed", "err", err)
+		w.Header().Set("Retry-After", strconv.Itoa(dbRetryAfterSeconds))
 		http.Error(w, "database unavailable", http.StatusServiceUnavailable)
 		return
 	}

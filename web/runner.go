@@ -108,17 +108,25 @@ type preparedRun struct {
 	scenario *sim.Scenario
 	estimate int64
 	failMsg  string
+	// unavailable: the database could not be read; the run is neither started nor failed.
+	unavailable bool
 }
 
 // prepare reads and parses a queued run and estimates its memory. A scenario over the per-run
 // budget (stored before the budget was lowered) fails with the admission message.
 func (s *Server) prepare(ctx context.Context, id string) preparedRun {
 	run, err := s.store.GetRun(ctx, id)
+	if store.IsUnavailable(err) {
+		return preparedRun{unavailable: true}
+	}
 	if err != nil {
 		return preparedRun{failMsg: "the run's record could not be read: " + err.Error()}
 	}
 	scenario, err := sim.Parse(run.ScenarioJSON, sim.ParseEnv{Traces: s.store})
 	if err != nil {
+		if _, again := s.store.GetRunStatus(ctx, id); store.IsUnavailable(again) {
+			return preparedRun{unavailable: true} // its trace could not be read, not a bad scenario
+		}
 		return preparedRun{failMsg: "the stored scenario no longer validates: " + err.Error()}
 	}
 	est := s.estimates.estimate(scenario)

@@ -113,6 +113,8 @@ type Server struct {
 	resumeFailed map[string]bool
 	// estimates remembers memory estimates by scenario id (estimate_cache.go).
 	estimates *estimateCache
+	// lostAttempts are attempts lost to a database outage, given back at the next start (outage.go).
+	lostAttempts lostAttempts
 }
 
 // New checks the configuration, creates the job queue's tables if needed and builds the

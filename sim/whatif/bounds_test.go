@@ -53,3 +53,12 @@ func TestFormatMSUsesTheNumberFormatter(t *testing.T) {
 	assert.Equal(t, "30 s", whatif.FormatMS(30000))
 	assert.Equal(t, "12\u202f345 s", whatif.FormatMS(12345000))
 }
+
+// Issue 19 L7: an index on a single value says so instead of `has no field ""`.
+func TestAxisIndexOnASingleValue(t *testing.T) {
+	base := mustScenario(t, "testdata/four-workers.json")
+	_, err := whatif.Expand(base, []whatif.Axis{{Path: "kvcr.bandwidth_gbps[0]", Values: []any{1}}}, sim.ParseEnv{}, 10)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "kvcr.bandwidth_gbps is a single value, not a list; remove [0]")
+	assert.NotContains(t, err.Error(), `no field ""`)
+}

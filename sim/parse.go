@@ -153,6 +153,8 @@ func decodeFleet(errs *fieldErrors, n *jsonNode) Fleet {
 		H2DGBps:          v.number("h2d_gbps", 32, floatRange{max: maxRateLike}),
 		D2HGBps:          v.number("d2h_gbps", 32, floatRange{max: maxRateLike}),
 	}
+	checkMinRate(errs, "fleet.h2d_gbps", f.H2DGBps, "0 (instant) or ")
+	checkMinRate(errs, "fleet.d2h_gbps", f.D2HGBps, "0 (instant) or ")
 	t := openObject(errs, "fleet.timing", v.get("timing"))
 	f.Timing = Timing{
 		PrefillMS:             t.number("prefill_ms", 2, floatRange{max: maxTimeMS}),
@@ -174,6 +176,7 @@ func decodeKVCR(errs *fieldErrors, n *jsonNode) KVCR {
 		BandwidthGBps:         v.number("bandwidth_gbps", 50.0, floatRange{minExclusive: true, max: maxRateLike}),
 		RejectDrainingSources: v.boolean("reject_draining_sources", true),
 	}
+	checkMinRate(errs, "kvcr.bandwidth_gbps", k.BandwidthGBps, "")
 	v.finish()
 	return k
 }

@@ -115,6 +115,9 @@ type Server struct {
 	estimates *estimateCache
 	// lostAttempts are attempts lost to a database outage, given back at the next start (outage.go).
 	lostAttempts lostAttempts
+	// exportGateV bounds the exports that simulate a run again (exports.go); see exports().
+	exportOnce  sync.Once
+	exportGateV *exportGate
 }
 
 // New checks the configuration, creates the job queue's tables if needed and builds the

@@ -34,18 +34,20 @@ const (
 
 // exportGate is the concurrency bound, the rate limit and the trace cache of the exports.
 type exportGate struct {
-	wait   time.Duration // exportWait; tests shorten it
-	slots  chan struct{}
-	limit  *httprate.RateLimiter
-	traces *bodyCache
+	wait       time.Duration // exportWait; tests shorten it
+	uploadWait time.Duration // uploadWait (uploads.go); tests shorten it
+	slots      chan struct{}
+	limit      *httprate.RateLimiter
+	traces     *bodyCache
 }
 
 func newExportGate(perMinute int) *exportGate {
 	return &exportGate{
-		wait:   exportWait,
-		slots:  make(chan struct{}, maxExportsAtOnce),
-		limit:  httprate.NewRateLimiter(perMinute, time.Minute),
-		traces: newBodyCache(traceCacheBytes),
+		wait:       exportWait,
+		uploadWait: uploadWait,
+		slots:      make(chan struct{}, maxExportsAtOnce),
+		limit:      httprate.NewRateLimiter(perMinute, time.Minute),
+		traces:     newBodyCache(traceCacheBytes),
 	}
 }
 

@@ -80,7 +80,7 @@ func (s *Server) routes() http.Handler {
 	r.Get("/admin/queue", s.page(s.handleQueue))
 	r.Post("/traces", s.page(s.handleUploadTrace))
 	r.Get("/calibrations", s.page(s.handleCalibrations))
-	r.Post("/calibrations", s.page(s.handleUploadCalibration))
+	r.With(createLimit).Post("/calibrations", s.page(s.handleUploadCalibration)) // counted like run creation
 	r.Get("/calibrations/{sha}", s.page(s.handleCalibration))
 
 	r.Route("/api/v1", func(r chi.Router) {
@@ -91,7 +91,7 @@ func (s *Server) routes() http.Handler {
 		r.With(createLimit).Post("/runs", s.api(s.apiCreateRun))
 		r.With(createLimit).Post("/pairs", s.api(s.apiCreatePair))
 		r.Get("/runs", s.api(s.apiListRuns))
-		r.Post("/calibrations", s.api(s.apiCreateCalibration))
+		r.With(createLimit).Post("/calibrations", s.api(s.apiCreateCalibration))
 		r.Get("/calibrations/{sha}", s.api(s.apiGetCalibration))
 		r.With(s.requireRunID(true)).Get("/runs/{id}", s.api(s.apiGetRun))
 		s.whatIfAPIRoutes(r, createLimit)

@@ -53,6 +53,8 @@ type Config struct {
 	MaxAttempts int
 	// BigBodies is how many request bodies above 1 MiB are parsed at once (default 2).
 	BigBodies int
+	// MaxCalibrationBytes caps the calibration inputs stored in all, uncompressed (default 2 GiB).
+	MaxCalibrationBytes int64
 }
 
 const (

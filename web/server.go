@@ -120,6 +120,9 @@ type Server struct {
 	// exportGateV bounds the exports that simulate a run again (exports.go); see exports().
 	exportOnce  sync.Once
 	exportGateV *exportGate
+	// pollersV are the shared progress pollers of runs held elsewhere (event_pollers.go).
+	pollersOnce sync.Once
+	pollersV    *runPollers
 }
 
 // New checks the configuration, creates the job queue's tables if needed and builds the

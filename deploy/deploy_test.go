@@ -106,7 +106,7 @@ func TestKubernetesManifests(t *testing.T) {
 	assert.Equal(t, "0", sc.Args[slices.Index(sc.Args, "-workers")+1], "the servers work no runs")
 	assert.Equal(t, "worker", wc.Args[0])
 	assert.Equal(t, sc.Image, wc.Image, "every process runs the same build (run ids include the model version)")
-	for _, flag := range []string{"-run-timeout", "-rescue-after"} {
+	for _, flag := range []string{"-run-timeout", "-rescue-after", "-max-run-memory"} {
 		i, j := slices.Index(sc.Args, flag), slices.Index(wc.Args, flag)
 		require.True(t, i > 0 && j > 0, "%s on both", flag)
 		assert.Equal(t, sc.Args[i+1], wc.Args[j+1], "%s must match across processes", flag)

@@ -66,7 +66,7 @@ func (s *Server) simulate(runCtx context.Context, run store.Run, prep preparedRu
 			}
 		},
 	}
-	rep, err := s.safeRun(limited, scenario, opt)
+	rep, err := s.reuseOrRun(limited, id, scenario, opt)
 	if err != nil {
 		cause := context.Cause(limited)
 		var wall errWallTime

@@ -15,7 +15,14 @@ INSERT INTO calibration_contents (sha256, size_bytes, content_gzip, created_at)
 -- The rows keep an empty content; calibration_contents has it.
 UPDATE calibrations SET content_gzip = x'';
 
+-- What a run simulates, its scenario without the name (sim.Scenario.SimulationKey): a sweep
+-- point equal to a stored run but for the name suffix reuses that run's report, relabelled.
+ALTER TABLE runs ADD COLUMN sim_key TEXT NOT NULL DEFAULT '';
+CREATE INDEX runs_sim_key ON runs (sim_key, status);
+
 -- +goose Down
+DROP INDEX runs_sim_key;
+ALTER TABLE runs DROP COLUMN sim_key;
 UPDATE calibrations SET content_gzip =
     (SELECT c.content_gzip FROM calibration_contents c WHERE c.sha256 = calibrations.sha256);
 DROP TABLE calibration_contents;

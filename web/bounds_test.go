@@ -164,3 +164,27 @@ func TestErrorsClipEchoedValues(t *testing.T) {
 	assert.Contains(t, rec.Body.String(), "more bytes)")
 	assert.Equal(t, "short", clip("short"))
 }
+
+// Issue 19 L9: opening a compare page records nothing; "Compare selected" records the pair once.
+func TestComparePageIsAGetWithoutSideEffects(t *testing.T) {
+	s := newTestServer(t, Config{Workers: 1}, true)
+	a := submitAPI(t, s, testScenario("cmp a"))
+	b := submitAPI(t, s, testScenario("cmp b"))
+	waitStatus(t, s, a, store.StatusDone)
+	waitStatus(t, s, b, store.StatusDone)
+	gen := s.pages.gen.Load()
+	for range 3 {
+		require.Equal(t, http.StatusOK, get(t, s, "/compare?a="+a+"&b="+b).Code)
+	}
+	cmps, err := s.store.ComparisonsOf(context.Background(), a)
+	require.NoError(t, err)
+	assert.Empty(t, cmps)
+	assert.Equal(t, gen, s.pages.gen.Load(), "cached run pages are not invalidated by viewing")
+
+	require.Equal(t, http.StatusSeeOther, get(t, s, "/compare?run="+b+"&run="+a).Code)
+	require.Equal(t, http.StatusSeeOther, get(t, s, "/compare?run="+b+"&run="+a).Code)
+	cmps, err = s.store.ComparisonsOf(context.Background(), a)
+	require.NoError(t, err)
+	assert.Len(t, cmps, 1)
+	assert.Equal(t, http.StatusNotFound, get(t, s, "/compare?run=aaaaaaaaaaaaaaaa&run="+a).Code)
+}

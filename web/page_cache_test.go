@@ -59,7 +59,7 @@ func TestFinishedRunPageCached(t *testing.T) {
 	// A comparison the run becomes part of changes its page (and its ETag).
 	other := submitAPI(t, s, testScenario("cached-other"))
 	waitStatus(t, s, other, store.StatusDone)
-	require.Equal(t, http.StatusOK, get(t, s, "/compare?a="+id+"&b="+other).Code)
+	require.Equal(t, http.StatusSeeOther, get(t, s, "/compare?run="+other+"&run="+id).Code) // "Compare selected"
 	after := get(t, s, "/runs/"+id)
 	assert.NotEqual(t, etag, after.Header().Get("ETag"))
 	doc := parseHTML(t, after.Body)

@@ -99,3 +99,26 @@ func TestHeapProfileSessions1M(t *testing.T) {
 		t.Fatal("the run ended before 600,000 requests completed")
 	}
 }
+
+// BenchmarkAutoscalerDay is the autoscaler-day preset: a compressed day of rate stages on 8
+// workers under an HPA-style autoscaler (SPEC §3.15).
+func BenchmarkAutoscalerDay(b *testing.B) {
+	p, ok := PresetByKey("autoscaler-day")
+	if !ok {
+		b.Fatal("no autoscaler-day preset")
+	}
+	benchRun(b, string(p.JSON))
+}
+
+// BenchmarkAutoscaler1M is 1,000,000 session requests on 2,048 workers with an autoscaler
+// between 1,024 and 2,048 workers (the goal: as fast as BenchmarkSessions1M). It runs only with
+// SCALEIN_BENCH_1M=1.
+func BenchmarkAutoscaler1M(b *testing.B) {
+	if os.Getenv("SCALEIN_BENCH_1M") == "" {
+		b.Skip("set SCALEIN_BENCH_1M=1 to run the 1,000,000-request autoscaler benchmark")
+	}
+	benchRun(b, `{"name": "bench autoscaler 1M", "fleet": {"workers": 2048},
+		"autoscaler": {"interval_ms": 15000, "target": 4, "min_workers": 1024, "max_workers": 2048,
+			"scale_down_window_ms": 60000, "startup_ms": 30000},
+		"workload": {"type": "sessions", "sessions": {"count": 250000, "turns": 4, "rate_per_s": 1600}}}`)
+}

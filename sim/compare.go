@@ -26,10 +26,15 @@ var counterpartMarkers = map[string][2]string{ // kind → {marker when on, mark
 
 // Counterpart returns a copy of s with one toggle flipped: "hints" flips router.hints, "guard"
 // flips kvcr.reject_draining_sources. The name is marked with the new setting.
+//
+// "autoscaler" removes the autoscaler: the same scenario on a fixed fleet of fleet.workers.
 func Counterpart(s *Scenario, kind string) (*Scenario, error) {
+	if kind == CounterpartAutoscaler {
+		return fixedFleetCounterpart(s)
+	}
 	markers, ok := counterpartMarkers[kind]
 	if !ok {
-		return nil, fmt.Errorf("sim: unknown counterpart kind %q; use %q or %q", kind, CounterpartHints, CounterpartGuard)
+		return nil, fmt.Errorf("sim: unknown counterpart kind %q; use %q, %q or %q", kind, CounterpartHints, CounterpartGuard, CounterpartAutoscaler)
 	}
 	c := cloneScenario(s)
 	var on bool
@@ -89,6 +94,23 @@ func cloneScenario(s *Scenario) *Scenario {
 	if s.Workload.Trace != nil {
 		t := *s.Workload.Trace
 		c.Workload.Trace = &t
+	}
+	if s.Workload.Sessions != nil {
+		c.Workload.Sessions.RateStages = slices.Clone(s.Workload.Sessions.RateStages)
+	}
+	if s.Autoscaler != nil {
+		a := *s.Autoscaler
+		for _, p := range []**int{&a.MaxRemovePerTick, &a.MaxAddPerTick} {
+			if *p != nil {
+				v := **p
+				*p = &v
+			}
+		}
+		if a.GraceMS != nil {
+			g := *a.GraceMS
+			a.GraceMS = &g
+		}
+		c.Autoscaler = &a
 	}
 	return &c
 }
@@ -213,72 +235,6 @@ func pathKey(p string) []string {
 	return strings.FieldsFunc(p, func(r rune) bool { return r == '.' || r == '[' || r == ']' })
 }
 
-// Figure is one headline number of a report; Value is nil where it does not apply (no worker
-// drained ⇒ no latest removal deadline).
-type Figure struct {
-	Key   string   `json:"key"`
-	Label string   `json:"label"`
-	Unit  string   `json:"unit"`
-	Value *float64 `json:"value"`
-}
-
-// Headline picks the figures an SRE reads first from a report, in display order.
-func Headline(r *Report) []Figure {
-	if r == nil {
-		r = &Report{}
-	}
-	var latest, drain, pinWait *float64
-	for _, w := range r.Workers {
-		if w.RemovedAtMS != nil && w.MarkedAtMS != nil {
-			latest = maxPtr(latest, *w.RemovedAtMS)
-		}
-		if w.DrainMS != nil {
-			drain = addPtr(drain, *w.DrainMS)
-		}
-		if w.PinWaitMS != nil {
-			pinWait = addPtr(pinWait, *w.PinWaitMS)
-		}
-	}
-	k := r.KVCR
-	count := func(n int64) *float64 { f := float64(n); return &f }
-	value := func(f float64) *float64 { return &f }
-	return []Figure{
-		{"latest_removal_ms", "Latest removal deadline", "ms", latest},
-		{"total_drain_ms", "Total drain time", "ms", drain},
-		{"total_pin_wait_ms", "Total pin wait", "ms", pinWait},
-		{"pulls_staged", "Pulls staged", "pulls", count(k.Staged)},
-		{"pulls_success", "Pulls succeeded", "pulls", count(k.Success)},
-		{"pulls_partial", "Pulls partial", "pulls", count(k.Partial)},
-		{"pulls_miss", "Pulls missed", "pulls", count(k.Miss)},
-		{"pulls_rejected_draining", "Pulls rejected (source draining)", "pulls", count(k.RejectedDraining)},
-		{"pulls_rejected_removed", "Pulls rejected (source removed)", "pulls", count(k.RejectedRemoved)},
-		{"pulls_staged_from_draining", "Pulls staged from a draining source", "pulls", count(k.StagedFromDraining)},
-		{"pulls_aborted", "Pulls aborted", "pulls", count(k.Aborted)},
-		{"ttft_p50_ms", "TTFT p50", "ms", r.Summary.TTFTMS.P50},
-		{"ttft_p99_ms", "TTFT p99", "ms", r.Summary.TTFTMS.P99},
-		{"e2e_p99_ms", "End-to-end p99", "ms", r.Summary.E2EMS.P99},
-		{"requests_completed", "Requests completed", "requests", count(r.Summary.Requests.Completed)},
-		{"requests_killed", "Requests killed", "requests", count(r.Summary.Requests.Killed)},
-		{"worker_seconds", "Worker-seconds", "s", value(r.Summary.WorkerSeconds)},
-		{"duration_ms", "Duration", "ms", value(r.Summary.DurationMS)},
-	}
-}
-
-func maxPtr(p *float64, v float64) *float64 {
-	if p == nil || v > *p {
-		return &v
-	}
-	return p
-}
-
-func addPtr(p *float64, v float64) *float64 {
-	if p == nil {
-		return &v
-	}
-	sum := *p + v
-	return &sum
-}
-
 // FigureDelta is one headline figure of two runs: Delta = B − A, DeltaPct = 100 × Delta / A
 // (nil when A is nil or 0, or B is nil).
 type FigureDelta struct {
@@ -304,18 +260,25 @@ func Compare(sa, sb *Scenario, ra, rb *Report) Comparison {
 	if c.Diffs == nil {
 		c.Diffs = []FieldDiff{}
 	}
-	hints, guard, other := false, false, false
+	hints, guard, auto, other := false, false, false, false
 	for _, d := range c.Diffs {
 		switch d.Path {
 		case "router.hints":
 			hints = true
 		case "kvcr.reject_draining_sources":
 			guard = true
+		case "autoscaler":
+			auto = true
 		default:
 			other = true
 		}
 	}
+	if auto {
+		c.Kind = CounterpartAutoscaler
+		c.OnlyToggle = !hints && !guard && !other
+	}
 	switch {
+	case auto:
 	case hints && guard:
 		c.Kind = CounterpartHints + "+" + CounterpartGuard
 	case hints:
@@ -323,7 +286,9 @@ func Compare(sa, sb *Scenario, ra, rb *Report) Comparison {
 	case guard:
 		c.Kind = CounterpartGuard
 	}
-	c.OnlyToggle = (hints || guard) && !other
+	if !auto {
+		c.OnlyToggle = (hints || guard) && !other
+	}
 	fa, fb := Headline(ra), Headline(rb)
 	if ra == nil {
 		fa = nil
@@ -331,7 +296,17 @@ func Compare(sa, sb *Scenario, ra, rb *Report) Comparison {
 	if rb == nil {
 		fb = nil
 	}
-	for i, f := range Headline(nil) {
+	all := Headline(nil)
+	if auto || (ra != nil && ra.Autoscaler != nil) || (rb != nil && rb.Autoscaler != nil) {
+		all = append(all, AutoscalerFigures(nil)...)
+		if fa != nil {
+			fa = append(fa, AutoscalerFigures(ra)...)
+		}
+		if fb != nil {
+			fb = append(fb, AutoscalerFigures(rb)...)
+		}
+	}
+	for i, f := range all {
 		d := FigureDelta{Figure: Figure{Key: f.Key, Label: f.Label, Unit: f.Unit}}
 		if fa != nil {
 			d.A = fa[i].Value

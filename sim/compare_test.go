@@ -42,7 +42,7 @@ func TestCounterpartFlipsOneToggle(t *testing.T) {
 	assert.Equal(t, "x — guard on", on.Name)
 
 	_, err = Counterpart(s, "bandwidth")
-	require.ErrorContains(t, err, `"hints" or "guard"`)
+	require.ErrorContains(t, err, `"hints", "guard" or "autoscaler"`)
 }
 
 func TestCounterpartIsADeepCopy(t *testing.T) {
@@ -272,4 +272,43 @@ func TestCompare(t *testing.T) {
 		assert.Nil(t, f.B, f.Key)
 		assert.Nil(t, f.Delta, f.Key)
 	}
+}
+
+// The autoscaler counterpart is the same scenario on a fixed fleet; the comparison is of kind
+// "autoscaler", differs only there, and adds GPU-hours, workers and migrations to the figures.
+func TestCounterpartAutoscaler(t *testing.T) {
+	p, ok := PresetByKey("autoscaler-grace")
+	require.True(t, ok)
+	s, err := Parse(p.JSON, ParseEnv{})
+	require.NoError(t, err)
+	c, err := Counterpart(s, CounterpartAutoscaler)
+	require.NoError(t, err)
+	assert.Nil(t, c.Autoscaler)
+	assert.NotNil(t, s.Autoscaler, "the original keeps its autoscaler")
+	assert.Equal(t, s.Name+" — fixed fleet", c.Name)
+	c2, err := Counterpart(s, CounterpartAutoscaler)
+	require.NoError(t, err)
+	c2.Workload.Sessions.RateStages[0].RatePerS = 99
+	assert.NotEqual(t, 99.0, s.Workload.Sessions.RateStages[0].RatePerS, "stages are copied")
+
+	ra := &Report{Autoscaler: &AutoscalerReport{}, Summary: Summary{GPUHours: 1, Workers: WorkerCounts{Peak: 12, Final: 9}}}
+	rb := &Report{Summary: Summary{GPUHours: 2.5, Workers: WorkerCounts{Peak: 8, Final: 8}}}
+	cmp := Compare(s, c, ra, rb)
+	assert.Equal(t, CounterpartAutoscaler, cmp.Kind)
+	assert.True(t, cmp.OnlyToggle, "%+v", cmp.Diffs)
+	got := map[string]FigureDelta{}
+	for _, f := range cmp.Figures {
+		got[f.Key] = f
+	}
+	require.Contains(t, got, "gpu_hours")
+	assert.Equal(t, 1.5, *got["gpu_hours"].Delta)
+	assert.Equal(t, 150.0, *got["gpu_hours"].DeltaPct)
+	assert.Equal(t, -4.0, *got["workers_peak"].Delta)
+
+	_, err = Counterpart(c, CounterpartAutoscaler)
+	require.ErrorContains(t, err, "has no autoscaler")
+	// A hints pair without autoscalers keeps the model-2 figures only.
+	h, err := Counterpart(c, CounterpartHints)
+	require.NoError(t, err)
+	assert.Len(t, Compare(c, h, rb, rb).Figures, len(Headline(nil)))
 }

@@ -53,8 +53,8 @@ type engine struct {
 	hints      bool
 
 	// gauges
-	active, drainingN int64
-	waitingN, running int64
+	active, drainingN, startingN int64
+	waitingN, running            int64
 
 	// results
 	kv          KVCRCounts
@@ -63,6 +63,7 @@ type engine struct {
 	total       int64
 	completedN  int64
 	killedN     int64
+	migratedN   int64
 	ttft        []int64
 	ttftAt      []int64
 	e2e         []int64
@@ -83,6 +84,11 @@ type engine struct {
 	bufLands, bufH2D, bufD2H, bufStarts []event
 	bufDue, bufReshare                  []*worker
 
+	// as is the autoscaler (nil without one); fail stops the run with an error.
+	as          *scaler
+	fail        error
+	peakWorkers int
+
 	// afterInstant, when set (tests), is called after every instant.
 	afterInstant func()
 	// onRoute, when set (tests), is called after each kv_aware overlap walk and hint choice.
@@ -90,7 +96,7 @@ type engine struct {
 }
 
 // instantCounters accumulates the time-series counters of the current instant.
-type instantCounters struct{ staged, landed, rejected, completed int64 }
+type instantCounters struct{ staged, landed, rejected, completed, migrated int64 }
 
 func (e *engine) changed() {
 	e.instChanged = true
@@ -136,9 +142,15 @@ func newEngine(s *Scenario, opt RunOptions) (*engine, error) {
 	e.pendPrefill = make([]int64, f.Workers)
 	e.passVer = make([]uint32, f.Workers)
 	e.usedBlocks = make([]int32, f.Workers)
+	e.peakWorkers = f.Workers
+	if s.Autoscaler != nil {
+		e.as = newScaler(s.Autoscaler, f.Workers)
+		// Room for the workers it may start before the counts array must move.
+		e.usedBlocks = make([]int32, f.Workers, max(f.Workers, s.Autoscaler.MaxWorkers)+8)
+	}
 	for i := 0; i < f.Workers; i++ {
 		e.activeIDs = append(e.activeIDs, int32(i))
-		w := &worker{id: int32(i), state: StateActive,
+		w := &worker{id: int32(i), state: StateActive, startedAt: -1, activeAt: -1,
 			g1: kvcache.NewGPU(f.GPUBlocks, int32(i), idx, &e.usedBlocks[i])}
 		if f.HostBlocks > 0 {
 			w.g2 = kvcache.NewHost(f.HostBlocks, int32(i), idx)
@@ -201,6 +213,9 @@ func (e *engine) nextInstant() (int64, bool) {
 	if e.nextAct < len(e.actions) {
 		consider(msToNS(e.s.ScaleIn[e.actions[e.nextAct]].AtMS), true)
 	}
+	if e.as != nil {
+		consider(e.as.next())
+	}
 	return t, ok
 }
 
@@ -217,6 +232,9 @@ func (e *engine) loop(ctx context.Context) error {
 		}
 		e.now = t
 		e.instant()
+		if e.fail != nil {
+			return e.fail
+		}
 		if iter&1023 == 0 {
 			if err := ctx.Err(); err != nil {
 				return err
@@ -245,6 +263,7 @@ func (e *engine) instant() {
 	for {
 		c := e.stepTransfers()
 		c = e.stepPasses() || c
+		c = e.stepActivations() || c
 		c = e.stepArrivals() || c
 		c = e.stepPassStarts() || c
 		c = e.stepRemovals() || c
@@ -253,11 +272,12 @@ func (e *engine) instant() {
 			break
 		}
 	}
+	e.stopCheck()
 	if e.afterInstant != nil {
 		e.afterInstant()
 	}
 	if e.instChanged {
-		e.ts.record(e.now, gauges{e.active, e.drainingN, e.waitingN, e.running}, e.inst)
+		e.ts.record(e.now, gauges{e.active, e.drainingN, e.waitingN, e.running, e.startingN}, e.inst)
 		e.inst = instantCounters{}
 	}
 }

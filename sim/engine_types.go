@@ -64,6 +64,7 @@ type request struct {
 
 	done        int64
 	preemptions int
+	migrations  int
 	g1, g2, kv  int // tokens reused at first admission
 	pending     int // pending prefill blocks added to its worker at routing
 
@@ -139,8 +140,15 @@ type worker struct {
 
 	markedAt, removedAt, graceAt, lastWork int64
 	hasGrace, forced, dirty, hadWork       bool
-	completed, killed                      int64
-	pullsServed, pullsReceived             int64
+	// Model 3 (SPEC §3.15): a started worker's instants (-1 for the initial fleet, and
+	// activeAt -1 until it becomes active), how often it was made active again, whether it was
+	// ever marked draining, and the version of its grace deadline (a reactivation cancels it).
+	startedAt, activeAt        int64
+	reactivations              int64
+	everMarked                 bool
+	graceVer                   uint32
+	completed, killed          int64
+	pullsServed, pullsReceived int64
 }
 
 const (

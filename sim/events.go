@@ -79,7 +79,7 @@ func (e *event) stale() bool {
 	case evPullLand:
 		return e.p.ended || !e.p.moving || e.p.ver != e.ver
 	case evGrace:
-		return e.w.state != StateDraining
+		return e.w.state != StateDraining || e.ver != e.w.graceVer
 	}
 	return false
 }

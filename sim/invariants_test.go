@@ -71,6 +71,35 @@ func randomScenario(seed uint64) map[string]any {
 		actions = append(actions, a)
 	}
 
+	if rng.IntN(4) > 0 {
+		router["migration_limit"] = rng.IntN(3)
+	}
+	var autoscaler map[string]any
+	if seed%3 == 0 { // an autoscaler instead of the schedule (SPEC §3.15)
+		actions = nil
+		interval := pick(5, 10, 20)
+		minW := 1 + rng.IntN(workers)
+		autoscaler = map[string]any{
+			"interval_ms": interval, "metric_delay_ms": float64(rng.IntN(int(interval))),
+			"tolerance": pick(0, 0.1, 0.5), "min_workers": minW, "max_workers": minW + rng.IntN(workers+3),
+			"scale_down_window_ms": pick(0, 10, 30), "scale_up_window_ms": pick(0, 0, 10),
+			"select":         []string{"highest_id", "least_loaded", "least_cached"}[rng.IntN(3)],
+			"startup_ms":     pick(0, 3, 10, 40),
+			"reuse_draining": rng.IntN(2) == 0,
+		}
+		if rng.IntN(2) == 0 {
+			autoscaler["metric"], autoscaler["target"] = "kv_usage", pick(0.05, 0.2, 0.5)
+		} else {
+			autoscaler["target"] = pick(0.5, 1, 2, 4)
+		}
+		for _, k := range []string{"max_remove_per_tick", "max_add_per_tick"} {
+			if rng.IntN(2) == 0 {
+				autoscaler[k] = 1 + rng.IntN(2)
+			}
+		}
+		autoscaler["grace_ms"] = []any{nil, 0.0, 5.0, 20.0}[rng.IntN(4)]
+	}
+
 	prefixes := []string{"S", "T", "U"}
 	var reqs []any
 	n := 5 + rng.IntN(35)
@@ -96,23 +125,35 @@ func randomScenario(seed uint64) map[string]any {
 		}
 		prompt := nb*bs + tail
 		maxOut := gpu*bs - prompt
-		out := 1 + rng.IntN(max(1, min(maxOut, 20)))
+		outCap := 20
+		if autoscaler != nil && i%3 == 0 {
+			outCap = 120 // long requests keep drains going, so scale-ups find draining workers
+		}
+		out := 1 + rng.IntN(max(1, min(maxOut, outCap)))
 		r := map[string]any{"id": fmt.Sprintf("r%d", i), "at_ms": float64(rng.IntN(100*(1+n/40))) / 2,
 			"blocks": blocks, "tail_tokens": tail, "output_tokens": out}
 		if blocks == nil {
 			r["blocks"] = []string{}
+		}
+		if autoscaler != nil && seed%2 == 1 {
+			// Load that falls and rises: a wave, a lull with the long requests draining, a wave.
+			r["at_ms"] = float64([]int{rng.IntN(10), 45 + rng.IntN(15)}[i%2])
 		}
 		if rng.IntN(4) == 0 {
 			r["route_to"] = rng.IntN(workers)
 		}
 		reqs = append(reqs, r)
 	}
-	return map[string]any{
+	sc := map[string]any{
 		"name": fmt.Sprintf("random %d", seed), "seed": seed, "fleet": fleet, "kvcr": kvcr,
 		"router": router, "scale_in": append([]any{}, actions...),
 		"workload": map[string]any{"type": "requests", "requests": reqs},
 		"report":   map[string]any{"per_request": true},
 	}
+	if autoscaler != nil {
+		sc["autoscaler"] = autoscaler
+	}
+	return sc
 }
 
 // checkInvariants verifies conservation of G1 and G2 blocks and pins against the requests,
@@ -127,6 +168,11 @@ func checkInvariants(t *testing.T, e *engine) {
 		g1refs[w], g2pins[w], pending[w] = map[int32]int32{}, map[int32]int32{}, map[int32]bool{}
 	}
 	for _, w := range e.ws {
+		if w.state == StateStarting {
+			require.Nil(t, w.g1, "starting worker %d holds a cache", w.id)
+			require.Zero(t, w.nReq, "starting worker %d has requests", w.id)
+			continue
+		}
 		if w.state == StateRemoved {
 			require.Empty(t, w.outPulls, "worker %d removed while pulls pin it", w.id)
 			require.Zero(t, w.nReq, "worker %d removed with requests", w.id)
@@ -181,7 +227,7 @@ func checkInvariants(t *testing.T, e *engine) {
 		}
 	}
 	for _, w := range e.ws {
-		if w.state == StateRemoved {
+		if w.state == StateRemoved || w.state == StateStarting {
 			continue
 		}
 		require.NoError(t, w.g1.Check(func(s int32) int32 { return g1refs[w][s] }))
@@ -235,7 +281,7 @@ func checkRandomScenario(t *testing.T, seed uint64) {
 	require.NoError(t, e.loop(context.Background()), "seed %d", seed)
 	// At the end every pin is released and every block is back to free or cached.
 	for _, w := range e.ws {
-		if w.state == StateRemoved {
+		if w.state == StateRemoved || w.state == StateStarting {
 			continue
 		}
 		require.Zero(t, w.g1.Used(), "seed %d worker %d holds G1 blocks at the end", seed, w.id)
@@ -264,6 +310,7 @@ func checkRandomScenario(t *testing.T, seed uint64) {
 	if s.KVCR.RejectDrainingSources {
 		require.Zero(t, k.StagedFromDraining, "seed %d: guard on but staged from draining", seed)
 	}
+	checkModel3(t, s, rep)
 	// Deterministic: a second run gives the same report.
 	again, err := Run(context.Background(), s, RunOptions{})
 	require.NoError(t, err)
@@ -323,4 +370,75 @@ func checkRouting(t *testing.T, e *engine, r *request, target *worker, hint int3
 		}
 	}
 	require.Equal(t, want, hint, "hint for %s", r.id)
+}
+
+// checkModel3 checks the autoscaler's and migration's invariants on a finished run (SPEC §3.15):
+// each decision moves active + starting from current towards desired by what its lists say,
+// within the bounds when the fleet started within them; a started worker is active startup_ms
+// later unless cancelled; every migration is accounted; killed counts only requests that ended
+// killed.
+func checkModel3(t *testing.T, s *Scenario, rep *Report) {
+	t.Helper()
+	var moves, killed int64
+	for _, r := range rep.Requests {
+		require.LessOrEqual(t, r.Migrations, int64(s.Router.MigrationLimit), "%s migrated past the limit", r.ID)
+		moves += r.Migrations
+		if r.Status == StatusKilled {
+			killed++
+		}
+	}
+	var bucketMoves int64
+	for _, b := range rep.Timeseries.Buckets {
+		bucketMoves += b.Migrated
+	}
+	require.Equal(t, moves, rep.Summary.Requests.Migrated, "migrations: requests vs summary")
+	require.Equal(t, moves, bucketMoves, "migrations: requests vs time series")
+	require.Equal(t, killed, rep.Summary.Requests.Killed)
+	a := s.Autoscaler
+	if a == nil {
+		require.Nil(t, rep.Autoscaler)
+		require.Len(t, rep.Workers, s.Fleet.Workers)
+		return
+	}
+	require.NotNil(t, rep.Autoscaler)
+	inBounds := s.Fleet.Workers >= a.MinWorkers && s.Fleet.Workers <= a.MaxWorkers
+	prev := s.Fleet.Workers
+	for i, d := range rep.Autoscaler.Decisions {
+		require.Equal(t, prev, d.Current, "decision %d: current is what the last decision left", i)
+		after := d.Current + len(d.Started) + len(d.Reactivated) - len(d.Cancelled) - len(d.Drained)
+		require.GreaterOrEqual(t, after, min(d.Current, d.Desired), "decision %d", i)
+		require.LessOrEqual(t, after, max(d.Current, d.Desired), "decision %d", i)
+		if d.Desired > d.Current {
+			require.Empty(t, d.Cancelled)
+			require.Empty(t, d.Drained)
+			if a.MaxAddPerTick == nil {
+				require.Equal(t, d.Desired, after, "decision %d: unlimited scale-up", i)
+			}
+		}
+		if d.Desired < d.Current && a.MaxRemovePerTick == nil {
+			require.Equal(t, d.Desired, after, "decision %d: unlimited scale-down", i)
+		}
+		require.GreaterOrEqual(t, d.Recommendation, a.MinWorkers)
+		require.LessOrEqual(t, d.Recommendation, a.MaxWorkers)
+		if inBounds {
+			require.GreaterOrEqual(t, after, a.MinWorkers, "decision %d below min_workers", i)
+			require.LessOrEqual(t, after, a.MaxWorkers, "decision %d above max_workers", i)
+		}
+		require.GreaterOrEqual(t, after-len(d.Started), 1, "decision %d left no active worker", i)
+		prev = after
+	}
+	startup := float64(msToNS(a.StartupMS)) / 1e6
+	for _, w := range rep.Workers[s.Fleet.Workers:] {
+		require.NotNil(t, w.StartedAtMS, "worker %d", w.ID)
+		switch {
+		case w.ActiveAtMS != nil:
+			require.InDelta(t, *w.StartedAtMS+startup, *w.ActiveAtMS, 1e-9, "worker %d active startup_ms after its start", w.ID)
+		case w.FinalState == StateRemoved:
+			require.Nil(t, w.MarkedAtMS, "worker %d: cancelled, never drained", w.ID)
+			require.Less(t, *w.RemovedAtMS, *w.StartedAtMS+startup, "worker %d cancelled after its startup", w.ID)
+		default:
+			require.Equal(t, StateStarting, w.FinalState, "worker %d", w.ID)
+		}
+	}
+	require.GreaterOrEqual(t, rep.Summary.Workers.Peak, max(rep.Summary.Workers.Initial, rep.Summary.Workers.Final))
 }

@@ -92,7 +92,7 @@ const (
 	traceRowBytes    = 64
 	traceHashIDBytes = 8
 	// The time series: three families of maxBuckets buckets, each allocated once.
-	seriesBucketBytes = 80
+	seriesBucketBytes = 96
 	// The report's buckets, at most maxBuckets (a run of D ns has D/w + 1 buckets of the
 	// smallest family width w with D/w < 200), each with its TTFT median's float.
 	reportBucketBytes = 96 + 8
@@ -101,7 +101,7 @@ const (
 	// characters; a TTFT in ms, whole ns over 1e6, at most 18 characters; two counts of workers
 	// (active, draining) and six of requests (waiting, running, completed, and pulls staged,
 	// landed and rejected, of which a request has at most one each).
-	bucketJSONFixedBytes = 132 + 14 + 18
+	bucketJSONFixedBytes = 132 + 14 + 18 + 24 // model 3: "starting" and "migrated"
 	// The engine, its event heaps' first arrays, the report's summary, KVCR counts and
 	// scale-in rows (a run of the e2 preset allocates 14 kB outside its series, buckets and
 	// JSON).
@@ -130,13 +130,14 @@ func (e *estimator) add(field, what string, bytes int64) {
 // block key k is held by at most min(workers, n(k)) workers, n(k) being the requests whose prompt
 // holds it (see workloadShape).
 func EstimateMemory(s *Scenario) MemoryEstimate {
-	e := &estimator{s: s, w: s.shape(), workers: int64(s.Fleet.Workers)}
+	e := &estimator{s: s, w: s.shape(), workers: s.cacheWorkers()}
 	g1 := e.gpuCaches()
 	g2 := e.hostCaches()
 	e.blockIndex(g1 + g2)
 	e.drainTables()
 	e.requestsInFlight()
 	e.perRequestRows()
+	e.autoscalerRows()
 	e.add("fleet.workers", fmt.Sprintf("%s workers' records and report rows", groupDigits(e.workers)),
 		e.workers*(workerBytes+workerRowJSONBytes*jsonCopies))
 	if e.w.traceRows > 0 {
@@ -156,7 +157,7 @@ func EstimateMemory(s *Scenario) MemoryEstimate {
 // report's buckets with their JSON.
 func (e *estimator) fixedParts() int64 {
 	digits := func(n int64) int64 { return int64(len(strconv.FormatInt(max(n, 0), 10))) }
-	bucketJSON := bucketJSONFixedBytes + 2*digits(e.workers) + 6*digits(e.w.requests)
+	bucketJSON := bucketJSONFixedBytes + 3*digits(e.workers) + 7*digits(e.w.requests)
 	return engineFixedBytes + 3*maxBuckets*seriesBucketBytes + maxBuckets*(reportBucketBytes+bucketJSON*jsonCopies)
 }
 

@@ -133,7 +133,7 @@ func sessionTurnBlocks(c *Sessions, bs int64) []int64 {
 func (s *Scenario) sessionsShape() workloadShape {
 	c := s.Workload.Sessions
 	bs := int64(max(s.Fleet.BlockSize, 1))
-	workers := int64(s.Fleet.Workers)
+	workers := s.cacheWorkers()
 	count, turns := int64(c.Count), int64(c.Turns)
 	pb := sessionTurnBlocks(c, bs)
 	var w workloadShape
@@ -190,7 +190,7 @@ const maxCountedKeys = 4 << 20
 // countKeys generates the prompt keys of a requests or trace workload as the run will and
 // counts, for each distinct key, the requests that hold it.
 func (s *Scenario) countKeys(w *workloadShape) {
-	workers := int64(s.Fleet.Workers)
+	workers := s.cacheWorkers()
 	if w.promptBlocks > maxCountedKeys {
 		w.keys, w.records = w.promptBlocks, w.promptBlocks
 		w.multiKeys, w.multiRecords = w.promptBlocks/2, w.promptBlocks

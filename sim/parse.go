@@ -128,6 +128,9 @@ func decodeScenario(errs *fieldErrors, root *jsonNode) *Scenario {
 	s.KVCR = decodeKVCR(errs, top.get("kvcr"))
 	s.Router = decodeRouter(errs, top.get("router"))
 	s.ScaleIn = decodeScaleIn(errs, top.get("scale_in"))
+	if n := top.get("autoscaler"); n != nil && n.kind != kindNull {
+		s.Autoscaler = decodeAutoscaler(errs, n, s.Fleet.Workers)
+	}
 	if !top.has("workload") {
 		errs.add("workload", `required: {"type": "requests", "requests": […]}, {"type": "sessions", "sessions": {…}} or {"type": "trace", "trace": {…}}`)
 	} else {
@@ -150,6 +153,7 @@ func decodeFleet(errs *fieldErrors, n *jsonNode) Fleet {
 		BytesPerToken:    v.integer("bytes_per_token", 131072, intRange{1, maxBlockBytes}),
 		MaxNumSeqs:       int(v.integer("max_num_seqs", 128, intRange{1, maxPerPassTokens})),
 		MaxBatchedTokens: int(v.integer("max_batched_tokens", 8192, intRange{1, maxPerPassTokens})),
+		GPUsPerWorker:    int(v.integer("gpus_per_worker", 1, intRange{1, maxGPUsPerWorker})),
 		H2DGBps:          v.number("h2d_gbps", 32, floatRange{max: maxRateLike}),
 		D2HGBps:          v.number("d2h_gbps", 32, floatRange{max: maxRateLike}),
 	}
@@ -188,6 +192,7 @@ func decodeRouter(errs *fieldErrors, n *jsonNode) Router {
 		Hints:            v.boolean("hints", true),
 		PrefillLoadScale: v.number("prefill_load_scale", 1.0, floatRange{max: maxRateLike}),
 		HostHitWeight:    v.number("host_hit_weight", 0.75, floatRange{max: maxRateLike}),
+		MigrationLimit:   int(v.integer("migration_limit", 0, intRange{0, maxMigrationLimit})),
 	}
 	v.finish()
 	return r
@@ -394,6 +399,9 @@ func decodeSessions(errs *fieldErrors, n *jsonNode) *Sessions {
 		NewInputTokens:     int(v.integer("new_input_tokens", 256, intRange{0, MaxRequestTokens})),
 		OutputTokens:       int(v.integer("output_tokens", 128, intRange{1, MaxRequestTokens})),
 		ThinkTimeMS:        v.number("think_time_ms", 5000, floatRange{max: maxTimeMS}),
+	}
+	if n := v.get("rate_stages"); n != nil {
+		s.RateStages = decodeRateStages(errs, "workload.sessions.rate_stages", n)
 	}
 	v.finish()
 	return s

@@ -72,7 +72,7 @@ func (v *objectView) finish() {
 		if slices.Contains(knownNames, m.key) {
 			continue
 		}
-		if s := closestName(m.key, knownNames); s != "" {
+		if s := ClosestName(strings.ToLower(m.key), knownNames); s != "" {
 			v.errs.add(v.child(m.key), "unknown field; did you mean %q?", s)
 		} else {
 			v.errs.add(v.child(m.key), "unknown field; known fields here: %s", strings.Join(knownNames, ", "))
@@ -267,6 +267,10 @@ func (v *objectView) choice(key, def string, allowed ...string) string {
 			return got
 		}
 	}
+	if near := ClosestName(got, allowed); near != "" {
+		v.errs.add(v.child(key), "must be one of %s (got %q; did you mean %q?)", strings.Join(allowed, ", "), got, near)
+		return def
+	}
 	v.errs.add(v.child(key), "must be one of %s (got %q)", strings.Join(allowed, ", "), got)
 	return def
 }
@@ -286,38 +290,4 @@ func gotSuffix(n *jsonNode) string {
 		return fmt.Sprintf(" (got %t)", n.boolean)
 	}
 	return ""
-}
-
-// closestName returns the known name within a small edit distance of key, or "".
-func closestName(key string, known []string) string {
-	best, bestDist := "", 3
-	for _, k := range known {
-		if d := editDistance(strings.ToLower(key), k); d < bestDist {
-			best, bestDist = k, d
-		}
-	}
-	return best
-}
-
-func editDistance(a, b string) int {
-	if len(a) > 64 || len(b) > 64 {
-		return 99 // a name this long is no typo of a schema field
-	}
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }

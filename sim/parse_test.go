@@ -103,6 +103,23 @@ func TestParseInvalidExamples(t *testing.T) {
 		"scale-in-leaves-no-active-worker.json":   {"scale_in", "at least one worker must stay active"},
 		"scale-in-workers-and-count.json":         {"scale_in[0]", "not both"},
 		"scale-in-neither-workers-nor-count.json": {"scale_in[0]", `"workers"`, `"count"`},
+		// model 3 (SPEC §3.15)
+		"autoscaler-and-scale-in.json":                    {"autoscaler", "not both"},
+		"autoscaler-min-above-max.json":                   {"autoscaler.min_workers", "max_workers"},
+		"autoscaler-min-workers-zero.json":                {"autoscaler.min_workers", "must be ≥ 1"},
+		"autoscaler-interval-zero.json":                   {"autoscaler.interval_ms", "must be > 0"},
+		"autoscaler-target-zero.json":                     {"autoscaler.target", "must be > 0"},
+		"autoscaler-tolerance-negative.json":              {"autoscaler.tolerance", "must be ≥ 0"},
+		"autoscaler-metric-delay-not-below-interval.json": {"autoscaler.metric_delay_ms", "interval_ms"},
+		"autoscaler-unknown-metric.json":                  {"autoscaler.metric", "kv_usage", `did you mean "requests_per_worker"?`},
+		"autoscaler-window-negative.json":                 {"autoscaler.scale_down_window_ms", "must be ≥ 0"},
+		"autoscaler-max-remove-zero.json":                 {"autoscaler.max_remove_per_tick", "must be ≥ 1"},
+		"autoscaler-startup-negative.json":                {"autoscaler.startup_ms", "must be ≥ 0"},
+		"migration-limit-negative.json":                   {"router.migration_limit", "must be ≥ 0"},
+		"gpus-per-worker-zero.json":                       {"fleet.gpus_per_worker", "must be ≥ 1"},
+		"rate-stages-empty.json":                          {"workload.sessions.rate_stages", "at least one stage"},
+		"rate-stage-duration-zero.json":                   {"workload.sessions.rate_stages[0].duration_ms", "must be > 0"},
+		"rate-stage-rate-negative.json":                   {"workload.sessions.rate_stages[0].rate_per_s", "must be ≥ 0"},
 	}
 	files, err := filepath.Glob(examplesPath(t, "invalid", "*.json"))
 	require.NoError(t, err)
@@ -128,7 +145,7 @@ func TestParseFillsEveryDefault(t *testing.T) {
 		Seed: 42,
 		Fleet: Fleet{
 			Workers: 16, GPUBlocks: 4096, HostBlocks: 16384, BlockSize: 64, BytesPerToken: 131072,
-			MaxNumSeqs: 128, MaxBatchedTokens: 8192, H2DGBps: 32, D2HGBps: 32,
+			MaxNumSeqs: 128, MaxBatchedTokens: 8192, GPUsPerWorker: 1, H2DGBps: 32, D2HGBps: 32,
 			Timing: Timing{PrefillMS: 2, PrefillMSPer1kTokens: 65, DecodeMS: 8, DecodeMSPerSeq: 0.05, DecodeMSPer1kKVTokens: 0.03},
 		},
 		KVCR:    KVCR{Enabled: true, LatencyMS: 1, BandwidthGBps: 50, RejectDrainingSources: true},

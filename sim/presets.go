@@ -37,6 +37,21 @@ var presetCatalog = []struct{ key, title, description string }{
 		"2048 → 1792 workers, 100,000 session requests",
 		"25,000 synthetic four-turn chat sessions on 2,048 workers; at 60 s the 256 least-loaded workers drain with a 30 s grace period. A test of scale: it takes a while to run.",
 	},
+	{
+		"autoscaler-day",
+		"A compressed day with an HPA",
+		"Session load follows a day (24 stages of 30 s: a trough of 1 session/s at 04:00, a peak of 10 at 16:00) on 8 workers under an HPA-style autoscaler (target 8 requests per worker, 60 s scale-down window, 30 s cold start, 30 s grace): it drains workers as load falls and starts cold ones as it rises.",
+	},
+	{
+		"autoscaler-dynamo",
+		"Dynamo planner-like",
+		"The same day under a planner-like loop: KV-cache usage as the metric, one worker added or removed per decision, a 30 s window before scaling up and 60 s before scaling down, a 60 s cold start, least-loaded workers drained without a deadline.",
+	},
+	{
+		"autoscaler-grace",
+		"Grace too short",
+		"The day with long answers (512 tokens) and a 2 s grace: drains outlast the grace, forced removals would kill requests, and router.migration_limit 2 moves them to other workers instead (set it to 0 to see the kills).",
+	},
 }
 
 // Presets returns the built-in scenarios in display order. A preset whose file is missing is

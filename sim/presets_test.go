@@ -10,7 +10,8 @@ import (
 func TestPresetsParse(t *testing.T) {
 	presets := Presets()
 	require.NotEmpty(t, presets)
-	order := map[string]int{"incident": 0, "e2": 1, "mooncake-16to12": 2, "large-fleet": 3}
+	order := map[string]int{"incident": 0, "e2": 1, "mooncake-16to12": 2, "large-fleet": 3,
+		"autoscaler-day": 4, "autoscaler-dynamo": 5, "autoscaler-grace": 6}
 	last := -1
 	for _, p := range presets {
 		t.Run(p.Key, func(t *testing.T) {
@@ -58,4 +59,70 @@ func TestPresetContents(t *testing.T) {
 	assert.Equal(t, 100_000, s.Workload.Sessions.Count*s.Workload.Sessions.Turns)
 	assert.Equal(t, 256, s.ScaleIn[0].Count)
 	assert.Equal(t, SelectLeastLoaded, s.ScaleIn[0].Select)
+}
+
+func presetReport(t *testing.T, key string) (*Scenario, *Report) {
+	t.Helper()
+	p, ok := PresetByKey(key)
+	require.True(t, ok, key)
+	s, err := Parse(p.JSON, ParseEnv{})
+	require.NoError(t, err)
+	require.NotNil(t, s.Autoscaler, key)
+	require.NotEmpty(t, s.Workload.Sessions.RateStages, key)
+	return s, mustRun(t, s)
+}
+
+func decisionTotals(rep *Report) (drained, started int, reasons map[string]int) {
+	reasons = map[string]int{}
+	for _, d := range rep.Autoscaler.Decisions {
+		drained += len(d.Drained)
+		started += len(d.Started)
+		reasons[d.Reason]++
+	}
+	return drained, started, reasons
+}
+
+// The compressed day: the autoscaler scales down as load falls and up as it rises, and saves
+// GPU-hours against the initial fleet held all day.
+func TestPresetAutoscalerDay(t *testing.T) {
+	s, rep := presetReport(t, "autoscaler-day")
+	drained, started, reasons := decisionTotals(rep)
+	assert.Positive(t, drained)
+	assert.Positive(t, started)
+	assert.Positive(t, reasons[ReasonScaleDown])
+	assert.Positive(t, reasons[ReasonScaleUp])
+	assert.Zero(t, rep.Summary.Requests.Killed)
+	fixed := float64(s.Fleet.Workers) * rep.Summary.DurationMS / 1000 / 3600
+	assert.Less(t, rep.Summary.GPUHours, fixed, "the autoscaler saves GPU-hours against a fixed fleet")
+}
+
+// Planner-like: never more than one worker added or removed by a decision.
+func TestPresetAutoscalerDynamo(t *testing.T) {
+	s, rep := presetReport(t, "autoscaler-dynamo")
+	assert.Equal(t, MetricKVUsage, s.Autoscaler.Metric)
+	drained, _, reasons := decisionTotals(rep)
+	assert.Positive(t, drained)
+	assert.Positive(t, reasons[ReasonStabilized], "the sustained windows hold some recommendations")
+	for _, d := range rep.Autoscaler.Decisions {
+		assert.LessOrEqual(t, len(d.Drained)+len(d.Cancelled), 1, "at %v ms", d.TMS)
+		assert.LessOrEqual(t, len(d.Started)+len(d.Reactivated), 1, "at %v ms", d.TMS)
+	}
+}
+
+// Grace too short: drains are forced and migration moves the requests a kill would take; with
+// migration off the same run kills them.
+func TestPresetAutoscalerGrace(t *testing.T) {
+	s, rep := presetReport(t, "autoscaler-grace")
+	forced := 0
+	for _, w := range rep.Workers {
+		if w.Forced {
+			forced++
+		}
+	}
+	assert.Positive(t, forced)
+	assert.Positive(t, rep.Summary.Requests.Migrated)
+	s.Router.MigrationLimit = 0
+	off := mustRun(t, s)
+	assert.Zero(t, off.Summary.Requests.Migrated)
+	assert.Positive(t, off.Summary.Requests.Killed)
 }

@@ -6,18 +6,19 @@ const ReportSchema = "scalein.report.v1"
 // Report is the result of one run (SPEC §3.11). Times are milliseconds that are whole
 // nanoseconds; pointers are null where a value does not apply.
 type Report struct {
-	Schema       string       `json:"schema"`
-	Name         string       `json:"name"`
-	ScenarioID   string       `json:"scenario_id"`
-	ModelVersion string       `json:"model_version"`
-	Digest       string       `json:"digest"`
-	Summary      Summary      `json:"summary"`
-	KVCR         KVCRCounts   `json:"kvcr"`
-	Workers      []WorkerRow  `json:"workers"`
-	ScaleIn      []ScaleInRow `json:"scale_in"`
-	Timeseries   Timeseries   `json:"timeseries"`
-	Requests     []RequestRow `json:"requests,omitempty"`
-	Sim          *SimStats    `json:"sim,omitempty"`
+	Schema       string            `json:"schema"`
+	Name         string            `json:"name"`
+	ScenarioID   string            `json:"scenario_id"`
+	ModelVersion string            `json:"model_version"`
+	Digest       string            `json:"digest"`
+	Summary      Summary           `json:"summary"`
+	KVCR         KVCRCounts        `json:"kvcr"`
+	Workers      []WorkerRow       `json:"workers"`
+	ScaleIn      []ScaleInRow      `json:"scale_in"`
+	Autoscaler   *AutoscalerReport `json:"autoscaler"`
+	Timeseries   Timeseries        `json:"timeseries"`
+	Requests     []RequestRow      `json:"requests,omitempty"`
+	Sim          *SimStats         `json:"sim,omitempty"`
 }
 
 // Summary holds the run-wide figures.
@@ -29,6 +30,45 @@ type Summary struct {
 	Preemptions   int64         `json:"preemptions"`
 	DurationMS    float64       `json:"duration_ms"`
 	WorkerSeconds float64       `json:"worker_seconds"`
+	GPUHours      float64       `json:"gpu_hours"`
+	Workers       WorkerCounts  `json:"workers"`
+}
+
+// WorkerCounts counts workers holding GPUs (active + starting + draining, SPEC §3.15).
+type WorkerCounts struct {
+	Initial int `json:"initial"`
+	Peak    int `json:"peak"`
+	Final   int `json:"final"`
+}
+
+// AutoscalerReport records every autoscaler decision (SPEC §3.15).
+type AutoscalerReport struct {
+	Decisions []Decision `json:"decisions"`
+}
+
+// Decision reasons (SPEC §3.15 step 5).
+const (
+	ReasonScaleUp         = "scale_up"
+	ReasonScaleDown       = "scale_down"
+	ReasonWithinTolerance = "within_tolerance"
+	ReasonAtBound         = "at_bound"
+	ReasonStabilized      = "stabilized"
+	ReasonNoChange        = "no_change"
+)
+
+// Decision is one autoscaler decision; the lists are worker ids in the order they were handled.
+type Decision struct {
+	TMS            float64 `json:"t_ms"`
+	N              int     `json:"n"`
+	Load           float64 `json:"load"`
+	Recommendation int     `json:"recommendation"`
+	Desired        int     `json:"desired"`
+	Current        int     `json:"current"`
+	Reason         string  `json:"reason"`
+	Drained        []int   `json:"drained"`
+	Cancelled      []int   `json:"cancelled"`
+	Reactivated    []int   `json:"reactivated"`
+	Started        []int   `json:"started"`
 }
 
 // RequestCounts counts requests by how they ended.
@@ -36,6 +76,7 @@ type RequestCounts struct {
 	Total     int64 `json:"total"`
 	Completed int64 `json:"completed"`
 	Killed    int64 `json:"killed"`
+	Migrated  int64 `json:"migrated"`
 }
 
 // Distribution summarises a set of durations; all null when the set is empty.
@@ -76,6 +117,7 @@ type KVCRCounts struct {
 
 // Worker states.
 const (
+	StateStarting = "starting"
 	StateActive   = "active"
 	StateDraining = "draining"
 	StateRemoved  = "removed"
@@ -86,6 +128,9 @@ const (
 type WorkerRow struct {
 	ID                int      `json:"id"`
 	FinalState        string   `json:"final_state"`
+	StartedAtMS       *float64 `json:"started_at_ms"`
+	ActiveAtMS        *float64 `json:"active_at_ms"`
+	Reactivations     int64    `json:"reactivations"`
 	MarkedAtMS        *float64 `json:"marked_at_ms"`
 	LastWorkMS        *float64 `json:"last_work_ms"`
 	RemovedAtMS       *float64 `json:"removed_at_ms"`
@@ -119,12 +164,14 @@ type Bucket struct {
 	TMS           float64  `json:"t_ms"`
 	Active        int64    `json:"active"`
 	Draining      int64    `json:"draining"`
+	Starting      int64    `json:"starting"`
 	Waiting       int64    `json:"waiting"`
 	Running       int64    `json:"running"`
 	PullsStaged   int64    `json:"pulls_staged"`
 	PullsLanded   int64    `json:"pulls_landed"`
 	PullsRejected int64    `json:"pulls_rejected"`
 	Completed     int64    `json:"completed"`
+	Migrated      int64    `json:"migrated"`
 	TTFTP50MS     *float64 `json:"ttft_p50_ms"`
 }
 
@@ -160,6 +207,7 @@ type RequestRow struct {
 	RecomputedTokens int64    `json:"recomputed_tokens"`
 	PullOutcome      *string  `json:"pull_outcome"`
 	Preemptions      int64    `json:"preemptions"`
+	Migrations       int64    `json:"migrations"`
 }
 
 // SimStats describes the run itself, not the model; it is excluded from the digest.

@@ -54,7 +54,7 @@ func (e *engine) report() *Report {
 		Timeseries: e.ts.build(duration, e.ttftAt, e.ttft),
 	}
 	r.Summary = Summary{
-		Requests:    RequestCounts{Total: e.total, Completed: e.completedN, Killed: e.killedN},
+		Requests:    RequestCounts{Total: e.total, Completed: e.completedN, Killed: e.killedN, Migrated: e.migratedN},
 		TTFTMS:      distribution(e.ttft),
 		E2EMS:       distribution(e.e2e),
 		Tokens:      e.tokens,
@@ -65,9 +65,18 @@ func (e *engine) report() *Report {
 	for _, w := range e.ws {
 		row, end := workerRow(w, duration)
 		workerNS += end
+		if w.startedAt > 0 {
+			workerNS -= w.startedAt
+		}
 		r.Workers = append(r.Workers, row)
 	}
 	r.Summary.WorkerSeconds = float64(workerNS) / 1e9
+	r.Summary.GPUHours = float64(r.Summary.WorkerSeconds*float64(e.s.Fleet.GPUsPerWorker)) / 3600
+	r.Summary.Workers = WorkerCounts{Initial: e.s.Fleet.Workers, Peak: e.peakWorkers,
+		Final: int(e.active + e.startingN + e.drainingN)}
+	if e.as != nil {
+		r.Autoscaler = &AutoscalerReport{Decisions: append([]Decision{}, e.as.rows...)}
+	}
 	if e.s.Report.PerRequest {
 		rows := e.rows
 		sort.SliceStable(rows, func(i, j int) bool { return rows[i].order < rows[j].order })
@@ -85,15 +94,25 @@ func (e *engine) report() *Report {
 func workerRow(w *worker, duration int64) (WorkerRow, int64) {
 	row := WorkerRow{ID: int(w.id), FinalState: w.state, Forced: w.forced,
 		RequestsCompleted: w.completed, RequestsKilled: w.killed,
-		PullsServed: w.pullsServed, PullsReceived: w.pullsReceived}
+		PullsServed: w.pullsServed, PullsReceived: w.pullsReceived, Reactivations: w.reactivations}
+	if w.startedAt >= 0 {
+		row.StartedAtMS = msPtr(w.startedAt)
+	}
+	if w.activeAt >= 0 && w.state != StateStarting && w.g1 != nil {
+		row.ActiveAtMS = msPtr(w.activeAt)
+	}
 	end := duration
-	if w.state != StateActive {
+	if w.everMarked {
 		row.MarkedAtMS = msPtr(w.markedAt)
-		if w.hasGrace {
+		if w.hasGrace && w.state != StateActive {
 			row.GraceDeadlineMS = msPtr(w.graceAt)
 		}
 	}
-	if w.state == StateRemoved {
+	if w.state == StateRemoved && !w.everMarked {
+		// A starting worker the autoscaler cancelled: removed at the decision, never drained.
+		end = w.removedAt
+		row.RemovedAtMS = msPtr(w.removedAt)
+	} else if w.state == StateRemoved {
 		end = w.removedAt
 		last := w.markedAt
 		if w.hadWork && w.lastWork > last {
@@ -111,7 +130,7 @@ func workerRow(w *worker, duration int64) (WorkerRow, int64) {
 func requestRow(q *request) RequestRow {
 	row := RequestRow{ID: q.id, ArrivalMS: nsToMS(q.atNS), PromptTokens: int64(q.promptTokens),
 		G1ReusedTokens: int64(q.g1), G2ReusedTokens: int64(q.g2), KVCRPulledTokens: int64(q.kv),
-		Preemptions: int64(q.preemptions)}
+		Preemptions: int64(q.preemptions), Migrations: int64(q.migrations)}
 	if q.admitted {
 		row.RecomputedTokens = int64(q.promptTokens - q.g1 - q.g2 - q.kv)
 	}

@@ -65,9 +65,14 @@ func (e *engine) forceRemove(w *worker) {
 	for _, tr := range w.transfers {
 		tr.cancelled = true
 	}
+	var migrate []*request
 	for _, r := range forceRemovalVictims(w) {
 		if r.pull != nil {
 			e.abortPull(r.pull, false)
+		}
+		if r.migrations < e.s.Router.MigrationLimit && e.active > 0 {
+			migrate = append(migrate, r)
+			continue
 		}
 		e.kill(w, r)
 	}
@@ -80,6 +85,9 @@ func (e *engine) forceRemove(w *worker) {
 	w.pre, w.fresh = queue{}, queue{}
 	w.loading = 0
 	e.remove(w)
+	for _, r := range migrate {
+		e.migrate(w, r)
+	}
 }
 
 // forceRemovalVictims lists the requests a forced removal of w kills, in arrival order: waiting,
@@ -98,7 +106,9 @@ func forceRemovalVictims(w *worker) []*request {
 			victims = append(victims, tr.r)
 		}
 	}
-	sort.Slice(victims, func(i, j int) bool { return victims[i].idx < victims[j].idx })
+	// Input order (SPEC §3.15: a removed worker's requests are migrated in input order): the
+	// position in the scenario for scripted requests, the order of arrival otherwise.
+	sort.Slice(victims, func(i, j int) bool { return victims[i].order < victims[j].order })
 	return victims
 }
 
@@ -150,6 +160,9 @@ func (e *engine) stepScaleIn() bool {
 			changed = true
 		}
 	}
+	if e.as != nil && e.stepAutoscaler() {
+		changed = true
+	}
 	if changed {
 		e.changed()
 		e.stepRemovals()
@@ -196,6 +209,7 @@ func (e *engine) selectWorkers(count int, policy string) []*worker {
 func (e *engine) markDraining(w *worker, graceMS *float64) {
 	w.state = StateDraining
 	w.markedAt = e.now
+	w.everMarked = true
 	e.activeIDs = slices.DeleteFunc(e.activeIDs, func(id int32) bool { return id == w.id })
 	kvcache.Detach(w.g1, w.g2)
 	e.active--
@@ -203,7 +217,8 @@ func (e *engine) markDraining(w *worker, graceMS *float64) {
 	if graceMS != nil {
 		w.hasGrace = true
 		w.graceAt = e.now + msToNS(*graceMS)
-		e.graces.push(event{t: w.graceAt, seq: int64(w.id), kind: evGrace, w: w})
+		w.graceVer++
+		e.graces.push(event{t: w.graceAt, seq: int64(w.id), kind: evGrace, ver: w.graceVer, w: w})
 	}
 	i := sort.Search(len(e.draining), func(i int) bool { return e.draining[i].id > w.id })
 	e.draining = append(e.draining, nil)

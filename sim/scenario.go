@@ -6,19 +6,22 @@ package sim
 
 // ModelVersion names the semantics of the model. It is part of every scenario_id, so a change
 // to the model gives new ids instead of silently changing stored results.
-const ModelVersion = "scalein-model/2"
+const ModelVersion = "scalein-model/3"
 
 // Scenario is a complete, validated what-if: fleet, KVCR, router, scale-in schedule and workload
 // (SPEC §3.12). Parse fills every default, so a stored Scenario is complete.
 type Scenario struct {
-	Name     string          `json:"name"`
-	Seed     int64           `json:"seed"`
-	Fleet    Fleet           `json:"fleet"`
-	KVCR     KVCR            `json:"kvcr"`
-	Router   Router          `json:"router"`
-	ScaleIn  []ScaleInAction `json:"scale_in"`
-	Workload Workload        `json:"workload"`
-	Report   ReportOptions   `json:"report"`
+	Name    string          `json:"name"`
+	Seed    int64           `json:"seed"`
+	Fleet   Fleet           `json:"fleet"`
+	KVCR    KVCR            `json:"kvcr"`
+	Router  Router          `json:"router"`
+	ScaleIn []ScaleInAction `json:"scale_in"`
+	// Autoscaler, when set, drains and starts workers from a metric (SPEC §3.15); a scenario has
+	// either an autoscaler or a non-empty ScaleIn.
+	Autoscaler *Autoscaler   `json:"autoscaler,omitempty"`
+	Workload   Workload      `json:"workload"`
+	Report     ReportOptions `json:"report"`
 
 	// trace holds the rows of a trace workload once Parse (or Run) has loaded them.
 	trace []TraceRow
@@ -26,16 +29,18 @@ type Scenario struct {
 
 // Fleet describes the identical workers (SPEC §3.2).
 type Fleet struct {
-	Workers          int     `json:"workers"`
-	GPUBlocks        int     `json:"gpu_blocks"`
-	HostBlocks       int     `json:"host_blocks"`
-	BlockSize        int     `json:"block_size"`
-	BytesPerToken    int64   `json:"bytes_per_token"`
-	MaxNumSeqs       int     `json:"max_num_seqs"`
-	MaxBatchedTokens int     `json:"max_batched_tokens"`
-	H2DGBps          float64 `json:"h2d_gbps"`
-	D2HGBps          float64 `json:"d2h_gbps"`
-	Timing           Timing  `json:"timing"`
+	Workers          int   `json:"workers"`
+	GPUBlocks        int   `json:"gpu_blocks"`
+	HostBlocks       int   `json:"host_blocks"`
+	BlockSize        int   `json:"block_size"`
+	BytesPerToken    int64 `json:"bytes_per_token"`
+	MaxNumSeqs       int   `json:"max_num_seqs"`
+	MaxBatchedTokens int   `json:"max_batched_tokens"`
+	// GPUsPerWorker turns worker_seconds into summary.gpu_hours (SPEC §3.15); it changes nothing else.
+	GPUsPerWorker int     `json:"gpus_per_worker"`
+	H2DGBps       float64 `json:"h2d_gbps"`
+	D2HGBps       float64 `json:"d2h_gbps"`
+	Timing        Timing  `json:"timing"`
 }
 
 // Timing is the pass-duration model (SPEC §3.4 step 4), in milliseconds.
@@ -70,6 +75,35 @@ type Router struct {
 	Hints            bool    `json:"hints"`
 	PrefillLoadScale float64 `json:"prefill_load_scale"`
 	HostHitWeight    float64 `json:"host_hit_weight"`
+	// MigrationLimit is how many times a request a forced removal would kill is routed again
+	// instead (SPEC §3.15; Dynamo's DYN_MIGRATION_LIMIT). 0 = off.
+	MigrationLimit int `json:"migration_limit"`
+}
+
+// Autoscaler metrics (SPEC §3.15).
+const (
+	MetricRequestsPerWorker = "requests_per_worker"
+	MetricKVUsage           = "kv_usage"
+)
+
+// Autoscaler is an HPA-style control loop in the simulation (SPEC §3.15). Parse fills every
+// default; a nil pointer limit means no limit, a nil GraceMS no grace.
+type Autoscaler struct {
+	IntervalMS        float64  `json:"interval_ms"`
+	Metric            string   `json:"metric"`
+	Target            float64  `json:"target"`
+	Tolerance         float64  `json:"tolerance"`
+	MetricDelayMS     float64  `json:"metric_delay_ms"`
+	MinWorkers        int      `json:"min_workers"`
+	MaxWorkers        int      `json:"max_workers"`
+	ScaleDownWindowMS float64  `json:"scale_down_window_ms"`
+	ScaleUpWindowMS   float64  `json:"scale_up_window_ms"`
+	MaxRemovePerTick  *int     `json:"max_remove_per_tick"`
+	MaxAddPerTick     *int     `json:"max_add_per_tick"`
+	Select            string   `json:"select"`
+	GraceMS           *float64 `json:"grace_ms"`
+	StartupMS         float64  `json:"startup_ms"`
+	ReuseDraining     bool     `json:"reuse_draining"`
 }
 
 // Scale-in selection policies (SPEC §3.8).
@@ -116,14 +150,22 @@ type ScriptedRequest struct {
 
 // Sessions is the seeded synthetic multi-turn workload.
 type Sessions struct {
-	Count              int     `json:"count"`
-	RatePerS           float64 `json:"rate_per_s"`
-	Turns              int     `json:"turns"`
-	SystemPromptTokens int     `json:"system_prompt_tokens"`
-	PrefixGroups       int     `json:"prefix_groups"`
-	NewInputTokens     int     `json:"new_input_tokens"`
-	OutputTokens       int     `json:"output_tokens"`
-	ThinkTimeMS        float64 `json:"think_time_ms"`
+	Count    int     `json:"count"`
+	RatePerS float64 `json:"rate_per_s"`
+	// RateStages, when set, replaces RatePerS with piecewise-constant rates (SPEC §3.15).
+	RateStages         []RateStage `json:"rate_stages,omitempty"`
+	Turns              int         `json:"turns"`
+	SystemPromptTokens int         `json:"system_prompt_tokens"`
+	PrefixGroups       int         `json:"prefix_groups"`
+	NewInputTokens     int         `json:"new_input_tokens"`
+	OutputTokens       int         `json:"output_tokens"`
+	ThinkTimeMS        float64     `json:"think_time_ms"`
+}
+
+// RateStage is one stretch of constant session arrival rate.
+type RateStage struct {
+	DurationMS float64 `json:"duration_ms"`
+	RatePerS   float64 `json:"rate_per_s"`
 }
 
 // BuiltinMooncakeConversation names the shipped Mooncake FAST'25 conversation trace.

@@ -5,7 +5,7 @@ import (
 	"slices"
 )
 
-type gauges struct{ active, draining, waiting, running int64 }
+type gauges struct{ active, draining, waiting, running, starting int64 }
 
 type seriesBucket struct {
 	set    bool
@@ -46,6 +46,7 @@ func (f *seriesFamily) record(t int64, g gauges, c instantCounters) {
 	b.c.landed += c.landed
 	b.c.rejected += c.rejected
 	b.c.completed += c.completed
+	b.c.migrated += c.migrated
 }
 
 // coarsen merges every ten buckets into one, in place: bucket j is written after buckets 10j …
@@ -62,6 +63,7 @@ func (f *seriesFamily) coarsen() {
 			o.c.landed += b.c.landed
 			o.c.rejected += b.c.rejected
 			o.c.completed += b.c.completed
+			o.c.migrated += b.c.migrated
 		}
 		f.buckets[j] = o
 	}
@@ -108,6 +110,7 @@ func (s *seriesRecorder) record(t int64, g gauges, c instantCounters) {
 	p.c.landed += c.landed
 	p.c.rejected += c.rejected
 	p.c.completed += c.completed
+	p.c.migrated += c.migrated
 }
 
 // flush records the pending record in every family.
@@ -153,7 +156,7 @@ func (s *seriesRecorder) build(duration int64, ttftAt, ttft []int64) Timeseries 
 		out := &ts.Buckets[i]
 		*out = Bucket{TMS: nsToMS(int64(i) * f.width), Active: g.active, Draining: g.draining,
 			Waiting: g.waiting, Running: g.running, PullsStaged: c.staged, PullsLanded: c.landed,
-			PullsRejected: c.rejected, Completed: c.completed}
+			PullsRejected: c.rejected, Completed: c.completed, Starting: g.starting, Migrated: c.migrated}
 		end := int64(i+1) * f.width
 		vals = vals[:0]
 		for k < len(ttftAt) && ttftAt[k] < end {

@@ -20,6 +20,7 @@ func validateScenario(errs *fieldErrors, s *Scenario) {
 		errs.add("kvcr.enabled", "KVCR pulls need a host cache: set fleet.host_blocks ≥ 1, or set kvcr.enabled to false")
 	}
 	validateScaleIn(errs, s)
+	validateAutoscaler(errs, s)
 	switch s.Workload.Type {
 	case WorkloadRequests:
 		validateRequests(errs, s)

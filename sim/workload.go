@@ -206,12 +206,18 @@ type sessionStarts struct {
 	rng    *rand.Rand
 	rate   float64
 	groups int
-	next   int64 // arrival of the next session's first turn
+	next   int64 // arrival of the next session's first turn; noMoreStarts after the last stage
+	stages *stageClock
 }
 
 func newSessionStarts(s *Scenario) sessionStarts {
 	c := s.Workload.Sessions
 	d := sessionStarts{rng: rand.New(rand.NewPCG(uint64(s.Seed), 0x5e55105)), rate: c.RatePerS, groups: c.PrefixGroups}
+	if len(c.RateStages) > 0 {
+		d.stages = newStageClock(c.RateStages)
+		d.next = d.stages.after(0, d.rng)
+		return d
+	}
 	d.next = d.gap()
 	return d
 }
@@ -225,7 +231,11 @@ func (d *sessionStarts) gap() int64 {
 func (d *sessionStarts) draw() (group int32, atNS int64) {
 	group = int32(d.rng.IntN(d.groups))
 	atNS = d.next
-	d.next += d.gap()
+	if d.stages != nil {
+		d.next = d.stages.after(atNS, d.rng)
+	} else {
+		d.next += d.gap()
+	}
 	return group, atNS
 }
 
@@ -252,7 +262,7 @@ func (s *sessionSource) turnArrival(session, group int32, turn int32, atNS int64
 
 func (s *sessionSource) fill() {
 	// Generate the next first turn lazily, so memory follows sessions in flight.
-	for s.started < s.cfg.Count && (len(s.pending) == 0 || s.starts.next <= s.pending[0].atNS) {
+	for s.started < s.cfg.Count && s.starts.next != noMoreStarts && (len(s.pending) == 0 || s.starts.next <= s.pending[0].atNS) {
 		g, at := s.starts.draw()
 		s.groups = append(s.groups, g)
 		s.push(s.turnArrival(int32(s.started), g, 0, at))

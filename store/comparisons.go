@@ -138,30 +138,9 @@ func (s *Store) SearchRuns(ctx context.Context, nameContains string, limit, offs
 		runs  []RunSummary
 		total int
 	)
-	err := s.read(ctx, func(tx *sql.Tx) error {
-		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM runs WHERE lower(name) LIKE ? ESCAPE '\'`, pattern).Scan(&total); err != nil {
-			return err
-		}
-		rows, err := tx.QueryContext(ctx, `
-			SELECT id, name, status, error, progress, headline_json, created_at, finished_at
-			FROM runs WHERE lower(name) LIKE ? ESCAPE '\'
-			ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?`, pattern, limit, offset)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
-			var (
-				r                 RunSummary
-				created, finished sql.NullInt64
-			)
-			if err := rows.Scan(&r.ID, &r.Name, &r.Status, &r.Error, &r.Progress, &r.HeadlineJSON, &created, &finished); err != nil {
-				return err
-			}
-			r.CreatedAt, r.FinishedAt = fromNullUnixMS(created), fromNullUnixMS(finished)
-			runs = append(runs, r)
-		}
-		return rows.Err()
+	err := s.read(ctx, func(tx *sql.Tx) (err error) {
+		runs, total, err = runSummaryPage(ctx, tx, `WHERE lower(name) LIKE ? ESCAPE '\'`, []any{pattern}, limit, offset)
+		return err
 	})
 	if err != nil {
 		return nil, 0, fmt.Errorf("store: search runs for %q: %w", nameContains, err)

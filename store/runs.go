@@ -175,34 +175,43 @@ func (s *Store) ListRuns(ctx context.Context, limit, offset int) ([]RunSummary, 
 		runs  []RunSummary
 		total int
 	)
-	err := s.read(ctx, func(tx *sql.Tx) error {
-		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM runs`).Scan(&total); err != nil {
-			return err
-		}
-		rows, err := tx.QueryContext(ctx, `
-			SELECT id, name, status, error, progress, headline_json, created_at, finished_at, attempts, worker
-			FROM runs ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?`, limit, offset)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
-			var (
-				r                RunSummary
-				created, finshed sql.NullInt64
-			)
-			if err := rows.Scan(&r.ID, &r.Name, &r.Status, &r.Error, &r.Progress, &r.HeadlineJSON, &created, &finshed, &r.Attempts, &r.Worker); err != nil {
-				return err
-			}
-			r.CreatedAt, r.FinishedAt = fromNullUnixMS(created), fromNullUnixMS(finshed)
-			runs = append(runs, r)
-		}
-		return rows.Err()
+	err := s.read(ctx, func(tx *sql.Tx) (err error) {
+		runs, total, err = runSummaryPage(ctx, tx, "", nil, limit, offset)
+		return err
 	})
 	if err != nil {
 		return nil, 0, fmt.Errorf("store: list runs: %w", err)
 	}
 	return runs, total, nil
+}
+
+// runSummaryPage reads one page of the runs that where (a WHERE clause with its args, or
+// "") selects, newest first, and how many it selects in all: ListRuns and SearchRuns.
+func runSummaryPage(ctx context.Context, tx *sql.Tx, where string, args []any, limit, offset int) ([]RunSummary, int, error) {
+	var total int
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM runs `+where, args...).Scan(&total); err != nil {
+		return nil, 0, err
+	}
+	rows, err := tx.QueryContext(ctx, `
+		SELECT id, name, status, error, progress, headline_json, created_at, finished_at, attempts, worker
+		FROM runs `+where+` ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?`, append(args, limit, offset)...)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer rows.Close()
+	var runs []RunSummary
+	for rows.Next() {
+		var (
+			r                 RunSummary
+			created, finished sql.NullInt64
+		)
+		if err := rows.Scan(&r.ID, &r.Name, &r.Status, &r.Error, &r.Progress, &r.HeadlineJSON, &created, &finished, &r.Attempts, &r.Worker); err != nil {
+			return nil, 0, err
+		}
+		r.CreatedAt, r.FinishedAt = fromNullUnixMS(created), fromNullUnixMS(finished)
+		runs = append(runs, r)
+	}
+	return runs, total, rows.Err()
 }
 
 // StartRun moves a queued run to running and counts the attempt. It returns ErrConflict when

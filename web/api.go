@@ -59,7 +59,7 @@ func (s *Server) readScenario(data []byte) (*sim.Scenario, error) {
 		}
 		return nil, badRequest("the scenario could not be read: " + err.Error())
 	}
-	if err := s.admit(sc); err != nil {
+	if err := s.runs.Admit(sc); err != nil {
 		return nil, err
 	}
 	return sc, nil
@@ -79,7 +79,7 @@ func (s *Server) apiCreateRun(w http.ResponseWriter, r *http.Request) error {
 	}); err != nil {
 		return err
 	}
-	subs, err := s.submit(r.Context(), sc)
+	subs, err := s.runs.Submit(r.Context(), sc)
 	if err != nil {
 		return err
 	}
@@ -89,7 +89,7 @@ func (s *Server) apiCreateRun(w http.ResponseWriter, r *http.Request) error {
 
 // createdStatus is 202 when a submission queued a run, and 200 when every scenario already had
 // one.
-func createdStatus(subs []submitted) int {
+func createdStatus(subs []store.Submitted) int {
 	for _, sub := range subs {
 		if sub.Created {
 			return http.StatusAccepted
@@ -171,7 +171,7 @@ func (s *Server) apiCreatePair(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	subs, err := s.submit(r.Context(), a, b)
+	subs, err := s.runs.Submit(r.Context(), a, b)
 	if err != nil {
 		return err
 	}

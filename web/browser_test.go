@@ -33,9 +33,12 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
 
+	"github.com/scalein-planner/scalein/runs"
 	"github.com/scalein-planner/scalein/sim"
 	"github.com/scalein-planner/scalein/store"
 	"github.com/scalein-planner/scalein/templates"
+	"github.com/scalein-planner/scalein/web/charts"
+	"github.com/scalein-planner/scalein/web/format"
 )
 
 const browserPath = "/usr/bin/chromium-headless-shell"
@@ -196,8 +199,8 @@ func TestBrowserChartsRender(t *testing.T) {
 		name   string
 		charts []templates.Chart
 	}{
-		{"charts-run", runCharts(a)},
-		{"charts-compare", compareCharts(a, other, "hinted", "no-hint")},
+		{"charts-run", charts.Run(a)},
+		{"charts-compare", charts.Compare(a, other, "hinted", "no-hint")},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -238,15 +241,15 @@ func startApp(t *testing.T) *httptest.Server {
 	ctx := context.Background()
 	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "scalein.db"))
 	require.NoError(t, err)
-	app, err := New(Config{Store: st, Workers: 2})
+	app, err := newApp(runs.Config{Store: st, Workers: 2}, 0)
 	require.NoError(t, err)
-	require.NoError(t, app.Start(ctx))
+	require.NoError(t, app.startRuns(ctx))
 	ts := httptest.NewServer(app.Handler())
 	t.Cleanup(func() {
 		ts.Close()
 		sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		defer cancel()
-		_ = app.Shutdown(sctx)
+		_ = app.stopRuns(sctx)
 		_ = st.Close()
 	})
 	return ts
@@ -264,7 +267,7 @@ func fetchReport(t *testing.T, base, id string) *sim.Report {
 }
 
 // leadingNumber reads the number a formatted cell starts with ("1 234.5 ms" → 1234.5); ok is
-// false for a dash or text.
+// false for a format.Dash or text.
 func leadingNumber(cell string) (float64, bool) {
 	cell = strings.NewReplacer("\u202f", "", "\u00a0", "", ",", "").Replace(strings.TrimSpace(cell))
 	end := 0
@@ -276,7 +279,7 @@ func leadingNumber(cell string) (float64, bool) {
 }
 
 // requireFigureCell checks a headline cell against the report's figure: the same number to
-// display precision, or a dash where the figure does not apply.
+// display precision, or a format.Dash where the figure does not apply.
 func requireFigureCell(t *testing.T, where string, f sim.Figure, cell string) {
 	t.Helper()
 	got, ok := leadingNumber(cell)

@@ -10,15 +10,12 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/scalein-planner/scalein/internal/pgtest"
+	"github.com/scalein-planner/scalein/runs"
 	"github.com/scalein-planner/scalein/store"
 )
 
 // drives says whether this server drives the plan or feeds the sweep with this id.
-func drives(s *Server, id string) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.planCancels[id] != nil || s.sweepFeeds[id] != nil
-}
+func drives(s *Server, id string) bool { return s.service().Drives(id) }
 
 func eventually(t *testing.T, what string, cond func() bool) {
 	t.Helper()
@@ -43,9 +40,8 @@ func TestDrivingOnPostgresBelongsToOneProcess(t *testing.T) {
 		require.NoError(t, err)
 		t.Cleanup(func() { _ = st.Close() })
 		// No workers: every run stays queued, so the plan and the sweep stay unfinished.
-		s := newTestServer(t, Config{Store: st, NoWorkers: true, QueueSize: 10, WorkerName: name}, false)
-		s.driveRescan = 100 * time.Millisecond
-		require.NoError(t, s.Start(context.Background()))
+		s := newTestServer(t, runs.Config{Store: st, NoWorkers: true, QueueSize: 10, WorkerName: name, DriveRescan: 100 * time.Millisecond}, false)
+		require.NoError(t, s.startRuns(context.Background()))
 		return s
 	}
 	a := server("a:1")
@@ -85,7 +81,7 @@ func TestDrivingOnPostgresBelongsToOneProcess(t *testing.T) {
 	rec = postJSON(t, b, "/api/v1/sweeps/"+sweep+"/cancel", "")
 	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
 	eventually(t, "a stops feeding the cancelled sweep", func() bool { return !drives(a, sweep) })
-	time.Sleep(queueFullRetry + 500*time.Millisecond)
+	time.Sleep(runs.QueueFullRetry + 500*time.Millisecond)
 	assert.Equal(t, 3, recorded())
 	sw, err := b.loadSweep(context.Background(), sweep)
 	require.NoError(t, err)
@@ -97,7 +93,7 @@ func TestDrivingOnPostgresBelongsToOneProcess(t *testing.T) {
 	// a stops: b takes the plan over at a rescan.
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	require.NoError(t, a.Shutdown(ctx))
+	require.NoError(t, a.stopRuns(ctx))
 	eventually(t, "b takes the plan over", func() bool { return drives(b, plan) })
 
 	// Cancelled through a third server, the plan stops on b, and its runs are cancelled.

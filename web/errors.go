@@ -9,9 +9,11 @@ import (
 	"net/http"
 
 	"github.com/a-h/templ"
+	"github.com/scalein-planner/scalein/runs"
 	"github.com/scalein-planner/scalein/sim"
 	"github.com/scalein-planner/scalein/store"
 	"github.com/scalein-planner/scalein/templates"
+	"github.com/scalein-planner/scalein/web/format"
 )
 
 // Error is an error with the status and the words the user sees. Handlers return it (or any
@@ -53,17 +55,27 @@ func classify(err error) *Error {
 	var e *Error
 	var maxBytes *http.MaxBytesError
 	var invalid *sim.ValidationError
+	var request *runs.RequestError
+	var missing *runs.NotFoundError
 	switch {
 	case errors.As(err, &e):
 		return e
+	case errors.As(err, &request): // before the scenario's own ValidationError, which it wraps
+		what := request.What
+		n := len(request.Invalid.Errors)
+		return &Error{Status: http.StatusBadRequest, Title: "Invalid " + what,
+			Message: fmt.Sprintf("the %s is invalid: %d %s; each is listed with its path", what, n, format.Plural(int64(n), "problem", "problems")),
+			Fields:  request.Invalid.Errors}
+	case errors.As(err, &missing):
+		return notFound(missing.Error())
 	case errors.As(err, &maxBytes):
 		return &Error{Status: http.StatusRequestEntityTooLarge, Title: "Too large",
-			Message: fmt.Sprintf("the request body is larger than the %s limit; trim the scenario or the trace, or split it", formatBytes(maxBytes.Limit))}
+			Message: fmt.Sprintf("the request body is larger than the %s limit; trim the scenario or the trace, or split it", format.BinaryBytes(maxBytes.Limit))}
 	case errors.As(err, &invalid):
 		return &Error{Status: http.StatusBadRequest, Title: "Invalid scenario",
-			Message: fmt.Sprintf("the scenario is invalid: %d %s; each is listed with its field path", len(invalid.Errors), plural(int64(len(invalid.Errors)), "problem", "problems")),
+			Message: fmt.Sprintf("the scenario is invalid: %d %s; each is listed with its field path", len(invalid.Errors), format.Plural(int64(len(invalid.Errors)), "problem", "problems")),
 			Fields:  invalid.Errors}
-	case errors.Is(err, errQueueFull):
+	case errors.Is(err, runs.ErrQueueFull):
 		return &Error{Status: http.StatusTooManyRequests, Title: "The run queue is full",
 			Message: "every worker is busy and the queue is full; try again in a minute, or cancel a run you no longer need"}
 	case errors.Is(err, store.ErrNotFound):
@@ -168,16 +180,4 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	_, _ = w.Write(append(body, '\n'))
-}
-
-func formatBytes(n int64) string {
-	switch {
-	case n >= 1<<20 && n%(1<<20) == 0:
-		return fmt.Sprintf("%d MiB", n>>20)
-	case n >= 1<<20:
-		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
-	case n >= 1<<10:
-		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
-	}
-	return fmt.Sprintf("%d bytes", n)
 }

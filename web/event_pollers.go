@@ -9,6 +9,7 @@ import (
 	"github.com/go-chi/chi/v5/middleware"
 	"github.com/go-chi/httprate"
 
+	"github.com/scalein-planner/scalein/runs"
 	"github.com/scalein-planner/scalein/store"
 )
 
@@ -98,7 +99,7 @@ func (s *Server) poll(id string, rp *runPoller) {
 	t := time.NewTicker(ssePoll)
 	defer t.Stop()
 	for {
-		ctx, cancel := context.WithTimeout(s.runsCtx, ssePoll*10)
+		ctx, cancel := context.WithTimeout(context.Background(), ssePoll*10)
 		run, err := s.store.GetRunStatus(ctx, id)
 		cancel()
 		p.mu.Lock()
@@ -107,7 +108,7 @@ func (s *Server) poll(id string, rp *runPoller) {
 			close(rp.changed)
 			rp.changed = make(chan struct{})
 		}
-		done := rp.subs == 0 || (err == nil && isFinal(run.Status)) || s.runsCtx.Err() != nil
+		done := rp.subs == 0 || (err == nil && runs.IsFinal(run.Status))
 		if done {
 			delete(p.runs, id) // a later stream starts a new poller
 		}
@@ -115,9 +116,6 @@ func (s *Server) poll(id string, rp *runPoller) {
 		if done {
 			return
 		}
-		select {
-		case <-s.runsCtx.Done():
-		case <-t.C:
-		}
+		<-t.C
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/scalein-planner/scalein/runs"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -17,7 +18,7 @@ import (
 // Issue 19 M10: the streams of a run this process does not hold share one poller of the store,
 // every stream still sees the run end, and one client may open at most maxStreamsPerClient.
 func TestEventStreamsShareOnePoller(t *testing.T) {
-	s := newTestServer(t, Config{}, false) // never started: the run stays queued in the store
+	s := newTestServer(t, runs.Config{}, false) // never started: the run stays queued in the store
 	ts := httptest.NewServer(s.Handler())
 	defer ts.Close()
 	id := submitAPI(t, s, testScenario("watched"))

@@ -68,11 +68,11 @@ func (s *Server) admitExport(w http.ResponseWriter, r *http.Request, sc *sim.Sce
 			Message:    fmt.Sprintf("you asked for more than %d exports that simulate a run again (passes.jsonl, trace.json) in the last minute; wait a minute and try again", s.cfg.RunsPerMinute),
 			RetryAfter: 60}
 	}
-	est := s.estimates.estimate(sc).Bytes
-	if est > s.cfg.MaxTotalMemory {
+	est, total := s.runs.Estimate(sc), s.runs.Limits().MaxTotalMemory
+	if est > total {
 		return nil, &Error{Status: http.StatusServiceUnavailable, Title: "Too large to export here",
 			Message: fmt.Sprintf("simulating this run again needs about %s, more than this server's memory budget for runs and exports (-max-total-memory %s); export it on the command line: scalein sim -passes FILE -worker N",
-				sim.FormatBytes(est), sim.FormatBytes(s.cfg.MaxTotalMemory))}
+				sim.FormatBytes(est), sim.FormatBytes(total))}
 	}
 	busy := &Error{Status: http.StatusServiceUnavailable, Title: "Exports busy",
 		Message:    "the server is busy with other exports or runs and has no memory to simulate this run again now; try again in a few seconds",
@@ -84,15 +84,14 @@ func (s *Server) admitExport(w http.ResponseWriter, r *http.Request, sc *sim.Sce
 	case <-ctx.Done():
 		return nil, busy
 	}
-	grant, err := s.budget.acquire(ctx, est)
+	grant, err := s.runs.Reserve(ctx, est)
 	if err != nil {
 		<-g.slots
 		return nil, busy
 	}
 	return func() {
-		grant()
+		grant() // also notes a big request: memory is handed back once idle
 		<-g.slots
-		s.budget.busy() // hand the memory back once idle
 	}, nil
 }
 

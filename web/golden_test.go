@@ -10,6 +10,7 @@ import (
 
 	"github.com/scalein-planner/scalein/sim"
 	"github.com/scalein-planner/scalein/templates"
+	"github.com/scalein-planner/scalein/web/format"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -60,13 +61,13 @@ func TestWorkersTableFiltersDrained(t *testing.T) {
 	assert.Equal(t, "yes", drainedOnly.Rows[1][8], "worker 2 was forced")
 	all, _ := workersTable(rep, true)
 	assert.Len(t, all.Rows, 3)
-	assert.Equal(t, dash, all.Rows[0][2], "worker 0 was never marked")
+	assert.Equal(t, format.Dash, all.Rows[0][2], "worker 0 was never marked")
 }
 
 func TestFormatNumber(t *testing.T) {
 	for in, want := range map[float64]string{
 		0: "0", 3.000124: "3.000124", 12345.5: "12\u202f345.5", 1234: "1234", -0.0000001: "0", 33554432: "33\u202f554\u202f432",
 	} {
-		assert.Equal(t, want, formatNumber(in), "%v", in)
+		assert.Equal(t, want, format.Number(in), "%v", in)
 	}
 }

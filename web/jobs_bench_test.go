@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/scalein-planner/scalein/runs"
 	"github.com/scalein-planner/scalein/store"
 )
 
@@ -25,17 +26,17 @@ func BenchmarkTinyRunSubmitToDone(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer st.Close()
-	s, err := New(Config{Store: st, Workers: 1, RunsPerMinute: 1 << 30})
+	s, err := newApp(runs.Config{Store: st, Workers: 1}, 1<<30)
 	if err != nil {
 		b.Fatal(err)
 	}
-	if err := s.Start(context.Background()); err != nil {
+	if err := s.startRuns(context.Background()); err != nil {
 		b.Fatal(err)
 	}
 	defer func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		_ = s.Shutdown(ctx)
+		_ = s.stopRuns(ctx)
 	}()
 	ts := httptest.NewServer(s.Handler())
 	defer ts.Close()

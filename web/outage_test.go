@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/scalein-planner/scalein/internal/pgtest"
+	"github.com/scalein-planner/scalein/runs"
 	"github.com/scalein-planner/scalein/store"
 )
 
@@ -23,11 +24,10 @@ func TestPostgresOutage(t *testing.T) {
 	st, err := store.Open(context.Background(), cluster.NewDatabase(t))
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = st.Close() })
-	s := newTestServer(t, Config{Store: st, Workers: 1, WorkerName: "pg-host:1"}, true)
 	fake := newBlockingRun()
-	s.run = fake.run
+	s := newTestServer(t, runs.Config{Store: st, Workers: 1, WorkerName: "pg-host:1", Simulate: fake.Run}, true)
 	id := submitAPI(t, s, testScenario("through an outage"))
-	fake.waitStarted(t)
+	fake.WaitStarted(t)
 
 	require.NoError(t, cluster.Pause())
 	resumed := false
@@ -36,7 +36,7 @@ func TestPostgresOutage(t *testing.T) {
 			_ = cluster.Resume()
 		}
 	}()
-	close(fake.release) // the run ends while the database is away
+	close(fake.Release) // the run ends while the database is away
 	for _, target := range []string{"/api/v1/runs", "/api/v1/runs/" + id, "/runs", "/runs/" + id} {
 		rec := get(t, s, target)
 		assert.Equal(t, http.StatusServiceUnavailable, rec.Code, target)

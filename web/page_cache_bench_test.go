@@ -5,13 +5,14 @@ import (
 	"net/http/httptest"
 	"testing"
 
+	"github.com/scalein-planner/scalein/runs"
 	"github.com/scalein-planner/scalein/store"
 )
 
 // BenchmarkCachedRunPage serves a finished run's permalink from the page cache (the whole
 // handler chain: logging, CSP, compression wrapper, version query).
 func BenchmarkCachedRunPage(b *testing.B) {
-	s := newTestServer(&testing.T{}, Config{}, true)
+	s := newTestServer(&testing.T{}, runs.Config{}, true)
 	id := submitAPI(&testing.T{}, s, testScenario("bench"))
 	waitStatus(&testing.T{}, s, id, store.StatusDone)
 	h := s.Handler()

@@ -10,7 +10,6 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -20,6 +19,9 @@ import (
 	"github.com/scalein-planner/scalein/sim/calibrate"
 	"github.com/scalein-planner/scalein/store"
 	"github.com/scalein-planner/scalein/templates"
+	"github.com/scalein-planner/scalein/web/charts"
+	"github.com/scalein-planner/scalein/web/form"
+	"github.com/scalein-planner/scalein/web/format"
 )
 
 // maxFPMBytes bounds an uploaded FPM file (the upload body limit of middleware.go covers it).
@@ -140,11 +142,18 @@ func (s *Server) renderCalibrations(w http.ResponseWriter, r *http.Request, stat
 		}
 		p.Items = append(p.Items, templates.CalibrationItem{
 			URL: calibrationURL("/calibrations/", c.CalibrationKey), Name: c.Name, Short: c.SHA256[:12] + "…",
-			Worker: worker, Skip: strconv.Itoa(c.Skip), Passes: formatNumber(float64(c.Passes)), Created: formatTime(c.CreatedAt),
+			Worker: worker, Skip: strconv.Itoa(c.Skip), Passes: format.Number(float64(c.Passes)), Created: format.Time(c.CreatedAt),
 		})
 	}
 	return s.render(w, r, status, templates.CalibrationsView(p))
 }
+
+// fpmUpload is the calibration upload form's file.
+var fpmUpload = upload{what: "FPM file", maxBytes: maxFPMBytes,
+	tooLarge: &Error{Status: http.StatusRequestEntityTooLarge, Title: "FPM file too large",
+		Message: "the upload is larger than the 64 MiB limit; upload part of the file (a few thousand passes are plenty)"},
+	tooLargeFile: &Error{Status: http.StatusRequestEntityTooLarge, Title: "FPM file too large",
+		Message: "the file is larger than the 64 MiB limit; upload part of it (a few thousand passes are plenty)"}}
 
 // handleUploadCalibration is POST /calibrations: a multipart upload, fitted, stored, then 303 to
 // its permalink; bad lines answer 422 with the form and every bad line's number.
@@ -154,15 +163,14 @@ func (s *Server) handleUploadCalibration(w http.ResponseWriter, r *http.Request)
 		return err
 	}
 	defer release()
-	if err := r.ParseMultipartForm(8 << 20); err != nil {
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
-			return &Error{Status: http.StatusRequestEntityTooLarge, Title: "FPM file too large",
-				Message: "the upload is larger than the 64 MiB limit; upload part of the file (a few thousand passes are plenty)"}
-		}
-		return s.renderCalibrations(w, r, http.StatusBadRequest, templates.CalibrationsPage{Error: "the upload could not be read (" + err.Error() + "); choose a file and try again"})
+	unreadable, done, err := fpmUpload.parseForm(r)
+	if err != nil {
+		return err
 	}
-	defer func() { _ = r.MultipartForm.RemoveAll() }()
+	if unreadable != "" {
+		return s.renderCalibrations(w, r, http.StatusBadRequest, templates.CalibrationsPage{Error: unreadable})
+	}
+	defer done()
 	p := templates.CalibrationsPage{Name: strings.TrimSpace(r.FormValue("name")),
 		Worker: strings.TrimSpace(r.FormValue("worker")), Skip: strings.TrimSpace(r.FormValue("skip"))}
 	k := store.CalibrationKey{Worker: p.Worker}
@@ -174,23 +182,17 @@ func (s *Server) handleUploadCalibration(w http.ResponseWriter, r *http.Request)
 		}
 		k.Skip = n
 	}
-	file, header, err := r.FormFile("file")
-	if err != nil {
+	content, filename, missing, err := fpmUpload.readFile(r)
+	if missing {
 		p.Error = "Choose an FPM file to upload (JSON lines, one forward pass per line)."
 		return s.renderCalibrations(w, r, http.StatusUnprocessableEntity, p)
 	}
-	defer file.Close()
-	content, err := io.ReadAll(io.LimitReader(file, maxFPMBytes+1))
 	if err != nil {
-		return fmt.Errorf("read uploaded FPM file: %w", err)
-	}
-	if len(content) > maxFPMBytes {
-		return &Error{Status: http.StatusRequestEntityTooLarge, Title: "FPM file too large",
-			Message: "the file is larger than the 64 MiB limit; upload part of it (a few thousand passes are plenty)"}
+		return err
 	}
 	name := p.Name
 	if name == "" {
-		name = filepath.Base(header.Filename)
+		name = filename
 	}
 	_, k, _, err = s.storeCalibration(r, content, name, k)
 	var ie *calibrationInputError
@@ -272,11 +274,11 @@ func (s *Server) handleCalibration(w http.ResponseWriter, r *http.Request) error
 	}
 	p := templates.CalibrationPage{
 		Page: s.pageInfo("Calibration "+info.Name, "calibrate"), Name: info.Name, SHA256: info.SHA256,
-		Worker: worker, Skip: strconv.Itoa(info.Skip), Created: formatTime(info.CreatedAt),
-		Passes: formatNumber(float64(res.Passes)), Timing: timingRows(res.Timing), Warnings: res.Warnings,
+		Worker: worker, Skip: strconv.Itoa(info.Skip), Created: format.Time(info.CreatedAt),
+		Passes: format.Number(float64(res.Passes)), Timing: timingRows(res.Timing), Warnings: res.Warnings,
 		UseURL:  calibrationURL("/?calibration=", info.CalibrationKey),
 		JSONURL: calibrationURL("/api/v1/calibrations/", info.CalibrationKey),
-		Chart:   calibrationChart("calibration-fit", res.Timing, read.Passes),
+		Chart:   charts.Calibration("calibration-fit", res.Timing, read.Passes),
 	}
 	p.Page.Charts = true
 	p.Classes = templates.DataTable{Caption: "How well the fitted timing predicts each class of pass",
@@ -285,14 +287,14 @@ func (s *Server) handleCalibration(w http.ResponseWriter, r *http.Request) error
 		name string
 		fit  calibrate.ClassFit
 	}{{"prefill only", res.Classes.Prefill}, {"decode only", res.Classes.Decode}, {"mixed", res.Classes.Mixed}} {
-		p.Classes.Rows = append(p.Classes.Rows, []string{c.name, formatNumber(float64(c.fit.N)), fmtOptDigits(c.fit.R2, 4), fmtOptDigits(c.fit.MAPE, 3)})
+		p.Classes.Rows = append(p.Classes.Rows, []string{c.name, format.Number(float64(c.fit.N)), fmtOptDigits(c.fit.R2, 4), fmtOptDigits(c.fit.MAPE, 3)})
 	}
 	return s.render(w, r, http.StatusOK, templates.CalibrationView(p))
 }
 
 func fmtOptDigits(v *float64, digits int) string {
 	if v == nil {
-		return dash
+		return format.Dash
 	}
 	return strconv.FormatFloat(*v, 'g', digits, 64)
 }
@@ -361,7 +363,7 @@ func (s *Server) apiGetCalibration(w http.ResponseWriter, r *http.Request) error
 
 // prefillCalibration puts a stored calibration's timing into the form (GET
 // /?calibration=SHA&worker=…&skip=…, the "Use this timing" link).
-func (s *Server) prefillCalibration(r *http.Request, form *scenarioForm) (string, error) {
+func (s *Server) prefillCalibration(r *http.Request, f *form.Form) (string, error) {
 	q := r.URL.Query()
 	k := store.CalibrationKey{SHA256: q.Get("calibration"), Worker: q.Get("worker")}
 	if !sha256Pattern(k.SHA256) {
@@ -386,7 +388,7 @@ func (s *Server) prefillCalibration(r *http.Request, form *scenarioForm) (string
 		return "", fmt.Errorf("decode stored calibration %s: %w", k.SHA256, err)
 	}
 	for _, c := range timingRows(res.Timing) {
-		form.values["fleet.timing."+c.Key] = c.Value
+		f.Set("fleet.timing."+c.Key, c.Value)
 	}
-	return "Timing set from the calibration " + info.Name + " (" + formatNumber(float64(res.Passes)) + " measured passes, rounded to six significant digits).", nil
+	return "Timing set from the calibration " + info.Name + " (" + format.Number(float64(res.Passes)) + " measured passes, rounded to six significant digits).", nil
 }

@@ -5,9 +5,12 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/scalein-planner/scalein/runs"
 	"github.com/scalein-planner/scalein/sim"
 	"github.com/scalein-planner/scalein/store"
 	"github.com/scalein-planner/scalein/templates"
+	"github.com/scalein-planner/scalein/web/charts"
+	"github.com/scalein-planner/scalein/web/format"
 )
 
 // handleCompare is GET /compare?a=&b=: while either run is unfinished it shows their progress
@@ -18,7 +21,7 @@ func (s *Server) handleCompare(w http.ResponseWriter, r *http.Request) error {
 		return s.redirectPicked(w, r, picked)
 	}
 	idA, idB := q.Get("a"), q.Get("b")
-	if !runIDPattern.MatchString(idA) || !runIDPattern.MatchString(idB) {
+	if !idPattern.MatchString(idA) || !idPattern.MatchString(idB) {
 		return notFound("compare needs two run ids: /compare?a=ID&b=ID (16 characters of a–z and 2–7 each)")
 	}
 	key := compareURL(idA, idB)
@@ -42,7 +45,7 @@ func (s *Server) handleCompare(w http.ResponseWriter, r *http.Request) error {
 	scA, errA := scenarioOf(runA.ScenarioJSON)
 	scB, errB := scenarioOf(runB.ScenarioJSON)
 	p := s.compareHeads(runA, runB, scA, scB, errA == nil && errB == nil)
-	if !isFinal(runA.Status) || !isFinal(runB.Status) {
+	if !runs.IsFinal(runA.Status) || !runs.IsFinal(runB.Status) {
 		p.Page.RefreshSeconds = 2
 		return s.render(w, r, http.StatusOK, templates.CompareView(p))
 	}
@@ -50,11 +53,11 @@ func (s *Server) handleCompare(w http.ResponseWriter, r *http.Request) error {
 		// Both ended but not both with a report: the heads show each run's error.
 		return s.render(w, r, http.StatusOK, templates.CompareView(p))
 	}
-	sumA, err := s.loadSummary(r.Context(), runA)
+	sumA, err := s.runs.LoadSummary(r.Context(), runA)
 	if err != nil {
 		return err
 	}
-	sumB, err := s.loadSummary(r.Context(), runB)
+	sumB, err := s.runs.LoadSummary(r.Context(), runB)
 	if err != nil {
 		return err
 	}
@@ -68,14 +71,14 @@ func (s *Server) handleCompare(w http.ResponseWriter, r *http.Request) error {
 func (s *Server) redirectPicked(w http.ResponseWriter, r *http.Request, picked []string) error {
 	if len(picked) != 2 {
 		return s.runsWithError(w, r, fmt.Sprintf("Compare selected needs exactly two runs; %d %s selected. Tick two runs and press Compare selected again.",
-			len(picked), plural(int64(len(picked)), "was", "were")))
+			len(picked), format.Plural(int64(len(picked)), "was", "were")))
 	}
 	if picked[0] == picked[1] {
 		return s.runsWithError(w, r, "Compare selected needs two different runs; tick two runs and press Compare selected again.")
 	}
 	// The list is newest first: the older run is A, the newer one (the change) B.
 	a, b := picked[1], picked[0]
-	if !runIDPattern.MatchString(a) || !runIDPattern.MatchString(b) {
+	if !idPattern.MatchString(a) || !idPattern.MatchString(b) {
 		return notFound("compare needs two run ids (16 characters of a–z and 2–7 each)")
 	}
 	// "Compare selected" is the explicit action that records a comparison, which the run pages
@@ -117,7 +120,7 @@ func (s *Server) compareHeads(runA, runB store.Run, scA, scB *sim.Scenario, deco
 }
 
 // fillComparison adds the figures of two finished runs to their compare page.
-func fillComparison(p *templates.ComparePage, cmp sim.Comparison, sumA, sumB *runSummary) {
+func fillComparison(p *templates.ComparePage, cmp sim.Comparison, sumA, sumB *runs.Summary) {
 	p.Ready = true
 	p.Page.Charts = true
 	p.OnlyToggle = cmp.OnlyToggle
@@ -129,17 +132,17 @@ func fillComparison(p *templates.ComparePage, cmp sim.Comparison, sumA, sumB *ru
 	}
 	for _, f := range cmp.Figures {
 		delta, trend := deltaOf(f)
-		p.Figures = append(p.Figures, templates.CompareFigure{Key: f.Key, Label: f.Label, A: withUnit(f.A, f.Unit), B: withUnit(f.B, f.Unit),
-			Delta: delta, Trend: trend, DeltaPct: formatPct(f.DeltaPct)})
+		p.Figures = append(p.Figures, templates.CompareFigure{Key: f.Key, Label: f.Label, A: format.WithUnit(f.A, f.Unit), B: format.WithUnit(f.B, f.Unit),
+			Delta: delta, Trend: trend, DeltaPct: format.Pct(f.DeltaPct)})
 	}
-	p.Charts = boundTables(compareSummaryCharts(sumA, sumB, p.A.Label, p.B.Label))
+	p.Charts = charts.BoundTables(charts.CompareSummaries(sumA, sumB, p.A.Label, p.B.Label))
 }
 
 // deltaOf prints the change B − A of a compared figure with its sign and unit, and its trend
 // ("up", "down" or "" for none).
 func deltaOf(f sim.FigureDelta) (delta, trend string) {
 	if f.Delta == nil {
-		return dash, ""
+		return format.Dash, ""
 	}
 	switch {
 	case *f.Delta > 0:
@@ -147,7 +150,7 @@ func deltaOf(f sim.FigureDelta) (delta, trend string) {
 	case *f.Delta < 0:
 		trend = "down"
 	}
-	return formatSigned(*f.Delta, f.Unit), trend
+	return format.Signed(*f.Delta, f.Unit), trend
 }
 
 // compareVersion is the statuses of both runs ("done+done" for a cacheable page).

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/go-chi/chi/v5"
+	"github.com/scalein-planner/scalein/runs"
 )
 
 // sseKeepAlive is how often an idle stream gets a comment line.
@@ -64,13 +65,13 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) error {
 	ticker := time.NewTicker(sseKeepAlive)
 	defer ticker.Stop()
 	for {
-		anyChange := s.live.changes() // before the look-up, so no start or end is missed
-		snap, live := s.live.watch(id)
+		anyChange := s.runs.Changes() // before the look-up, so no start or end is missed
+		snap, live := s.runs.Progress(id)
 		if !live {
 			// Not (or no longer) held here: the store has the truth, read by the run's one
-			// shared poller for every stream of it.
+			// shared poller for every stream of it (event_pollers.go).
 			if poller == nil {
-				if isFinal(run.Status) { // as read above: nothing to follow
+				if runs.IsFinal(run.Status) { // as read above: nothing to follow
 					_ = send(run.Status, progressEvent{Status: run.Status, Progress: run.Progress, Error: run.Error})
 					return nil
 				}
@@ -79,26 +80,26 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) error {
 			polled, perr, ready, changed := s.snapshot(poller)
 			switch {
 			case !ready:
-				snap = watchSnapshot{status: run.Status, progress: run.Progress, changed: changed}
+				snap = runs.Progress{Status: run.Status, Fraction: run.Progress, Changed: changed}
 			case perr != nil:
 				return nil // headers are sent; the client reconnects or gives up
-			case isFinal(polled.Status):
+			case runs.IsFinal(polled.Status):
 				_ = send(polled.Status, progressEvent{Status: polled.Status, Progress: polled.Progress, Error: polled.Error})
 				return nil
 			default:
-				snap = watchSnapshot{status: polled.Status, progress: polled.Progress, changed: changed}
+				snap = runs.Progress{Status: polled.Status, Fraction: polled.Progress, Changed: changed}
 			}
 		}
-		if snap.progress != last || snap.status != lastStatus {
-			last, lastStatus = snap.progress, snap.status
-			if err := send("progress", progressEvent{Status: snap.status, Progress: snap.progress}); err != nil {
+		if snap.Fraction != last || snap.Status != lastStatus {
+			last, lastStatus = snap.Fraction, snap.Status
+			if err := send("progress", progressEvent{Status: snap.Status, Progress: snap.Fraction}); err != nil {
 				return nil
 			}
 		}
 		select {
 		case <-r.Context().Done():
 			return nil
-		case <-snap.changed: // a change here, or the shared poller read a change
+		case <-snap.Changed: // a change here, or the shared poller read a change
 		case <-anyChange: // this process started or finished a run: maybe this one
 		case <-ticker.C:
 			if _, err := fmt.Fprint(w, ": keep-alive\n\n"); err != nil {

@@ -10,8 +10,9 @@ import (
 	"strings"
 
 	"github.com/scalein-planner/scalein/sim"
-	"github.com/scalein-planner/scalein/store"
 	"github.com/scalein-planner/scalein/templates"
+	"github.com/scalein-planner/scalein/web/form"
+	"github.com/scalein-planner/scalein/web/format"
 )
 
 const recentRunsOnForm = 8
@@ -20,7 +21,7 @@ const recentRunsOnForm = 8
 // a stored run (?from=ID, "edit as new") or with an uploaded trace chosen (?trace=SHA).
 func (s *Server) handleForm(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
-	form := defaultForm()
+	f := form.Default()
 	notice := ""
 	switch {
 	case q.Get("preset") != "":
@@ -32,15 +33,15 @@ func (s *Server) handleForm(w http.ResponseWriter, r *http.Request) error {
 		sc, err := sim.Parse(p.JSON, sim.ParseEnv{Traces: s.store})
 		if err != nil {
 			// Still useful: show the preset as raw JSON so its problems can be fixed in place.
-			form.values[rawJSONField] = string(p.JSON)
+			f.Set(form.RawJSONField, string(p.JSON))
 			notice = "Preset " + p.Title + " did not validate; its JSON is in the box at the bottom."
 		} else {
-			form = formFromScenario(sc)
+			f = form.FromScenario(sc)
 			notice = "Prefilled from the preset " + p.Title + ": " + p.Description
 		}
 	case q.Get("from") != "":
 		id := q.Get("from")
-		if !runIDPattern.MatchString(id) {
+		if !idPattern.MatchString(id) {
 			return notFound("no run has this id; run ids are 16 characters of a–z and 2–7")
 		}
 		run, err := s.store.GetRun(r.Context(), id)
@@ -49,15 +50,15 @@ func (s *Server) handleForm(w http.ResponseWriter, r *http.Request) error {
 		}
 		sc, err := sim.Parse(run.ScenarioJSON, sim.ParseEnv{Traces: s.store})
 		if err != nil {
-			form.values[rawJSONField] = string(run.ScenarioJSON)
+			f.Set(form.RawJSONField, string(run.ScenarioJSON))
 			notice = "The scenario of run " + id + " no longer validates; its JSON is in the box at the bottom."
 		} else {
 			sc.Name = editAsNewName(sc.Name) // the new run must not carry the same name
-			form = formFromScenario(sc)
+			f = form.FromScenario(sc)
 			notice = "Prefilled from run " + id + " (" + run.Name + "). Change what you like and run it as a new scenario."
 		}
 	case q.Get("calibration") != "":
-		msg, err := s.prefillCalibration(r, form)
+		msg, err := s.prefillCalibration(r, f)
 		if err != nil {
 			return err
 		}
@@ -67,11 +68,11 @@ func (s *Server) handleForm(w http.ResponseWriter, r *http.Request) error {
 		if err != nil {
 			return notFound("no uploaded trace has this SHA-256; upload it on the Traces page")
 		}
-		form.values[workloadTypeField.Path] = sim.WorkloadTrace
-		form.values[traceSourceField] = "sha256:" + info.SHA256
+		f.Set(form.WorkloadTypePath, sim.WorkloadTrace)
+		f.Set(form.TraceSourceField, "sha256:"+info.SHA256)
 		notice = "Workload set to the uploaded trace " + info.Name + "."
 	}
-	return s.renderForm(w, r, http.StatusOK, form, noFormErrors(), notice)
+	return s.renderForm(w, r, http.StatusOK, f, form.NoErrors(), notice)
 }
 
 // handleFormEdit is POST /: the no-JavaScript schedule editor. "Add row" and "Remove" post the
@@ -80,32 +81,32 @@ func (s *Server) handleFormEdit(w http.ResponseWriter, r *http.Request) error {
 	if err := r.ParseForm(); err != nil {
 		return formParseError(err)
 	}
-	form := formFromValues(r.PostForm)
+	f := form.FromValues(r.PostForm)
 	action := r.PostForm.Get("action")
 	switch {
 	case action == "add_row":
-		form.shown = max(form.shown, len(form.rows)) + 1
+		f.AddRow()
 	case strings.HasPrefix(action, "remove_row:"):
 		i, err := strconv.Atoi(strings.TrimPrefix(action, "remove_row:"))
-		if err == nil && i >= 0 && i < len(form.rows) {
-			form.rows = append(form.rows[:i], form.rows[i+1:]...)
+		if err != nil {
+			i = -1 // no row: one row less is shown, as before
 		}
-		form.shown = max(form.shown-1, 0)
+		f.RemoveRow(i)
 	}
-	return s.renderForm(w, r, http.StatusOK, form, noFormErrors(), "")
+	return s.renderForm(w, r, http.StatusOK, f, form.NoErrors(), "")
 }
 
 // handleCreateRun is POST /runs: validate, then 303 to the run (new or identical existing); an
 // invalid form comes back with its problems (422).
 func (s *Server) handleCreateRun(w http.ResponseWriter, r *http.Request) error {
 	sc, err := s.scenarioFromForm(r)
-	if invalid, ok := errors.AsType[*invalidForm](err); ok {
-		return s.renderForm(w, r, http.StatusUnprocessableEntity, invalid.form, invalid.errs, "")
+	if invalid, ok := errors.AsType[*form.Invalid](err); ok {
+		return s.renderForm(w, r, http.StatusUnprocessableEntity, invalid.Form, invalid.Errs, "")
 	}
 	if err != nil {
 		return err
 	}
-	subs, err := s.submit(r.Context(), sc)
+	subs, err := s.runs.Submit(r.Context(), sc)
 	if err != nil {
 		return err
 	}
@@ -125,7 +126,7 @@ func (s *Server) handleCreatePair(w http.ResponseWriter, r *http.Request) error 
 	}
 	var sc *sim.Scenario
 	if from := r.PostForm.Get("from"); from != "" {
-		if !runIDPattern.MatchString(from) {
+		if !idPattern.MatchString(from) {
 			return notFound("no run has this id; run ids are 16 characters of a–z and 2–7")
 		}
 		run, err := s.store.GetRun(r.Context(), from)
@@ -140,8 +141,8 @@ func (s *Server) handleCreatePair(w http.ResponseWriter, r *http.Request) error 
 	} else {
 		var err error
 		sc, err = s.scenarioFromForm(r)
-		if invalid, ok := errors.AsType[*invalidForm](err); ok {
-			return s.renderForm(w, r, http.StatusUnprocessableEntity, invalid.form, invalid.errs, "")
+		if invalid, ok := errors.AsType[*form.Invalid](err); ok {
+			return s.renderForm(w, r, http.StatusUnprocessableEntity, invalid.Form, invalid.Errs, "")
 		}
 		if err != nil {
 			return err
@@ -151,7 +152,7 @@ func (s *Server) handleCreatePair(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return err
 	}
-	if _, err := s.submit(r.Context(), a, b); err != nil {
+	if _, err := s.runs.Submit(r.Context(), a, b); err != nil {
 		return err
 	}
 	http.Redirect(w, r, "/compare?a="+url.QueryEscape(a.ID())+"&b="+url.QueryEscape(b.ID()), http.StatusSeeOther)
@@ -164,17 +165,17 @@ func (s *Server) scenarioFromForm(r *http.Request) (*sim.Scenario, error) {
 	if err := r.ParseForm(); err != nil {
 		return nil, formParseError(err)
 	}
-	form := formFromValues(r.PostForm)
+	f := form.FromValues(r.PostForm)
 	var sc *sim.Scenario
 	err := s.parseBody(r.Context(), r.ContentLength, func() (err error) {
-		sc, err = scenarioOfForm(form, sim.ParseEnv{Traces: s.store})
+		sc, err = form.Scenario(f, sim.ParseEnv{Traces: s.store})
 		return err
 	})
 	if err != nil {
 		return nil, err
 	}
-	if err := s.admit(sc); err != nil {
-		return nil, admissionFormError(form, err)
+	if err := s.runs.Admit(sc); err != nil {
+		return nil, form.AdmissionError(f, err)
 	}
 	return sc, nil
 }
@@ -187,17 +188,17 @@ func formParseError(err error) error {
 	return badRequest("the form could not be read (" + err.Error() + "); reload the page and submit it again")
 }
 
-func (s *Server) renderForm(w http.ResponseWriter, r *http.Request, status int, form *scenarioForm, errs formErrors, notice string) error {
-	options, err := s.traceOptions(r.Context(), form.values[traceSourceField])
+func (s *Server) renderForm(w http.ResponseWriter, r *http.Request, status int, f *form.Form, errs form.Errors, notice string) error {
+	options, err := s.traceOptions(r.Context(), f.Get(form.TraceSourceField))
 	if err != nil {
 		return err
 	}
 	title := "New scenario"
-	if errs.count > 0 {
+	if errs.Count() > 0 {
 		// The title is the first thing a screen reader reads of the page that comes back.
-		title = fmt.Sprintf("Fix %d %s · New scenario", errs.count, plural(int64(errs.count), "problem", "problems"))
+		title = fmt.Sprintf("Fix %d %s · New scenario", errs.Count(), format.Plural(int64(errs.Count()), "problem", "problems"))
 	}
-	view := form.view(s.pageInfo(title, "new"), errs, options)
+	view := f.View(s.pageInfo(title, "new"), errs, options)
 	view.Notice = notice
 	for _, p := range sim.Presets() {
 		view.Presets = append(view.Presets, templates.PresetLink{Key: p.Key, Title: p.Title, Description: p.Description})
@@ -244,9 +245,4 @@ func findPreset(key string) (sim.Preset, bool) {
 		}
 	}
 	return sim.Preset{}, false
-}
-
-// isFinal reports whether a run status is an end state.
-func isFinal(status string) bool {
-	return status == store.StatusDone || status == store.StatusFailed || status == store.StatusCancelled
 }

@@ -1,18 +1,16 @@
 package web
 
 import (
-	"context"
-	"encoding/json"
 	"net/http"
 	"slices"
 	"strconv"
 
-	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
 
 	"github.com/scalein-planner/scalein/sim"
 	"github.com/scalein-planner/scalein/store"
 	"github.com/scalein-planner/scalein/templates"
+	"github.com/scalein-planner/scalein/web/format"
 )
 
 // retryingShown bounds the retrying runs listed on the queue page.
@@ -26,10 +24,11 @@ func (s *Server) handleQueue(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	jobs, err := s.jobStates(ctx)
+	jobs, err := s.runs.JobStates(ctx)
 	if err != nil {
 		return err
 	}
+	limits := s.runs.Limits()
 	p := templates.QueuePage{Page: s.pageInfo("Job queue", "queue"), Database: "SQLite"}
 	if s.store.Dialect() == store.DialectPostgres {
 		p.Database = "PostgreSQL"
@@ -53,56 +52,28 @@ func (s *Server) handleQueue(w http.ResponseWriter, r *http.Request) error {
 		}
 		p.Workers = append(p.Workers, templates.QueueCount{Label: label, ID: strconv.Itoa(i), Count: strconv.Itoa(st.Running[w])})
 	}
-	res, err := s.jobs.client.JobList(ctx, river.NewJobListParams().States(rivertype.JobStateRetryable).First(retryingShown))
+	retrying, err := s.runs.Retrying(ctx, retryingShown)
 	if err != nil {
 		return err
 	}
-	for _, j := range res.Jobs {
-		var args runArgs
-		_ = json.Unmarshal(j.EncodedArgs, &args)
-		item := templates.QueueRetry{RunID: args.RunID, URL: "/runs/" + args.RunID, Attempt: strconv.Itoa(j.Attempt),
-			NextAt: formatTime(j.ScheduledAt)}
-		if n := len(j.Errors); n > 0 {
-			item.Error = j.Errors[n-1].Error
-		}
-		p.Retrying = append(p.Retrying, item)
+	for _, j := range retrying {
+		p.Retrying = append(p.Retrying, templates.QueueRetry{RunID: j.RunID, URL: "/runs/" + j.RunID, Attempt: strconv.Itoa(j.Attempt),
+			NextAt: format.Time(j.NextAt), Error: j.LastError})
 	}
 	works := "no (serves only; worker processes run the jobs)"
-	if s.cfg.Workers > 0 {
-		works = strconv.Itoa(s.cfg.Workers) + " at once"
+	if limits.Workers > 0 {
+		works = strconv.Itoa(limits.Workers) + " at once"
 	}
 	p.Settings = []templates.QueueCount{
-		{Label: "this process", ID: "name", Count: s.cfg.WorkerName},
+		{Label: "this process", ID: "name", Count: limits.WorkerName},
 		{Label: "works runs", ID: "workers", Count: works},
-		{Label: "queue bound (429 past it)", ID: "queue", Count: strconv.Itoa(s.cfg.QueueSize)},
-		{Label: "run wall-time limit", ID: "run-timeout", Count: s.cfg.RunTimeout.String()},
-		{Label: "rescue a run after", ID: "rescue-after", Count: s.cfg.RescueAfter.String()},
-		{Label: "starts per run", ID: "attempts", Count: strconv.Itoa(s.cfg.MaxAttempts)},
-		{Label: "memory per run", ID: "max-run-memory", Count: sim.FormatBytes(s.cfg.MaxRunMemory)},
-		{Label: "memory of all running runs", ID: "max-total-memory", Count: sim.FormatBytes(s.cfg.MaxTotalMemory)},
+		{Label: "queue bound (429 past it)", ID: "queue", Count: strconv.Itoa(limits.QueueSize)},
+		{Label: "run wall-time limit", ID: "run-timeout", Count: limits.RunTimeout.String()},
+		{Label: "rescue a run after", ID: "rescue-after", Count: limits.RescueAfter.String()},
+		{Label: "starts per run", ID: "attempts", Count: strconv.Itoa(limits.MaxAttempts)},
+		{Label: "memory per run", ID: "max-run-memory", Count: sim.FormatBytes(limits.MaxRunMemory)},
+		{Label: "memory of all running runs", ID: "max-total-memory", Count: sim.FormatBytes(limits.MaxTotalMemory)},
 	}
 	p.Page.RefreshSeconds = 5
 	return s.render(w, r, http.StatusOK, templates.QueueView(p))
-}
-
-// jobStates counts River's jobs by state. River has no count API, so this reads its job table
-// (read-only; the same SQL on both dialects).
-func (s *Server) jobStates(ctx context.Context) (map[string]int, error) {
-	rows, err := s.store.DB().QueryContext(ctx, `SELECT state, count(*) FROM river_job GROUP BY state`)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	out := map[string]int{}
-	for rows.Next() {
-		var (
-			state string
-			n     int
-		)
-		if err := rows.Scan(&state, &n); err != nil {
-			return nil, err
-		}
-		out[state] = n
-	}
-	return out, rows.Err()
 }

@@ -2,21 +2,22 @@ package web
 
 import (
 	"bytes"
-	"context"
 	"encoding/csv"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/go-chi/chi/v5"
+	"github.com/scalein-planner/scalein/runs"
 	"github.com/scalein-planner/scalein/sim"
 	"github.com/scalein-planner/scalein/store"
 	"github.com/scalein-planner/scalein/templates"
+	"github.com/scalein-planner/scalein/web/charts"
+	"github.com/scalein-planner/scalein/web/form"
+	"github.com/scalein-planner/scalein/web/format"
 )
 
 // handleRun is GET /runs/{id}, the permalink.
@@ -40,18 +41,18 @@ func (s *Server) handleRun(w http.ResponseWriter, r *http.Request) error {
 		Status:   run.Status,
 		Error:    run.Error,
 		Progress: s.progressOf(run),
-		Created:  formatTime(run.CreatedAt),
-		Started:  formatTime(run.StartedAt),
-		Finished: formatTime(run.FinishedAt),
+		Created:  format.Time(run.CreatedAt),
+		Started:  format.Time(run.StartedAt),
+		Finished: format.Time(run.FinishedAt),
 		Attempts: run.Attempts,
 	}
-	if !isFinal(run.Status) {
+	if !runs.IsFinal(run.Status) {
 		p.Page.RefreshSeconds = 2
 	}
 	sc, scErr := scenarioOf(run.ScenarioJSON)
 	var counterparts []string
 	if scErr == nil {
-		p.Scenario = scenarioSummary(sc)
+		p.Scenario = form.Summary(sc)
 		counterparts = counterpartIDs(sc)
 	}
 	// Read before the page is built: a pair or comparison added meanwhile gives a newer version
@@ -67,7 +68,7 @@ func (s *Server) handleRun(w http.ResponseWriter, r *http.Request) error {
 	}
 	p.Related = related
 	if run.Status == store.StatusDone {
-		sum, err := s.loadSummary(r.Context(), run)
+		sum, err := s.runs.LoadSummary(r.Context(), run)
 		if err != nil {
 			return err
 		}
@@ -76,8 +77,8 @@ func (s *Server) handleRun(w http.ResponseWriter, r *http.Request) error {
 		p.Figures = figureCells(headlineOf(run, rep))
 		p.Cards = runCards(rep)
 		p.Verdicts = runVerdicts(rep, scErr == nil && sc.KVCR.RejectDrainingSources)
-		p.Charts = boundTables(summaryCharts(sum))
-		p.LargeDrain = isLargeDrain(rep)
+		p.Charts = charts.BoundTables(charts.OfSummary(sum))
+		p.LargeDrain = charts.IsLargeDrain(rep)
 		p.AllWorkers = r.URL.Query().Get("workers") == "all"
 		p.Workers, p.DrainedCount = workersTable(rep, p.AllWorkers)
 		p.Workers.Rows, p.WorkersPager = paginateRows(p.Workers.Rows, r.URL.Query(), "/runs/"+run.ID)
@@ -97,8 +98,8 @@ func runPageKey(r *http.Request) string {
 
 // progressOf prefers the live progress of a run this process is running.
 func (s *Server) progressOf(run store.Run) float64 {
-	if w, ok := s.live.watch(run.ID); ok && w.status == store.StatusRunning {
-		return w.progress
+	if w, ok := s.runs.Progress(run.ID); ok && w.Status == store.StatusRunning {
+		return w.Fraction
 	}
 	return run.Progress
 }
@@ -113,7 +114,7 @@ func headlineOf(run store.Run, rep *sim.Report) []sim.Figure {
 	return sim.Headline(rep)
 }
 
-func optMS(v *float64) string { return withUnit(v, "") }
+func optMS(v *float64) string { return format.WithUnit(v, "") }
 
 // workersPerPage bounds the per-worker table of one page (a large drain has hundreds).
 const workersPerPage = 25
@@ -193,24 +194,13 @@ func workersTable(rep *sim.Report, all bool) (templates.DataTable, int) {
 	return t, drained
 }
 
-func idList(ids []int) string {
-	if len(ids) == 0 {
-		return dash
-	}
-	parts := make([]string, len(ids))
-	for i, id := range ids {
-		parts[i] = strconv.Itoa(id)
-	}
-	return strings.Join(parts, ", ")
-}
-
 func scaleInTable(rep *sim.Report) templates.DataTable {
 	t := templates.DataTable{
 		Caption: "Scale-in actions in scenario order",
 		Columns: []templates.Column{{Label: "Action"}, {Label: "At (ms)", Num: true}, {Label: "Drained (worker ids)"}, {Label: "Skipped (no longer active)"}},
 	}
 	for i, a := range rep.ScaleIn {
-		t.Rows = append(t.Rows, []string{strconv.Itoa(i + 1), formatNumber(a.AtMS), idList(a.Drained), idList(a.Skipped)})
+		t.Rows = append(t.Rows, []string{strconv.Itoa(i + 1), format.Number(a.AtMS), format.IDs(a.Drained), format.IDs(a.Skipped)})
 	}
 	return t
 }
@@ -218,7 +208,7 @@ func scaleInTable(rep *sim.Report) templates.DataTable {
 func summaryTable(rep *sim.Report) templates.DataTable {
 	t := templates.DataTable{Columns: []templates.Column{{Label: "Figure"}, {Label: "Value", Num: true}}}
 	add := func(label, value string) { t.Rows = append(t.Rows, []string{label, value}) }
-	count := countOf
+	count := format.Count
 	sm := rep.Summary
 	add("Requests", count(sm.Requests.Total, "requests"))
 	add("Completed", count(sm.Requests.Completed, "requests"))
@@ -227,11 +217,11 @@ func summaryTable(rep *sim.Report) templates.DataTable {
 		name string
 		dist sim.Distribution
 	}{{"TTFT", sm.TTFTMS}, {"End-to-end latency", sm.E2EMS}} {
-		add(d.name+" mean", withUnit(d.dist.Mean, "ms"))
-		add(d.name+" p50", withUnit(d.dist.P50, "ms"))
-		add(d.name+" p90", withUnit(d.dist.P90, "ms"))
-		add(d.name+" p99", withUnit(d.dist.P99, "ms"))
-		add(d.name+" max", withUnit(d.dist.Max, "ms"))
+		add(d.name+" mean", format.WithUnit(d.dist.Mean, "ms"))
+		add(d.name+" p50", format.WithUnit(d.dist.P50, "ms"))
+		add(d.name+" p90", format.WithUnit(d.dist.P90, "ms"))
+		add(d.name+" p99", format.WithUnit(d.dist.P99, "ms"))
+		add(d.name+" max", format.WithUnit(d.dist.Max, "ms"))
 	}
 	tk := sm.Tokens
 	add("Prompt tokens", count(tk.Prompt, "tokens"))
@@ -241,8 +231,8 @@ func summaryTable(rep *sim.Report) templates.DataTable {
 	add("Recomputed", count(tk.Recomputed, "tokens"))
 	add("Output tokens", count(tk.Output, "tokens"))
 	add("Preemptions", count(sm.Preemptions, "preemptions"))
-	add("Duration", formatNumber(sm.DurationMS)+" ms")
-	add("Worker-seconds", formatNumber(sm.WorkerSeconds)+" s")
+	add("Duration", format.Number(sm.DurationMS)+" ms")
+	add("Worker-seconds", format.Number(sm.WorkerSeconds)+" s")
 	k := rep.KVCR
 	add("Hints", count(k.Hints, "hints"))
 	add("Pulls staged", count(k.Staged, "pulls"))
@@ -279,7 +269,7 @@ func (s *Server) handleWorkersCSV(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return err
 	}
-	sum, err := s.loadSummary(r.Context(), run)
+	sum, err := s.runs.LoadSummary(r.Context(), run)
 	if err != nil {
 		return err
 	}
@@ -326,7 +316,7 @@ func (s *Server) doneRun(r *http.Request) (store.Run, error) {
 // handleCancel is POST /runs/{id}/cancel (see cancelRun).
 func (s *Server) handleCancel(w http.ResponseWriter, r *http.Request) error {
 	id := chi.URLParam(r, "id")
-	live, err := s.cancelRun(r.Context(), id)
+	live, err := s.runs.CancelRun(r.Context(), id)
 	if err != nil {
 		return err
 	}
@@ -337,42 +327,17 @@ func (s *Server) handleCancel(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// cancelRun ends a queued or running run as cancelled in the store and cancels its job; a
-// worker running it stops at once in this process (live=true), or within takeoverPoll in
-// another, and cannot record anything afterwards. A run that already ended is left as it is.
-func (s *Server) cancelRun(ctx context.Context, id string) (live bool, err error) {
-	run, err := s.store.GetRunStatus(ctx, id)
-	if err != nil {
-		return false, err
-	}
-	if run.Status != store.StatusQueued && run.Status != store.StatusRunning {
-		return false, nil
-	}
-	msg := "cancelled by a user before it started"
-	if run.Status == store.StatusRunning {
-		msg = "cancelled by a user before it finished"
-	}
-	err = s.store.EndRun(ctx, id, store.StatusCancelled, msg, s.now())
-	if err != nil && !errors.Is(err, store.ErrConflict) { // ErrConflict: it ended meanwhile
-		return false, err
-	}
-	if err := s.jobs.cancel(ctx, run.JobID); err != nil {
-		s.log.Warn("cancelling the job of a run failed", "run", id, "job", run.JobID, "err", err)
-	}
-	return s.live.cancelRunning(id), nil
-}
-
 // waitFinal waits (briefly) for a run this process holds to end, so the redirect after a
 // cancel shows the cancelled state rather than "running".
 func (s *Server) waitFinal(r *http.Request, id string, limit time.Duration) {
 	deadline := time.After(limit)
 	for {
-		snap, ok := s.live.watch(id)
+		snap, ok := s.runs.Progress(id)
 		if !ok {
 			return
 		}
 		select {
-		case <-snap.changed:
+		case <-snap.Changed:
 		case <-deadline:
 			return
 		case <-r.Context().Done():

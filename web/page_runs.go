@@ -11,12 +11,13 @@ import (
 	"github.com/scalein-planner/scalein/sim"
 	"github.com/scalein-planner/scalein/store"
 	"github.com/scalein-planner/scalein/templates"
+	"github.com/scalein-planner/scalein/web/format"
 )
 
 const runsPerPage = 20
 
 // listColumns are the headline figures the runs list shows, by key, in column order.
-var listColumns = []string{"latest_removal_ms", "total_pin_wait_ms", "ttft_p99_ms", "worker_seconds"}
+var listColumns = []string{sim.HeadlineLatestRemovalMS, sim.HeadlineTotalPinWaitMS, sim.HeadlineTTFTP99MS, sim.HeadlineWorkerSeconds}
 
 // pageParam reads ?page= (1-based); anything else is page 1.
 func pageParam(r *http.Request) int {
@@ -49,7 +50,7 @@ func (s *Server) renderRuns(w http.ResponseWriter, r *http.Request, status int, 
 	with := q.Get("with")
 	p := templates.RunsPage{Page: s.pageInfo("Runs", "runs"), PageNum: page, Query: query, Error: errMsg}
 	if with != "" {
-		if !runIDPattern.MatchString(with) {
+		if !idPattern.MatchString(with) {
 			return notFound("no run has this id; run ids are 16 characters of a–z and 2–7")
 		}
 		base, err := s.store.GetRunStatus(r.Context(), with)
@@ -66,7 +67,7 @@ func (s *Server) renderRuns(w http.ResponseWriter, r *http.Request, status int, 
 	p.Total = total
 	for _, run := range runs {
 		p.Runs = append(p.Runs, templates.RunLink{ID: run.ID, Name: run.Name, Status: run.Status,
-			Created: formatTime(run.CreatedAt), Figures: listFigures(run)})
+			Created: format.Time(run.CreatedAt), Figures: listFigures(run)})
 	}
 	if len(runs) > 0 {
 		p.FromItem = (page-1)*runsPerPage + 1
@@ -103,10 +104,10 @@ func listFigures(run store.RunSummary) []templates.FigureCell {
 	}
 	out := make([]templates.FigureCell, len(listColumns))
 	for i, key := range listColumns {
-		out[i] = templates.FigureCell{Key: key, Value: dash}
+		out[i] = templates.FigureCell{Key: key, Value: format.Dash}
 		for _, f := range figs {
 			if f.Key == key {
-				out[i] = templates.FigureCell{Key: key, Label: f.Label, Value: withUnit(f.Value, f.Unit)}
+				out[i] = templates.FigureCell{Key: key, Label: f.Label, Value: format.WithUnit(f.Value, f.Unit)}
 			}
 		}
 	}

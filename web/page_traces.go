@@ -3,18 +3,15 @@ package web
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
-	"fmt"
-	"io"
 	"net/http"
 	"net/url"
-	"path/filepath"
 	"strings"
 	"unicode"
 	"unicode/utf8"
 
 	"github.com/scalein-planner/scalein/sim"
 	"github.com/scalein-planner/scalein/templates"
+	"github.com/scalein-planner/scalein/web/format"
 )
 
 // handleTraces is GET /traces: uploaded traces and the upload form.
@@ -39,41 +36,41 @@ func (s *Server) renderTraces(w http.ResponseWriter, r *http.Request, status int
 	for _, t := range traces {
 		p.Traces = append(p.Traces, templates.TraceItem{
 			SHA256: t.SHA256, Short: t.SHA256[:12] + "…", Name: t.Name,
-			Size: formatBytes(t.SizeBytes), Rows: formatNumber(float64(t.Rows)) + " rows",
-			Created: formatTime(t.CreatedAt), UseURL: "/?trace=" + url.QueryEscape(t.SHA256),
+			Size: format.BinaryBytes(t.SizeBytes), Rows: format.Number(float64(t.Rows)) + " rows",
+			Created: format.Time(t.CreatedAt), UseURL: "/?trace=" + url.QueryEscape(t.SHA256),
 		})
 	}
 	return s.render(w, r, status, templates.TracesView(p))
 }
 
+// traceUpload is the trace upload form's file.
+var traceUpload = upload{what: "trace", maxBytes: maxTraceBytes,
+	tooLarge: &Error{Status: http.StatusRequestEntityTooLarge, Title: "Trace too large",
+		Message: "the upload is larger than the 64 MiB limit; upload the first part of the trace, or use the trace's limit option on a smaller file"},
+	tooLargeFile: &Error{Status: http.StatusRequestEntityTooLarge, Title: "Trace too large",
+		Message: "the trace is larger than the 64 MiB limit; upload the first part of it"}}
+
 // handleUploadTrace is POST /traces: a multipart upload, validated with sim.ParseTrace and stored
 // once by SHA-256.
 func (s *Server) handleUploadTrace(w http.ResponseWriter, r *http.Request) error {
-	if err := r.ParseMultipartForm(8 << 20); err != nil {
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
-			return &Error{Status: http.StatusRequestEntityTooLarge, Title: "Trace too large",
-				Message: "the upload is larger than the 64 MiB limit; upload the first part of the trace, or use the trace's limit option on a smaller file"}
-		}
-		return s.renderTraces(w, r, http.StatusBadRequest, "", "the upload could not be read ("+err.Error()+"); choose a file and try again", "")
-	}
-	defer func() { _ = r.MultipartForm.RemoveAll() }()
-	name := strings.TrimSpace(r.FormValue("name"))
-	file, header, err := r.FormFile("file")
+	unreadable, done, err := traceUpload.parseForm(r)
 	if err != nil {
+		return err
+	}
+	if unreadable != "" {
+		return s.renderTraces(w, r, http.StatusBadRequest, "", unreadable, "")
+	}
+	defer done()
+	name := strings.TrimSpace(r.FormValue("name"))
+	content, filename, missing, err := traceUpload.readFile(r)
+	if missing {
 		return s.renderTraces(w, r, http.StatusUnprocessableEntity, "", "choose a trace file to upload (a Mooncake-format JSONL file)", name)
 	}
-	defer file.Close()
-	content, err := io.ReadAll(io.LimitReader(file, maxTraceBytes+1))
 	if err != nil {
-		return fmt.Errorf("read uploaded trace: %w", err)
-	}
-	if len(content) > maxTraceBytes {
-		return &Error{Status: http.StatusRequestEntityTooLarge, Title: "Trace too large",
-			Message: "the trace is larger than the 64 MiB limit; upload the first part of it"}
+		return err
 	}
 	if name == "" {
-		name = filepath.Base(header.Filename)
+		name = filename
 	}
 	name = traceName(name)
 	rows, err := sim.ParseTrace(content)

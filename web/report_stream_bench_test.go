@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"runtime/metrics"
 	"strconv"
 	"strings"
 	"sync"
@@ -17,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/scalein-planner/scalein/internal/runtest"
+	"github.com/scalein-planner/scalein/runs"
 	"github.com/scalein-planner/scalein/store"
 )
 
@@ -42,48 +43,8 @@ func (d *discardResponse) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// heapPeak samples the heap's live and not yet collected objects every 200 µs until stopped.
-type heapPeak struct {
-	peak atomic.Uint64
-	stop chan struct{}
-	done sync.WaitGroup
-}
-
-func heapObjects() uint64 {
-	s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
-	metrics.Read(s)
-	return s[0].Value.Uint64()
-}
-
-func startHeapPeak() *heapPeak {
-	h := &heapPeak{stop: make(chan struct{})}
-	h.done.Add(1)
-	go func() {
-		defer h.done.Done()
-		t := time.NewTicker(200 * time.Microsecond)
-		defer t.Stop()
-		for {
-			if v := heapObjects(); v > h.peak.Load() {
-				h.peak.Store(v)
-			}
-			select {
-			case <-h.stop:
-				return
-			case <-t.C:
-			}
-		}
-	}()
-	return h
-}
-
-func (h *heapPeak) end() uint64 {
-	close(h.stop)
-	h.done.Wait()
-	return h.peak.Load()
-}
-
 // BenchmarkReportJSONDownload downloads report.json of a done run with many per-request rows
-// (manyRowsScenario: 50,000 rows by default; SCALEIN_BENCH_REPORT_SESSIONS=100000 gives 200,000
+// (runtest.ManyRowsScenario: 50,000 rows by default; SCALEIN_BENCH_REPORT_SESSIONS=100000 gives 200,000
 // rows): plain (a client without gzip), gzip (a browser), and 16 downloads at once (gzip). It
 // reports the bytes the report takes in the database (stored-bytes) and the database file after a
 // checkpoint (db-bytes), and per download the peak heap above the heap before it (peak-heap-MB,
@@ -99,20 +60,20 @@ func BenchmarkReportJSONDownload(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	s, err := New(Config{Store: st, RunsPerMinute: 1000})
+	s, err := newApp(runs.Config{Store: st}, 1000)
 	if err != nil {
 		b.Fatal(err)
 	}
-	if err := s.Start(ctx); err != nil {
+	if err := s.startRuns(ctx); err != nil {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() {
 		sctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		defer cancel()
-		_ = s.Shutdown(sctx)
+		_ = s.stopRuns(sctx)
 		_ = st.Close()
 	})
-	req := httptest.NewRequest(http.MethodPost, "/api/v1/runs", strings.NewReader(manyRowsScenario(sessions)))
+	req := httptest.NewRequest(http.MethodPost, "/api/v1/runs", strings.NewReader(runtest.ManyRowsScenario(sessions)))
 	req.Header.Set("Content-Type", "application/json")
 	rec := httptest.NewRecorder()
 	s.Handler().ServeHTTP(rec, req)
@@ -166,15 +127,15 @@ func BenchmarkReportJSONDownload(b *testing.B) {
 			var peak, sent uint64
 			for b.Loop() {
 				runtime.GC()
-				base := heapObjects()
-				h := startHeapPeak()
+				base := runtest.HeapObjects()
+				h := runtest.StartHeapPeak()
 				var wg sync.WaitGroup
 				var n atomic.Int64
 				for range c.parallel {
 					wg.Go(func() { n.Add(download(c.acceptEncoding)) })
 				}
 				wg.Wait()
-				if p := h.end(); p > base {
+				if p := h.End(); p > base {
 					peak = max(peak, p-base)
 				}
 				sent = uint64(n.Load())

@@ -14,6 +14,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/scalein-planner/scalein/internal/runtest"
+	"github.com/scalein-planner/scalein/runs"
 	"github.com/scalein-planner/scalein/sim"
 	"github.com/scalein-planner/scalein/store"
 )
@@ -33,9 +35,9 @@ func requestReport(t *testing.T, s *Server, method, target, acceptEncoding strin
 // HEAD sends the headers only. The API's run document carries the same report, and is the
 // document writeJSON would have written.
 func TestReportJSONStreamsTheStoredChunks(t *testing.T) {
-	s := newTestServer(t, Config{}, true)
+	s := newTestServer(t, runs.Config{}, true)
 	ctx := context.Background()
-	id := submitAPI(t, s, manyRowsScenario(10000)) // 20,000 rows: a report of several chunks
+	id := submitAPI(t, s, runtest.ManyRowsScenario(10000)) // 20,000 rows: a report of several chunks
 	waitStatus(t, s, id, store.StatusDone)
 	want, err := s.store.GetReportJSON(ctx, id)
 	require.NoError(t, err)
@@ -105,9 +107,9 @@ func TestReportJSONStreamsTheStoredChunks(t *testing.T) {
 // (runs.report_json) serves the same report.json, API document and trace.json; the first read
 // moves it into chunks.
 func TestReportStoredBeforeChunksStillServes(t *testing.T) {
-	s := newTestServer(t, Config{}, true)
+	s := newTestServer(t, runs.Config{}, true)
 	ctx := context.Background()
-	id := submitAPI(t, s, perRequestScenario("old report", 500))
+	id := submitAPI(t, s, runtest.PerRequestScenario("old report", 500))
 	waitStatus(t, s, id, store.StatusDone)
 	want, err := s.store.GetReportJSON(ctx, id)
 	require.NoError(t, err)
@@ -143,9 +145,9 @@ func TestReportStoredBeforeChunksStillServes(t *testing.T) {
 // TestReportJSONCutShortWhenAChunkIsMissing: a report that cannot be read to its end is not sent
 // as if complete: the connection is cut, and the client sees an error, not a short "200".
 func TestReportJSONCutShortWhenAChunkIsMissing(t *testing.T) {
-	s := newTestServer(t, Config{}, true)
+	s := newTestServer(t, runs.Config{}, true)
 	ctx := context.Background()
-	id := submitAPI(t, s, manyRowsScenario(10000))
+	id := submitAPI(t, s, runtest.ManyRowsScenario(10000))
 	waitStatus(t, s, id, store.StatusDone)
 	_, err := s.store.DB().ExecContext(ctx, `DELETE FROM run_report_chunks WHERE run_id = ? AND seq = 1`, id)
 	require.NoError(t, err)

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/scalein-planner/scalein/runs"
 	"github.com/scalein-planner/scalein/sim"
 	"github.com/scalein-planner/scalein/store"
 )
@@ -17,13 +18,12 @@ import (
 // Issue 19: a sweep point equal to a stored run but for the name suffix the sweep gives it is
 // not simulated again: its run (a permalink of its own) gets the stored report, relabelled.
 func TestSweepPointReusesARunThatSimulatesTheSame(t *testing.T) {
-	s := newTestServer(t, Config{Workers: 1}, false)
 	var simulated atomic.Int32
-	s.run = func(ctx context.Context, sc *sim.Scenario, opt sim.RunOptions) (*sim.Report, error) {
+	count := func(ctx context.Context, sc *sim.Scenario, opt sim.RunOptions) (*sim.Report, error) {
 		simulated.Add(1)
 		return sim.Run(ctx, sc, opt)
 	}
-	require.NoError(t, s.Start(context.Background()))
+	s := newTestServer(t, runs.Config{Workers: 1, Simulate: count}, true)
 
 	scenario := fourWorkers(t, `[{"at_ms": 100, "count": 2}]`)
 	direct := strings.Replace(scenario, `"bandwidth_gbps": 10`, `"bandwidth_gbps": 40`, 1)
@@ -40,9 +40,9 @@ func TestSweepPointReusesARunThatSimulatesTheSame(t *testing.T) {
 	assert.NotEqual(t, first, point, "the sweep point keeps a permalink of its own")
 	assert.EqualValues(t, 2, simulated.Load(), "only the new value (5) is simulated")
 
-	a, err := s.loadReport(context.Background(), first)
+	a, err := s.runs.LoadReport(context.Background(), first)
 	require.NoError(t, err)
-	b, err := s.loadReport(context.Background(), point)
+	b, err := s.runs.LoadReport(context.Background(), point)
 	require.NoError(t, err)
 	assert.Contains(t, b.Name, "kvcr.bandwidth_gbps=40", "the point keeps its own name")
 	assert.Equal(t, point, b.ScenarioID)

@@ -63,7 +63,7 @@ func (s *Server) routes() http.Handler {
 	r.With(createLimit).Post("/pairs", s.page(s.handleCreatePair))
 	r.Get("/runs", s.page(s.handleRuns))
 	r.Route("/runs/{id}", func(r chi.Router) {
-		r.Use(s.requireRunID(false))
+		r.Use(s.requireID("run", false))
 		r.Use(middleware.GetHead) // the top-level GetHead does not see into this subrouter
 		r.Get("/", s.page(s.handleRun))
 		r.Get("/report.json", s.page(s.handleReportJSON))
@@ -93,7 +93,7 @@ func (s *Server) routes() http.Handler {
 		r.Get("/runs", s.api(s.apiListRuns))
 		r.With(createLimit).Post("/calibrations", s.api(s.apiCreateCalibration))
 		r.Get("/calibrations/{sha}", s.api(s.apiGetCalibration))
-		r.With(s.requireRunID(true)).Get("/runs/{id}", s.api(s.apiGetRun))
+		r.With(s.requireID("run", true)).Get("/runs/{id}", s.api(s.apiGetRun))
 		s.whatIfAPIRoutes(r, createLimit)
 	})
 
@@ -110,15 +110,17 @@ func (s *Server) routes() http.Handler {
 	return protect.Handler(r)
 }
 
-// runIDPattern is the shape of a scenario id: 16 characters of lower-case base32.
-var runIDPattern = regexp.MustCompile(`^[a-z2-7]{16}$`)
+// idPattern is the shape of every id in a URL (runs, sweeps, plans): 16 characters of
+// lower-case base32, the alphabet of content ids.
+var idPattern = regexp.MustCompile(`^[a-z2-7]{16}$`)
 
-// requireRunID answers 404 for a malformed id without touching the store.
-func (s *Server) requireRunID(isAPI bool) func(http.Handler) http.Handler {
+// requireID answers 404 for a malformed id of a what ("run", "sweep", "plan") without touching
+// the store.
+func (s *Server) requireID(what string, isAPI bool) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if !runIDPattern.MatchString(chi.URLParam(r, "id")) {
-				err := notFound("no run has this id; run ids are 16 characters of a–z and 2–7")
+			if !idPattern.MatchString(chi.URLParam(r, "id")) {
+				err := notFound("no " + what + " has this id; " + what + " ids are 16 characters of a–z and 2–7")
 				if isAPI {
 					s.writeAPIError(w, r, err)
 				} else {

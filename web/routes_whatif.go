@@ -2,31 +2,9 @@ package web
 
 import (
 	"net/http"
-	"regexp"
 
 	"github.com/go-chi/chi/v5"
 )
-
-// whatIfIDPattern is the shape of sweep and plan ids (as run ids: 16 characters of base32).
-var whatIfIDPattern = regexp.MustCompile(`^[a-z2-7]{16}$`)
-
-// requireWhatIfID answers 404 for a malformed sweep or plan id without touching the store.
-func (s *Server) requireWhatIfID(what string, isAPI bool) func(http.Handler) http.Handler {
-	return func(next http.Handler) http.Handler {
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if !whatIfIDPattern.MatchString(chi.URLParam(r, "id")) {
-				err := notFound("no " + what + " has this id; ids are 16 characters of a–z and 2–7")
-				if isAPI {
-					s.writeAPIError(w, r, err)
-				} else {
-					s.renderError(w, r, err)
-				}
-				return
-			}
-			next.ServeHTTP(w, r)
-		})
-	}
-}
 
 // whatIfRoutes are the sweep and plan pages.
 func (s *Server) whatIfRoutes(r chi.Router, createLimit func(http.Handler) http.Handler) {
@@ -34,7 +12,7 @@ func (s *Server) whatIfRoutes(r chi.Router, createLimit func(http.Handler) http.
 	r.Post("/sweeps/new", s.page(s.handleNewSweep))
 	r.With(createLimit).Post("/sweeps", s.page(s.handleCreateSweep))
 	r.Route("/sweeps/{id}", func(r chi.Router) {
-		r.Use(s.requireWhatIfID("sweep", false))
+		r.Use(s.requireID("sweep", false))
 		r.Get("/", s.page(s.handleSweep))
 		r.Get("/sweep.csv", s.page(s.handleSweepCSV))
 		r.Post("/cancel", s.page(s.handleCancelSweep))
@@ -43,7 +21,7 @@ func (s *Server) whatIfRoutes(r chi.Router, createLimit func(http.Handler) http.
 	r.Post("/plans/new", s.page(s.handleNewPlan))
 	r.With(createLimit).Post("/plans", s.page(s.handleCreatePlan))
 	r.Route("/plans/{id}", func(r chi.Router) {
-		r.Use(s.requireWhatIfID("plan", false))
+		r.Use(s.requireID("plan", false))
 		r.Get("/", s.page(s.handlePlan))
 		r.Post("/cancel", s.page(s.handleCancelPlan))
 	})
@@ -52,9 +30,9 @@ func (s *Server) whatIfRoutes(r chi.Router, createLimit func(http.Handler) http.
 // whatIfAPIRoutes are the sweep and plan API under /api/v1.
 func (s *Server) whatIfAPIRoutes(r chi.Router, createLimit func(http.Handler) http.Handler) {
 	r.With(createLimit).Post("/sweeps", s.api(s.apiCreateSweep))
-	r.With(s.requireWhatIfID("sweep", true)).Get("/sweeps/{id}", s.api(s.apiGetSweep))
-	r.With(s.requireWhatIfID("sweep", true)).Post("/sweeps/{id}/cancel", s.api(s.apiCancelSweep))
+	r.With(s.requireID("sweep", true)).Get("/sweeps/{id}", s.api(s.apiGetSweep))
+	r.With(s.requireID("sweep", true)).Post("/sweeps/{id}/cancel", s.api(s.apiCancelSweep))
 	r.With(createLimit).Post("/plans", s.api(s.apiCreatePlan))
-	r.With(s.requireWhatIfID("plan", true)).Get("/plans/{id}", s.api(s.apiGetPlan))
-	r.With(s.requireWhatIfID("plan", true)).Post("/plans/{id}/cancel", s.api(s.apiCancelPlan))
+	r.With(s.requireID("plan", true)).Get("/plans/{id}", s.api(s.apiGetPlan))
+	r.With(s.requireID("plan", true)).Post("/plans/{id}/cancel", s.api(s.apiCancelPlan))
 }

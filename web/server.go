@@ -1,5 +1,6 @@
-// Package web is the HTTP adapter of the Scale-in Planner: the chi router, the pages and the
-// JSON API of SPEC §5, and the bounded run queue of SPEC §6.
+// Package web is the HTTP adapter of the Scale-in Planner: the chi router, the pages, the JSON
+// API and the exports of SPEC §5, and the cache of finished pages. The runs themselves (the
+// queue of SPEC §6, sweeps and plans) are the runs package's, reached through RunService.
 package web
 
 import (
@@ -8,49 +9,47 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"runtime"
 	"sync"
 	"time"
 
+	"github.com/scalein-planner/scalein/runs"
 	"github.com/scalein-planner/scalein/sim"
 	"github.com/scalein-planner/scalein/sim/whatif"
 	"github.com/scalein-planner/scalein/store"
 )
 
+// RunService is the run service as the handlers use it: *runs.Service, or a fake in page
+// tests where the job queue is not the subject.
+type RunService interface {
+	Submit(ctx context.Context, scenarios ...*sim.Scenario) ([]store.Submitted, error)
+	Admit(sc *sim.Scenario) error
+	Estimate(sc *sim.Scenario) int64
+	Reserve(ctx context.Context, bytes int64) (release func(), err error)
+	NoteBigRequest()
+	Progress(id string) (runs.Progress, bool)
+	Changes() <-chan struct{}
+	CancelRun(ctx context.Context, id string) (live bool, err error)
+	LoadSummary(ctx context.Context, run store.Run) (*runs.Summary, error)
+	LoadReport(ctx context.Context, id string) (*sim.Report, error)
+	CreateSweep(ctx context.Context, name string, base *sim.Scenario, axes []whatif.Axis) (id string, points int, allDone bool, err error)
+	CancelSweep(ctx context.Context, id string) error
+	SweepPoints(sw store.Sweep) ([]whatif.Point, error)
+	CreatePlan(ctx context.Context, name string, base *sim.Scenario, req whatif.Request) (store.Plan, bool, error)
+	CancelPlan(ctx context.Context, id string) error
+	MaxPlanRuns() int
+	Retrying(ctx context.Context, n int) ([]runs.RetryingRun, error)
+	JobStates(ctx context.Context) (map[string]int, error)
+	Limits() runs.Config
+}
+
 // Config is everything New needs. Zero values take the documented defaults.
 type Config struct {
+	// Runs is the run service (runs.New); Store is the store it was built on.
+	Runs   RunService
 	Store  *store.Store
 	Logger *slog.Logger
-	// Workers is how many runs this process executes at once (default runtime.NumCPU()).
-	Workers int
-	// NoWorkers makes the process serve without working runs (serve -workers 0): worker
-	// processes on the same PostgreSQL database work them.
-	NoWorkers bool
-	// QueueSize bounds the runs waiting for a worker (default 64); past it, submissions get 429.
-	QueueSize int
-	// RescueAfter is how long a run may stay running before its worker is presumed dead and the
-	// run is given to another worker (River's RescueStuckJobsAfter). It must exceed RunTimeout,
-	// so a live worker's run is never taken from under it (default RunTimeout + 5 minutes).
-	RescueAfter time.Duration
-	// WorkerName identifies this process in the runs it works (default "host:pid").
-	WorkerName string
-	// MaxEvents and MaxVirtualMS are passed to every sim.Run (0 = the simulator's defaults).
-	MaxEvents    int64
-	MaxVirtualMS float64
-	// RunTimeout is a run's wall-time limit (default 10 minutes).
-	RunTimeout time.Duration
 	// RunsPerMinute limits run creation per client IP (default 30).
 	RunsPerMinute int
-	// MaxSweepPoints bounds a sweep (default 256); MaxPlanRuns bounds a plan's runs (default 64).
-	MaxSweepPoints int
-	MaxPlanRuns    int
-	// MaxRunMemory is the per-run memory budget: a scenario whose estimate exceeds it is refused
-	// at submit time, and a run during which the heap grows past it is stopped. MaxTotalMemory
-	// bounds the estimates of the runs this process runs at once. Defaults: DefaultMemoryBudgets.
-	MaxRunMemory, MaxTotalMemory int64
-	// MaxAttempts is how many times a run is started in all; a run still unfinished after that
-	// many starts (its process died each time) is failed (default DefaultMaxAttempts).
-	MaxAttempts int
 	// BigBodies is how many request bodies above 1 MiB are parsed at once (default 2).
 	BigBodies int
 	// MaxCalibrationBytes caps the calibration inputs stored in all, uncompressed (default 2 GiB).
@@ -58,65 +57,22 @@ type Config struct {
 }
 
 const (
-	defaultQueueSize     = 64
-	defaultRunTimeout    = 10 * time.Minute
 	defaultRunsPerMinute = 30
 	defaultBigBodies     = 2
-	defaultRescueMargin  = 5 * time.Minute
-	// minRescueMargin is how much longer than a run's wall-time limit RescueAfter must be: longer
-	// than a job may last (the wait for memory, the run, the slack; jobs.go) by one more slack.
-	minRescueMargin = budgetWait + 2*jobTimeoutSlack
 )
 
-// runFunc is the simulator as the queue sees it; tests replace it with a fake that blocks.
-type runFunc func(ctx context.Context, s *sim.Scenario, opt sim.RunOptions) (*sim.Report, error)
-
-// Server is the web application: handler, run queue and its workers.
+// Server is the web application: routes, middleware, pages, the JSON API, exports and the
+// page cache, over the run service.
 type Server struct {
 	cfg     Config
 	log     *slog.Logger
 	store   *store.Store
-	live    *liveRuns
-	jobs    *jobQueue
+	runs    RunService
 	assets  *assetTable
 	pages   *pageCache
+	bodies  *bigBodies
 	handler http.Handler
-	run     runFunc
 	now     func() time.Time
-
-	budget *memoryBudget
-	bodies *bigBodies
-	// heapBytes and liveHeapBytes read the heap for the backstop; tests replace them.
-	heapBytes, liveHeapBytes func() int64
-
-	// watchers are the background loops (the memory backstop) that end with runsCtx.
-	watchers sync.WaitGroup
-	// runsCtx is the parent of every run's context; stopRuns cancels them all at shutdown.
-	runsCtx  context.Context
-	stopRuns context.CancelCauseFunc
-
-	mu      sync.Mutex
-	started bool
-	stopped bool
-
-	// planCancels stops the plans running in this process; plansRunning waits for them.
-	planCancels map[string]context.CancelCauseFunc
-	// planAgain are the plans asked for again while running here (startPlan).
-	planAgain    map[string]bool
-	plansRunning sync.WaitGroup
-	// sweepFeeds are the sweeps whose points are being fed to the queue here (sweep_feed.go);
-	// plansRunning waits for them too.
-	sweepFeeds map[string]*sweepFeed
-	// locks make one process drive each sweep and plan (drive.go); driveRescan is how often a
-	// server on PostgreSQL looks for ones nobody drives.
-	locks       *store.DriveLocks
-	driveRescan time.Duration
-	// resumeFailed are the sweeps whose remaining points could not be expanded (logged once).
-	resumeFailed map[string]bool
-	// estimates remembers memory estimates by scenario id (estimate_cache.go).
-	estimates *estimateCache
-	// lostAttempts are attempts lost to a database outage, given back at the next start (outage.go).
-	lostAttempts lostAttempts
 	// exportGateV bounds the exports that simulate a run again (exports.go); see exports().
 	exportOnce  sync.Once
 	exportGateV *exportGate
@@ -125,170 +81,41 @@ type Server struct {
 	pollersV    *runPollers
 }
 
-// New checks the configuration, creates the job queue's tables if needed and builds the
-// server. It does not start working runs: call Start for that.
+// New builds the web server over a run service. Starting and stopping the service's workers
+// is the caller's (runs.Service.Start and Shutdown).
 func New(cfg Config) (*Server, error) {
 	if cfg.Store == nil {
 		return nil, errors.New("web: Config.Store is nil; open a store with store.Open first")
 	}
-	cfg, err := withDefaults(cfg)
-	if err != nil {
-		return nil, err
+	if cfg.Runs == nil {
+		return nil, errors.New("web: Config.Runs is nil; build the run service with runs.New first")
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.RunsPerMinute <= 0 {
+		cfg.RunsPerMinute = defaultRunsPerMinute
+	}
+	if cfg.BigBodies <= 0 {
+		cfg.BigBodies = defaultBigBodies
 	}
 	assets, err := newAssetTable()
 	if err != nil {
 		return nil, fmt.Errorf("web: static assets: %w", err)
 	}
-	runsCtx, stopRuns := context.WithCancelCause(context.Background())
 	s := &Server{
-		cfg:      cfg,
-		log:      cfg.Logger,
-		store:    cfg.Store,
-		live:     newLiveRuns(),
-		assets:   assets,
-		pages:    newPageCache(),
-		run:      sim.Run,
-		now:      time.Now,
-		runsCtx:  runsCtx,
-		stopRuns: stopRuns,
-
-		budget:        newMemoryBudget(cfg.MaxTotalMemory),
-		bodies:        newBigBodies(cfg.BigBodies),
-		heapBytes:     heapObjectsBytes,
-		liveHeapBytes: liveHeapBytes,
-		planCancels:   map[string]context.CancelCauseFunc{},
-		locks:         cfg.Store.DriveLocks(),
-		estimates:     newEstimateCache(),
-		driveRescan:   defaultDriveRescan,
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	if s.jobs, err = newJobQueue(ctx, s); err != nil {
-		return nil, fmt.Errorf("web: %w", err)
+		cfg:    cfg,
+		log:    cfg.Logger,
+		store:  cfg.Store,
+		runs:   cfg.Runs,
+		assets: assets,
+		pages:  newPageCache(),
+		bodies: newBigBodies(cfg.BigBodies),
+		now:    time.Now,
 	}
 	s.handler = s.routes()
 	return s, nil
 }
 
-// withDefaults fills the zero fields of a Config with their defaults and checks the limits
-// against each other.
-func withDefaults(cfg Config) (Config, error) {
-	if cfg.Logger == nil {
-		cfg.Logger = slog.New(slog.DiscardHandler)
-	}
-	if cfg.NoWorkers {
-		if cfg.Store.Dialect() != store.DialectPostgres {
-			return cfg, errors.New("web: serving without workers (-workers 0) needs a PostgreSQL database (-db postgres://…) that worker processes (scalein worker) share; with SQLite, let serve work the runs")
-		}
-		cfg.Workers = 0
-	} else if cfg.Workers <= 0 {
-		cfg.Workers = runtime.NumCPU()
-	}
-	if cfg.WorkerName == "" {
-		cfg.WorkerName = defaultWorkerName()
-	}
-	if cfg.QueueSize <= 0 {
-		cfg.QueueSize = defaultQueueSize
-	}
-	if cfg.RunTimeout <= 0 {
-		cfg.RunTimeout = defaultRunTimeout
-	}
-	if cfg.RunsPerMinute <= 0 {
-		cfg.RunsPerMinute = defaultRunsPerMinute
-	}
-	if cfg.RescueAfter <= 0 {
-		cfg.RescueAfter = cfg.RunTimeout + defaultRescueMargin
-	}
-	if cfg.RescueAfter < cfg.RunTimeout+minRescueMargin {
-		return cfg, fmt.Errorf("web: the rescue delay (-rescue-after %s) must exceed the run wall-time limit (-run-timeout %s) by at least %s, or a live worker's long run would be given to another worker", cfg.RescueAfter, cfg.RunTimeout, minRescueMargin)
-	}
-	if cfg.MaxSweepPoints <= 0 {
-		cfg.MaxSweepPoints = whatif.DefaultMaxPoints
-	}
-	if cfg.MaxPlanRuns <= 0 {
-		cfg.MaxPlanRuns = whatif.DefaultMaxPlanRuns
-	}
-	perRun, total := DefaultMemoryBudgets()
-	if cfg.MaxRunMemory <= 0 {
-		cfg.MaxRunMemory = perRun
-	}
-	if cfg.MaxTotalMemory <= 0 {
-		cfg.MaxTotalMemory = max(total, cfg.MaxRunMemory)
-	}
-	if cfg.MaxRunMemory > cfg.MaxTotalMemory {
-		return cfg, fmt.Errorf("web: the per-run memory budget (%s) is above the total budget (%s); lower -max-run-memory or raise -max-total-memory",
-			sim.FormatBytes(cfg.MaxRunMemory), sim.FormatBytes(cfg.MaxTotalMemory))
-	}
-	if cfg.MaxAttempts <= 0 {
-		cfg.MaxAttempts = DefaultMaxAttempts
-	}
-	if cfg.BigBodies <= 0 {
-		cfg.BigBodies = defaultBigBodies
-	}
-	return cfg, nil
-}
-
 // Handler is the whole application as an http.Handler.
 func (s *Server) Handler() http.Handler { return s.handler }
-
-// Start starts working runs (unless the server has no workers). Runs a previous process left
-// queued stay queued as jobs; runs stored before the job queue existed get their jobs now.
-func (s *Server) Start(ctx context.Context) error {
-	s.mu.Lock()
-	if s.started || s.stopped {
-		s.mu.Unlock()
-		return errors.New("web: Start called twice or after Shutdown")
-	}
-	s.started = true
-	s.mu.Unlock()
-
-	n, err := s.store.RequeueOrphans(ctx, s.jobs.enqueue)
-	if err != nil {
-		return fmt.Errorf("web: start: %w", err)
-	}
-	if n > 0 {
-		s.log.Info("runs without a job queued again", "count", n)
-	}
-	if err := s.jobs.start(ctx, s.store); err != nil {
-		return fmt.Errorf("web: start: %w", err)
-	}
-	s.watchers.Go(func() { s.watchMemory(s.runsCtx) })
-	if err := s.resumePlans(ctx); err != nil {
-		return fmt.Errorf("web: start: resume plans: %w", err)
-	}
-	if err := s.resumeSweeps(ctx); err != nil {
-		return fmt.Errorf("web: start: resume sweeps: %w", err)
-	}
-	if s.store.Dialect() == store.DialectPostgres {
-		s.watchers.Go(func() { s.rescanDrives(s.runsCtx) })
-	}
-	return nil
-}
-
-// Shutdown stops taking work and cancels the running runs, which go back to queued in the store
-// (and their jobs to River's queue) so that another start finishes them. It waits for the
-// workers until ctx is done.
-func (s *Server) Shutdown(ctx context.Context) error {
-	s.mu.Lock()
-	s.stopped = true
-	s.mu.Unlock()
-	s.stopRuns(errShuttingDown)
-	if err := s.jobs.stop(ctx); err != nil {
-		return fmt.Errorf("web: shutdown: runs still stopping: %w", err)
-	}
-	done := make(chan struct{})
-	go func() {
-		s.plansRunning.Wait()
-		close(done)
-	}()
-	select {
-	case <-done:
-		s.locks.Reset() // releases the drive locks: another process takes the sweeps and plans over
-		return nil
-	case <-ctx.Done():
-		return fmt.Errorf("web: shutdown: plans still stopping: %w", ctx.Err())
-	}
-}
-
-// WorkerName is "host:pid" (or Config.WorkerName): how runs worked here name their worker.
-func (s *Server) WorkerName() string { return s.cfg.WorkerName }

@@ -18,34 +18,36 @@ import (
 	"time"
 
 	"github.com/PuerkitoBio/goquery"
+	"github.com/scalein-planner/scalein/runs"
 	"github.com/scalein-planner/scalein/store"
+	"github.com/scalein-planner/scalein/web/form"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
 func TestHealthz(t *testing.T) {
-	s := newTestServer(t, Config{}, false)
+	s := newTestServer(t, runs.Config{}, false)
 	rec := get(t, s, "/healthz")
 	assert.Equal(t, http.StatusOK, rec.Code)
 	assert.Equal(t, "ok\n", rec.Body.String())
 }
 
 func TestFormShowsDefaultsUnitsAndTimingNote(t *testing.T) {
-	s := newTestServer(t, Config{}, false)
+	s := newTestServer(t, runs.Config{}, false)
 	rec := get(t, s, "/")
 	require.Equal(t, http.StatusOK, rec.Code)
 	doc := parseHTML(t, rec.Body)
 	assert.Equal(t, "4096", byTestID(doc, "field-fleet.gpu_blocks").AttrOr("value", ""))
 	assert.Contains(t, doc.Find(`label[for="fleet.gpu_blocks"]`).Text(), "blocks")
 	assert.Contains(t, doc.Text(), "not measurements")
-	assert.Equal(t, minScheduleRows, doc.Find("[data-schedule-rows] [data-schedule-row]").Length())
+	assert.Equal(t, 1, doc.Find("[data-schedule-rows] [data-schedule-row]").Length())
 	assert.Equal(t, 1, byTestID(doc, "run-pair-hints").Length())
 	assert.Equal(t, 1, byTestID(doc, "run-pair-guard").Length())
 	assert.Equal(t, 1, byTestID(doc, "recent-empty").Length())
 }
 
 func TestFormPresetsPrefill(t *testing.T) {
-	s := newTestServer(t, Config{}, false)
+	s := newTestServer(t, runs.Config{}, false)
 	rec := get(t, s, "/?preset=mooncake-16to12")
 	require.Equal(t, http.StatusOK, rec.Code)
 	doc := parseHTML(t, rec.Body)
@@ -56,7 +58,7 @@ func TestFormPresetsPrefill(t *testing.T) {
 }
 
 func TestCreateRunBadFormIs422WithMessagesBesideFields(t *testing.T) {
-	s := newTestServer(t, Config{}, false)
+	s := newTestServer(t, runs.Config{}, false)
 	form := url.Values{
 		"name":                         {"typed name"},
 		"fleet.gpu_blocks":             {"lots"},
@@ -82,33 +84,33 @@ func TestCreateRunBadFormIs422WithMessagesBesideFields(t *testing.T) {
 }
 
 func TestCreateRunRawJSONWinsAndReportsPaths(t *testing.T) {
-	s := newTestServer(t, Config{}, false)
-	rec := postForm(t, s, "/runs", url.Values{rawJSONField: {`{"fleet": {"gpu_blocks": 0}, "bogus": 1}`}})
+	s := newTestServer(t, runs.Config{}, false)
+	rec := postForm(t, s, "/runs", url.Values{form.RawJSONField: {`{"fleet": {"gpu_blocks": 0}, "bogus": 1}`}})
 	require.Equal(t, http.StatusUnprocessableEntity, rec.Code)
 	doc := parseHTML(t, rec.Body)
 	list := byTestID(doc, "form-errors-list").Text()
 	assert.Contains(t, list, "fleet.gpu_blocks")
 	assert.Contains(t, list, "bogus")
-	assert.NotEmpty(t, byTestID(doc, "error-"+rawJSONField).Text())
+	assert.NotEmpty(t, byTestID(doc, "error-"+form.RawJSONField).Text())
 }
 
 func TestCreateRunRedirectsAndIdenticalScenarioSameID(t *testing.T) {
-	s := newTestServer(t, Config{}, false)
-	form := url.Values{rawJSONField: {testScenario("same")}}
-	first := postForm(t, s, "/runs", form)
+	s := newTestServer(t, runs.Config{}, false)
+	values := url.Values{form.RawJSONField: {testScenario("same")}}
+	first := postForm(t, s, "/runs", values)
 	require.Equal(t, http.StatusSeeOther, first.Code, first.Body.String())
 	loc := first.Header().Get("Location")
 	assert.Regexp(t, `^/runs/[a-z2-7]{16}$`, loc)
-	second := postForm(t, s, "/runs", form)
+	second := postForm(t, s, "/runs", values)
 	require.Equal(t, http.StatusSeeOther, second.Code)
 	assert.Equal(t, loc, second.Header().Get("Location"))
 
-	other := postForm(t, s, "/runs", url.Values{rawJSONField: {testScenario("other")}})
+	other := postForm(t, s, "/runs", url.Values{form.RawJSONField: {testScenario("other")}})
 	assert.NotEqual(t, loc, other.Header().Get("Location"))
 }
 
 func TestDefaultFormRunsEndToEnd(t *testing.T) {
-	s := newTestServer(t, Config{}, true)
+	s := newTestServer(t, runs.Config{}, true)
 	// Take the fresh form's values as a browser would submit them, with a small workload.
 	doc := parseHTML(t, get(t, s, "/").Body)
 	form := url.Values{}
@@ -146,7 +148,7 @@ func TestDefaultFormRunsEndToEnd(t *testing.T) {
 }
 
 func TestAddRowWithoutJavaScript(t *testing.T) {
-	s := newTestServer(t, Config{}, false)
+	s := newTestServer(t, runs.Config{}, false)
 	rec := postForm(t, s, "/", url.Values{"scale_in_rows": {"3"}, "scale_in[0].at_ms": {"5"}, "action": {"add_row"}, "workload.type": {"sessions"}})
 	require.Equal(t, http.StatusOK, rec.Code)
 	doc := parseHTML(t, rec.Body)
@@ -159,7 +161,7 @@ func TestAddRowWithoutJavaScript(t *testing.T) {
 }
 
 func TestAPICreateRun(t *testing.T) {
-	s := newTestServer(t, Config{}, true)
+	s := newTestServer(t, runs.Config{}, true)
 
 	rec := postJSON(t, s, "/api/v1/runs", `{"fleet": {"gpu_blocks": 0, "workers": "two"}, "nope": true}`)
 	require.Equal(t, http.StatusBadRequest, rec.Code)
@@ -201,7 +203,7 @@ func TestAPICreateRun(t *testing.T) {
 }
 
 func TestUnknownAndMalformedRunIDsAre404(t *testing.T) {
-	s := newTestServer(t, Config{}, false)
+	s := newTestServer(t, runs.Config{}, false)
 	for _, target := range []string{"/runs/aaaaaaaaaaaaaaaa", "/runs/NOT-AN-ID", "/runs/aaaaaaaaaaaaaaaa/report.json",
 		"/runs/aaaaaaaaaaaaaaaa/events", "/compare?a=aaaaaaaaaaaaaaaa&b=bbbbbbbbbbbbbbbb", "/nowhere"} {
 		rec := get(t, s, target)
@@ -218,7 +220,7 @@ func TestUnknownAndMalformedRunIDsAre404(t *testing.T) {
 }
 
 func TestOversizeUploadIs413(t *testing.T) {
-	s := newTestServer(t, Config{}, false)
+	s := newTestServer(t, runs.Config{}, false)
 	pr, pw := io.Pipe()
 	mw := multipart.NewWriter(pw)
 	go func() {
@@ -241,7 +243,7 @@ func TestOversizeUploadIs413(t *testing.T) {
 }
 
 func TestTraceUploadStoredOnceAndValidated(t *testing.T) {
-	s := newTestServer(t, Config{}, false)
+	s := newTestServer(t, runs.Config{}, false)
 	upload := func(content string) *httptest.ResponseRecorder {
 		var body bytes.Buffer
 		mw := multipart.NewWriter(&body)
@@ -271,20 +273,19 @@ func TestTraceUploadStoredOnceAndValidated(t *testing.T) {
 }
 
 func TestFullQueueIs429(t *testing.T) {
-	s := newTestServer(t, Config{Workers: 1, QueueSize: 1}, false)
 	fake := newBlockingRun()
-	s.run = fake.run
-	require.NoError(t, s.Start(context.Background()))
-	defer close(fake.release)
+	s := newTestServer(t, runs.Config{Workers: 1, QueueSize: 1, Simulate: fake.Run}, false)
+	require.NoError(t, s.startRuns(context.Background()))
+	defer close(fake.Release)
 
 	submitAPI(t, s, testScenario("one")) // taken by the worker
-	fake.waitStarted(t)
+	fake.WaitStarted(t)
 	submitAPI(t, s, testScenario("two")) // fills the queue
 	rec := postJSON(t, s, "/api/v1/runs", testScenario("three"))
 	assert.Equal(t, http.StatusTooManyRequests, rec.Code)
 	assert.Contains(t, rec.Body.String(), "queue is full")
 
-	rec = postForm(t, s, "/runs", url.Values{rawJSONField: {testScenario("four")}})
+	rec = postForm(t, s, "/runs", url.Values{form.RawJSONField: {testScenario("four")}})
 	assert.Equal(t, http.StatusTooManyRequests, rec.Code)
 	assert.Equal(t, 1, byTestID(parseHTML(t, rec.Body), "error-page").Length())
 
@@ -294,7 +295,7 @@ func TestFullQueueIs429(t *testing.T) {
 }
 
 func TestCrossOriginPostRefused(t *testing.T) {
-	s := newTestServer(t, Config{}, false)
+	s := newTestServer(t, runs.Config{}, false)
 	req := httptest.NewRequest(http.MethodPost, "/runs", strings.NewReader("name=x"))
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	req.Header.Set("Sec-Fetch-Site", "cross-site")
@@ -307,7 +308,7 @@ func TestCrossOriginPostRefused(t *testing.T) {
 }
 
 func TestCSPNonceMatchesScripts(t *testing.T) {
-	s := newTestServer(t, Config{}, false)
+	s := newTestServer(t, runs.Config{}, false)
 	rec := get(t, s, "/")
 	csp := rec.Header().Get("Content-Security-Policy")
 	m := regexp.MustCompile(`script-src 'self' 'nonce-([A-Za-z0-9_-]+)'`).FindStringSubmatch(csp)
@@ -330,7 +331,7 @@ func TestCSPNonceMatchesScripts(t *testing.T) {
 }
 
 func TestStaticAssetsAreCacheBusted(t *testing.T) {
-	s := newTestServer(t, Config{}, false)
+	s := newTestServer(t, runs.Config{}, false)
 	u := s.assets.url("css/app.css")
 	require.Regexp(t, `^/static/css/app\.css\?v=[0-9a-f]{12}$`, u)
 	rec := get(t, s, u)
@@ -341,14 +342,13 @@ func TestStaticAssetsAreCacheBusted(t *testing.T) {
 }
 
 func TestCancelRunningAndQueuedRuns(t *testing.T) {
-	s := newTestServer(t, Config{Workers: 1}, false)
 	fake := newBlockingRun()
-	s.run = fake.run
-	require.NoError(t, s.Start(context.Background()))
-	defer close(fake.release)
+	s := newTestServer(t, runs.Config{Workers: 1, Simulate: fake.Run}, false)
+	require.NoError(t, s.startRuns(context.Background()))
+	defer close(fake.Release)
 
 	running := submitAPI(t, s, testScenario("running"))
-	fake.waitStarted(t)
+	fake.WaitStarted(t)
 	queued := submitAPI(t, s, testScenario("queued"))
 
 	rec := postForm(t, s, "/runs/"+queued+"/cancel", nil)
@@ -370,25 +370,23 @@ func TestCancelRunningAndQueuedRuns(t *testing.T) {
 }
 
 func TestWallTimeLimitFailsTheRun(t *testing.T) {
-	s := newTestServer(t, Config{Workers: 1, RunTimeout: 50 * time.Millisecond}, false)
 	fake := newBlockingRun()
-	s.run = fake.run
-	require.NoError(t, s.Start(context.Background()))
+	s := newTestServer(t, runs.Config{Workers: 1, RunTimeout: 50 * time.Millisecond, Simulate: fake.Run}, false)
+	require.NoError(t, s.startRuns(context.Background()))
 	id := submitAPI(t, s, testScenario("slow"))
 	run := waitStatus(t, s, id, store.StatusFailed)
 	assert.Contains(t, run.Error, "wall-time limit of 50ms")
 }
 
 func TestEventsStreamEndsWithDone(t *testing.T) {
-	s := newTestServer(t, Config{Workers: 1}, false)
 	fake := newBlockingRun()
-	s.run = fake.run
-	require.NoError(t, s.Start(context.Background()))
+	s := newTestServer(t, runs.Config{Workers: 1, Simulate: fake.Run}, false)
+	require.NoError(t, s.startRuns(context.Background()))
 	ts := httptest.NewServer(s.Handler())
 	defer ts.Close()
 
 	id := submitAPI(t, s, testScenario("streamed"))
-	fake.waitStarted(t)
+	fake.WaitStarted(t)
 	resp, err := http.Get(ts.URL + "/runs/" + id + "/events")
 	require.NoError(t, err)
 	defer resp.Body.Close()
@@ -403,7 +401,7 @@ func TestEventsStreamEndsWithDone(t *testing.T) {
 			events = append(events, name)
 			if name == "progress" && !released {
 				released = true
-				close(fake.release)
+				close(fake.Release)
 			}
 		}
 	}
@@ -423,25 +421,24 @@ func TestShutdownRequeuesAndRestartFinishes(t *testing.T) {
 	dbPath := filepath.Join(t.TempDir(), "restart.db")
 	st1, err := store.Open(context.Background(), dbPath)
 	require.NoError(t, err)
-	first, err := New(Config{Store: st1, Workers: 1, RunsPerMinute: 100})
-	require.NoError(t, err)
 	fake := newBlockingRun()
-	first.run = fake.run
-	require.NoError(t, first.Start(context.Background()))
+	first, err := newApp(runs.Config{Store: st1, Workers: 1, Simulate: fake.Run}, 100)
+	require.NoError(t, err)
+	require.NoError(t, first.startRuns(context.Background()))
 	runningID := submitAPI(t, first, testScenario("interrupted"))
-	fake.waitStarted(t)
+	fake.WaitStarted(t)
 	queuedID := submitAPI(t, first, testScenario("waiting"))
 
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	require.NoError(t, first.Shutdown(ctx))
+	require.NoError(t, first.stopRuns(ctx))
 	run, err := st1.GetRunStatus(ctx, runningID)
 	require.NoError(t, err)
 	assert.Equal(t, store.StatusQueued, run.Status, "a run interrupted by shutdown goes back to queued")
 	require.NoError(t, st1.Close())
 
 	// A new process on the same database finishes both with the real simulator.
-	second := newTestServer(t, Config{Store: openStore(t, dbPath)}, true)
+	second := newTestServer(t, runs.Config{Store: openStore(t, dbPath)}, true)
 	waitStatus(t, second, runningID, store.StatusDone)
 	waitStatus(t, second, queuedID, store.StatusDone)
 }
@@ -449,17 +446,17 @@ func TestShutdownRequeuesAndRestartFinishes(t *testing.T) {
 func TestRestartAfterCrashRunsStrandedRuns(t *testing.T) {
 	dbPath := filepath.Join(t.TempDir(), "crash.db")
 	st := openStore(t, dbPath)
-	crashed := newTestServer(t, Config{Store: st}, false) // never started: like a crash before running
+	crashed := newTestServer(t, runs.Config{Store: st}, false) // never started: like a crash before running
 	id := submitAPI(t, crashed, testScenario("stranded"))
 	require.NoError(t, st.StartRun(context.Background(), id, time.Now())) // it was "running" when the process died
 
-	next := newTestServer(t, Config{Store: openStore(t, dbPath)}, true)
+	next := newTestServer(t, runs.Config{Store: openStore(t, dbPath)}, true)
 	run := waitStatus(t, next, id, store.StatusDone)
 	assert.Equal(t, 2, run.Attempts)
 }
 
 func TestDownloadsAndWorkersCSV(t *testing.T) {
-	s := newTestServer(t, Config{}, true)
+	s := newTestServer(t, runs.Config{}, true)
 	id := submitAPI(t, s, testScenario("downloads"))
 	waitStatus(t, s, id, store.StatusDone)
 
@@ -485,8 +482,8 @@ func TestDownloadsAndWorkersCSV(t *testing.T) {
 }
 
 func TestPairAndCompare(t *testing.T) {
-	s := newTestServer(t, Config{}, true)
-	rec := postForm(t, s, "/pairs", url.Values{"kind": {"hints"}, rawJSONField: {testScenario("pair")}})
+	s := newTestServer(t, runs.Config{}, true)
+	rec := postForm(t, s, "/pairs", url.Values{"kind": {"hints"}, form.RawJSONField: {testScenario("pair")}})
 	require.Equal(t, http.StatusSeeOther, rec.Code, rec.Body.String())
 	loc, err := url.Parse(rec.Header().Get("Location"))
 	require.NoError(t, err)
@@ -528,7 +525,7 @@ func TestPairAndCompare(t *testing.T) {
 }
 
 func TestCompareWaitsForUnfinishedRuns(t *testing.T) {
-	s := newTestServer(t, Config{}, false)
+	s := newTestServer(t, runs.Config{}, false)
 	a := submitAPI(t, s, testScenario("wait-a"))
 	b := submitAPI(t, s, testScenario("wait-b"))
 	rec := get(t, s, "/compare?a="+a+"&b="+b)
@@ -541,7 +538,7 @@ func TestCompareWaitsForUnfinishedRuns(t *testing.T) {
 }
 
 func TestRunsListPaginatesAndHasEmptyState(t *testing.T) {
-	s := newTestServer(t, Config{}, false)
+	s := newTestServer(t, runs.Config{}, false)
 	doc := parseHTML(t, get(t, s, "/runs").Body)
 	assert.Equal(t, 1, byTestID(doc, "runs-empty").Length())
 
@@ -557,7 +554,7 @@ func TestRunsListPaginatesAndHasEmptyState(t *testing.T) {
 }
 
 func TestRunPageWhileQueuedHasProgressAndRefresh(t *testing.T) {
-	s := newTestServer(t, Config{}, false)
+	s := newTestServer(t, runs.Config{}, false)
 	id := submitAPI(t, s, testScenario("queued-page"))
 	doc := parseHTML(t, get(t, s, "/runs/"+id).Body)
 	assert.Equal(t, "queued", byTestID(doc, "status").Text())
@@ -568,7 +565,8 @@ func TestRunPageWhileQueuedHasProgressAndRefresh(t *testing.T) {
 }
 
 func TestRunCreationIsRateLimitedPerClient(t *testing.T) {
-	s := newTestServer(t, Config{RunsPerMinute: 2}, false)
+	s, err := newApp(runs.Config{Store: openStore(t, filepath.Join(t.TempDir(), "limited.db"))}, 2)
+	require.NoError(t, err)
 	for i := range 2 {
 		rec := postJSON(t, s, "/api/v1/runs", testScenario("limited-"+string(rune('a'+i))))
 		require.Equal(t, http.StatusAccepted, rec.Code)
@@ -582,7 +580,7 @@ func TestRunCreationIsRateLimitedPerClient(t *testing.T) {
 
 // HEAD requests answer like GET (net/http drops the body).
 func TestHeadAnswersLikeGet(t *testing.T) {
-	s := newTestServer(t, Config{}, false)
+	s := newTestServer(t, runs.Config{}, false)
 	for _, path := range []string{"/", "/runs", "/healthz", "/traces"} {
 		rec := do(t, s.Handler(), httptest.NewRequest(http.MethodHead, path, nil))
 		require.Equal(t, http.StatusOK, rec.Code, path)

@@ -11,35 +11,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/scalein-planner/scalein/internal/runtest"
+	"github.com/scalein-planner/scalein/runs"
 	"github.com/scalein-planner/scalein/store"
 )
-
-// perRequestScenario is testScenario with n scripted requests and per-request rows in the report.
-func perRequestScenario(name string, n int) string {
-	reqs := make([]string, n)
-	for i := range reqs {
-		reqs[i] = fmt.Sprintf(`{"id": "r%d", "at_ms": %d, "blocks": ["P%d*2"], "output_tokens": 2, "route_to": %d}`, i, i/4, i%50, i%2)
-	}
-	return fmt.Sprintf(`{"name": %q,
-	  "fleet": {"workers": 2, "gpu_blocks": 256, "host_blocks": 0, "block_size": 16, "max_num_seqs": 8,
-	    "max_batched_tokens": 256, "timing": {"prefill_ms": 2, "decode_ms": 1, "prefill_ms_per_1k_tokens": 0, "decode_ms_per_seq": 0, "decode_ms_per_1k_kv_tokens": 0}},
-	  "kvcr": {"enabled": false},
-	  "scale_in": [{"at_ms": 100, "workers": [1]}],
-	  "report": {"per_request": true},
-	  "workload": {"type": "requests", "requests": [%s]}}`, name, strings.Join(reqs, ","))
-}
-
-// manyRowsScenario is a small scenario whose report has 2 × sessions per-request rows.
-func manyRowsScenario(sessions int) string {
-	return fmt.Sprintf(`{"name": "many rows",
-	  "fleet": {"workers": 4, "gpu_blocks": 4096, "host_blocks": 0, "block_size": 16, "max_num_seqs": 64,
-	    "max_batched_tokens": 4096, "timing": {"prefill_ms": 1, "decode_ms": 1, "prefill_ms_per_1k_tokens": 0, "decode_ms_per_seq": 0, "decode_ms_per_1k_kv_tokens": 0}},
-	  "kvcr": {"enabled": false},
-	  "scale_in": [{"at_ms": 1000, "workers": [3]}],
-	  "report": {"per_request": true},
-	  "workload": {"type": "sessions", "sessions": {"count": %d, "turns": 2, "rate_per_s": 2000,
-	    "system_prompt_tokens": 32, "new_input_tokens": 32, "output_tokens": 4, "think_time_ms": 10}}}`, sessions)
-}
 
 // BenchmarkViewManyRows views a done run with 50,000 per-request rows (a small scenario): its page (each view a
 // different ?wpage= so the page cache does not answer) and its workers.csv. Before the stored
@@ -51,17 +26,17 @@ func BenchmarkViewManyRows(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	s, err := New(Config{Store: st, RunsPerMinute: 1000})
+	s, err := newApp(runs.Config{Store: st}, 1000)
 	if err != nil {
 		b.Fatal(err)
 	}
-	if err := s.Start(ctx); err != nil {
+	if err := s.startRuns(ctx); err != nil {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() {
 		sctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		defer cancel()
-		_ = s.Shutdown(sctx)
+		_ = s.stopRuns(sctx)
 		_ = st.Close()
 	})
 	serve := func(req *http.Request) *httptest.ResponseRecorder {
@@ -69,7 +44,7 @@ func BenchmarkViewManyRows(b *testing.B) {
 		s.Handler().ServeHTTP(rec, req)
 		return rec
 	}
-	req := httptest.NewRequest(http.MethodPost, "/api/v1/runs", strings.NewReader(manyRowsScenario(25000)))
+	req := httptest.NewRequest(http.MethodPost, "/api/v1/runs", strings.NewReader(runtest.ManyRowsScenario(25000)))
 	req.Header.Set("Content-Type", "application/json")
 	rec := serve(req)
 	var created apiCreated

@@ -10,6 +10,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/scalein-planner/scalein/internal/runtest"
+	"github.com/scalein-planner/scalein/runs"
 	"github.com/scalein-planner/scalein/sim"
 	"github.com/scalein-planner/scalein/store"
 )
@@ -19,11 +21,11 @@ import (
 // counts every read of a full report, and none happens until report.json, which serves the
 // stored report byte for byte.
 func TestPageViewsReadNoPerRequestRows(t *testing.T) {
-	s := newTestServer(t, Config{}, true)
+	s := newTestServer(t, runs.Config{}, true)
 	ctx := context.Background()
 	const n = 2000
-	a := submitAPI(t, s, perRequestScenario("rows a", n))
-	b := submitAPI(t, s, perRequestScenario("rows b", n+8))
+	a := submitAPI(t, s, runtest.PerRequestScenario("rows a", n))
+	b := submitAPI(t, s, runtest.PerRequestScenario("rows b", n+8))
 	waitStatus(t, s, a, store.StatusDone)
 	waitStatus(t, s, b, store.StatusDone)
 
@@ -34,7 +36,7 @@ func TestPageViewsReadNoPerRequestRows(t *testing.T) {
 	require.NoError(t, json.Unmarshal(run.SummaryJSON, &sum))
 	assert.NotContains(t, sum, "requests", "the summary holds no per-request rows")
 	assert.NotContains(t, sum, "request_ttfts_ms", "no TTFT per request either")
-	var hist ttftCounts
+	var hist runs.TTFTCounts
 	require.NoError(t, json.Unmarshal(sum["ttft_histogram"], &hist))
 	var counted int64
 	for _, c := range hist.Counts {
@@ -69,9 +71,9 @@ func TestPageViewsReadNoPerRequestRows(t *testing.T) {
 // its summary computed from the report on its first view, the same as a fresh run's; later
 // views read only the summary.
 func TestSummaryBackfill(t *testing.T) {
-	s := newTestServer(t, Config{}, false)
+	s := newTestServer(t, runs.Config{}, false)
 	ctx := context.Background()
-	sc, err := sim.Parse([]byte(perRequestScenario("old", 200)), sim.ParseEnv{})
+	sc, err := sim.Parse([]byte(runtest.PerRequestScenario("old", 200)), sim.ParseEnv{})
 	require.NoError(t, err)
 	rep, err := sim.Run(ctx, sc, sim.RunOptions{})
 	require.NoError(t, err)
@@ -89,7 +91,7 @@ func TestSummaryBackfill(t *testing.T) {
 	assert.Equal(t, before+1, s.store.ReportReads(), "the first view computes the summary from the report")
 	run, err := s.store.GetRun(ctx, id)
 	require.NoError(t, err)
-	want, err := encodeSummary(rep)
+	want, err := runs.EncodeSummary(rep)
 	require.NoError(t, err)
 	assert.JSONEq(t, string(want), string(run.SummaryJSON))
 	require.Equal(t, http.StatusOK, get(t, s, "/runs/"+id).Code)

@@ -8,6 +8,7 @@ import (
 	"sort"
 
 	"github.com/scalein-planner/scalein/sim"
+	"github.com/scalein-planner/scalein/web/charts"
 )
 
 // The timeline export (GET /runs/{id}/trace.json) writes a run's report in the Chrome Trace
@@ -159,7 +160,7 @@ func chromeTrace(runID string, rep *sim.Report, passes tracePasses) traceFile {
 		if w.MarkedAtMS == nil {
 			continue
 		}
-		marked, lastWork, removed := drainSegments(w, end)
+		marked, lastWork, removed := charts.DrainSegments(w, end)
 		ev = append(ev, meta("thread_name", tracePIDDrained, w.ID, fmt.Sprintf("worker %d", w.ID)))
 		drainName := "drain → removal"
 		if w.RemovedAtMS == nil {
@@ -275,7 +276,7 @@ func (s *Server) handleTraceJSON(w http.ResponseWriter, r *http.Request) error {
 // buildTraceJSON builds a done run's trace.json, simulating its passes again within the export
 // budget (exports.go), and caches it: a done run's export never changes.
 func (s *Server) buildTraceJSON(w http.ResponseWriter, r *http.Request, id string, scenarioJSON []byte) ([]byte, error) {
-	rep, err := s.loadReport(r.Context(), id) // the request spans need the per-request rows
+	rep, err := s.runs.LoadReport(r.Context(), id) // the request spans need the per-request rows
 	if err != nil {
 		return nil, err
 	}

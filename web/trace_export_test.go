@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/scalein-planner/scalein/runs"
 	"github.com/scalein-planner/scalein/sim"
 	"github.com/scalein-planner/scalein/store"
 )
@@ -35,7 +36,7 @@ func TestTraceExportMatchesReport(t *testing.T) {
 	on, _ := runPreset(t, "incident", func(s *sim.Scenario) { s.Report.PerRequest = true })
 	off, err := sim.Counterpart(on, sim.CounterpartGuard)
 	require.NoError(t, err)
-	s := newTestServer(t, Config{}, true)
+	s := newTestServer(t, runs.Config{}, true)
 	id := submitAPI(t, s, string(off.CanonicalJSON()))
 	waitStatus(t, s, id, store.StatusDone)
 	rep := fetchReportOf(t, s, id)
@@ -105,7 +106,7 @@ func TestTraceExportMatchesReport(t *testing.T) {
 	assert.EqualValues(t, total, tr.Metadata["passes"])
 
 	// Not done yet: no trace, and a message saying why.
-	q := newTestServer(t, Config{}, false)
+	q := newTestServer(t, runs.Config{}, false)
 	queued := submitAPI(t, q, testScenario("queued"))
 	assert.Equal(t, http.StatusConflict, get(t, q, "/runs/"+queued+"/trace.json").Code)
 }
@@ -134,7 +135,7 @@ func fetchReportOf(t *testing.T, s *Server, id string) *sim.Report {
 // A run stored by an earlier model version (its id is not its scenario's id under this model)
 // is not simulated again: trace.json says why it has no passes, passes.jsonl answers 409.
 func TestExportsOfAnEarlierModelsRun(t *testing.T) {
-	s := newTestServer(t, Config{}, false)
+	s := newTestServer(t, runs.Config{}, false)
 	ctx := context.Background()
 	on, _ := runPreset(t, "incident", nil)
 	off, err := sim.Counterpart(on, sim.CounterpartGuard)

@@ -42,7 +42,7 @@ func (s *Server) admitUpload(ctx context.Context, size int64) (release func(), e
 	case <-ctx.Done():
 		return nil, busy
 	}
-	grant, err := s.budget.acquire(ctx, uploadMemoryFactor*size)
+	grant, err := s.runs.Reserve(ctx, uploadMemoryFactor*size)
 	if err != nil {
 		<-s.bodies.slots
 		return nil, busy
@@ -50,7 +50,6 @@ func (s *Server) admitUpload(ctx context.Context, size int64) (release func(), e
 	return func() {
 		grant()
 		<-s.bodies.slots
-		s.budget.busy()
 	}, nil
 }
 

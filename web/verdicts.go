@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"math"
 	"strconv"
-	"strings"
 
 	"github.com/scalein-planner/scalein/sim"
+	"github.com/scalein-planner/scalein/web/format"
 )
 
 // Verdicts put a report's main findings in words. The rules are documented in docs/verdicts.md;
@@ -15,22 +15,6 @@ import (
 
 // msEqual says two report times are the same instant (they are whole nanoseconds).
 func msEqual(a, b float64) bool { return math.Abs(a-b) < 5e-7 }
-
-func plural(n int64, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
-}
-
-// numberWord writes small counts as words inside a sentence ("one pull"), larger ones as digits.
-func numberWord(n int64) string {
-	words := []string{"no", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine"}
-	if n >= 0 && n < int64(len(words)) {
-		return words[n]
-	}
-	return formatNumber(float64(n))
-}
 
 // drainedWorkers returns the drained workers of a report in id order.
 func drainedWorkers(rep *sim.Report) []sim.WorkerRow {
@@ -72,18 +56,18 @@ func runVerdicts(rep *sim.Report, guardOn bool) []string {
 		}
 		if last != nil {
 			s := fmt.Sprintf("The last drained worker to go, worker %d, is removed at %s, %s after it was marked draining",
-				last.ID, shortMS(*last.RemovedAtMS), shortMS(valueOr0(last.DrainMS)))
+				last.ID, format.ShortMS(*last.RemovedAtMS), format.ShortMS(valueOr0(last.DrainMS)))
 			if valueOr0(last.DrainMS) == 0 {
-				s = fmt.Sprintf("The last drained worker to go, worker %d, is removed at %s", last.ID, shortMS(*last.RemovedAtMS))
+				s = fmt.Sprintf("The last drained worker to go, worker %d, is removed at %s", last.ID, format.ShortMS(*last.RemovedAtMS))
 			}
 			switch pin := valueOr0(last.PinWaitMS); {
 			case last.Forced:
-				s += fmt.Sprintf(": it reached its grace deadline and was removed by force, killing %s.", countOf(last.RequestsKilled, "requests"))
+				s += fmt.Sprintf(": it reached its grace deadline and was removed by force, killing %s.", format.Count(last.RequestsKilled, "requests"))
 			case valueOr0(last.DrainMS) == 0:
 				s += ": it had no request left to finish and no peer pulling from it, so it went the moment it was marked."
 			case pin > 0:
 				s += fmt.Sprintf(": its own requests were done at %s, then it waited %s for peers pulling from it (pin wait).",
-					shortMS(valueOr0(last.LastWorkMS)), shortMS(pin))
+					format.ShortMS(valueOr0(last.LastWorkMS)), format.ShortMS(pin))
 			default:
 				s += ": its own requests decide it; no peer was still pulling from it."
 			}
@@ -106,8 +90,8 @@ func runVerdicts(rep *sim.Report, guardOn bool) []string {
 			out = append(out, "No drained worker waited for peers: each was removed as soon as its own work ended.")
 		} else if pinned > 0 {
 			out = append(out, fmt.Sprintf("%s of %s waited for peers pulling from %s after %s own work (%s in all); the longest wait was worker %d's, %s, and it served %s.",
-				capitalize(numberWord(pinned)), countOf(int64(len(drained)), "drained workers"), plural(pinned, "it", "them"), plural(pinned, "its", "their"),
-				shortMS(total), longest.ID, shortMS(valueOr0(longest.PinWaitMS)), countOf(longest.PullsServed, "pulls")))
+				format.Capitalize(format.NumberWord(pinned)), format.Count(int64(len(drained)), "drained workers"), format.Plural(pinned, "it", "them"), format.Plural(pinned, "its", "their"),
+				format.ShortMS(total), longest.ID, format.ShortMS(valueOr0(longest.PinWaitMS)), format.Count(longest.PullsServed, "pulls")))
 		}
 		// R4: forced removals and workers never removed.
 		var forced, killed int64
@@ -119,11 +103,11 @@ func runVerdicts(rep *sim.Report, guardOn bool) []string {
 		}
 		if forced > 0 {
 			out = append(out, fmt.Sprintf("%s reached %s grace deadline and %s removed by force, killing %s.",
-				capitalize(countOf(forced, "workers")), plural(forced, "its", "their"), plural(forced, "was", "were"), countOf(killed, "requests")))
+				format.Capitalize(format.Count(forced, "workers")), format.Plural(forced, "its", "their"), format.Plural(forced, "was", "were"), format.Count(killed, "requests")))
 		}
 		if stillDraining > 0 {
 			out = append(out, fmt.Sprintf("%s still draining when the run ended: %s removal deadline lies beyond the simulated traffic.",
-				capitalize(countOf(int64(stillDraining), "workers"))+" "+plural(int64(stillDraining), "was", "were"), plural(int64(stillDraining), "its", "their")))
+				format.Capitalize(format.Count(int64(stillDraining), "workers"))+" "+format.Plural(int64(stillDraining), "was", "were"), format.Plural(int64(stillDraining), "its", "their")))
 		}
 	}
 	// R5: the guard.
@@ -131,16 +115,16 @@ func runVerdicts(rep *sim.Report, guardOn bool) []string {
 	switch {
 	case k.StagedFromDraining > 0:
 		out = append(out, fmt.Sprintf("%s staged from a draining source (the guard kvcr.reject_draining_sources is off): such pulls keep their source alive after its own work.",
-			capitalize(countOf(k.StagedFromDraining, "pulls"))+" "+plural(k.StagedFromDraining, "was", "were")))
+			format.Capitalize(format.Count(k.StagedFromDraining, "pulls"))+" "+format.Plural(k.StagedFromDraining, "was", "were")))
 	case guardOn && k.RejectedDraining > 0:
 		out = append(out, fmt.Sprintf("The guard turned down %s whose source was draining; %s recomputed or used local cache instead of pinning the source.",
-			countOf(k.RejectedDraining, "hints"), plural(k.RejectedDraining, "that request", "those requests")))
+			format.Count(k.RejectedDraining, "hints"), format.Plural(k.RejectedDraining, "that request", "those requests")))
 	}
 	// R6: partial pulls.
 	if k.Partial > 0 {
-		s := fmt.Sprintf("%s of %s %s partial", capitalize(numberWord(k.Partial)), countOf(k.Staged, "staged pulls"), plural(k.Partial, "was", "were"))
+		s := fmt.Sprintf("%s of %s %s partial", format.Capitalize(format.NumberWord(k.Partial)), format.Count(k.Staged, "staged pulls"), format.Plural(k.Partial, "was", "were"))
 		if k.Success == 0 {
-			s = fmt.Sprintf("All %s %s partial, none succeeded", countOf(k.Staged, "staged pulls"), plural(k.Staged, "was", "were"))
+			s = fmt.Sprintf("All %s %s partial, none succeeded", format.Count(k.Staged, "staged pulls"), format.Plural(k.Staged, "was", "were"))
 			if k.Staged == 1 {
 				s = "The one staged pull was partial"
 			}
@@ -148,13 +132,6 @@ func runVerdicts(rep *sim.Report, guardOn bool) []string {
 		out = append(out, s+": a follow-up turn that extends a cached prefix is partial by definition, since its newest blocks exist on no worker yet.")
 	}
 	return out
-}
-
-func capitalize(s string) string {
-	if s == "" {
-		return s
-	}
-	return strings.ToUpper(s[:1]) + s[1:]
 }
 
 // fieldWords names scenario fields in sentences; others are named by their path.
@@ -200,10 +177,10 @@ func changePhrase(diffs []sim.FieldDiff, labelB string) string {
 		name, ok := fieldWords[d.Path]
 		if ok {
 			if r := b / a; r >= 2 && math.Abs(r-math.Round(r)) < 1e-9 {
-				return fmt.Sprintf("%s× %s", formatNumber(math.Round(r)), name)
+				return fmt.Sprintf("%s× %s", format.Number(math.Round(r)), name)
 			}
 			if r := a / b; r >= 2 && math.Abs(r-math.Round(r)) < 1e-9 {
-				return fmt.Sprintf("1/%s of %s", formatNumber(math.Round(r)), name)
+				return fmt.Sprintf("1/%s of %s", format.Number(math.Round(r)), name)
 			}
 		}
 	}
@@ -236,16 +213,16 @@ func compareVerdicts(cmp sim.Comparison, a, b *sim.Report, labelB string) []stri
 	var out []string
 
 	// C1: the latest removal deadline.
-	latest := fig("latest_removal_ms")
+	latest := fig(sim.HeadlineLatestRemovalMS)
 	switch {
 	case latest.A == nil && latest.B == nil:
 		out = append(out, phrase+", still no drained worker is removed: there is no removal deadline to compare.")
 	case latest.A == nil || latest.B == nil:
-		out = append(out, fmt.Sprintf("%s, the latest removal deadline is %s in A and %s in B (a dash: no drained worker was removed).",
-			phrase, withUnit(latest.A, "ms"), withUnit(latest.B, "ms")))
+		out = append(out, fmt.Sprintf("%s, the latest removal deadline is %s in A and %s in B (a format.Dash: no drained worker was removed).",
+			phrase, format.WithUnit(latest.A, "ms"), format.WithUnit(latest.B, "ms")))
 	case msEqual(*latest.A, *latest.B):
-		s := fmt.Sprintf("%s did not move the latest removal deadline (%s)", phrase, shortMS(*latest.A))
-		pinA, pinB := valueOr0(fig("total_pin_wait_ms").A), valueOr0(fig("total_pin_wait_ms").B)
+		s := fmt.Sprintf("%s did not move the latest removal deadline (%s)", phrase, format.ShortMS(*latest.A))
+		pinA, pinB := valueOr0(fig(sim.HeadlineTotalPinWaitMS).A), valueOr0(fig(sim.HeadlineTotalPinWaitMS).B)
 		if pinA == 0 && pinB == 0 {
 			s += ": the drained workers' own work dominates it."
 		} else {
@@ -255,7 +232,7 @@ func compareVerdicts(cmp sim.Comparison, a, b *sim.Report, labelB string) []stri
 	default:
 		d := *latest.B - *latest.A
 		out = append(out, fmt.Sprintf("%s, the latest removal deadline moves %s %s (%s → %s).",
-			phrase, shortMS(math.Abs(d)), laterEarlier(d), shortNumber(*latest.A), shortMS(*latest.B)))
+			phrase, format.ShortMS(math.Abs(d)), laterEarlier(d), format.Short(*latest.A), format.ShortMS(*latest.B)))
 	}
 
 	// C2: the worker whose removal moved most, and why.
@@ -276,17 +253,17 @@ func compareVerdicts(cmp sim.Comparison, a, b *sim.Report, labelB string) []stri
 		}
 	}
 	if best != nil {
-		s := fmt.Sprintf("%s, worker %d is removed %s %s (%s → %s)", phrase, best.ID, shortMS(math.Abs(bestDelta)),
-			laterEarlier(bestDelta), shortNumber(*bestA.RemovedAtMS), shortMS(*best.RemovedAtMS))
+		s := fmt.Sprintf("%s, worker %d is removed %s %s (%s → %s)", phrase, best.ID, format.ShortMS(math.Abs(bestDelta)),
+			laterEarlier(bestDelta), format.Short(*bestA.RemovedAtMS), format.ShortMS(*best.RemovedAtMS))
 		pinA, pinB := valueOr0(bestA.PinWaitMS), valueOr0(best.PinWaitMS)
 		extra := best.PullsServed - bestA.PullsServed
 		switch {
 		case pinB > pinA && extra > 0 && b.KVCR.StagedFromDraining > a.KVCR.StagedFromDraining:
-			s += fmt.Sprintf(": it waited %s for %s staged from it while it was draining.", shortMS(pinB-pinA), numberWord(extra)+" "+unitFor(float64(extra), "pulls"))
+			s += fmt.Sprintf(": it waited %s for %s staged from it while it was draining.", format.ShortMS(pinB-pinA), format.NumberWord(extra)+" "+format.Unit(float64(extra), "pulls"))
 		case pinB > pinA:
-			s += fmt.Sprintf(": it waited %s longer for peers pulling from it (pin wait %s → %s).", shortMS(pinB-pinA), shortNumber(pinA), shortMS(pinB))
+			s += fmt.Sprintf(": it waited %s longer for peers pulling from it (pin wait %s → %s).", format.ShortMS(pinB-pinA), format.Short(pinA), format.ShortMS(pinB))
 		case pinB < pinA:
-			s += fmt.Sprintf(": its pin wait shrinks from %s to %s.", shortMS(pinA), shortMS(pinB))
+			s += fmt.Sprintf(": its pin wait shrinks from %s to %s.", format.ShortMS(pinA), format.ShortMS(pinB))
 		default:
 			s += ": its own work ends at a different time."
 		}
@@ -300,18 +277,18 @@ func compareVerdicts(cmp sim.Comparison, a, b *sim.Report, labelB string) []stri
 	}
 	if ka.Staged != kb.Staged || ka.Partial != kb.Partial || ka.Success != kb.Success {
 		out = append(out, fmt.Sprintf("Pulls staged: %s in A (%d succeeded, %d partial), %s in B (%d succeeded, %d partial).",
-			formatNumber(float64(ka.Staged)), ka.Success, ka.Partial, formatNumber(float64(kb.Staged)), kb.Success, kb.Partial))
+			format.Number(float64(ka.Staged)), ka.Success, ka.Partial, format.Number(float64(kb.Staged)), kb.Success, kb.Partial))
 	}
 
 	// C4: TTFT p99 (changes under 1 % are called unchanged).
-	p99 := fig("ttft_p99_ms")
+	p99 := fig(sim.HeadlineTTFTP99MS)
 	if p99.A != nil && p99.B != nil {
 		switch {
 		case p99.DeltaPct != nil && math.Abs(*p99.DeltaPct) >= 1:
 			out = append(out, fmt.Sprintf("TTFT p99 %s by %.0f %% (%s → %s).", risesFalls(*p99.DeltaPct), math.Abs(*p99.DeltaPct),
-				shortNumber(*p99.A), shortMS(*p99.B)))
+				format.Short(*p99.A), format.ShortMS(*p99.B)))
 		default:
-			out = append(out, fmt.Sprintf("TTFT p99 is unchanged within 1 %% (%s).", shortMS(*p99.B)))
+			out = append(out, fmt.Sprintf("TTFT p99 is unchanged within 1 %% (%s).", format.ShortMS(*p99.B)))
 		}
 	}
 

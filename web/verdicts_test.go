@@ -9,7 +9,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/scalein-planner/scalein/runs"
 	"github.com/scalein-planner/scalein/sim"
+	"github.com/scalein-planner/scalein/web/format"
 )
 
 // runPreset parses and runs a preset, after edit (if any) changes its scenario.
@@ -109,11 +111,11 @@ func TestEditAsNewName(t *testing.T) {
 }
 
 func TestUnits(t *testing.T) {
-	assert.Equal(t, "1 pull", countOf(1, "pulls"))
-	assert.Equal(t, "0 pulls", countOf(0, "pulls"))
-	assert.Equal(t, "2 requests", countOf(2, "requests"))
-	assert.Equal(t, "1 ms", withUnit(ptr(1), "ms"))
-	assert.Equal(t, "1 request", withUnit(ptr(1), "requests"))
+	assert.Equal(t, "1 pull", format.Count(1, "pulls"))
+	assert.Equal(t, "0 pulls", format.Count(0, "pulls"))
+	assert.Equal(t, "2 requests", format.Count(2, "requests"))
+	assert.Equal(t, "1 ms", format.WithUnit(ptr(1), "ms"))
+	assert.Equal(t, "1 request", format.WithUnit(ptr(1), "requests"))
 }
 
 // A drain that takes no time (nothing left to finish, nobody pulling) is said so.
@@ -125,7 +127,7 @@ func TestVerdictsInstantDrain(t *testing.T) {
 
 // "Edit as new" prefills the form with a marked name, so the new run is told apart.
 func TestEditAsNewMarksName(t *testing.T) {
-	s := newTestServer(t, Config{}, false)
+	s := newTestServer(t, runs.Config{}, false)
 	id := submitAPI(t, s, testScenario("original"))
 	rec := get(t, s, "/?from="+id)
 	require.Equal(t, http.StatusOK, rec.Code)

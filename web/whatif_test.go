@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/scalein-planner/scalein/runs"
 	"github.com/scalein-planner/scalein/sim"
 	"github.com/scalein-planner/scalein/sim/whatif"
 	"github.com/scalein-planner/scalein/store"
@@ -82,7 +83,7 @@ func waitPlan(t *testing.T, s *Server, id string, want string) apiPlan {
 }
 
 func TestAPISweep(t *testing.T) {
-	s := newTestServer(t, Config{Workers: 2}, true)
+	s := newTestServer(t, runs.Config{Workers: 2}, true)
 	scenario := fourWorkers(t, `[{"at_ms": 100, "count": 2}]`)
 	axes := `[{"path": "kvcr.bandwidth_gbps", "values": [5, 40]}, {"path": "scale_in[0].select", "values": ["highest_id", "least_loaded"]}]`
 	rec := postJSON(t, s, "/api/v1/sweeps", sweepBody(scenario, axes))
@@ -148,7 +149,7 @@ func TestAPISweep(t *testing.T) {
 }
 
 func TestAPISweepErrors(t *testing.T) {
-	s := newTestServer(t, Config{MaxSweepPoints: 3}, false)
+	s := newTestServer(t, runs.Config{MaxSweepPoints: 3}, false)
 	scenario := fourWorkers(t, `[{"at_ms": 100, "count": 2}]`)
 	cases := []struct {
 		name, body string
@@ -192,7 +193,7 @@ func TestAPISweepErrors(t *testing.T) {
 // A sweep may have more points than the queue holds: the points that fit are submitted at
 // once, the rest as room frees up, and every point's report is that of a direct run.
 func TestSweepLargerThanQueue(t *testing.T) {
-	s := newTestServer(t, Config{QueueSize: 4, Workers: 2}, true)
+	s := newTestServer(t, runs.Config{QueueSize: 4, Workers: 2}, true)
 	scenario := fourWorkers(t, `[{"at_ms": 100, "count": 2}]`)
 	axes := `[{"path": "kvcr.latency_ms", "values": [1, 2, 3, 4, 5]}, {"path": "kvcr.reject_draining_sources", "values": [true, false]}]`
 	rec := postJSON(t, s, "/api/v1/sweeps", sweepBody(scenario, axes))
@@ -241,7 +242,7 @@ func TestSweepFeedCancelAndRestart(t *testing.T) {
 		return len(pts)
 	}
 
-	a := newTestServer(t, Config{Store: st, QueueSize: 2}, false) // never started: nothing runs
+	a := newTestServer(t, runs.Config{Store: st, QueueSize: 2}, false) // never started: nothing runs
 	rec := postJSON(t, a, "/api/v1/sweeps", sweepBody(scenario, `[{"path": "kvcr.latency_ms", "values": [1, 2, 3, 4, 5]}]`))
 	require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
 	id := createdID(t, rec, rec.Body.Bytes())
@@ -259,7 +260,7 @@ func TestSweepFeedCancelAndRestart(t *testing.T) {
 		assert.Equal(t, store.StatusCancelled, p.Status, "point %d", i)
 	}
 	// The queue has room again, but a cancelled sweep is not fed.
-	time.Sleep(queueFullRetry + 500*time.Millisecond)
+	time.Sleep(runs.QueueFullRetry + 500*time.Millisecond)
 	assert.Equal(t, 2, recorded(id))
 
 	// Another sweep on the same queue: two points fit, the third waits for room.
@@ -270,9 +271,9 @@ func TestSweepFeedCancelAndRestart(t *testing.T) {
 	assert.Equal(t, 2, recorded(idOther))
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	require.NoError(t, a.Shutdown(ctx))
+	require.NoError(t, a.stopRuns(ctx))
 
-	b := newTestServer(t, Config{Store: st, QueueSize: 2}, true)
+	b := newTestServer(t, runs.Config{Store: st, QueueSize: 2}, true)
 	done := waitSweep(t, b, idOther, store.StatusDone)
 	require.Len(t, done.Points, 3)
 	assert.Equal(t, 3, recorded(idOther), "the restarted server fed the rest")
@@ -280,15 +281,14 @@ func TestSweepFeedCancelAndRestart(t *testing.T) {
 }
 
 func TestSweepCancelAndResume(t *testing.T) {
-	s := newTestServer(t, Config{Workers: 1}, false)
 	fake := newBlockingRun()
-	s.run = fake.run
-	require.NoError(t, s.Start(context.Background()))
+	s := newTestServer(t, runs.Config{Workers: 1, Simulate: fake.Run}, false)
+	require.NoError(t, s.startRuns(context.Background()))
 	body := sweepBody(fourWorkers(t, ""), `[{"path": "kvcr.latency_ms", "values": [1, 2, 3]}]`)
 	rec := postJSON(t, s, "/api/v1/sweeps", body)
 	require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
 	id := createdID(t, rec, rec.Body.Bytes())
-	fake.waitStarted(t)
+	fake.WaitStarted(t)
 	assert.Equal(t, store.StatusRunning, waitSweep(t, s, id, store.StatusRunning).Status)
 
 	rec = postJSON(t, s, "/api/v1/sweeps/"+id+"/cancel", "")
@@ -299,7 +299,7 @@ func TestSweepCancelAndResume(t *testing.T) {
 		// The queue forgets a run just after the store records its end; a resubmission in
 		// between is ignored by this queue (a race of the hand-written queue, not of sweeps).
 		for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
-			if _, held := s.live.watch(p.RunID); !held {
+			if _, held := s.runs.Progress(p.RunID); !held {
 				break
 			}
 		}
@@ -308,23 +308,23 @@ func TestSweepCancelAndResume(t *testing.T) {
 	// Asking again resumes it: every point is queued again.
 	rec = postJSON(t, s, "/api/v1/sweeps", body)
 	require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
-	fake.waitStarted(t)
-	close(fake.release)
+	fake.WaitStarted(t)
+	close(fake.Release)
 	waitSweep(t, s, id, store.StatusDone)
 }
 
 func TestSweepResumesAfterRestart(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "restart.db")
 	st := openStore(t, path)
-	a := newTestServer(t, Config{Store: st}, false) // never started: the points stay queued
+	a := newTestServer(t, runs.Config{Store: st}, false) // never started: the points stay queued
 	rec := postJSON(t, a, "/api/v1/sweeps", sweepBody(fourWorkers(t, ""), `[{"path": "kvcr.latency_ms", "values": [1, 2]}]`))
 	require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
 	id := createdID(t, rec, rec.Body.Bytes())
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	require.NoError(t, a.Shutdown(ctx))
+	require.NoError(t, a.stopRuns(ctx))
 
-	b := newTestServer(t, Config{Store: st}, true)
+	b := newTestServer(t, runs.Config{Store: st}, true)
 	assert.Equal(t, 2, len(waitSweep(t, b, id, store.StatusDone).Points))
 }
 
@@ -333,7 +333,7 @@ func planBody(scenario, rest string) string {
 }
 
 func TestAPIPlan(t *testing.T) {
-	s := newTestServer(t, Config{Workers: 2}, true)
+	s := newTestServer(t, runs.Config{Workers: 2}, true)
 	body := planBody(fourWorkers(t, ""), `"goal": {"remove": 2, "start_ms": 100}, "constraints": {"ttft_p99_ms": 50, "max_killed": 0}`)
 	rec := postJSON(t, s, "/api/v1/plans", body)
 	require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
@@ -343,8 +343,8 @@ func TestAPIPlan(t *testing.T) {
 	require.NotNil(t, p.Recommended, p.Reason)
 	best := p.Candidates[0]
 	assert.Equal(t, best.RunID, p.Recommended.RunID)
-	assert.Equal(t, 100.0, *figureValue(best.Headline, "latest_removal_ms"), "drain the two idle workers at once (by hand)")
-	assert.Equal(t, 0.0, *figureValue(best.Headline, "requests_killed"))
+	assert.Equal(t, 100.0, *sim.FigureValue(best.Headline, "latest_removal_ms"), "drain the two idle workers at once (by hand)")
+	assert.Equal(t, 0.0, *sim.FigureValue(best.Headline, "requests_killed"))
 	assert.Len(t, p.Submitted, p.Runs, "every run the planner asked for is listed")
 	assert.Zero(t, p.Reused)
 
@@ -381,7 +381,7 @@ func TestAPIPlan(t *testing.T) {
 // A second identical plan on another server reuses every run.
 func TestPlanReusesRuns(t *testing.T) {
 	st := openStore(t, filepath.Join(t.TempDir(), "reuse.db"))
-	s := newTestServer(t, Config{Store: st, Workers: 2}, true)
+	s := newTestServer(t, runs.Config{Store: st, Workers: 2}, true)
 	body := planBody(fourWorkers(t, ""), `"goal": {"remove": 1, "start_ms": 100}`)
 	rec := postJSON(t, s, "/api/v1/plans", body)
 	require.Equal(t, http.StatusAccepted, rec.Code)
@@ -397,7 +397,7 @@ func TestPlanReusesRuns(t *testing.T) {
 }
 
 func TestAPIPlanErrors(t *testing.T) {
-	s := newTestServer(t, Config{MaxPlanRuns: 10}, false)
+	s := newTestServer(t, runs.Config{MaxPlanRuns: 10}, false)
 	sc := fourWorkers(t, "")
 	cases := []struct {
 		name, body, wantPath, wantText string
@@ -439,7 +439,7 @@ func TestAPIPlanErrors(t *testing.T) {
 func TestPlanCancelAndRestart(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "plan-restart.db")
 	st := openStore(t, path)
-	a := newTestServer(t, Config{Store: st}, false) // no workers: the plan waits on its runs
+	a := newTestServer(t, runs.Config{Store: st}, false) // no workers: the plan waits on its runs
 	body := planBody(fourWorkers(t, ""), `"goal": {"remove": 2, "start_ms": 100}`)
 	rec := postJSON(t, a, "/api/v1/plans", body)
 	require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
@@ -452,13 +452,13 @@ func TestPlanCancelAndRestart(t *testing.T) {
 	// A restart resumes it and it finishes.
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	require.NoError(t, a.Shutdown(ctx))
-	b := newTestServer(t, Config{Store: st, Workers: 2}, true)
+	require.NoError(t, a.stopRuns(ctx))
+	b := newTestServer(t, runs.Config{Store: st, Workers: 2}, true)
 	p := waitPlan(t, b, id, store.StatusDone)
 	require.NotNil(t, p.Recommended)
 
 	// Cancelling a running plan stops it and its runs.
-	c := newTestServer(t, Config{}, false)
+	c := newTestServer(t, runs.Config{}, false)
 	rec = postJSON(t, c, "/api/v1/plans", body)
 	require.Equal(t, http.StatusAccepted, rec.Code)
 	id = createdID(t, rec, rec.Body.Bytes())
@@ -500,7 +500,7 @@ func TestPlanCancelAndRestart(t *testing.T) {
 }
 
 func TestWhatIfForms(t *testing.T) {
-	s := newTestServer(t, Config{}, false)
+	s := newTestServer(t, runs.Config{}, false)
 	for _, target := range []string{"/sweeps/new", "/plans/new", "/sweeps/new?preset=e2"} {
 		rec := get(t, s, target)
 		require.Equal(t, http.StatusOK, rec.Code, target)
@@ -592,7 +592,7 @@ func runStatus(t *testing.T, s *Server, id string) string {
 // points nothing else waits on. A point another sweep lists and one a user submitted directly
 // stay queued; the other sweep's cancel then cancels its own.
 func TestCancelSweepSparesSharedRuns(t *testing.T) {
-	s := newTestServer(t, Config{}, false) // never started: every run stays queued
+	s := newTestServer(t, runs.Config{}, false) // never started: every run stays queued
 	scenario := fourWorkers(t, "")
 	rec := postJSON(t, s, "/api/v1/sweeps", sweepBody(scenario, `[{"path": "kvcr.latency_ms", "values": [1, 2, 3, 4]}]`))
 	require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
@@ -628,7 +628,7 @@ func TestCancelSweepSparesSharedRuns(t *testing.T) {
 // Two plans asking for the same candidates share their runs: cancelling one leaves them queued
 // for the other, and cancelling the other cancels them.
 func TestCancelPlanSparesSharedRuns(t *testing.T) {
-	s := newTestServer(t, Config{}, false) // never started: the plans wait on their runs
+	s := newTestServer(t, runs.Config{}, false) // never started: the plans wait on their runs
 	submitted := func(id string, n int) []apiPlanRun {
 		t.Helper()
 		deadline := time.Now().Add(10 * time.Second)
@@ -669,15 +669,14 @@ func TestCancelPlanSparesSharedRuns(t *testing.T) {
 // A plan whose run a user cancelled directly fails (its ranking would be wrong) and says how to
 // run it again; asked for again, it runs the cancelled run and finishes.
 func TestPlanWithACancelledRunFails(t *testing.T) {
-	s := newTestServer(t, Config{Workers: 1}, false)
 	fake := newBlockingRun()
-	s.run = fake.run
-	require.NoError(t, s.Start(context.Background()))
+	s := newTestServer(t, runs.Config{Workers: 1, Simulate: fake.Run}, false)
+	require.NoError(t, s.startRuns(context.Background()))
 	body := planBody(fourWorkers(t, ""), `"goal": {"remove": 2, "start_ms": 100}, "search": {"selections": ["highest_id"], "waves": [1]}`)
 	rec := postJSON(t, s, "/api/v1/plans", body)
 	require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
 	id := createdID(t, rec, rec.Body.Bytes())
-	fake.waitStarted(t)
+	fake.WaitStarted(t)
 	p, err := s.loadPlan(context.Background(), id)
 	require.NoError(t, err)
 	require.Len(t, p.Submitted, 1)
@@ -689,8 +688,8 @@ func TestPlanWithACancelledRunFails(t *testing.T) {
 
 	rec = postJSON(t, s, "/api/v1/plans", body)
 	require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
-	fake.waitStarted(t)
-	close(fake.release)
+	fake.WaitStarted(t)
+	close(fake.Release)
 	p = waitPlan(t, s, id, store.StatusDone)
 	assert.Equal(t, store.StatusDone, runStatus(t, s, p.Submitted[0].RunID))
 }

@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/scalein-planner/scalein/runs"
 	"github.com/scalein-planner/scalein/sim"
 	"github.com/scalein-planner/scalein/store"
 	"github.com/scalein-planner/scalein/web"
@@ -63,30 +64,36 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	}
 	defer st.Close()
 
-	cfg := web.Config{Store: st, Logger: logger, Workers: max(*workers, 0), NoWorkers: *workers == 0,
-		QueueSize: *queue, RunTimeout: *limits.runTimeout, RescueAfter: *limits.rescueAfter, RunsPerMinute: *runsPerMinute,
+	cfg := runs.Config{Store: st, Logger: logger, Workers: max(*workers, 0), NoWorkers: *workers == 0,
+		QueueSize: *queue, RunTimeout: *limits.runTimeout, RescueAfter: *limits.rescueAfter,
 		MaxSweepPoints: *maxSweepPoints, MaxPlanRuns: *maxPlanRuns}
 	if err := limits.memory(&cfg); err != nil {
 		fmt.Fprintf(stderr, "scalein serve: %v\n", err)
 		return 2
 	}
-	srv, err := web.New(cfg)
+	// store → runs → web: the run service works the queue, the web server serves over it.
+	svc, err := runs.New(cfg)
 	if err != nil {
 		fmt.Fprintf(stderr, "scalein serve: %v\n", err)
 		return 1
 	}
-	return serveHTTP(ctx, srv, *addr, store.RedactDSN(*dbPath), logger, stdout, stderr)
+	srv, err := web.New(web.Config{Runs: svc, Store: st, Logger: logger, RunsPerMinute: *runsPerMinute})
+	if err != nil {
+		fmt.Fprintf(stderr, "scalein serve: %v\n", err)
+		return 1
+	}
+	return serveHTTP(ctx, svc, srv, *addr, store.RedactDSN(*dbPath), logger, stdout, stderr)
 }
 
-// serveHTTP starts the server's runs and answers HTTP on addr until ctx ends (SIGINT, SIGTERM),
+// serveHTTP starts the service's runs and answers HTTP on addr until ctx ends (SIGINT, SIGTERM),
 // then shuts down within shutdownGrace. It returns the exit code.
-func serveHTTP(ctx context.Context, srv *web.Server, addr, dbName string, logger *slog.Logger, stdout, stderr io.Writer) int {
+func serveHTTP(ctx context.Context, svc *runs.Service, srv *web.Server, addr, dbName string, logger *slog.Logger, stdout, stderr io.Writer) int {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		fmt.Fprintf(stderr, "scalein serve: listen on %s: %v; choose another -addr\n", addr, err)
 		return 1
 	}
-	if err := srv.Start(ctx); err != nil {
+	if err := svc.Start(ctx); err != nil {
 		fmt.Fprintf(stderr, "scalein serve: %v\n", err)
 		return 1
 	}
@@ -123,7 +130,7 @@ func serveHTTP(ctx context.Context, srv *web.Server, addr, dbName string, logger
 		logger.Warn("closing open requests", "err", err)
 		_ = httpServer.Close()
 	}
-	if err := srv.Shutdown(shutdownCtx); err != nil {
+	if err := svc.Shutdown(shutdownCtx); err != nil {
 		logger.Warn("stopping runs", "err", err)
 		code = 1
 	}
@@ -139,21 +146,21 @@ type runFlags struct {
 }
 
 func addRunFlags(fs *flag.FlagSet) runFlags {
-	perRun, total := web.DefaultMemoryBudgets()
+	perRun, total := runs.DefaultMemoryBudgets()
 	return runFlags{
 		runTimeout: fs.Duration("run-timeout", 0, "a run's wall-time limit (default 10m)"),
 		rescueAfter: fs.Duration("rescue-after", 0, "how long a run may stay running before its worker is presumed dead and the run goes to another worker; "+
 			"must exceed -run-timeout by a few seconds (default -run-timeout + 5m)"),
 		maxRunMemory:   fs.String("max-run-memory", "", fmt.Sprintf("refuse scenarios whose memory estimate exceeds this (like 6GB), and stop a run whose heap grows past it (default a quarter of this machine's memory: %s)", sim.FormatBytes(perRun))),
 		maxTotalMemory: fs.String("max-total-memory", "", fmt.Sprintf("start queued runs only while the estimates of the running ones fit this (default half of this machine's memory: %s)", sim.FormatBytes(total))),
-		maxAttempts:    fs.Int("max-attempts", web.DefaultMaxAttempts, "start a run at most this many times; a run still unfinished after that many starts (its process died each time) is failed"),
+		maxAttempts:    fs.Int("max-attempts", runs.DefaultMaxAttempts, "start a run at most this many times; a run still unfinished after that many starts (its process died each time) is failed"),
 	}
 }
 
 // memory reads the memory flags into cfg and sets the collector's soft limit to the runs'
 // total budget plus room for requests, so garbage does not double the heap near the budget.
-func (f runFlags) memory(cfg *web.Config) error {
-	perRun, total := web.DefaultMemoryBudgets()
+func (f runFlags) memory(cfg *runs.Config) error {
+	perRun, total := runs.DefaultMemoryBudgets()
 	var err error
 	if cfg.MaxRunMemory, err = sizeFlag("max-run-memory", *f.maxRunMemory, perRun); err != nil {
 		return err

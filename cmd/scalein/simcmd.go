@@ -79,9 +79,9 @@ func parseSimFlags(args []string, stderr io.Writer) (simFlags, int) {
 	fs.StringVar(&f.maxMemory, "max-memory", "", "refuse a scenario whose memory estimate exceeds this size (like 6GB or 2GiB; default: no limit)")
 	fs.StringVar(&f.passes, "passes", "", "also write the passes of worker -worker to this file as FPM JSON lines (docs/calibration.md)")
 	fs.IntVar(&f.worker, "worker", -1, "the worker whose passes -passes writes")
-	fs.StringVar(&f.pair, "pair", "", `also run the counterpart and compare: "hints" (hints on/off) or "guard" (draining-source guard on/off)`)
+	fs.StringVar(&f.pair, "pair", "", `also run the counterpart and compare: "hints" (hints on/off), "guard" (draining-source guard on/off) or "autoscaler" (the autoscaler against a fixed fleet of fleet.workers)`)
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: scalein sim -config FILE|- [-out FILE] [-requests] [-pair hints|guard] [-v] [-max-memory SIZE] [-passes FILE -worker N]")
+		fmt.Fprintln(stderr, "usage: scalein sim -config FILE|- [-out FILE] [-requests] [-pair hints|guard|autoscaler] [-v] [-max-memory SIZE] [-passes FILE -worker N]")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -104,8 +104,8 @@ func parseSimFlags(args []string, stderr io.Writer) (simFlags, int) {
 		return usageError("-passes FILE and -worker N go together (N is a worker id, 0 or more)")
 	case f.passes != "" && f.pair != "":
 		return usageError("-passes exports one run's passes; it does not combine with -pair")
-	case f.pair != "" && f.pair != sim.CounterpartHints && f.pair != sim.CounterpartGuard:
-		return usageError("-pair must be %q or %q (got %q)", sim.CounterpartHints, sim.CounterpartGuard, f.pair)
+	case f.pair != "" && f.pair != sim.CounterpartHints && f.pair != sim.CounterpartGuard && f.pair != sim.CounterpartAutoscaler:
+		return usageError("-pair must be %q, %q or %q (got %q)", sim.CounterpartHints, sim.CounterpartGuard, sim.CounterpartAutoscaler, f.pair)
 	}
 	return f, -1
 }
@@ -152,7 +152,7 @@ func runScenarios(ctx context.Context, s *sim.Scenario, pair string, pass func(s
 	c, err := sim.Counterpart(s, pair)
 	if err != nil {
 		fmt.Fprintf(stderr, "scalein sim: %v\n", err)
-		return nil, 1
+		return nil, 2 // the kind was checked with the flags: the scenario does not fit the pair (no autoscaler)
 	}
 	var reports [2]*sim.Report
 	var errs [2]error

@@ -41,6 +41,23 @@ func TestSimInvalidExamplesExitTwo(t *testing.T) {
 		"scale-in-workers-and-count.json":         "scale_in[0]",
 		"tail-tokens-not-below-block-size.json":   "workload.requests[0].tail_tokens",
 		"timing-negative.json":                    "fleet.timing.decode_ms",
+		// model 3 (SPEC §3.15)
+		"autoscaler-and-scale-in.json":                    "autoscaler",
+		"autoscaler-interval-zero.json":                   "autoscaler.interval_ms",
+		"autoscaler-max-remove-zero.json":                 "autoscaler.max_remove_per_tick",
+		"autoscaler-metric-delay-not-below-interval.json": "autoscaler.metric_delay_ms",
+		"autoscaler-min-above-max.json":                   "autoscaler.min_workers",
+		"autoscaler-min-workers-zero.json":                "autoscaler.min_workers",
+		"autoscaler-startup-negative.json":                "autoscaler.startup_ms",
+		"autoscaler-target-zero.json":                     "autoscaler.target",
+		"autoscaler-tolerance-negative.json":              "autoscaler.tolerance",
+		"autoscaler-unknown-metric.json":                  "autoscaler.metric",
+		"autoscaler-window-negative.json":                 "autoscaler.scale_down_window_ms",
+		"gpus-per-worker-zero.json":                       "fleet.gpus_per_worker",
+		"migration-limit-negative.json":                   "router.migration_limit",
+		"rate-stage-duration-zero.json":                   "workload.sessions.rate_stages[0].duration_ms",
+		"rate-stage-rate-negative.json":                   "workload.sessions.rate_stages[0].rate_per_s",
+		"rate-stages-empty.json":                          "workload.sessions.rate_stages",
 	}
 	files, err := filepath.Glob(filepath.Join(examples, "invalid", "*.json"))
 	require.NoError(t, err)
@@ -73,7 +90,7 @@ func TestSimUsageErrors(t *testing.T) {
 	}{
 		{"unknown flag", []string{"sim", "-bogus"}, "flag provided but not defined"},
 		{"missing config", []string{"sim"}, "-config is required"},
-		{"bad pair", []string{"sim", "-config", "x.json", "-pair", "bandwidth"}, `-pair must be "hints" or "guard"`},
+		{"bad pair", []string{"sim", "-config", "x.json", "-pair", "bandwidth"}, `-pair must be "hints", "guard" or "autoscaler"`},
 		{"extra argument", []string{"sim", "-config", "x.json", "extra"}, `unexpected argument "extra"`},
 		{"unknown command", []string{"simulate"}, `unknown command "simulate"`},
 	}
@@ -227,4 +244,53 @@ func TestSimMemoryEstimateAndLimit(t *testing.T) {
 	if code != 0 || strings.Contains(stderr, "memory estimate") {
 		t.Errorf("plain run: exit %d, stderr:\n%s", code, stderr)
 	}
+}
+
+// -pair autoscaler runs the scenario and the same on a fixed fleet, and compares GPU-hours.
+func TestSimPairAutoscaler(t *testing.T) {
+	config := filepath.Join(examples, "autoscaler_window_holds_scale_down.json")
+	code, stdout, stderr := runCLI(t, "", "sim", "-config", config, "-pair", "autoscaler")
+	require.Equal(t, 0, code, stderr)
+	var out struct {
+		A, B struct {
+			Autoscaler *struct{ Decisions []any } `json:"autoscaler"`
+			Summary    struct {
+				WorkerSeconds float64 `json:"worker_seconds"`
+				GPUHours      float64 `json:"gpu_hours"`
+			} `json:"summary"`
+		}
+		Comparison struct {
+			Kind       string `json:"kind"`
+			OnlyToggle bool   `json:"only_toggle"`
+			Diffs      []struct{ Path string }
+			Figures    []struct {
+				Key   string   `json:"key"`
+				Delta *float64 `json:"delta"`
+			}
+		}
+	}
+	require.NoError(t, json.Unmarshal([]byte(stdout), &out))
+	require.NotNil(t, out.A.Autoscaler)
+	assert.Len(t, out.A.Autoscaler.Decisions, 10)
+	assert.Nil(t, out.B.Autoscaler)
+	assert.Equal(t, 0.162, out.A.Summary.WorkerSeconds)
+	assert.Equal(t, 0.306, out.B.Summary.WorkerSeconds) // 3 workers × 102 ms
+	assert.Equal(t, "autoscaler", out.Comparison.Kind)
+	assert.True(t, out.Comparison.OnlyToggle)
+	require.Len(t, out.Comparison.Diffs, 1)
+	assert.Equal(t, "autoscaler", out.Comparison.Diffs[0].Path)
+	found := false
+	for _, f := range out.Comparison.Figures {
+		if f.Key == "gpu_hours" {
+			found = true
+			require.NotNil(t, f.Delta)
+			assert.InDelta(t, (0.306-0.162)/3600, *f.Delta, 1e-12)
+		}
+	}
+	assert.True(t, found, "the comparison has GPU-hours")
+
+	// A scenario without an autoscaler has nothing to pair: exit 2 with the fix.
+	code, _, stderr = runCLI(t, "", "sim", "-config", filepath.Join(examples, "budget_zero_stops_scan.json"), "-pair", "autoscaler")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, stderr, "has no autoscaler")
 }

@@ -12,12 +12,14 @@ import (
 	"runtime"
 	"syscall"
 
+	"github.com/scalein-planner/scalein/runs"
 	"github.com/scalein-planner/scalein/store"
-	"github.com/scalein-planner/scalein/web"
 )
 
 // runWorker works runs from a PostgreSQL database shared with serve processes until ctx is
-// cancelled or SIGINT/SIGTERM arrives; then the runs it holds go back to the queue.
+// cancelled or SIGINT/SIGTERM arrives; then the runs it holds go back to the queue. Like every
+// process with a run service, it also feeds the sweeps and drives the plans it takes the lease
+// of (runs/lease.go).
 func runWorker(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("worker", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -53,27 +55,28 @@ func runWorker(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		return 1
 	}
 	defer st.Close()
-	cfg := web.Config{Store: st, Logger: logger, Workers: *concurrency,
+	cfg := runs.Config{Store: st, Logger: logger, Workers: *concurrency,
 		RunTimeout: *limits.runTimeout, RescueAfter: *limits.rescueAfter}
 	if err := limits.memory(&cfg); err != nil {
 		fmt.Fprintf(stderr, "scalein worker: %v\n", err)
 		return 2
 	}
-	srv, err := web.New(cfg)
+	// store → runs: a worker works the queue, drives sweeps and plans, and serves nothing.
+	svc, err := runs.New(cfg)
 	if err != nil {
 		fmt.Fprintf(stderr, "scalein worker: %v\n", err)
 		return 2
 	}
-	if err := srv.Start(ctx); err != nil {
+	if err := svc.Start(ctx); err != nil {
 		fmt.Fprintf(stderr, "scalein worker: %v\n", err)
 		return 1
 	}
-	fmt.Fprintf(stdout, "Scale-in Planner worker %s working runs from %s (concurrency %d)\n", srv.WorkerName(), store.RedactDSN(*dbURL), *concurrency)
+	fmt.Fprintf(stdout, "Scale-in Planner worker %s working runs from %s (concurrency %d)\n", svc.WorkerName(), store.RedactDSN(*dbURL), *concurrency)
 	<-ctx.Done()
 	logger.Info("shutting down")
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
 	defer cancel()
-	if err := srv.Shutdown(shutdownCtx); err != nil {
+	if err := svc.Shutdown(shutdownCtx); err != nil {
 		logger.Warn("stopping runs", "err", err)
 		return 1
 	}

@@ -55,12 +55,19 @@ const (
 var choiceFields = map[string][]string{
 	"router.policy":     {sim.PolicyKVAware, sim.PolicyRoundRobin, sim.PolicyLeastLoaded},
 	"scale_in[].select": {sim.SelectHighestID, sim.SelectLeastLoaded, sim.SelectLeastCached},
+	// model 3 (SPEC §3.15)
+	"autoscaler.metric": {sim.MetricRequestsPerWorker, sim.MetricKVUsage},
+	"autoscaler.select": {sim.SelectHighestID, sim.SelectLeastLoaded, sim.SelectLeastCached},
 }
 
 // optionalNumbers are number fields that a scenario may leave out and a sweep may still set.
 var optionalNumbers = map[string]bool{
 	"scale_in[].grace_ms":          true,
 	"workload.requests[].route_to": true,
+	// model 3: null means no limit / no grace
+	"autoscaler.grace_ms":            true,
+	"autoscaler.max_remove_per_tick": true,
+	"autoscaler.max_add_per_tick":    true,
 }
 
 // segment is one step of a path: an object key, or a list index when key is empty.
@@ -156,10 +163,10 @@ func resolve(root map[string]any, p string) (axisKind, error) {
 	}
 	pat := pattern(segs)
 	if segs[0].key == "report" {
-		return 0, fmt.Errorf("report options do not change the outcome; sweep a fleet, kvcr, router, scale_in or workload field")
+		return 0, fmt.Errorf("report options do not change the outcome; sweep a fleet, kvcr, router, scale_in, autoscaler or workload field")
 	}
 	if segs[0].key == "name" {
-		return 0, fmt.Errorf("the name does not change the outcome; sweep a fleet, kvcr, router, scale_in or workload field")
+		return 0, fmt.Errorf("the name does not change the outcome; sweep a fleet, kvcr, router, scale_in, autoscaler or workload field")
 	}
 	var cur any = root
 	where := "the scenario"
@@ -196,6 +203,11 @@ func resolve(root map[string]any, p string) (axisKind, error) {
 		}
 	}
 	switch v := cur.(type) {
+	case nil:
+		if optionalNumbers[pat] {
+			return kindNumber, nil
+		}
+		return 0, fmt.Errorf("has no value to vary")
 	case json.Number:
 		return kindNumber, nil
 	case bool:
@@ -204,7 +216,7 @@ func resolve(root map[string]any, p string) (axisKind, error) {
 		if _, ok := choiceFields[pat]; ok {
 			return kindChoice, nil
 		}
-		return 0, fmt.Errorf("is a text field; a sweep varies numbers, true/false and choice fields (router.policy, scale_in[N].select)")
+		return 0, fmt.Errorf("is a text field; a sweep varies numbers, true/false and choice fields (router.policy, scale_in[N].select, autoscaler.metric, autoscaler.select)")
 	case map[string]any:
 		return 0, fmt.Errorf("is an object; name one of its fields: %s", strings.Join(keysOf(v), ", "))
 	case []any:
@@ -241,36 +253,10 @@ func keysOf(m map[string]any) []string {
 // suggest names the closest known key, or lists them all.
 func suggest(key string, m map[string]any) string {
 	keys := keysOf(m)
-	best, bestD := "", 3
-	for _, k := range keys {
-		if d := editDistance(key, k); d < bestD {
-			best, bestD = k, d
-		}
-	}
-	if best != "" {
+	if best := sim.ClosestName(key, keys); best != "" {
 		return fmt.Sprintf("; did you mean %q?", best)
 	}
 	return "; its fields are " + strings.Join(keys, ", ")
-}
-
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
 
 // setPath writes v at the path, creating an optional leaf. The path was resolved before.

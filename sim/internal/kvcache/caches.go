@@ -283,3 +283,11 @@ func (c *Host) Drop(s int32) {
 func (c *Host) Clear() {
 	*c = Host{capacity: c.capacity, worker: c.worker}
 }
+
+// Rebind moves the count of slots held by requests to inUse (which gets the current count):
+// the simulator keeps the counts of all workers in one array and reallocates it when an
+// autoscaler starts workers.
+func (c *GPU) Rebind(inUse *int32) {
+	*inUse = *c.inUse
+	c.inUse = inUse
+}

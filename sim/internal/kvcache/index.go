@@ -484,3 +484,17 @@ func mix64(x uint64) uint64 {
 	x = (x ^ (x >> 27)) * 0x94d049bb133111eb
 	return x ^ (x >> 31)
 }
+
+// Grow makes room for worker ids below workers (an autoscaler started workers, SPEC §3.15):
+// dense lists get a record place for each new id.
+func (x *Index) Grow(workers int) {
+	if int32(workers) <= x.workers {
+		return
+	}
+	x.workers = int32(workers)
+	for i := range x.lists {
+		if l := &x.lists[i]; l.dense && len(l.recs) < workers {
+			l.recs = append(l.recs, make([]holderRec, workers-len(l.recs))...)
+		}
+	}
+}

@@ -110,3 +110,31 @@ func Detach(g1 *GPU, g2 *Host) {
 
 // Detached reports whether the worker of g1 has left the fleet's index.
 func (c *GPU) Detached() bool { return c.byKey.x == nil }
+
+// Attach puts a detached worker back into the fleet's index x (an autoscaler made a draining
+// worker active again, SPEC §3.15 reuse_draining): every key of its own table is recorded in
+// the index with its G1 slot and its G2 slot (pending or resident), so it is a routing candidate
+// and a hint source again with the caches it kept.
+func Attach(g1 *GPU, g2 *Host, x *Index) {
+	t, w := g1.byKey.t, g1.worker
+	if g1.byKey.x != nil {
+		return
+	}
+	if t != nil {
+		for _, en := range t.e {
+			if en.empty() {
+				continue
+			}
+			if s := en.slot[G1]; s >= 0 {
+				x.set(en.key, w, G1, s, false, false)
+			}
+			if s := en.slot[G2]; s >= 0 && g2 != nil {
+				x.set(en.key, w, G2, s, g2.sl.v[s].ready(), false)
+			}
+		}
+	}
+	g1.byKey.x, g1.byKey.t = x, nil
+	if g2 != nil {
+		g2.byKey.x, g2.byKey.t = x, nil
+	}
+}

@@ -1,0 +1,258 @@
+package runs
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/riverqueue/river"
+
+	"github.com/scalein-planner/scalein/sim"
+	"github.com/scalein-planner/scalein/store"
+)
+
+// progressSaveInterval bounds how often a run's progress is written to the store; the event
+// streams get every update from memory.
+const progressSaveInterval = time.Second
+
+// errWallTime is the cause of a run's context when it exceeds Config.RunTimeout.
+type errWallTime struct{ limit time.Duration }
+
+func (e errWallTime) Error() string {
+	return fmt.Sprintf("run exceeded its wall-time limit of %s; shrink the workload or the fleet", e.limit)
+}
+
+// storeCtx is the context for the store writes that record a run's end: they must happen even
+// when the run's own context was cancelled.
+func storeCtx() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.Background(), 30*time.Second)
+}
+
+// simulate parses the claimed run's stored scenario and runs it under the wall-time limit. It
+// returns the final status (queued when the process is shutting down), the error message, and
+// for a done run the report (compressed, ready to store), summary and headline JSON. Progress goes to the live followers at once and
+// to the run's row at most once per progressSaveInterval; a save that finds the row is no
+// longer this attempt's (cancelled elsewhere, taken over) stops the run through cancel.
+func (s *Service) simulate(runCtx context.Context, run store.Run, prep preparedRun, attempt int, cancel context.CancelCauseFunc) (status, msg string, report *store.ReportWriter, summary, headline []byte) {
+	id := run.ID
+	if prep.failMsg != "" {
+		return store.StatusFailed, prep.failMsg, nil, nil, nil
+	}
+	scenario := prep.scenario
+
+	limited, cancelLimit := context.WithTimeoutCause(runCtx, s.cfg.RunTimeout, errWallTime{s.cfg.RunTimeout})
+	defer cancelLimit()
+	var lastSave time.Time
+	opt := sim.RunOptions{
+		Traces:       s.store,
+		MaxEvents:    s.cfg.MaxEvents,
+		MaxVirtualMS: s.cfg.MaxVirtualMS,
+		Progress: func(p float64) {
+			s.live.setProgress(id, p)
+			if now := time.Now(); now.Sub(lastSave) >= progressSaveInterval {
+				lastSave = now
+				ctx, cancelStore := storeCtx()
+				defer cancelStore()
+				err := s.store.SetProgressClaimed(ctx, id, attempt, p)
+				switch {
+				case errors.Is(err, store.ErrConflict):
+					cancel(errTakenOver)
+				case err != nil:
+					s.log.Warn("saving progress failed", "run", id, "err", err)
+				}
+			}
+		},
+	}
+	rep, err := s.reuseOrRun(limited, id, scenario, opt)
+	if err != nil {
+		cause := context.Cause(limited)
+		var wall errWallTime
+		var mem errMemoryBudget
+		switch {
+		case errors.Is(cause, errShuttingDown), s.runsCtx.Err() != nil:
+			return store.StatusQueued, "", nil, nil, nil
+		case errors.Is(cause, errCancelledByUser), errors.Is(cause, errTakenOver), errors.Is(cause, river.ErrJobCancelledRemotely):
+			return store.StatusCancelled, "cancelled by a user before it finished", nil, nil, nil
+		case errors.As(cause, &wall):
+			return store.StatusFailed, wall.Error(), nil, nil, nil
+		case errors.As(cause, &mem):
+			return store.StatusFailed, mem.Error(), nil, nil, nil
+		case errors.Is(err, sim.ErrLimit):
+			return store.StatusFailed, err.Error() + "; shrink the workload or the fleet, or raise the server's limits", nil, nil, nil
+		default:
+			return store.StatusFailed, err.Error(), nil, nil, nil
+		}
+	}
+	// Encoded into its gzip chunks row by row: the report's JSON is never held whole.
+	report = store.NewReportWriter()
+	if err := encodeReport(report, rep); err != nil {
+		return store.StatusFailed, "encoding the report failed: " + err.Error(), nil, nil, nil
+	}
+	summary, err = EncodeSummary(rep)
+	if err != nil {
+		return store.StatusFailed, "encoding the report's summary failed: " + err.Error(), nil, nil, nil
+	}
+	headline, err = json.Marshal(sim.Headline(rep))
+	if err != nil {
+		return store.StatusFailed, "encoding the headline failed: " + err.Error(), nil, nil, nil
+	}
+	return store.StatusDone, "", report, summary, headline
+}
+
+// preparedRun is a stored run's scenario, parsed before the run is claimed, with its memory
+// estimate; a run that cannot start has failMsg instead.
+type preparedRun struct {
+	scenario *sim.Scenario
+	estimate int64
+	failMsg  string
+	// unavailable: the database could not be read; the run is neither started nor failed.
+	unavailable bool
+}
+
+// prepare reads and parses a queued run and estimates its memory. A scenario over the per-run
+// budget (stored before the budget was lowered) fails with the admission message.
+func (s *Service) prepare(ctx context.Context, id string) preparedRun {
+	run, err := s.store.GetRun(ctx, id)
+	if store.IsUnavailable(err) {
+		return preparedRun{unavailable: true}
+	}
+	if err != nil {
+		return preparedRun{failMsg: "the run's record could not be read: " + err.Error()}
+	}
+	scenario, err := sim.Parse(run.ScenarioJSON, sim.ParseEnv{Traces: s.store})
+	if err != nil {
+		if _, again := s.store.GetRunStatus(ctx, id); store.IsUnavailable(again) {
+			return preparedRun{unavailable: true} // its trace could not be read, not a bad scenario
+		}
+		return preparedRun{failMsg: "the stored scenario no longer validates: " + err.Error()}
+	}
+	est := s.estimates.estimate(scenario)
+	if err := est.Check(s.cfg.MaxRunMemory, "this server"); err != nil {
+		return preparedRun{failMsg: "refused before it started: " + strings.ReplaceAll(err.Error(), "\n", "; ")}
+	}
+	return preparedRun{scenario: scenario, estimate: est.Bytes}
+}
+
+// safeRun calls the simulator and turns a panic into an error, so one bad run cannot take the
+// server down.
+func (s *Service) safeRun(ctx context.Context, sc *sim.Scenario, opt sim.RunOptions) (rep *sim.Report, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			s.log.Error("simulator panic", "panic", v)
+			rep, err = nil, fmt.Errorf("internal error in the simulator (%v); please report this scenario", v)
+		}
+	}()
+	return s.run(ctx, sc, opt)
+}
+
+// work is one attempt at a run: claim it, simulate, record the outcome, and tell River what
+// became of the job.
+func (s *Service) work(jobCtx context.Context, id string) error {
+	// The run waits, still queued, until its memory estimate fits the budget beside the runs
+	// running here (budget.go).
+	ctx, cancelStore := storeCtx()
+	prep := s.prepare(ctx, id)
+	cancelStore()
+	if prep.unavailable {
+		return river.JobSnooze(outageSnooze) // not an attempt: try again once the database is back
+	}
+	if prep.scenario != nil {
+		waitCtx, endWait := context.WithTimeout(jobCtx, budgetWait)
+		release, err := s.budget.acquire(waitCtx, prep.estimate)
+		endWait()
+		switch {
+		case err != nil && jobCtx.Err() == nil:
+			return river.JobSnooze(budgetSnooze) // the budget is still taken: wait outside the slot
+		case err != nil:
+			return err // shutting down or cancelled: River decides what comes next
+		}
+		defer release()
+	}
+	ctx, cancelStore = storeCtx()
+	s.refundLostAttempt(ctx, id)
+	run, err := s.store.ClaimRun(ctx, id, s.cfg.WorkerName, s.cfg.MaxAttempts, s.now())
+	cancelStore()
+	switch {
+	case errors.Is(err, store.ErrAttemptsExhausted):
+		s.live.finish(id, store.StatusFailed)
+		return river.JobCancel(err)
+	case errors.Is(err, store.ErrConflict), errors.Is(err, store.ErrNotFound):
+		// Cancelled (or ended) before it started: nothing to run.
+		s.live.finish(id, "")
+		return nil
+	case store.IsUnavailable(err):
+		return river.JobSnooze(outageSnooze) // the store could not be reached: not an attempt
+	case err != nil:
+		return err // River retries
+	}
+	attempt := run.Attempts
+
+	runCtx, cancel := context.WithCancelCause(jobCtx)
+	defer cancel(nil)
+	stopOnShutdown := context.AfterFunc(s.runsCtx, func() { cancel(context.Cause(s.runsCtx)) })
+	defer stopOnShutdown()
+	s.live.setRunning(id, cancel)
+	go s.watchClaim(runCtx, id, attempt, cancel)
+	s.budget.track(id, prep.estimate, cancel)
+	defer s.budget.untrack(id)
+
+	status, msg, report, summary, headline := s.simulate(runCtx, run, prep, attempt, cancel)
+
+	result, err := s.recordThroughOutage(id, attempt, status, msg, report, summary, headline)
+	switch {
+	case errors.Is(err, store.ErrConflict):
+		// Cancelled by a user (the row already says so) or handed to another attempt: the
+		// row is not this attempt's to write.
+		s.log.Info("run ended elsewhere", "run", id, "attempt", attempt, "err", err)
+		result = nil
+	case store.IsUnavailable(err):
+		// The outcome is lost with the outage, not through the run: its next start here does
+		// not count (refundLostAttempt), and River does not count a snooze either.
+		s.log.Error("recording the end of a run failed: database unavailable", "run", id, "status", status, "err", err)
+		s.lostAttempts.add(id, attempt)
+		result = river.JobSnooze(outageSnooze)
+	case err != nil:
+		s.log.Error("recording the end of a run failed", "run", id, "status", status, "err", err)
+		result = err
+	}
+	s.log.Info("run ended", "run", id, "status", status, "attempt", attempt, "error", msg)
+	s.live.finish(id, status)
+	return result
+}
+
+// record stores how an attempt at a run ended and returns what River should do with its job
+// (nil: completed), and the store's error.
+func (s *Service) record(id string, attempt int, status, msg string, report *store.ReportWriter, summary, headline []byte) (result, err error) {
+	ctx, cancelStore := storeCtx()
+	defer cancelStore()
+	switch status {
+	case store.StatusDone:
+		return nil, s.store.FinishClaimedReport(ctx, id, attempt, report, summary, headline, s.now())
+	case store.StatusQueued: // this process is shutting down: another start finishes it
+		return river.JobSnooze(time.Second), s.store.RequeueClaimed(ctx, id, attempt)
+	case store.StatusCancelled:
+		return river.JobCancel(errCancelledByUser), s.store.EndClaimed(ctx, id, attempt, status, msg, s.now())
+	default: // failed: the simulator's verdict is deterministic, so it is not retried
+		return river.JobCancel(errors.New(msg)), s.store.EndClaimed(ctx, id, attempt, status, msg, s.now())
+	}
+}
+
+// watchClaim cancels a running run once its row is no longer this attempt's running row: a
+// user cancelled it (possibly through another server process) or another worker took it over.
+func (s *Service) watchClaim(ctx context.Context, id string, attempt int, cancel context.CancelCauseFunc) {
+	pollStore(ctx, takeoverPoll, func() bool {
+		run, err := s.store.GetRunStatus(ctx, id)
+		if err != nil || (run.Status == store.StatusRunning && run.Attempts == attempt) {
+			return false
+		}
+		if run.Status == store.StatusCancelled {
+			cancel(errCancelledByUser)
+		} else {
+			cancel(errTakenOver)
+		}
+		return true
+	})
+}

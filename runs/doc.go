@@ -1,0 +1,31 @@
+// Package runs is where a scenario becomes a queued run and a run becomes a report; sweeps are
+// fed and plans driven here too. The web server (serve) and the worker process (worker) each
+// build one Service over the store; the web package reaches it through a small interface and
+// maps its errors (ErrQueueFull, *RequestError, *NotFoundError, *sim.ValidationError) to
+// statuses in one place.
+//
+// The life of a run. Submit (submit.go) is the one way in, for the form, the API, pairs, sweep
+// points and plan candidates: each scenario meets the per-run memory budget (Admit, budget.go,
+// with estimates remembered by estimate_cache.go), then its row and its River job are stored in
+// one transaction (queue.go); an identical scenario reuses its run, as run ids are content
+// hashes. A worker's job is one attempt (attempt.go): prepare parses the stored scenario and
+// estimates it, the attempt waits for the total memory budget, claims the row, simulates under
+// the wall-time limit while a watcher cancels it if its row says cancelled or taken over, and
+// records the end: the report in gzip chunks, row by row (report_encode.go), beside its summary
+// and headline (summary.go, ttft_histogram.go). Live progress goes to the followers in this
+// process at once (progress.go) and to the row once a second. CancelRun (cancel.go) ends a row
+// and its job; the worker stops at once here, or within takeoverPoll elsewhere.
+//
+// The life of a sweep. CreateSweep (sweep.go) expands the axes, admits every point, stores the
+// sweep and submits as many points as the queue takes; the rest are fed in the background as
+// room frees up (sweep_feed.go), recorded in order so a restart resumes after the last one.
+//
+// The life of a plan. CreatePlan (plan.go) normalises the request, stores the plan and starts
+// the planner in the background (plan_driver.go), whose runner submits candidates as runs and
+// waits for them in the store.
+//
+// A sweep's feeding and a plan's driving belong to one process at a time: a lease (lease.go)
+// taken as a store drive lock, watched for a cancel made elsewhere, and taken over at a rescan
+// when its holder dies. Start resumes what a previous process left; Shutdown puts running
+// runs back in the queue and releases the leases.
+package runs

@@ -1,0 +1,373 @@
+package runs
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/base32"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/scalein-planner/scalein/sim"
+	"github.com/scalein-planner/scalein/sim/whatif"
+	"github.com/scalein-planner/scalein/store"
+)
+
+// Sweeps and plans submit ordinary runs through submitPoints and follow them through the store, so
+// their points share the queue, the permalinks and the reuse of identical runs with every
+// other run.
+
+// lowerBase32 matches the alphabet of run ids, so every id in a URL has the same shape.
+var lowerBase32 = base32.NewEncoding("abcdefghijklmnopqrstuvwxyz234567").WithPadding(base32.NoPadding)
+
+// contentID is 16 characters of base32 of SHA-256 over the parts and the model version: the
+// same request gives the same id, and a new model version gives new ids.
+func contentID(kind string, parts ...[]byte) string {
+	h := sha256.New()
+	h.Write([]byte(kind))
+	for _, p := range parts {
+		fmt.Fprintf(h, "\x00%d\x00", len(p))
+		h.Write(p)
+	}
+	h.Write([]byte(sim.ModelVersion))
+	return lowerBase32.EncodeToString(h.Sum(nil))[:16]
+}
+
+// runPollInterval is how often a plan checks on the runs it waits for.
+const runPollInterval = 200 * time.Millisecond
+
+// QueueFullRetry is how long a plan, or a sweep being fed, waits before submitting again when
+// the queue is full.
+const QueueFullRetry = time.Second
+
+// planRunner is the whatif.Runner of one plan on this server: it submits the candidates as
+// runs, records them as the plan's points, and waits until each has ended. The planner calls
+// Run from several goroutines at once; each call's runs go to the shared queue, and the points
+// are recorded one call at a time (a point's index is the count of those before it).
+type planRunner struct {
+	s      *Service
+	planID string
+	mu     sync.Mutex // serialises AddPlanPoints
+}
+
+// planLabel is the candidate label a planner scenario's name carries after " — plan: ".
+func planLabel(name string) string {
+	if i := strings.LastIndex(name, " — plan: "); i >= 0 {
+		return name[i+len(" — plan: "):]
+	}
+	return name
+}
+
+func (p *planRunner) Run(ctx context.Context, scenarios []*sim.Scenario) ([]whatif.Outcome, error) {
+	subs, err := p.submitInPieces(ctx, scenarios)
+	if err != nil {
+		return nil, err
+	}
+	ids := make([]string, len(scenarios))
+	for i := range scenarios {
+		ids[i] = subs[i].Run.ID
+	}
+	out := make([]whatif.Outcome, len(scenarios))
+	for i, sub := range subs {
+		out[i].Reused = !sub.Created && sub.Run.Status == store.StatusDone
+	}
+	for i, id := range ids {
+		run, err := p.s.awaitRun(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		reused := out[i].Reused
+		out[i] = outcomeOf(run)
+		out[i].Reused = reused
+	}
+	return out, nil
+}
+
+// submitInPieces submits a batch of candidates as runs and records them as the plan's points.
+// A batch larger than the room in the queue (or than the queue itself, -queue 4 against a batch
+// of 12) goes in pieces that fit: the piece is halved while the queue is full, doubled again
+// after a success, and a single run waits for room. So a plan never waits for room that can
+// never come, and a sweep keeping the queue full cannot starve it of single places.
+func (p *planRunner) submitInPieces(ctx context.Context, scenarios []*sim.Scenario) ([]submitted, error) {
+	subs := make([]submitted, 0, len(scenarios))
+	piece := min(len(scenarios), p.s.cfg.QueueSize)
+	for len(subs) < len(scenarios) {
+		part := scenarios[len(subs):min(len(subs)+piece, len(scenarios))]
+		got, err := p.s.submitPoints(ctx, part...)
+		if errors.Is(err, ErrQueueFull) {
+			if len(part) > 1 {
+				piece = len(part) / 2
+				continue
+			}
+			select { // the queue is full of other work: wait for room rather than fail the plan
+			case <-ctx.Done():
+				return nil, context.Cause(ctx)
+			case <-time.After(QueueFullRetry):
+			}
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		labels, ids := make([]string, len(part)), make([]string, len(part))
+		for i, sc := range part {
+			labels[i], ids[i] = planLabel(sc.Name), got[i].Run.ID
+		}
+		// Recorded at once, so cancelling the plan reaches every run it has submitted.
+		p.mu.Lock()
+		err = p.s.store.AddPlanPoints(ctx, p.planID, labels, ids)
+		p.mu.Unlock()
+		if err != nil {
+			return nil, err
+		}
+		subs = append(subs, got...)
+		piece = min(2*len(part), p.s.cfg.QueueSize)
+	}
+	return subs, nil
+}
+
+// awaitRun polls the store until the run has ended and returns it with its report.
+func (s *Service) awaitRun(ctx context.Context, id string) (run store.Run, err error) {
+	ended := pollStore(ctx, runPollInterval, func() bool {
+		run, err = s.store.GetRunStatus(ctx, id)
+		if err != nil {
+			return true
+		}
+		if !IsFinal(run.Status) {
+			return false
+		}
+		run, err = s.store.GetRun(ctx, id)
+		if err == nil && run.Status == store.StatusDone && len(run.SummaryJSON) == 0 {
+			// Finished before summaries were stored: the report has what outcomeOf reads.
+			run.ReportJSON, err = s.store.GetReportJSON(ctx, id)
+		}
+		return true
+	})
+	if !ended {
+		return store.Run{}, context.Cause(ctx)
+	}
+	if err != nil {
+		return store.Run{}, err
+	}
+	return run, nil
+}
+
+// outcomeOf reads what the planner needs from a finished run.
+func outcomeOf(run store.Run) whatif.Outcome {
+	o := whatif.Outcome{ScenarioID: run.ID, RunID: run.ID, Status: run.Status, Error: run.Error}
+	if run.Status != store.StatusDone {
+		return o
+	}
+	var rep struct {
+		Digest  string          `json:"digest"`
+		Workers []sim.WorkerRow `json:"workers"`
+	}
+	doc := run.SummaryJSON // the report without per-request rows: digest and workers are there
+	if len(doc) == 0 {
+		doc = run.ReportJSON
+	}
+	if err := json.Unmarshal(doc, &rep); err != nil {
+		return whatif.Outcome{ScenarioID: run.ID, RunID: run.ID, Status: store.StatusFailed, Error: "the stored report could not be read: " + err.Error()}
+	}
+	o.Digest, o.Workers = rep.Digest, rep.Workers
+	if err := json.Unmarshal(run.HeadlineJSON, &o.Headline); err != nil {
+		o.Headline = nil
+	}
+	return o
+}
+
+// startPlan runs the plan in the background unless it is already running in this process or
+// another process drives it (lease.go).
+func (s *Service) startPlan(id string) {
+	s.mu.Lock()
+	if s.stopped {
+		s.mu.Unlock()
+		return
+	}
+	if s.planCancels[id] != nil {
+		// Running here, perhaps just cancelled and not yet stopped: once it stops, it is
+		// started again, and goes on unless it is cancelled in the store by then.
+		if s.planAgain == nil {
+			s.planAgain = map[string]bool{}
+		}
+		s.planAgain[id] = true
+		s.mu.Unlock()
+		return
+	}
+	ctx, cancel := context.WithCancelCause(s.runsCtx)
+	s.planCancels[id] = cancel // taken before the lock, so nothing else here starts it meanwhile
+	s.plansRunning.Add(1)
+	s.mu.Unlock()
+	go func() {
+		defer s.plansRunning.Done()
+		defer func() {
+			s.mu.Lock()
+			delete(s.planCancels, id)
+			again := s.planAgain[id]
+			delete(s.planAgain, id)
+			s.mu.Unlock()
+			cancel(nil)
+			if again && s.planUnfinished(id) {
+				s.startPlan(id)
+			}
+		}()
+		hold, ok := s.lockDrive(planDriveKey(id))
+		if !ok {
+			return // another process drives it
+		}
+		defer s.unlockDrive(hold)
+		s.log.Info("plan driven by this process", "plan", id)
+		s.watchCancelled(ctx, cancel, func(ctx context.Context) (bool, error) {
+			status, err := s.store.PlanStatus(ctx, id)
+			return status == store.StatusCancelled, err
+		})
+		s.executePlan(ctx, id)
+	}()
+}
+
+// executePlan runs the planner for a stored plan and records its end. A plan stopped by the
+// server shutting down stays running in the store, and the next start resumes it (its finished
+// runs are reused).
+func (s *Service) executePlan(ctx context.Context, id string) {
+	end := func(status, msg string, result []byte) (cancelled bool) {
+		sctx, cancel := storeCtx()
+		defer cancel()
+		err := s.store.SetPlanStatus(sctx, id, status, msg, result, s.now())
+		switch {
+		case errors.Is(err, store.ErrConflict):
+			s.log.Info("a plan cancelled meanwhile stays cancelled", "plan", id, "status", status)
+			return true
+		case err != nil:
+			s.log.Error("recording a plan's state failed", "plan", id, "status", status, "err", err)
+		}
+		return false
+	}
+	plan, _, err := s.store.GetPlan(ctx, id)
+	if err != nil {
+		s.log.Error("plan not started", "plan", id, "err", err)
+		return
+	}
+	if end(store.StatusRunning, "", nil) {
+		return
+	}
+	base, err := sim.Parse(plan.ScenarioJSON, sim.ParseEnv{Traces: s.store})
+	if err != nil {
+		end(store.StatusFailed, "the stored scenario is no longer valid: "+err.Error(), nil)
+		return
+	}
+	var req planRequestDoc
+	if err := json.Unmarshal(plan.RequestJSON, &req); err != nil {
+		end(store.StatusFailed, "the stored request could not be read: "+err.Error(), nil)
+		return
+	}
+	res, err := whatif.Plan(ctx, &planRunner{s: s, planID: id}, base, req.Request)
+	switch cause := context.Cause(ctx); {
+	case errors.Is(cause, errShuttingDown), errors.Is(cause, errDriveLost):
+		return // resumed at the next start, or by the process that takes the lock
+	case errors.Is(cause, errCancelledByUser):
+		// cancelPlan records the cancel itself; writing it here too could undo the plan being
+		// asked for again meanwhile.
+		return
+	case errors.Is(cause, errCancelledElsewhere):
+		// The store says cancelled already. The cancel may have missed runs submitted here
+		// just after it, so they are cancelled again (those shared with others are spared).
+		s.cancelPlanPointsAfter(id)
+		return
+	case err != nil:
+		end(store.StatusFailed, "the plan failed: "+err.Error(), nil)
+		return
+	}
+	if label := cancelledCandidate(res); label != "" {
+		// A run the plan needs was cancelled (directly by a user, or by a cancel of this plan
+		// made elsewhere just before it was asked for again): its ranking would be wrong.
+		end(store.StatusFailed, fmt.Sprintf("the run of %q was cancelled, so the candidates cannot be ranked; ask for the plan again to run it", label), nil)
+		return
+	}
+	body, err := json.Marshal(res)
+	if err != nil {
+		end(store.StatusFailed, "encoding the plan failed: "+err.Error(), nil)
+		return
+	}
+	end(store.StatusDone, "", body)
+	s.log.Info("plan done", "plan", id, "runs", res.Runs, "reused", res.Reused)
+}
+
+// cancelledCandidate returns the label of the first candidate (or the baseline) whose run was
+// cancelled, or "".
+func cancelledCandidate(res *whatif.Result) string {
+	if res.Baseline != nil && res.Baseline.Status == whatif.StatusCancelled {
+		return res.Baseline.Label
+	}
+	for _, c := range res.Candidates {
+		if c.Status == whatif.StatusCancelled {
+			return c.Label
+		}
+	}
+	return ""
+}
+
+// planUnfinished says whether the store has the plan queued or running (asked for again).
+func (s *Service) planUnfinished(id string) bool {
+	ctx, cancel := storeCtx()
+	defer cancel()
+	status, err := s.store.PlanStatus(ctx, id)
+	return err == nil && (status == store.StatusQueued || status == store.StatusRunning)
+}
+
+// cancelPlanPointsAfter cancels a cancelled plan's unfinished runs again, unless it has been
+// asked for again meanwhile.
+func (s *Service) cancelPlanPointsAfter(id string) {
+	ctx, cancel := storeCtx()
+	defer cancel()
+	plan, points, err := s.store.GetPlan(ctx, id)
+	if err == nil && plan.Status != store.StatusCancelled {
+		return
+	}
+	if err == nil {
+		ids := make([]string, len(points))
+		for i, p := range points {
+			ids[i] = p.RunID
+		}
+		err = s.cancelPoints(ctx, ids, "", id)
+	}
+	if err != nil {
+		s.log.Error("cancelling a cancelled plan's runs failed", "plan", id, "err", err)
+	}
+}
+
+// resumePlans starts every unfinished plan that no process drives: at start, the ones a
+// previous process left; on PostgreSQL, at each rescan, the ones whose driver died.
+func (s *Service) resumePlans(ctx context.Context) error {
+	plans, err := s.store.UnfinishedPlans(ctx)
+	if err != nil {
+		return err
+	}
+	for _, p := range plans {
+		s.startPlan(p.ID)
+	}
+	return nil
+}
+
+// cancelPoints stops the unfinished runs of a cancelled sweep or plan (the other id is ""),
+// except those something else still waits on: another sweep or plan that lists them, or a
+// user who submitted them directly (runs are shared: the same scenario is the same run).
+func (s *Service) cancelPoints(ctx context.Context, ids []string, sweepID, planID string) error {
+	for _, id := range ids {
+		// The check and the cancel are one statement: a run taken up meanwhile is spared.
+		cancelled, jobID, err := s.store.CancelUnlessWanted(ctx, id, sweepID, planID, s.now())
+		if err != nil {
+			return err
+		}
+		if !cancelled {
+			continue
+		}
+		if err := s.jobs.cancel(ctx, jobID); err != nil {
+			s.log.Warn("cancelling the job of a run failed", "run", id, "job", jobID, "err", err)
+		}
+		s.live.cancelRunning(id)
+	}
+	return nil
+}

@@ -1,0 +1,99 @@
+package runs
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/scalein-planner/scalein/sim"
+	"github.com/scalein-planner/scalein/store"
+)
+
+// Summary is what a done run stores as its summary (store.Run.SummaryJSON): the report
+// without its per-request rows, plus the one per-request figure a page draws, the histogram of
+// the requests' TTFTs (at most 101 counts, however many requests). Pages, compare, workers.csv
+// and charts read only this; the rows stay in the stored report, which report.json, the API's
+// run document and trace.json read.
+type Summary struct {
+	sim.Report
+	// TTFTHistogram counts first_token_ms − arrival_ms of the per-request rows with a first
+	// token; absent when the report has no such row.
+	TTFTHistogram *TTFTCounts `json:"ttft_histogram,omitempty"`
+	// LegacyTTFTsMS is what summaries stored before the histogram held instead: one TTFT per
+	// request. LoadSummary turns it into TTFTHistogram; it is never written.
+	LegacyTTFTsMS []float64 `json:"request_ttfts_ms,omitempty"`
+}
+
+// Summarize builds the summary of a report.
+func Summarize(rep *sim.Report) *Summary {
+	sum := &Summary{Report: *rep, TTFTHistogram: requestTTFTCounts(rep)}
+	sum.Requests = nil
+	return sum
+}
+
+// encodeSummary is what FinishClaimed and SetSummary store.
+func EncodeSummary(rep *sim.Report) ([]byte, error) {
+	return json.Marshal(Summarize(rep))
+}
+
+// LoadSummary decodes a done run's stored summary. A run finished before summaries were stored
+// has none: it is computed from the report once (the only page view that reads the report) and
+// stored, so later views read the summary.
+func (s *Service) LoadSummary(ctx context.Context, run store.Run) (*Summary, error) {
+	if len(run.SummaryJSON) == 0 {
+		return s.backfillSummary(ctx, run.ID)
+	}
+	var sum Summary
+	if err := json.Unmarshal(run.SummaryJSON, &sum); err != nil {
+		return nil, fmt.Errorf("decode stored summary of run %s: %w", run.ID, err)
+	}
+	if len(sum.LegacyTTFTsMS) > 0 {
+		// Stored before the histogram: the same counts, from the TTFTs it kept. The summary is
+		// stored again in the current layout, without the TTFTs, so later views read less.
+		if sum.TTFTHistogram == nil {
+			sum.TTFTHistogram = CountTTFTs(sum.LegacyTTFTsMS)
+		}
+		sum.LegacyTTFTsMS = nil
+		if b, err := json.Marshal(&sum); err == nil {
+			if err := s.store.ReplaceSummary(ctx, run.ID, run.SummaryJSON, b); err != nil {
+				s.log.Warn("rewriting a run's summary without its TTFTs failed; it is converted again on the next view", "run", run.ID, "err", err)
+			}
+		}
+	}
+	return &sum, nil
+}
+
+func (s *Service) backfillSummary(ctx context.Context, id string) (*Summary, error) {
+	rep, err := s.LoadReport(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	sum := Summarize(rep)
+	b, err := json.Marshal(sum)
+	if err != nil {
+		return nil, fmt.Errorf("encode summary of run %s: %w", id, err)
+	}
+	if err := s.store.SetSummary(ctx, id, b); err != nil {
+		s.log.Warn("storing the summary of a run failed; it is computed again on the next view", "run", id, "err", err)
+	}
+	return sum, nil
+}
+
+// LoadReport decodes a done run's full report, per-request rows included (trace.json), from
+// the stored chunks as they are read: the report's JSON is never held whole.
+func (s *Service) LoadReport(ctx context.Context, id string) (*sim.Report, error) {
+	stored, err := s.store.OpenReport(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	rc, err := stored.JSON(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = rc.Close() }()
+	var rep sim.Report
+	if err := json.NewDecoder(rc).Decode(&rep); err != nil {
+		return nil, fmt.Errorf("decode stored report of run %s: %w", id, err)
+	}
+	return &rep, nil
+}

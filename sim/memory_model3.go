@@ -1,0 +1,90 @@
+package sim
+
+import (
+	"fmt"
+	"math"
+)
+
+// Memory of model 3 (SPEC §3.15).
+const (
+	// A decision row (Decision, its four id lists' first arrays) and its JSON (about 200 bytes
+	// with short lists).
+	decisionRowBytes     = 160
+	decisionRowJSONBytes = 260
+	// After the last arrival, the decisions the estimate allows for before the run ends.
+	decisionTailMS = 3_600_000
+)
+
+// cacheWorkers bounds the workers that hold caches at once: the fleet, and with an autoscaler
+// up to max_workers active or starting besides the initial fleet still draining.
+func (s *Scenario) cacheWorkers() int64 {
+	n := int64(s.Fleet.Workers)
+	if a := s.Autoscaler; a != nil {
+		n += int64(a.MaxWorkers)
+	}
+	return n
+}
+
+// arrivalSpanMS is the instant of the workload's last first arrival (for sessions: the end of
+// the rate stages, or count / rate_per_s three times over), plus every later turn's think time.
+func (s *Scenario) arrivalSpanMS() float64 {
+	switch s.Workload.Type {
+	case WorkloadRequests:
+		last := 0.0
+		for _, r := range s.Workload.Requests {
+			last = math.Max(last, r.AtMS)
+		}
+		return last
+	case WorkloadTrace:
+		t := s.Workload.Trace
+		last := 0.0
+		for _, r := range s.trace {
+			last = math.Max(last, r.TimestampMS)
+		}
+		if t != nil && t.Speedup > 0 {
+			return last/t.Speedup + t.OffsetMS
+		}
+		return last
+	case WorkloadSessions:
+		c := s.Workload.Sessions
+		if c == nil {
+			return 0
+		}
+		span := 3 * float64(c.Count) / c.RatePerS * 1000
+		if len(c.RateStages) > 0 {
+			span = 0
+			for _, st := range c.RateStages {
+				span += st.DurationMS
+			}
+		}
+		return span + float64(c.Turns)*c.ThinkTimeMS
+	}
+	return 0
+}
+
+// autoscalerRows counts the decision rows (kept to the end and encoded in the report) and the
+// records and rows of the workers the autoscaler may start: a decision each interval_ms over
+// the arrivals' span and an hour after it, each starting at most max_workers workers.
+func (e *estimator) autoscalerRows() {
+	a := e.s.Autoscaler
+	if a == nil {
+		return
+	}
+	decisions := int64(math.Min((e.s.arrivalSpanMS()+decisionTailMS)/a.IntervalMS+1, 1e12))
+	e.add("autoscaler.interval_ms", fmt.Sprintf("%s decision rows (one per interval over the workload and an hour after it)", groupDigits(decisions)),
+		satMul(decisions, decisionRowBytes+decisionRowJSONBytes*jsonCopies))
+	starts := int64(a.MaxWorkers)
+	if a.MaxAddPerTick != nil {
+		starts = min(starts, int64(*a.MaxAddPerTick))
+	}
+	starts = min(satMul(starts, decisions), MaxWorkers)
+	e.add("autoscaler.max_workers", fmt.Sprintf("records and report rows of up to %s started workers", groupDigits(starts)),
+		starts*(workerBytes+workerRowJSONBytes*jsonCopies))
+}
+
+func satMul(a, b int64) int64 {
+	if a != 0 && b > math.MaxInt64/a {
+		return math.MaxInt64
+	}
+	return a * b
+}

@@ -1,0 +1,118 @@
+package form
+
+import (
+	"net/url"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/scalein-planner/scalein/sim"
+	"github.com/scalein-planner/scalein/templates"
+)
+
+// TestFormStartsOnlyWhereTheSimulatorHasNoDefault keeps the defaults in one place: a field
+// either shows the simulator's default or, where the simulator has none, a starting value.
+func TestFormStartsOnlyWhereTheSimulatorHasNoDefault(t *testing.T) {
+	noDefault := map[string]bool{workloadTypeField.Path: true, TraceSourceField: true, "workload.trace.limit": true, "workload.requests": true}
+	singleFields(func(fs fieldSpec) {
+		def, has := formDefaults[fs.Path]
+		assert.Equal(t, !noDefault[fs.Path], has, "%s: has a simulator default (%q)", fs.Path, def)
+		if fs.Start != "" {
+			assert.False(t, has, "%s has both a Start value and the simulator's default %q", fs.Path, def)
+		}
+	})
+	assert.Equal(t, "4096", formDefaults["fleet.gpu_blocks"])
+	assert.Equal(t, "0.05", formDefaults["fleet.timing.decode_ms_per_seq"])
+	assert.Equal(t, "512", formDefaults["workload.trace.trace_block_tokens"])
+	assert.Equal(t, "true", formDefaults["kvcr.reject_draining_sources"])
+
+	// The schedule's select names the policy sim.Parse fills in for a count without one.
+	sc, err := sim.Parse([]byte(`{"scale_in": [{"at_ms": 0, "count": 1}], "workload": {"type": "sessions"}}`), sim.ParseEnv{})
+	require.NoError(t, err)
+	assert.Contains(t, scheduleFields[3].Help, "by default "+sc.ScaleIn[0].Select)
+	assert.Contains(t, selectionNote, sc.ScaleIn[0].Select+" (the default)")
+}
+
+// TestPresetsPrefillRoundTrip: a preset put in the form and submitted untouched is the preset.
+func TestPresetsPrefillRoundTrip(t *testing.T) {
+	for _, p := range sim.Presets() {
+		t.Run(p.Key, func(t *testing.T) {
+			sc, err := sim.Parse(p.JSON, sim.ParseEnv{})
+			require.NoError(t, err)
+			again, err := Scenario(FromScenario(sc), sim.ParseEnv{})
+			require.NoError(t, err)
+			assert.Equal(t, sc.ID(), again.ID(), "\nwant %s\ngot  %s", sc.CanonicalJSON(), again.CanonicalJSON())
+		})
+	}
+}
+
+// TestFormProblemsAreNotRepeated: a field the form could not read is not faulted a second time
+// by sim.Parse (which then holds its default), and an empty requests list is one problem.
+func TestFormProblemsAreNotRepeated(t *testing.T) {
+	f := Default()
+	f.Set("workload.type", sim.WorkloadRequests)
+	f.Set("workload.requests", `[{"id": "a",`)
+	f.Set("fleet.max_num_seqs", "many")
+	_, err := Scenario(f, sim.ParseEnv{})
+	invalid, ok := err.(*Invalid)
+	require.True(t, ok, "want *Invalid, got %v", err)
+	assert.Equal(t, 2, invalid.Errs.count, "%v", invalid.Errs.byField)
+	assert.Len(t, invalid.Errs.byField["workload.requests"], 1)
+	assert.Contains(t, invalid.Errs.byField["workload.requests"][0], "not valid JSON")
+	assert.Len(t, invalid.Errs.byField["fleet.max_num_seqs"], 1)
+}
+
+// FuzzScenarioForm: whatever a post holds, reading and validating it neither panics nor fails
+// with anything but an *Invalid, and a valid result's JSON parses to the same scenario.
+func FuzzScenarioForm(f *testing.F) {
+	f.Add("fleet.workers=4&workload.type=sessions&workload.sessions.count=3")
+	f.Add("scale_in[0].at_ms=5&scale_in[0].workers=1,2&scale_in[7].count=x&workload.type=requests&workload.requests=[{")
+	f.Add("workload.type=trace&workload.trace.source=sha256:zz&scale_in_rows=-4")
+	f.Add("scenario_json={\"workload\":{\"type\":\"sessions\"}}")
+	f.Fuzz(func(t *testing.T, body string) {
+		values, err := url.ParseQuery(body)
+		if err != nil {
+			return
+		}
+		f := FromValues(values)
+		sc, err := Scenario(f, sim.ParseEnv{})
+		if err != nil {
+			invalid, ok := err.(*Invalid)
+			require.True(t, ok, "want *Invalid, got %T: %v", err, err)
+			require.Positive(t, invalid.Errs.count)
+			_ = f.view(templatesPage(), invalid.Errs, nil)
+			return
+		}
+		again, err := sim.Parse(sc.CanonicalJSON(), sim.ParseEnv{})
+		require.NoError(t, err)
+		require.Equal(t, sc.ID(), again.ID())
+	})
+}
+
+func templatesPage() templates.Page { return templates.Page{Title: "fuzz"} }
+
+// TestDefaultFormIsTheDefaultScenario: the fresh form, read untouched, is the simulator's
+// default scenario (same scenario id), so the defaults shown are the defaults run. (web's
+// TestRenderedFormIsTheDefaultScenario submits the rendered page.)
+func TestDefaultFormIsTheDefaultScenario(t *testing.T) {
+	sc, err := Scenario(Default(), sim.ParseEnv{})
+	require.NoError(t, err)
+	assert.Equal(t, sim.DefaultScenario().ID(), sc.ID(), "Default → %s", sc.CanonicalJSON())
+}
+
+// TestFarOffScheduleIndicesAreRows: a far-off schedule index is a row like any other.
+func TestFarOffScheduleIndicesAreRows(t *testing.T) {
+	values := url.Values{WorkloadTypePath: {sim.WorkloadSessions}}
+	values.Set("scale_in[99999].at_ms", "10")
+	values.Set("scale_in[99999].count", "1")
+	values.Set("scale_in[99999999999999999999999].at_ms", "20")
+	values.Set("scale_in[99999999999999999999999].count", "1")
+	f := FromValues(values)
+	require.Len(t, f.rows, 2)
+	sc, err := Scenario(f, sim.ParseEnv{})
+	require.NoError(t, err)
+	require.Len(t, sc.ScaleIn, 2)
+	assert.Equal(t, 10.0, sc.ScaleIn[0].AtMS)
+	assert.Equal(t, 20.0, sc.ScaleIn[1].AtMS)
+}

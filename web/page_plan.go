@@ -1,0 +1,164 @@
+package web
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/scalein-planner/scalein/runs"
+	"github.com/scalein-planner/scalein/sim"
+	"github.com/scalein-planner/scalein/sim/whatif"
+	"github.com/scalein-planner/scalein/store"
+	"github.com/scalein-planner/scalein/templates"
+	"github.com/scalein-planner/scalein/web/charts"
+	"github.com/scalein-planner/scalein/web/format"
+)
+
+// handleNewPlan is GET and POST /plans/new.
+func (s *Server) handleNewPlan(w http.ResponseWriter, r *http.Request) error {
+	p, err := s.newPage(r, "plan")
+	if err != nil {
+		return err
+	}
+	return s.render(w, r, http.StatusOK, templates.WhatIfNewView(p))
+}
+
+// handleCreatePlan is POST /plans (the plan form).
+func (s *Server) handleCreatePlan(w http.ResponseWriter, r *http.Request) error {
+	if err := r.ParseForm(); err != nil {
+		return badRequest("the form could not be read: " + err.Error())
+	}
+	f := r.PostForm
+	var errs []string
+	req := planRequest{Scenario: json.RawMessage(f.Get("scenario"))}
+	intField := func(name, label string, dst *int) {
+		v, err := strconv.Atoi(strings.TrimSpace(f.Get(name)))
+		if err != nil {
+			errs = append(errs, label+" must be a whole number")
+			return
+		}
+		*dst = v
+	}
+	intField("remove", "Remove how many workers", &req.Goal.Remove)
+	if v := strings.TrimSpace(f.Get("max_runs")); v != "" {
+		intField("max_runs", "Runs at most", &req.Search.MaxRuns)
+	}
+	if v, err := strconv.ParseFloat(strings.TrimSpace(f.Get("start_ms")), 64); err == nil {
+		req.Goal.StartMS = v
+	} else {
+		errs = append(errs, "Not before (ms) must be a number")
+	}
+	if t := strings.TrimSpace(f.Get("ttft_p99_ms")); t != "" {
+		v, err := strconv.ParseFloat(t, 64)
+		if err != nil {
+			errs = append(errs, "TTFT p99 at most must be a number of ms, or empty for no limit")
+		} else {
+			req.Constraints.TTFTP99MS = &v
+		}
+	}
+	if k := strings.TrimSpace(f.Get("max_killed")); k != "" {
+		v, err := strconv.ParseInt(k, 10, 64)
+		if err != nil {
+			errs = append(errs, "Requests killed at most must be a whole number")
+		} else {
+			req.Constraints.MaxKilled = &v
+		}
+	}
+	if len(errs) == 0 {
+		plan, _, err := s.createPlan(r.Context(), req)
+		if err == nil {
+			http.Redirect(w, r, "/plans/"+plan.ID, http.StatusSeeOther)
+			return nil
+		}
+		msgs, ok := problemMessages(err)
+		if !ok {
+			return err
+		}
+		errs = msgs
+	}
+	p, _ := s.newPage(&http.Request{Method: http.MethodGet, URL: r.URL}, "plan")
+	p.Errors, p.Scenario, p.Notice = errs, f.Get("scenario"), ""
+	p.Remove, p.StartMS, p.TTFTP99MS, p.MaxKilled, p.MaxRuns = f.Get("remove"), f.Get("start_ms"), f.Get("ttft_p99_ms"), f.Get("max_killed"), f.Get("max_runs")
+	return s.render(w, r, http.StatusBadRequest, templates.WhatIfNewView(p))
+}
+
+// handlePlan is GET /plans/{id}.
+func (s *Server) handlePlan(w http.ResponseWriter, r *http.Request) error {
+	plan, err := s.loadPlan(r.Context(), chi.URLParam(r, "id"))
+	if err != nil {
+		return err
+	}
+	p := templates.PlanPage{Page: s.pageInfo("Plan: "+plan.Name, "runs"), ID: plan.ID, Name: plan.Name, Status: plan.Status,
+		Error: plan.Error, Final: runs.IsFinal(plan.Status), APIURL: "/api/v1/plans/" + plan.ID, Reason: plan.Reason,
+		Notes: plan.Notes, Runs: plan.Runs, Reused: plan.Reused}
+	p.Goal = fmt.Sprintf("remove %s, none before %s", whatif.Workers(plan.Goal.Remove), whatif.FormatMS(plan.Goal.StartMS))
+	var limits []string
+	if t := plan.Constraints.TTFTP99MS; t != nil {
+		limits = append(limits, "TTFT p99 ≤ "+whatif.FormatMS(*t))
+	}
+	if k := plan.Constraints.MaxKilled; k != nil {
+		limits = append(limits, fmt.Sprintf("at most %d killed", *k))
+	}
+	p.Constraints = strings.Join(limits, ", ")
+	if !p.Final {
+		p.Page.RefreshSeconds = 3
+	}
+	for _, sub := range plan.Submitted {
+		p.Submitted = append(p.Submitted, templates.RunLink{ID: sub.RunID, Name: sub.Label, Status: sub.Status})
+	}
+	if rec := plan.Recommended; rec != nil {
+		p.Recommendation, p.RecommendedID = rec.Reason, rec.RunID
+		p.Schedule = scheduleTable(rec.ScaleIn)
+		for _, c := range plan.Candidates {
+			if c.RunID != rec.RunID && c.Status == store.StatusDone {
+				p.RunnerUpID = c.RunID
+				break
+			}
+		}
+	}
+	for _, c := range plan.Candidates {
+		p.Candidates = append(p.Candidates, templates.PlanCandidateRow{Rank: c.Rank, Label: c.Label, RunID: c.RunID,
+			Status: c.Status, Feasible: c.Feasible, Pareto: c.Pareto,
+			Latest:     format.WithUnit(sim.FigureValue(c.Headline, sim.HeadlineLatestRemovalMS), "ms"),
+			TTFTP99:    format.WithUnit(sim.FigureValue(c.Headline, sim.HeadlineTTFTP99MS), "ms"),
+			Killed:     format.WithUnit(sim.FigureValue(c.Headline, sim.HeadlineRequestsKilled), ""),
+			WorkerSecs: format.WithUnit(sim.FigureValue(c.Headline, sim.HeadlineWorkerSeconds), ""),
+			Violations: strings.Join(c.Violations, "; ")})
+	}
+	if p.Final && len(plan.Candidates) > 0 {
+		p.Page.Charts = true
+		p.Scatter = charts.PlanScatter(plan.Candidates)
+	}
+	return s.render(w, r, http.StatusOK, templates.PlanView(p))
+}
+
+// scheduleTable lists a schedule's actions.
+func scheduleTable(acts []sim.ScaleInAction) templates.DataTable {
+	t := templates.DataTable{Caption: "The recommended schedule",
+		Columns: []templates.Column{{Label: "At (ms)", Num: true}, {Label: "Drains"}, {Label: "Grace (ms)", Num: true}}}
+	for _, a := range acts {
+		who := format.IDs(a.Workers)
+		if len(a.Workers) == 0 {
+			who = fmt.Sprintf("%d by %s", a.Count, a.Select)
+		}
+		grace := "none"
+		if a.GraceMS != nil {
+			grace = format.Number(*a.GraceMS)
+		}
+		t.Rows = append(t.Rows, []string{format.Number(a.AtMS), who, grace})
+	}
+	return t
+}
+
+// handleCancelPlan is POST /plans/{id}/cancel.
+func (s *Server) handleCancelPlan(w http.ResponseWriter, r *http.Request) error {
+	id := chi.URLParam(r, "id")
+	if err := s.runs.CancelPlan(r.Context(), id); err != nil {
+		return err
+	}
+	http.Redirect(w, r, "/plans/"+id, http.StatusSeeOther)
+	return nil
+}

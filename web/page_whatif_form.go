@@ -1,0 +1,102 @@
+package web
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+
+	"github.com/scalein-planner/scalein/sim"
+	"github.com/scalein-planner/scalein/templates"
+	"github.com/scalein-planner/scalein/web/form"
+)
+
+// newPage is the sweep or plan form, prefilled from a run (?from=ID), a preset (?preset=KEY),
+// or the scenario form posted to it.
+func (s *Server) newPage(r *http.Request, kind string) (templates.WhatIfNewPage, error) {
+	title := "Sweep a field"
+	if kind == "plan" {
+		title = "Plan a scale-in"
+	}
+	p := templates.WhatIfNewPage{Page: s.pageInfo(title, "new"), Kind: kind, Remove: "1", MaxKilled: "0",
+		MaxRuns: strconv.Itoa(s.runs.MaxPlanRuns())}
+	p.AxisPaths, p.AxisLists = make([]string, maxFormAxes), make([]string, maxFormAxes)
+	p.AxisStarts, p.AxisStops, p.AxisSteps = make([]string, maxFormAxes), make([]string, maxFormAxes), make([]string, maxFormAxes)
+	p.AxisPaths[0], p.AxisLists[0] = "kvcr.bandwidth_gbps", "5, 10, 20, 40"
+	p.AxisPaths[1], p.AxisLists[1] = "kvcr.reject_draining_sources", "true, false"
+	var sc *sim.Scenario
+	q := r.URL.Query()
+	switch {
+	case r.Method == http.MethodPost:
+		// The scenario form's fields, posted here by its "Sweep a field" or "Plan a scale-in".
+		if err := r.ParseForm(); err != nil {
+			return p, badRequest("the form could not be read: " + err.Error())
+		}
+		doc, errs := form.FromValues(r.PostForm).JSON()
+		for _, fe := range errs {
+			p.Errors = append(p.Errors, fe.String())
+		}
+		p.Scenario = string(doc)
+		if parsed, err := sim.Parse(doc, sim.ParseEnv{Traces: s.store}); err == nil {
+			sc = parsed
+		} else {
+			var ve *sim.ValidationError
+			if errors.As(err, &ve) {
+				for _, fe := range ve.Errors {
+					p.Errors = append(p.Errors, fe.String())
+				}
+			}
+		}
+	case q.Get("from") != "":
+		id := q.Get("from")
+		if !idPattern.MatchString(id) {
+			return p, notFound("no run has this id; run ids are 16 characters of a–z and 2–7")
+		}
+		run, err := s.store.GetRun(r.Context(), id)
+		if err != nil {
+			return p, err
+		}
+		p.Scenario, p.Notice = string(run.ScenarioJSON), "The scenario of run "+id+" ("+run.Name+")."
+		sc, _ = sim.Parse(run.ScenarioJSON, sim.ParseEnv{Traces: s.store})
+	default:
+		key := q.Get("preset")
+		if key == "" {
+			key = "mooncake-16to12"
+		}
+		pr, ok := findPreset(key)
+		if !ok {
+			return p, notFound(fmt.Sprintf("there is no preset %q; pick one of the presets listed on the form", key))
+		}
+		p.Scenario, p.Notice = string(pr.JSON), "The preset "+pr.Title+"; paste or edit any scenario."
+		sc, _ = sim.Parse(pr.JSON, sim.ParseEnv{Traces: s.store})
+	}
+	if sc != nil && len(sc.ScaleIn) > 0 {
+		a := sc.ScaleIn[0]
+		p.StartMS = strconv.FormatFloat(a.AtMS, 'f', -1, 64)
+		n := a.Count + len(a.Workers)
+		for _, b := range sc.ScaleIn[1:] {
+			n += b.Count + len(b.Workers)
+		}
+		p.Remove = strconv.Itoa(max(n, 1))
+	} else {
+		p.StartMS = "0"
+	}
+	return p, nil
+}
+
+// problemMessages turns a bad-request error into lines for the form; ok is false for errors that
+// are not the user's to fix (they go to the error page).
+func problemMessages(err error) ([]string, bool) {
+	p := problemOf(err)
+	if p.Status != http.StatusBadRequest {
+		return nil, false
+	}
+	if len(p.Fields) == 0 {
+		return []string{p.Message}, true
+	}
+	var out []string
+	for _, fe := range p.Fields {
+		out = append(out, fe.String())
+	}
+	return out, true
+}

@@ -8,9 +8,10 @@ import (
 	"github.com/scalein-planner/scalein/store"
 )
 
-// reuseOrRun gives the report of run id: that of a done run which simulates the same scenario
-// under another name (a sweep point equal to a stored run but for the suffix the sweep gives
-// its name), relabelled, or else a new simulation. Reuse goes by what is simulated
+// reuseOrRun gives the report of run id: for a sweep point or plan candidate, that of a done run
+// which simulates the same scenario under another name (a point equal to a stored run but for
+// the suffix the sweep gives its name), relabelled; else a new simulation. A run asked for
+// directly is always simulated itself (store.FindDoneRunBySimKey). Reuse goes by what is simulated
 // (sim.Scenario.SimulationKey), not by the label, so a run is never paid for twice, while each
 // name keeps its own permalink.
 func (s *Service) reuseOrRun(ctx context.Context, id string, sc *sim.Scenario, opt sim.RunOptions) (*sim.Report, error) {

@@ -448,12 +448,14 @@ func (s *Store) RefundAttempt(ctx context.Context, id string, attempt int) error
 
 // FindDoneRunBySimKey returns the id of a done run, other than id, that simulates the same as a
 // run with SimKey key (ErrNotFound when there is none), so its report can be reused under
-// another name instead of simulating again.
+// another name instead of simulating again. Only the points of sweeps and plans reuse: a run
+// that a user asked for directly (wanted_directly) is simulated itself.
 func (s *Store) FindDoneRunBySimKey(ctx context.Context, key, id string) (string, error) {
 	var found string
 	err := s.read(ctx, func(tx *sql.Tx) error {
 		err := tx.QueryRowContext(ctx, `SELECT id FROM runs WHERE sim_key = ? AND id <> ? AND status = ?
-			ORDER BY finished_at, id LIMIT 1`, key, id, StatusDone).Scan(&found)
+			AND EXISTS (SELECT 1 FROM runs asking WHERE asking.id = ? AND asking.wanted_directly = 0)
+			ORDER BY finished_at, id LIMIT 1`, key, id, StatusDone, id).Scan(&found)
 		if errors.Is(err, sql.ErrNoRows) {
 			return fmt.Errorf("no done run simulates %s: %w", key, ErrNotFound)
 		}

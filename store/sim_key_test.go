@@ -10,7 +10,7 @@ import (
 	"github.com/scalein-planner/scalein/store"
 )
 
-// Runs submitted with one simulation key find each other once one of them is done.
+// Sweep and plan points find a done run with their simulation key; direct runs do not reuse.
 func TestFindDoneRunBySimKey(t *testing.T) {
 	ctx := context.Background()
 	s := mustOpen(t)
@@ -18,9 +18,10 @@ func TestFindDoneRunBySimKey(t *testing.T) {
 		{ID: "a", Name: "first", ScenarioJSON: []byte(`{"n":1}`), Direct: true, SimKey: "k"},
 		{ID: "b", Name: "second", ScenarioJSON: []byte(`{"n":2}`), SimKey: "k"},
 		{ID: "c", Name: "other", ScenarioJSON: []byte(`{"n":3}`), SimKey: "other"},
+		{ID: "d", Name: "asked for directly", ScenarioJSON: []byte(`{"n":4}`), Direct: true, SimKey: "k"},
 	}, 0, t0, nil)
 	require.NoError(t, err)
-	require.Len(t, subs, 3)
+	require.Len(t, subs, 4)
 
 	_, err = s.FindDoneRunBySimKey(ctx, "k", "b")
 	require.ErrorIs(t, err, store.ErrNotFound, "a is not done yet")
@@ -33,4 +34,6 @@ func TestFindDoneRunBySimKey(t *testing.T) {
 	require.ErrorIs(t, err, store.ErrNotFound, "a run does not reuse itself")
 	_, err = s.FindDoneRunBySimKey(ctx, "other", "b")
 	require.ErrorIs(t, err, store.ErrNotFound)
+	_, err = s.FindDoneRunBySimKey(ctx, "k", "d")
+	require.ErrorIs(t, err, store.ErrNotFound, "a run asked for directly is simulated itself")
 }

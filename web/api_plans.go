@@ -45,6 +45,8 @@ type apiPlan struct {
 	Baseline    *whatif.Candidate      `json:"baseline,omitempty"`
 	// Submitted lists the runs submitted so far while the plan is running.
 	Submitted []apiPlanRun `json:"submitted"`
+	// CreatedBy is who created the plan, on a server with users (auth.go).
+	CreatedBy string `json:"created_by,omitempty"`
 }
 
 type apiPlanRun struct {
@@ -129,6 +131,7 @@ func (s *Server) apiGetPlan(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	plan.CreatedBy = s.createdBy(r.Context(), store.OwnedPlan, plan.ID)
 	writeJSON(w, http.StatusOK, plan)
 	return nil
 }

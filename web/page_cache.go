@@ -15,6 +15,7 @@ import (
 	lru "github.com/hashicorp/golang-lru/v2"
 	"github.com/klauspost/compress/gzhttp"
 	"github.com/klauspost/compress/gzip"
+	"golang.org/x/sync/singleflight"
 )
 
 // A finished run never changes, so its page (and the compare page of two finished runs) is
@@ -23,6 +24,11 @@ import (
 // (store.PageVersion). Checking costs a query, so a page checked less than pageRecheck ago is
 // served as it is, unless this process recorded a comparison since (which bumps gen): another
 // process's new pair or comparison shows within pageRecheck.
+//
+// Requests that find the same page missing (or due for its check) at the same time share one
+// build (or one version query): without that, 64 clients opening a page nobody has opened yet
+// each built it (the large-fleet page costs tens of ms of CPU), and on two cores the last of
+// them waited a second (docs/performance.md, "Permalinks under a cold start").
 //
 // Pages are bounded twice: at most pageCacheEntries pages, and pages over maxCachedPageBytes are
 // not cached at all, so the cache holds at most about pageCacheEntries × 2 × 512 KiB (the page
@@ -45,25 +51,90 @@ type cachedPage struct {
 	// checkedAt (unix ns) and gen are when the version was last confirmed, and the cache's
 	// generation then.
 	checkedAt, gen atomic.Int64
+	// recheck is how long a confirmed version is trusted without asking again: pageRecheck for
+	// run and compare pages, 0 (every request) for sweep pages, whose version is cheap to read
+	// and changes while the sweep runs.
+	recheck time.Duration
 }
 
 type pageCache struct {
 	pages *lru.Cache[string, *cachedPage]
 	// gen counts the changes this process made that cached pages may show (comparisons).
 	gen atomic.Int64
+	// flights joins the builds and the version checks of one key that overlap.
+	flights singleflight.Group
+	// builds and checks count the pages built and the versions read, for the tests.
+	builds, checks atomic.Int64
+	// beforeFlight, when set (tests only), runs at the start of every build ("build") and
+	// version check ("check").
+	beforeFlight func(kind string)
+}
+
+// flightTimeout bounds a shared build or check. It runs detached from the request that started
+// it, so that request's client going away does not fail the others waiting for it.
+const flightTimeout = 30 * time.Second
+
+// builtPage is what a build gives the requests that waited for it: a page to serve from the
+// cache, or (for a page that is not cached, like an unfinished run's) a view each request
+// renders with its own nonce.
+type builtPage struct {
+	page *cachedPage
+	view templ.Component
+}
+
+// build runs fn for key once for all the requests that ask while it runs, and caches the page
+// it returns (when small enough).
+func (c *pageCache) build(ctx context.Context, key string, now time.Time, fn func(context.Context) (builtPage, error)) (builtPage, error) {
+	v, err := c.share(ctx, "build "+key, func(ctx context.Context) (any, error) {
+		// A build that ended just after this request's lookup.
+		if p, ok := c.pages.Get(key); ok && c.fresh(p, now) {
+			return builtPage{page: p}, nil
+		}
+		if c.beforeFlight != nil {
+			c.beforeFlight("build")
+		}
+		c.builds.Add(1)
+		b, err := fn(ctx)
+		if err == nil && b.page != nil && len(b.page.body) <= maxCachedPageBytes {
+			c.pages.Add(key, b.page)
+		}
+		return b, err
+	})
+	if err != nil {
+		return builtPage{}, err
+	}
+	return v.(builtPage), nil
+}
+
+// share runs fn once for all the callers of the same key that overlap. fn gets a context
+// detached from any one request (bounded by flightTimeout); a caller whose own request ends
+// first stops waiting with its context's error, and fn goes on for the others.
+func (c *pageCache) share(ctx context.Context, key string, fn func(context.Context) (any, error)) (any, error) {
+	ch := c.flights.DoChan(key, func() (any, error) {
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), flightTimeout)
+		defer cancel()
+		return fn(ctx)
+	})
+	select {
+	case res := <-ch:
+		return res.Val, res.Err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
 }
 
 // fresh says whether p was confirmed recently enough to serve without asking the store.
 func (c *pageCache) fresh(p *cachedPage, now time.Time) bool {
-	return p.gen.Load() == c.gen.Load() && now.UnixNano()-p.checkedAt.Load() < int64(pageRecheck)
+	return p.gen.Load() == c.gen.Load() && now.UnixNano()-p.checkedAt.Load() < int64(p.recheck)
 }
 
 // changed tells the cache that pages may show something new.
 func (c *pageCache) changed() { c.gen.Add(1) }
 
 // lookup returns the cached page under key if it is still current; version reads the current
-// version when the page needs checking.
-func (c *pageCache) lookup(key string, now time.Time, version func(*cachedPage) (string, error)) (*cachedPage, bool) {
+// version when the page needs checking (once for all the requests that need it at once, with a
+// context detached from any one request).
+func (c *pageCache) lookup(ctx context.Context, key string, now time.Time, version func(context.Context, *cachedPage) (string, error)) (*cachedPage, bool) {
 	p, ok := c.pages.Get(key)
 	if !ok {
 		return nil, false
@@ -72,8 +143,14 @@ func (c *pageCache) lookup(key string, now time.Time, version func(*cachedPage) 
 		return p, true
 	}
 	gen := c.gen.Load()
-	v, err := version(p)
-	if err != nil || v != p.version {
+	v, err := c.share(ctx, "check "+key, func(ctx context.Context) (any, error) {
+		if c.beforeFlight != nil {
+			c.beforeFlight("check")
+		}
+		c.checks.Add(1)
+		return version(ctx, p)
+	})
+	if err != nil || v.(string) != p.version {
 		return nil, false
 	}
 	p.gen.Store(gen)
@@ -94,15 +171,15 @@ func newPageCache() *pageCache {
 const cachedCSP = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; object-src 'none'; " +
 	"base-uri 'none'; frame-ancestors 'none'; form-action 'self'"
 
-// renderCached renders c without a nonce, stores it under key (when small enough) and serves it.
-// gen and checked are the cache generation and the time when version was read.
-func (s *Server) renderCached(w http.ResponseWriter, r *http.Request, key, version string, gen int64, checked time.Time, counterparts []string, c templ.Component) error {
+// cachedPageOf renders c without a nonce into a page for the cache. gen and checked are the
+// cache generation and the time when version was read.
+func cachedPageOf(ctx context.Context, version string, gen int64, checked time.Time, counterparts []string, c templ.Component) (builtPage, error) {
 	var buf bytes.Buffer
-	if err := c.Render(templ.WithNonce(r.Context(), ""), &buf); err != nil {
-		return err
+	if err := c.Render(templ.WithNonce(ctx, ""), &buf); err != nil {
+		return builtPage{}, err
 	}
 	sum := sha256.Sum256(buf.Bytes())
-	p := &cachedPage{version: version, counterparts: counterparts, body: buf.Bytes(), etag: `"` + hex.EncodeToString(sum[:12]) + `"`}
+	p := &cachedPage{version: version, counterparts: counterparts, body: buf.Bytes(), etag: `"` + hex.EncodeToString(sum[:12]) + `"`, recheck: pageRecheck}
 	p.gen.Store(gen)
 	p.checkedAt.Store(checked.UnixNano())
 	var gz bytes.Buffer
@@ -111,37 +188,51 @@ func (s *Server) renderCached(w http.ResponseWriter, r *http.Request, key, versi
 	if err := zw.Close(); err == nil {
 		p.gz = gz.Bytes()
 	}
-	if len(p.body) <= maxCachedPageBytes {
-		s.pages.pages.Add(key, p)
+	return builtPage{page: p}, nil
+}
+
+// serveBuilt answers with what a build gave: the cached page, or its view rendered now.
+func (s *Server) serveBuilt(w http.ResponseWriter, r *http.Request, b builtPage) error {
+	if b.page != nil {
+		serveCached(w, r, b.page)
+		return nil
 	}
-	serveCached(w, r, p)
-	return nil
+	return s.render(w, r, http.StatusOK, b.view)
 }
 
 // serveCached answers with a cached page: 304 when the client has it (If-None-Match), gzip
-// when the client accepts it.
+// when the client accepts it. The gzip has its own ETag (the plain one with "-gzip", as the
+// compress middleware names its own), so a cache holding one encoding never takes it for the
+// other; If-None-Match is compared with the ETag of the encoding this request would get.
 func serveCached(w http.ResponseWriter, r *http.Request, p *cachedPage) {
 	h := w.Header()
 	h.Set("Content-Security-Policy", cachedCSP)
-	h.Set("ETag", p.etag)
 	// Revalidate every time: the page is the same until a related run or comparison appears.
-	h.Set("Cache-Control", "no-cache")
-	h.Add("Vary", "Accept-Encoding")
-	if etagMatches(r.Header.Get("If-None-Match"), p.etag) {
+	h.Set("Cache-Control", dynamicCacheControl(r))
+	varyAcceptEncoding(h)
+	body, etag, gz := p.body, p.etag, p.gz != nil && acceptsGzip(r)
+	if gz {
+		body, etag = p.gz, gzipETag(p.etag)
+	}
+	h.Set("ETag", etag)
+	if etagMatches(r.Header.Get("If-None-Match"), etag) {
 		w.WriteHeader(http.StatusNotModified)
 		return
 	}
 	h.Set("Content-Type", "text/html; charset=utf-8")
-	body := p.body
-	if p.gz != nil && acceptsGzip(r) {
+	if gz {
 		h.Set("Content-Encoding", "gzip")
-		body = p.gz
 	}
 	h.Set("Content-Length", strconv.Itoa(len(body)))
 	w.WriteHeader(http.StatusOK)
 	if r.Method != http.MethodHead {
 		_, _ = w.Write(body)
 	}
+}
+
+// gzipETag is the ETag of the gzip of a page whose ETag is etag (a quoted string).
+func gzipETag(etag string) string {
+	return strings.TrimSuffix(etag, `"`) + `-gzip"`
 }
 
 // etagMatches implements If-None-Match's weak comparison over a list of tags (or "*").
@@ -175,7 +266,8 @@ func acceptsGzip(r *http.Request) bool {
 // JSON, CSV, static files), except the server-sent event streams, which must reach the browser
 // event by event.
 func compress(next http.Handler) http.Handler {
-	wrap, err := gzhttp.NewWrapper(gzhttp.ExceptContentTypes([]string{"text/event-stream"}))
+	// SuffixETag: an answer that sets an ETag and is compressed here gets one per encoding.
+	wrap, err := gzhttp.NewWrapper(gzhttp.ExceptContentTypes([]string{"text/event-stream"}), gzhttp.SuffixETag("-gzip"))
 	if err != nil {
 		panic(err) // the options above are valid
 	}

@@ -108,6 +108,9 @@ func (s *Server) storeCalibration(r *http.Request, content []byte, name string, 
 	if err := s.checkCalibrationRoom(r.Context(), k.SHA256, int64(len(content))); err != nil {
 		return calibrate.Result{}, k, false, err
 	}
+	if err := s.checkUploadQuota(r.Context(), int64(len(content))); err != nil {
+		return calibrate.Result{}, k, false, err
+	}
 	_, res, err := fitFPM(content, k)
 	if err != nil {
 		return res, k, false, err
@@ -273,7 +276,7 @@ func (s *Server) handleCalibration(w http.ResponseWriter, r *http.Request) error
 		worker = "every worker"
 	}
 	p := templates.CalibrationPage{
-		Page: s.pageInfo("Calibration "+info.Name, "calibrate"), Name: info.Name, SHA256: info.SHA256,
+		Page: s.calibrationPageInfo(r.Context(), "Calibration "+info.Name, info.CalibrationKey), Name: info.Name, SHA256: info.SHA256,
 		Worker: worker, Skip: strconv.Itoa(info.Skip), Created: format.Time(info.CreatedAt),
 		Passes: format.Number(float64(res.Passes)), Timing: timingRows(res.Timing), Warnings: res.Warnings,
 		UseURL:  calibrationURL("/?calibration=", info.CalibrationKey),

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"strings"
@@ -25,20 +26,32 @@ func (s *Server) handleCompare(w http.ResponseWriter, r *http.Request) error {
 		return notFound("compare needs two run ids: /compare?a=ID&b=ID (16 characters of a–z and 2–7 each)")
 	}
 	key := compareURL(idA, idB)
-	if c, ok := s.pages.lookup(key, s.now(), func(*cachedPage) (string, error) {
-		return s.compareVersion(r, idA, idB)
+	if c, ok := s.pages.lookup(r.Context(), key, s.now(), func(ctx context.Context, _ *cachedPage) (string, error) {
+		return s.compareVersion(ctx, idA, idB)
 	}); ok {
 		serveCached(w, r, c)
 		return nil
 	}
-	gen, checked := s.pages.gen.Load(), s.now()
-	runA, err := s.store.GetRun(r.Context(), idA)
+	b, err := s.pages.build(r.Context(), key, s.now(), func(ctx context.Context) (builtPage, error) {
+		return s.buildComparePage(ctx, idA, idB)
+	})
 	if err != nil {
 		return err
 	}
-	runB, err := s.store.GetRun(r.Context(), idB)
+	return s.serveBuilt(w, r, b)
+}
+
+// buildComparePage builds the compare page of runs a and b: the page to cache once both are
+// done, else the view to render per request.
+func (s *Server) buildComparePage(ctx context.Context, idA, idB string) (builtPage, error) {
+	gen, checked := s.pages.gen.Load(), s.now()
+	runA, err := s.store.GetRun(ctx, idA)
 	if err != nil {
-		return err
+		return builtPage{}, err
+	}
+	runB, err := s.store.GetRun(ctx, idB)
+	if err != nil {
+		return builtPage{}, err
 	}
 	// The stored scenarios are canonical and complete: decoding them is enough to diff them
 	// (sim.Parse would also load a trace workload's rows, which a diff does not need).
@@ -47,23 +60,23 @@ func (s *Server) handleCompare(w http.ResponseWriter, r *http.Request) error {
 	p := s.compareHeads(runA, runB, scA, scB, errA == nil && errB == nil)
 	if !runs.IsFinal(runA.Status) || !runs.IsFinal(runB.Status) {
 		p.Page.RefreshSeconds = 2
-		return s.render(w, r, http.StatusOK, templates.CompareView(p))
+		return builtPage{view: templates.CompareView(p)}, nil
 	}
 	if runA.Status != store.StatusDone || runB.Status != store.StatusDone || errA != nil || errB != nil {
 		// Both ended but not both with a report: the heads show each run's error.
-		return s.render(w, r, http.StatusOK, templates.CompareView(p))
+		return builtPage{view: templates.CompareView(p)}, nil
 	}
-	sumA, err := s.runs.LoadSummary(r.Context(), runA)
+	sumA, err := s.runs.LoadSummary(ctx, runA)
 	if err != nil {
-		return err
+		return builtPage{}, err
 	}
-	sumB, err := s.runs.LoadSummary(r.Context(), runB)
+	sumB, err := s.runs.LoadSummary(ctx, runB)
 	if err != nil {
-		return err
+		return builtPage{}, err
 	}
 	fillComparison(&p, sim.Compare(scA, scB, &sumA.Report, &sumB.Report), sumA, sumB)
 	// Both runs are done and stay so: the page never changes.
-	return s.renderCached(w, r, key, store.StatusDone+"+"+store.StatusDone, gen, checked, nil, templates.CompareView(p))
+	return cachedPageOf(ctx, store.StatusDone+"+"+store.StatusDone, gen, checked, nil, templates.CompareView(p))
 }
 
 // redirectPicked answers "Compare selected" on /runs, which sends the checked runs as
@@ -120,7 +133,7 @@ func (s *Server) compareHeads(runA, runB store.Run, scA, scB *sim.Scenario, deco
 }
 
 // fillComparison adds the figures of two finished runs to their compare page.
-func fillComparison(p *templates.ComparePage, cmp sim.Comparison, sumA, sumB *runs.Summary) {
+func fillComparison(p *templates.ComparePage, cmp sim.Comparison, sumA, sumB *runs.StoredSummary) {
 	p.Ready = true
 	p.Page.Charts = true
 	p.OnlyToggle = cmp.OnlyToggle
@@ -154,8 +167,8 @@ func deltaOf(f sim.FigureDelta) (delta, trend string) {
 }
 
 // compareVersion is the statuses of both runs ("done+done" for a cacheable page).
-func (s *Server) compareVersion(r *http.Request, a, b string) (string, error) {
-	runs, err := s.store.RunsByID(r.Context(), a, b)
+func (s *Server) compareVersion(ctx context.Context, a, b string) (string, error) {
+	runs, err := s.store.RunsByID(ctx, a, b)
 	if err != nil {
 		return "", err
 	}

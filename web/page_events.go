@@ -49,7 +49,7 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) error {
 	_ = rc.SetWriteDeadline(time.Time{}) // the server's write timeout must not cut the stream
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")
-	h.Set("Cache-Control", "no-cache")
+	h.Set("Cache-Control", dynamicCacheControl(r))
 	h.Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
 

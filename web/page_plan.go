@@ -19,7 +19,7 @@ import (
 
 // handleNewPlan is GET and POST /plans/new.
 func (s *Server) handleNewPlan(w http.ResponseWriter, r *http.Request) error {
-	p, err := s.newPage(r, "plan")
+	p, err := s.whatIfFormPage(r, "plan")
 	if err != nil {
 		return err
 	}
@@ -79,7 +79,7 @@ func (s *Server) handleCreatePlan(w http.ResponseWriter, r *http.Request) error 
 		}
 		errs = msgs
 	}
-	p, _ := s.newPage(&http.Request{Method: http.MethodGet, URL: r.URL}, "plan")
+	p, _ := s.whatIfFormPage(&http.Request{Method: http.MethodGet, URL: r.URL}, "plan")
 	p.Errors, p.Scenario, p.Notice = errs, f.Get("scenario"), ""
 	p.Remove, p.StartMS, p.TTFTP99MS, p.MaxKilled, p.MaxRuns = f.Get("remove"), f.Get("start_ms"), f.Get("ttft_p99_ms"), f.Get("max_killed"), f.Get("max_runs")
 	return s.render(w, r, http.StatusBadRequest, templates.WhatIfNewView(p))
@@ -91,7 +91,7 @@ func (s *Server) handlePlan(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	p := templates.PlanPage{Page: s.pageInfo("Plan: "+plan.Name, "runs"), ID: plan.ID, Name: plan.Name, Status: plan.Status,
+	p := templates.PlanPage{Page: s.pageOwnedBy(r.Context(), "Plan: "+plan.Name, "runs", store.OwnedPlan, plan.ID), ID: plan.ID, Name: plan.Name, Status: plan.Status,
 		Error: plan.Error, Final: runs.IsFinal(plan.Status), APIURL: "/api/v1/plans/" + plan.ID, Reason: plan.Reason,
 		Notes: plan.Notes, Runs: plan.Runs, Reused: plan.Reused}
 	p.Goal = fmt.Sprintf("remove %s, none before %s", whatif.Workers(plan.Goal.Remove), whatif.FormatMS(plan.Goal.StartMS))

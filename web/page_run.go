@@ -2,6 +2,7 @@ package web
 
 import (
 	"bytes"
+	"context"
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
@@ -24,18 +25,30 @@ import (
 func (s *Server) handleRun(w http.ResponseWriter, r *http.Request) error {
 	id := chi.URLParam(r, "id")
 	key := runPageKey(r)
-	if c, ok := s.pages.lookup(key, s.now(), func(c *cachedPage) (string, error) {
-		return s.pageVersion(r.Context(), id, c.counterparts)
+	if c, ok := s.pages.lookup(r.Context(), key, s.now(), func(ctx context.Context, c *cachedPage) (string, error) {
+		return s.pageVersion(ctx, id, c.counterparts)
 	}); ok {
 		serveCached(w, r, c)
 		return nil
 	}
-	run, err := s.store.GetRun(r.Context(), id)
+	b, err := s.pages.build(r.Context(), key, s.now(), func(ctx context.Context) (builtPage, error) {
+		return s.buildRunPage(ctx, r.URL.Query(), id)
+	})
 	if err != nil {
 		return err
 	}
+	return s.serveBuilt(w, r, b)
+}
+
+// buildRunPage builds the page of run id: for a finished run the page to cache, else the view
+// to render per request. q is the request's query (?workers=, ?wpage=; the cache key has them).
+func (s *Server) buildRunPage(ctx context.Context, q url.Values, id string) (builtPage, error) {
+	run, err := s.store.GetRun(ctx, id)
+	if err != nil {
+		return builtPage{}, err
+	}
 	p := templates.RunPage{
-		Page:     s.pageInfo(run.Name, "runs"),
+		Page:     s.pageOwnedBy(ctx, run.Name, "runs", store.OwnedRun, run.ID),
 		ID:       run.ID,
 		Name:     run.Name,
 		Status:   run.Status,
@@ -52,25 +65,25 @@ func (s *Server) handleRun(w http.ResponseWriter, r *http.Request) error {
 	sc, scErr := scenarioOf(run.ScenarioJSON)
 	var counterparts []string
 	if scErr == nil {
-		p.Scenario = form.Summary(sc)
+		p.Scenario = form.ScenarioInputs(sc)
 		counterparts = counterpartIDs(sc)
 	}
 	// Read before the page is built: a pair or comparison added meanwhile gives a newer version
 	// and the next request renders again.
 	gen, checked := s.pages.gen.Load(), s.now()
-	version, err := s.pageVersion(r.Context(), id, counterparts)
+	version, err := s.pageVersion(ctx, id, counterparts)
 	if err != nil {
-		return err
+		return builtPage{}, err
 	}
-	related, err := s.relatedRuns(r.Context(), run.ID, sc)
+	related, err := s.relatedRuns(ctx, run.ID, sc)
 	if err != nil {
-		return err
+		return builtPage{}, err
 	}
 	p.Related = related
 	if run.Status == store.StatusDone {
-		sum, err := s.runs.LoadSummary(r.Context(), run)
+		sum, err := s.runs.LoadSummary(ctx, run)
 		if err != nil {
-			return err
+			return builtPage{}, err
 		}
 		rep := &sum.Report
 		p.Page.Charts = true
@@ -79,21 +92,23 @@ func (s *Server) handleRun(w http.ResponseWriter, r *http.Request) error {
 		p.Verdicts = runVerdicts(rep, scErr == nil && sc.KVCR.RejectDrainingSources)
 		p.Charts = charts.BoundTables(charts.OfSummary(sum))
 		p.LargeDrain = charts.IsLargeDrain(rep)
-		p.AllWorkers = r.URL.Query().Get("workers") == "all"
+		p.AllWorkers = q.Get("workers") == "all"
 		p.Workers, p.DrainedCount = workersTable(rep, p.AllWorkers)
-		p.Workers.Rows, p.WorkersPager = paginateRows(p.Workers.Rows, r.URL.Query(), "/runs/"+run.ID)
+		p.Workers.Rows, p.WorkersPager = paginateRows(p.Workers.Rows, q, "/runs/"+run.ID)
 		p.WorkerCount = len(rep.Workers)
 		p.ScaleIn = scaleInTable(rep)
 		p.Summary = summaryTable(rep)
-		return s.renderCached(w, r, key, version, gen, checked, counterparts, templates.RunView(p))
+		p.Autoscaler = autoscalerView(rep, q, "/runs/"+run.ID)
+		return cachedPageOf(ctx, version, gen, checked, counterparts, templates.RunView(p))
 	}
-	return s.render(w, r, http.StatusOK, templates.RunView(p))
+	return builtPage{view: templates.RunView(p)}, nil
 }
 
 // runPageKey names a run page in the page cache by its path and the query parameters it reads.
 func runPageKey(r *http.Request) string {
 	q := r.URL.Query()
-	return r.URL.Path + "?workers=" + q.Get("workers") + "&wpage=" + q.Get("wpage")
+	return r.URL.Path + "?workers=" + q.Get("workers") + "&wpage=" + q.Get("wpage") +
+		"&decisions=" + q.Get("decisions") + "&dpage=" + q.Get("dpage")
 }
 
 // progressOf prefers the live progress of a run this process is running.
@@ -122,8 +137,13 @@ const workersPerPage = 25
 // paginateRows cuts rows to the page ?wpage= asks for (1-based) and builds the pager, whose
 // links keep the other query parameters.
 func paginateRows(rows [][]string, q url.Values, path string) ([][]string, templates.Pager) {
-	pages := max(1, (len(rows)+workersPerPage-1)/workersPerPage)
-	n, err := strconv.Atoi(q.Get("wpage"))
+	return paginateBy(rows, q, path, "wpage", "workers", workersPerPage)
+}
+
+// paginateBy is paginateRows for any table: param is its page parameter, anchor its section.
+func paginateBy(rows [][]string, q url.Values, path, param, anchor string, perPage int) ([][]string, templates.Pager) {
+	pages := max(1, (len(rows)+perPage-1)/perPage)
+	n, err := strconv.Atoi(q.Get(param))
 	if err != nil || n < 1 {
 		n = 1
 	}
@@ -132,17 +152,17 @@ func paginateRows(rows [][]string, q url.Values, path string) ([][]string, templ
 	link := func(page int) string {
 		v := url.Values{}
 		for k, vs := range q {
-			if k != "wpage" {
+			if k != param {
 				v[k] = vs
 			}
 		}
 		if page > 1 {
-			v.Set("wpage", strconv.Itoa(page))
+			v.Set(param, strconv.Itoa(page))
 		}
 		if len(v) == 0 {
-			return path + "#workers"
+			return path + "#" + anchor
 		}
-		return path + "?" + v.Encode() + "#workers"
+		return path + "?" + v.Encode() + "#" + anchor
 	}
 	if n > 1 {
 		pg.PrevURL = link(n - 1)
@@ -150,8 +170,8 @@ func paginateRows(rows [][]string, q url.Values, path string) ([][]string, templ
 	if n < pages {
 		pg.NextURL = link(n + 1)
 	}
-	from := (n - 1) * workersPerPage
-	to := min(len(rows), from+workersPerPage)
+	from := (n - 1) * perPage
+	to := min(len(rows), from+perPage)
 	pg.Label = fmt.Sprintf("Rows %d–%d of %d", from+1, to, len(rows))
 	if len(rows) == 0 {
 		pg.Label = ""

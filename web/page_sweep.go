@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,6 +14,7 @@ import (
 	"github.com/scalein-planner/scalein/runs"
 	"github.com/scalein-planner/scalein/sim"
 	"github.com/scalein-planner/scalein/sim/whatif"
+	"github.com/scalein-planner/scalein/store"
 	"github.com/scalein-planner/scalein/templates"
 	"github.com/scalein-planner/scalein/web/format"
 )
@@ -26,11 +28,40 @@ const maxFormAxes = whatif.MaxAxes
 // maxRangeValues bounds the values a start/stop/step range expands to.
 const maxRangeValues = 1000
 
-// handleSweep is GET /sweeps/{id}.
+// handleSweep is GET /sweeps/{id}. The page is cached per sweep version (store.SweepVersion),
+// checked on every request: a running sweep's page changes only when a point does.
 func (s *Server) handleSweep(w http.ResponseWriter, r *http.Request) error {
-	sw, err := s.loadSweep(r.Context(), chi.URLParam(r, "id"))
+	id := chi.URLParam(r, "id")
+	key := "/sweeps/" + id
+	if c, ok := s.pages.lookup(r.Context(), key, s.now(), func(ctx context.Context, _ *cachedPage) (string, error) {
+		return s.store.SweepVersion(ctx, id)
+	}); ok {
+		serveCached(w, r, c)
+		return nil
+	}
+	b, err := s.pages.build(r.Context(), key, s.now(), func(ctx context.Context) (builtPage, error) {
+		return s.buildSweepPage(ctx, id)
+	})
 	if err != nil {
 		return err
+	}
+	return s.serveBuilt(w, r, b)
+}
+
+// buildSweepPage builds the page of sweep id for the cache.
+func (s *Server) buildSweepPage(ctx context.Context, id string) (builtPage, error) {
+	// Read before the page is built: a point that changes meanwhile gives a newer version.
+	gen, checked := s.pages.gen.Load(), s.now()
+	version, err := s.store.SweepVersion(ctx, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return builtPage{}, notFound("no sweep has this id; check the link")
+	}
+	if err != nil {
+		return builtPage{}, err
+	}
+	sw, err := s.loadSweep(ctx, id)
+	if err != nil {
+		return builtPage{}, err
 	}
 	labels := map[string]string{}
 	var figures []templates.Option
@@ -38,7 +69,7 @@ func (s *Server) handleSweep(w http.ResponseWriter, r *http.Request) error {
 		labels[f.Key] = f.Label + " (" + f.Unit + ")"
 		figures = append(figures, templates.Option{Value: f.Key, Label: labels[f.Key], Selected: f.Key == sim.HeadlineLatestRemovalMS})
 	}
-	p := templates.SweepPage{Page: s.pageInfo("Sweep: "+sw.Name, "runs"), ID: sw.ID, Name: sw.Name, Status: sw.Status,
+	p := templates.SweepPage{Page: s.pageOwnedBy(ctx, "Sweep: "+sw.Name, "runs", store.OwnedSweep, sw.ID), ID: sw.ID, Name: sw.Name, Status: sw.Status,
 		Done: sw.Done, Total: len(sw.Points), Final: runs.IsFinal(sw.Status), APIURL: "/api/v1/sweeps/" + sw.ID, CSVURL: sw.CSVURL,
 		Figures: figures, ColumnKeys: strings.Join(sweepTableKeys, ",")}
 	p.Page.Charts = true
@@ -74,7 +105,11 @@ func (s *Server) handleSweep(w http.ResponseWriter, r *http.Request) error {
 		}
 		p.Rows = append(p.Rows, row)
 	}
-	return s.render(w, r, http.StatusOK, templates.SweepView(p))
+	b, err := cachedPageOf(ctx, version, gen, checked, nil, templates.SweepView(p))
+	if b.page != nil {
+		b.page.recheck = 0 // checked on every request
+	}
+	return b, err
 }
 
 // handleCancelSweep is POST /sweeps/{id}/cancel.
@@ -89,7 +124,7 @@ func (s *Server) handleCancelSweep(w http.ResponseWriter, r *http.Request) error
 
 // handleNewSweep is GET and POST /sweeps/new.
 func (s *Server) handleNewSweep(w http.ResponseWriter, r *http.Request) error {
-	p, err := s.newPage(r, "sweep")
+	p, err := s.whatIfFormPage(r, "sweep")
 	if err != nil {
 		return err
 	}
@@ -204,7 +239,7 @@ func (s *Server) handleCreateSweep(w http.ResponseWriter, r *http.Request) error
 		}
 		errs = msgs
 	}
-	p, _ := s.newPage(&http.Request{Method: http.MethodGet, URL: r.URL}, "sweep")
+	p, _ := s.whatIfFormPage(&http.Request{Method: http.MethodGet, URL: r.URL}, "sweep")
 	p.Errors, p.Scenario, p.Notice = errs, scenario, ""
 	for i := range maxFormAxes {
 		name := "axis" + strconv.Itoa(i)

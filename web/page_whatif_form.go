@@ -11,9 +11,9 @@ import (
 	"github.com/scalein-planner/scalein/web/form"
 )
 
-// newPage is the sweep or plan form, prefilled from a run (?from=ID), a preset (?preset=KEY),
+// whatIfFormPage is the sweep or plan form, prefilled from a run (?from=ID), a preset (?preset=KEY),
 // or the scenario form posted to it.
-func (s *Server) newPage(r *http.Request, kind string) (templates.WhatIfNewPage, error) {
+func (s *Server) whatIfFormPage(r *http.Request, kind string) (templates.WhatIfNewPage, error) {
 	title := "Sweep a field"
 	if kind == "plan" {
 		title = "Plan a scale-in"

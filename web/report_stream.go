@@ -29,7 +29,7 @@ func (s *Server) handleReportJSON(w http.ResponseWriter, r *http.Request) error 
 	h := w.Header()
 	h.Set("Content-Type", "application/json")
 	h.Set("Content-Disposition", `inline; filename="`+run.ID+`-report.json"`)
-	h.Add("Vary", "Accept-Encoding")
+	varyAcceptEncoding(h)
 	gz := acceptsGzip(r)
 	if gz {
 		// Set before the first write, so the compress middleware passes the bytes through.

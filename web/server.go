@@ -29,7 +29,7 @@ type RunService interface {
 	Progress(id string) (runs.Progress, bool)
 	Changes() <-chan struct{}
 	CancelRun(ctx context.Context, id string) (live bool, err error)
-	LoadSummary(ctx context.Context, run store.Run) (*runs.Summary, error)
+	LoadSummary(ctx context.Context, run store.Run) (*runs.StoredSummary, error)
 	LoadReport(ctx context.Context, id string) (*sim.Report, error)
 	CreateSweep(ctx context.Context, name string, base *sim.Scenario, axes []whatif.Axis) (id string, points int, allDone bool, err error)
 	CancelSweep(ctx context.Context, id string) error
@@ -54,6 +54,9 @@ type Config struct {
 	BigBodies int
 	// MaxCalibrationBytes caps the calibration inputs stored in all, uncompressed (default 2 GiB).
 	MaxCalibrationBytes int64
+	// Access is who may reach the server and what they may do (auth.go); the zero value is
+	// the single-user server.
+	Access Access
 }
 
 const (
@@ -98,6 +101,9 @@ func New(cfg Config) (*Server, error) {
 	}
 	if cfg.BigBodies <= 0 {
 		cfg.BigBodies = defaultBigBodies
+	}
+	if err := cfg.Access.Check(); err != nil {
+		return nil, err
 	}
 	assets, err := newAssetTable()
 	if err != nil {

@@ -38,6 +38,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	runsPerMinute := fs.Int("runs-per-minute", 0, "runs (and sweeps, plans) one client IP may create per minute (default 30)")
 	maxSweepPoints := fs.Int("max-sweep-points", 0, "points a sweep may have (default 256)")
 	maxPlanRuns := fs.Int("max-plan-runs", 0, "runs a plan may simulate (default 64)")
+	accessF := addAccessFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
@@ -49,6 +50,11 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		return 2
 	}
 	if err := checkServeLimits(fs); err != nil {
+		fmt.Fprintf(stderr, "scalein serve: %v\n", err)
+		return 2
+	}
+	access, err := accessF.access(*addr)
+	if err != nil {
 		fmt.Fprintf(stderr, "scalein serve: %v\n", err)
 		return 2
 	}
@@ -77,7 +83,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		fmt.Fprintf(stderr, "scalein serve: %v\n", err)
 		return 1
 	}
-	srv, err := web.New(web.Config{Runs: svc, Store: st, Logger: logger, RunsPerMinute: *runsPerMinute})
+	srv, err := web.New(web.Config{Runs: svc, Store: st, Logger: logger, RunsPerMinute: *runsPerMinute, Access: access})
 	if err != nil {
 		fmt.Fprintf(stderr, "scalein serve: %v\n", err)
 		return 1

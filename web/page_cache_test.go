@@ -155,6 +155,12 @@ func TestCompareSelected(t *testing.T) {
 	// Compare with…: the list offers a compare link on every other run, filtered by name.
 	doc = parseHTML(t, get(t, s, "/runs?with="+older+"&q=NEW").Body)
 	assert.Equal(t, 1, byTestID(doc, "compare-with-"+newer).Length())
+	// The link records the comparison, with this run as A (issue 19 L9: through "?run=", the
+	// explicit action; a plain /compare?a=&b= records nothing).
+	link := byTestID(doc, "compare-with-"+newer).AttrOr("href", "")
+	rec = get(t, s, link)
+	require.Equal(t, http.StatusSeeOther, rec.Code, link)
+	assert.Equal(t, "/compare?a="+older+"&b="+newer, rec.Header().Get("Location"))
 	assert.Zero(t, byTestID(doc, "run-row-"+older).Length(), "filtered out by name")
 	assert.Equal(t, http.StatusNotFound, get(t, s, "/runs?with=nope").Code)
 }

@@ -50,7 +50,11 @@ const QueueFullRetry = time.Second
 type queuedRunner struct {
 	s      *Service
 	planID string
-	mu     sync.Mutex // serialises AddPlanPoints
+	// since is when the plan was asked for: a candidate's run counts as reused only if it was
+	// done before then, so a plan interrupted and resumed reports the same reused count as one
+	// that ran through (issue 19 L3: the runs it had finished itself used to count).
+	since time.Time
+	mu    sync.Mutex // serialises AddPlanPoints
 }
 
 // planLabel is the candidate label a planner scenario's name carries after " — plan: ".
@@ -72,7 +76,7 @@ func (p *queuedRunner) Run(ctx context.Context, scenarios []*sim.Scenario) ([]wh
 	}
 	out := make([]whatif.Outcome, len(scenarios))
 	for i, sub := range subs {
-		out[i].Reused = !sub.Created && sub.Run.Status == store.StatusDone
+		out[i].Reused = !sub.Created && sub.Run.Status == store.StatusDone && sub.Run.FinishedAt.Before(p.since)
 	}
 	for i, id := range ids {
 		run, err := p.s.awaitRun(ctx, id)
@@ -224,7 +228,7 @@ func (s *Service) executePlan(ctx context.Context, id string) {
 		end(store.StatusFailed, "the stored request could not be read: "+err.Error(), nil)
 		return
 	}
-	res, err := whatif.Plan(ctx, &queuedRunner{s: s, planID: id}, base, req.Request)
+	res, err := whatif.Plan(ctx, &queuedRunner{s: s, planID: id, since: plan.CreatedAt}, base, req.Request)
 	switch cause := context.Cause(ctx); {
 	case errors.Is(cause, errShuttingDown), errors.Is(cause, errDriveLost):
 		return // resumed at the next start, or by the process that takes the lock

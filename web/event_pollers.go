@@ -85,12 +85,20 @@ func (s *Server) leavePoller(rp *runPoller) {
 	p.mu.Unlock()
 }
 
-// snapshot is the poller's latest read of the run and the channel closed at the next change.
-func (s *Server) snapshot(rp *runPoller) (run store.Run, err error, ready bool, changed <-chan struct{}) {
+// pollSnapshot is a poller's latest read of the run, and the channel closed at its next change.
+type pollSnapshot struct {
+	run     store.Run
+	err     error
+	ready   bool
+	changed <-chan struct{}
+}
+
+// snapshot is the poller's latest read of the run.
+func (s *Server) snapshot(rp *runPoller) pollSnapshot {
 	p := s.pollers()
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return rp.run, rp.err, rp.ready, rp.changed
+	return pollSnapshot{run: rp.run, err: rp.err, ready: rp.ready, changed: rp.changed}
 }
 
 // poll reads the run every ssePoll while it has streams and is not final, publishing changes.

@@ -77,11 +77,12 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) error {
 				}
 				poller = s.subscribe(id)
 			}
-			polled, perr, ready, changed := s.snapshot(poller)
+			ps := s.snapshot(poller)
+			polled, changed := ps.run, ps.changed
 			switch {
-			case !ready:
+			case !ps.ready:
 				snap = runs.Progress{Status: run.Status, Fraction: run.Progress, Changed: changed}
-			case perr != nil:
+			case ps.err != nil:
 				return nil // headers are sent; the client reconnects or gives up
 			case runs.IsFinal(polled.Status):
 				_ = send(polled.Status, progressEvent{Status: polled.Status, Progress: polled.Progress, Error: polled.Error})

@@ -166,8 +166,10 @@ func outcomeOf(run store.Run) whatif.Outcome {
 		return o
 	}
 	var rep struct {
-		Digest  string          `json:"digest"`
-		Workers []sim.WorkerRow `json:"workers"`
+		Digest     string                `json:"digest"`
+		Workers    []sim.WorkerRow       `json:"workers"`
+		Summary    sim.Summary           `json:"summary"`
+		Autoscaler *sim.AutoscalerReport `json:"autoscaler"`
 	}
 	doc := run.SummaryJSON // the report without per-request rows: digest and workers are there
 	if len(doc) == 0 {
@@ -177,6 +179,7 @@ func outcomeOf(run store.Run) whatif.Outcome {
 		return whatif.Outcome{ScenarioID: run.ID, RunID: run.ID, Status: store.StatusFailed, Error: "the stored report could not be read: " + err.Error()}
 	}
 	o.Digest, o.Workers = rep.Digest, rep.Workers
+	o.Fleet = whatif.FleetFiguresOf(&sim.Report{Summary: rep.Summary, Autoscaler: rep.Autoscaler}) // a tune plan's figures
 	if err := json.Unmarshal(run.HeadlineJSON, &o.Headline); err != nil {
 		o.Headline = nil
 	}

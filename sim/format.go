@@ -18,12 +18,12 @@ func FormatNumber(v float64) string {
 	if r == 0 {
 		r = 0 // no "-0"
 	}
-	return groupThousands(strconv.FormatFloat(r, 'f', -1, 64))
+	return GroupThousands(strconv.FormatFloat(r, 'f', -1, 64))
 }
 
-// groupThousands puts thin spaces between thousands of the integer part, for readability of
+// GroupThousands puts thin spaces between thousands of the integer part, for readability of
 // byte counts and worker-seconds.
-func groupThousands(s string) string {
+func GroupThousands(s string) string {
 	neg := strings.HasPrefix(s, "-")
 	s = strings.TrimPrefix(s, "-")
 	intPart, frac, hasFrac := strings.Cut(s, ".")

@@ -173,6 +173,8 @@ type RunPage struct {
 	WorkersPager Pager
 	// LargeDrain says the removal chart is an aggregate (too many drained workers for a row each).
 	LargeDrain bool
+	// Cost is the run's GPU-hours at the page's price.
+	Cost CostView
 	// Autoscaler is the autoscaler's section; nil for a run without one.
 	Autoscaler *AutoscalerView
 }
@@ -223,6 +225,8 @@ type ComparePage struct {
 	Charts   []Chart
 	Cards    []Card
 	Verdicts []string
+	// Cost is both runs' GPU-hours at the page's price.
+	Cost CostView
 }
 
 // RunsPage is the paginated list of runs.

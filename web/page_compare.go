@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strings"
 
 	"github.com/scalein-planner/scalein/runs"
@@ -25,7 +26,7 @@ func (s *Server) handleCompare(w http.ResponseWriter, r *http.Request) error {
 	if !idPattern.MatchString(idA) || !idPattern.MatchString(idB) {
 		return notFound("compare needs two run ids: /compare?a=ID&b=ID (16 characters of a–z and 2–7 each)")
 	}
-	key := compareURL(idA, idB)
+	key := compareURL(idA, idB) + priceSuffix(r) // the price changes the cost figures
 	if c, ok := s.pages.lookup(r.Context(), key, s.now(), func(ctx context.Context, _ *cachedPage) (string, error) {
 		return s.compareVersion(ctx, idA, idB)
 	}); ok {
@@ -33,7 +34,7 @@ func (s *Server) handleCompare(w http.ResponseWriter, r *http.Request) error {
 		return nil
 	}
 	b, err := s.pages.build(r.Context(), key, s.now(), func(ctx context.Context) (builtPage, error) {
-		return s.buildComparePage(ctx, idA, idB)
+		return s.buildComparePage(ctx, r.URL, idA, idB)
 	})
 	if err != nil {
 		return err
@@ -43,7 +44,7 @@ func (s *Server) handleCompare(w http.ResponseWriter, r *http.Request) error {
 
 // buildComparePage builds the compare page of runs a and b: the page to cache once both are
 // done, else the view to render per request.
-func (s *Server) buildComparePage(ctx context.Context, idA, idB string) (builtPage, error) {
+func (s *Server) buildComparePage(ctx context.Context, u *url.URL, idA, idB string) (builtPage, error) {
 	gen, checked := s.pages.gen.Load(), s.now()
 	runA, err := s.store.GetRun(ctx, idA)
 	if err != nil {
@@ -75,6 +76,7 @@ func (s *Server) buildComparePage(ctx context.Context, idA, idB string) (builtPa
 		return builtPage{}, err
 	}
 	fillComparison(&p, sim.Compare(scA, scB, &sumA.Report, &sumB.Report), sumA, sumB)
+	p.Cost = s.costView(&http.Request{URL: u}, []string{"a", "b"}, &sumA.Report, &sumB.Report)
 	// Both runs are done and stay so: the page never changes.
 	return cachedPageOf(ctx, store.StatusDone+"+"+store.StatusDone, gen, checked, nil, templates.CompareView(p))
 }

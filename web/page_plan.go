@@ -42,14 +42,27 @@ func (s *Server) handleCreatePlan(w http.ResponseWriter, r *http.Request) error 
 		}
 		*dst = v
 	}
-	intField("remove", "Remove how many workers", &req.Goal.Remove)
+	tune := f.Get("goal") == "tune"
+	if tune {
+		req.Goal.Tune = whatif.TuneAutoscaler
+	} else {
+		intField("remove", "Remove how many workers", &req.Goal.Remove)
+		if v, err := strconv.ParseFloat(strings.TrimSpace(f.Get("start_ms")), 64); err == nil {
+			req.Goal.StartMS = v
+		} else {
+			errs = append(errs, "Not before (ms) must be a number")
+		}
+	}
 	if v := strings.TrimSpace(f.Get("max_runs")); v != "" {
 		intField("max_runs", "Runs at most", &req.Search.MaxRuns)
 	}
-	if v, err := strconv.ParseFloat(strings.TrimSpace(f.Get("start_ms")), 64); err == nil {
-		req.Goal.StartMS = v
-	} else {
-		errs = append(errs, "Not before (ms) must be a number")
+	if t := strings.TrimSpace(f.Get("e2e_p99_ms")); t != "" {
+		v, err := strconv.ParseFloat(t, 64)
+		if err != nil {
+			errs = append(errs, "End-to-end p99 at most must be a number of ms, or empty for no limit")
+		} else {
+			req.Constraints.E2EP99MS = &v
+		}
 	}
 	if t := strings.TrimSpace(f.Get("ttft_p99_ms")); t != "" {
 		v, err := strconv.ParseFloat(t, 64)
@@ -82,6 +95,8 @@ func (s *Server) handleCreatePlan(w http.ResponseWriter, r *http.Request) error 
 	p, _ := s.whatIfFormPage(&http.Request{Method: http.MethodGet, URL: r.URL}, "plan")
 	p.Errors, p.Scenario, p.Notice = errs, f.Get("scenario"), ""
 	p.Remove, p.StartMS, p.TTFTP99MS, p.MaxKilled, p.MaxRuns = f.Get("remove"), f.Get("start_ms"), f.Get("ttft_p99_ms"), f.Get("max_killed"), f.Get("max_runs")
+	p.E2EP99MS, p.Goal = f.Get("e2e_p99_ms"), f.Get("goal")
+	p.HasAutoscaler = p.HasAutoscaler || tune
 	return s.render(w, r, http.StatusBadRequest, templates.WhatIfNewView(p))
 }
 
@@ -90,6 +105,9 @@ func (s *Server) handlePlan(w http.ResponseWriter, r *http.Request) error {
 	plan, err := s.loadPlan(r.Context(), chi.URLParam(r, "id"))
 	if err != nil {
 		return err
+	}
+	if plan.Goal.Tune != "" {
+		return s.handleTunePlan(w, r, plan)
 	}
 	p := templates.PlanPage{Page: s.pageOwnedBy(r.Context(), "Plan: "+plan.Name, "runs", store.OwnedPlan, plan.ID), ID: plan.ID, Name: plan.Name, Status: plan.Status,
 		Error: plan.Error, Final: runs.IsFinal(plan.Status), APIURL: "/api/v1/plans/" + plan.ID, Reason: plan.Reason,

@@ -32,7 +32,7 @@ func (s *Server) handleRun(w http.ResponseWriter, r *http.Request) error {
 		return nil
 	}
 	b, err := s.pages.build(r.Context(), key, s.now(), func(ctx context.Context) (builtPage, error) {
-		return s.buildRunPage(ctx, r.URL.Query(), id)
+		return s.buildRunPage(ctx, r.URL, id)
 	})
 	if err != nil {
 		return err
@@ -42,7 +42,9 @@ func (s *Server) handleRun(w http.ResponseWriter, r *http.Request) error {
 
 // buildRunPage builds the page of run id: for a finished run the page to cache, else the view
 // to render per request. q is the request's query (?workers=, ?wpage=; the cache key has them).
-func (s *Server) buildRunPage(ctx context.Context, q url.Values, id string) (builtPage, error) {
+// u is the request's URL (the cache key has the query parameters the page reads).
+func (s *Server) buildRunPage(ctx context.Context, u *url.URL, id string) (builtPage, error) {
+	q := u.Query()
 	run, err := s.store.GetRun(ctx, id)
 	if err != nil {
 		return builtPage{}, err
@@ -91,6 +93,7 @@ func (s *Server) buildRunPage(ctx context.Context, q url.Values, id string) (bui
 		p.Cards = runCards(rep)
 		p.Verdicts = runVerdicts(rep, scErr == nil && sc.KVCR.RejectDrainingSources)
 		p.Charts = charts.BoundTables(charts.OfSummary(sum))
+		p.Cost = s.costView(&http.Request{URL: u}, []string{"workers", "wpage", "decisions", "dpage"}, rep, nil)
 		p.LargeDrain = charts.IsLargeDrain(rep)
 		p.AllWorkers = q.Get("workers") == "all"
 		p.Workers, p.DrainedCount = workersTable(rep, p.AllWorkers)
@@ -108,7 +111,7 @@ func (s *Server) buildRunPage(ctx context.Context, q url.Values, id string) (bui
 func runPageKey(r *http.Request) string {
 	q := r.URL.Query()
 	return r.URL.Path + "?workers=" + q.Get("workers") + "&wpage=" + q.Get("wpage") +
-		"&decisions=" + q.Get("decisions") + "&dpage=" + q.Get("dpage")
+		"&decisions=" + q.Get("decisions") + "&dpage=" + q.Get("dpage") + "&price=" + q.Get("price")
 }
 
 // progressOf prefers the live progress of a run this process is running.

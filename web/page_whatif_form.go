@@ -70,6 +70,9 @@ func (s *Server) whatIfFormPage(r *http.Request, kind string) (templates.WhatIfN
 		p.Scenario, p.Notice = string(pr.JSON), "The preset "+pr.Title+"; paste or edit any scenario."
 		sc, _ = sim.Parse(pr.JSON, sim.ParseEnv{Traces: s.store})
 	}
+	if sc != nil && sc.Autoscaler != nil {
+		p.HasAutoscaler, p.Goal = true, "tune"
+	}
 	if sc != nil && len(sc.ScaleIn) > 0 {
 		a := sc.ScaleIn[0]
 		p.StartMS = strconv.FormatFloat(a.AtMS, 'f', -1, 64)

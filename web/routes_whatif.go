@@ -22,9 +22,11 @@ func (s *Server) whatIfRoutes(r chi.Router, createLimit func(http.Handler) http.
 	r.Get("/plans/new", s.page(s.handleNewPlan))
 	r.Post("/plans/new", s.page(s.handleNewPlan))
 	r.With(createLimit, s.runQuota(1)).Post("/plans", s.page(s.handleCreatePlan))
+	r.Post("/plans/import-hpa", s.page(s.handleImportHPA))
 	r.Route("/plans/{id}", func(r chi.Router) {
 		r.Use(s.requireID("plan", false))
 		r.Get("/", s.page(s.handlePlan))
+		r.Get("/hpa.yaml", s.page(s.handlePlanHPA))
 		r.With(s.mayCancel(store.OwnedPlan)).Post("/cancel", s.page(s.handleCancelPlan))
 	})
 }
@@ -37,4 +39,5 @@ func (s *Server) whatIfAPIRoutes(r chi.Router, createLimit func(http.Handler) ht
 	r.With(createLimit, s.runQuota(1)).Post("/plans", s.api(s.apiCreatePlan))
 	r.With(s.requireID("plan", true)).Get("/plans/{id}", s.api(s.apiGetPlan))
 	r.With(s.requireID("plan", true), s.mayCancel(store.OwnedPlan)).Post("/plans/{id}/cancel", s.api(s.apiCancelPlan))
+	r.Post("/hpa/import", s.api(s.apiImportHPA))
 }

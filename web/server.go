@@ -57,6 +57,9 @@ type Config struct {
 	// Access is who may reach the server and what they may do (auth.go); the zero value is
 	// the single-user server.
 	Access Access
+	// GPUHourPrice turns GPU-hours into money on the run, compare and plan pages (default
+	// DefaultGPUHourPrice; a page's ?price= overrides it).
+	GPUHourPrice float64
 }
 
 const (
@@ -104,6 +107,9 @@ func New(cfg Config) (*Server, error) {
 	}
 	if err := cfg.Access.Check(); err != nil {
 		return nil, err
+	}
+	if cfg.GPUHourPrice <= 0 {
+		cfg.GPUHourPrice = DefaultGPUHourPrice
 	}
 	assets, err := newAssetTable()
 	if err != nil {

@@ -217,3 +217,6 @@ func IDs(ids []int) string {
 	}
 	return strings.Join(parts, ", ")
 }
+
+// groupThousands puts thin spaces between thousands of a number's integer part (sim.GroupThousands).
+func groupThousands(s string) string { return sim.GroupThousands(s) }

@@ -28,7 +28,11 @@ const runPollInterval = 200 * time.Millisecond
 type queuedRunner struct {
 	s      *Service
 	planID string
-	mu     sync.Mutex // serialises AddPlanPoints
+	// since is when the plan was asked for: a candidate's run counts as reused only if it was
+	// done before then, so a plan interrupted and resumed reports the same reused count as one
+	// that ran through (issue 19 L3: the runs it had finished itself used to count).
+	since time.Time
+	mu    sync.Mutex // serialises AddPlanPoints
 }
 
 // planLabel is the candidate label a planner scenario's name carries after " — plan: ".
@@ -40,36 +44,17 @@ func planLabel(name string) string {
 }
 
 func (p *queuedRunner) Run(ctx context.Context, scenarios []*sim.Scenario) ([]whatif.Outcome, error) {
-	var subs []submitted
-	for {
-		var err error
-		subs, err = p.s.submitPoints(ctx, scenarios...)
-		if err == nil {
-			break
-		}
-		if !errors.Is(err, ErrQueueFull) {
-			return nil, err
-		}
-		select { // the queue is full of other work: wait for room rather than fail the plan
-		case <-ctx.Done():
-			return nil, context.Cause(ctx)
-		case <-time.After(QueueFullRetry):
-		}
-	}
-	labels := make([]string, len(scenarios))
-	ids := make([]string, len(scenarios))
-	for i, sc := range scenarios {
-		labels[i], ids[i] = planLabel(sc.Name), subs[i].Run.ID
-	}
-	p.mu.Lock()
-	err := p.s.store.AddPlanPoints(ctx, p.planID, labels, ids)
-	p.mu.Unlock()
+	subs, err := p.submitInPieces(ctx, scenarios)
 	if err != nil {
 		return nil, err
 	}
+	ids := make([]string, len(scenarios))
+	for i := range scenarios {
+		ids[i] = subs[i].Run.ID
+	}
 	out := make([]whatif.Outcome, len(scenarios))
 	for i, sub := range subs {
-		out[i].Reused = !sub.Created && sub.Run.Status == store.StatusDone
+		out[i].Reused = !sub.Created && sub.Run.Status == store.StatusDone && sub.Run.FinishedAt.Before(p.since)
 	}
 	for i, id := range ids {
 		run, err := p.s.awaitRun(ctx, id)
@@ -81,6 +66,49 @@ func (p *queuedRunner) Run(ctx context.Context, scenarios []*sim.Scenario) ([]wh
 		out[i].Reused = reused
 	}
 	return out, nil
+}
+
+// submitInPieces submits a batch of candidates as runs and records them as the plan's points.
+// A batch larger than the room in the queue (or than the queue itself, -queue 4 against a batch
+// of 12) goes in pieces that fit: the piece is halved while the queue is full, doubled again
+// after a success, and a single run waits for room. So a plan never waits for room that can
+// never come, and a sweep keeping the queue full cannot starve it of single places.
+func (p *queuedRunner) submitInPieces(ctx context.Context, scenarios []*sim.Scenario) ([]submitted, error) {
+	subs := make([]submitted, 0, len(scenarios))
+	piece := min(len(scenarios), p.s.cfg.QueueSize)
+	for len(subs) < len(scenarios) {
+		part := scenarios[len(subs):min(len(subs)+piece, len(scenarios))]
+		got, err := p.s.submitPoints(ctx, part...)
+		if errors.Is(err, ErrQueueFull) {
+			if len(part) > 1 {
+				piece = len(part) / 2
+				continue
+			}
+			select { // the queue is full of other work: wait for room rather than fail the plan
+			case <-ctx.Done():
+				return nil, context.Cause(ctx)
+			case <-time.After(QueueFullRetry):
+			}
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		labels, ids := make([]string, len(part)), make([]string, len(part))
+		for i, sc := range part {
+			labels[i], ids[i] = planLabel(sc.Name), got[i].Run.ID
+		}
+		// Recorded at once, so cancelling the plan reaches every run it has submitted.
+		p.mu.Lock()
+		err = p.s.store.AddPlanPoints(ctx, p.planID, labels, ids)
+		p.mu.Unlock()
+		if err != nil {
+			return nil, err
+		}
+		subs = append(subs, got...)
+		piece = min(2*len(part), p.s.cfg.QueueSize)
+	}
+	return subs, nil
 }
 
 // awaitRun polls the store until the run has ended and returns it with its report.
@@ -181,7 +209,7 @@ func (s *Service) executePlan(ctx context.Context, id string) {
 		end(store.StatusFailed, "the stored request could not be read: "+err.Error(), nil)
 		return
 	}
-	res, err := whatif.Plan(ctx, &queuedRunner{s: s, planID: id}, base, req.Request)
+	res, err := whatif.Plan(ctx, &queuedRunner{s: s, planID: id, since: plan.CreatedAt}, base, req.Request)
 	switch cause := context.Cause(ctx); {
 	case errors.Is(cause, errShuttingDown), errors.Is(cause, errDriveLost):
 		return // resumed at the next start, or by the process that takes the lock

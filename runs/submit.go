@@ -39,7 +39,7 @@ func (s *Service) submitRuns(ctx context.Context, direct bool, scenarios []*sim.
 	}
 	runs := make([]store.NewRun, len(scenarios))
 	for i, sc := range scenarios {
-		runs[i] = store.NewRun{ID: sc.ID(), Name: sc.Name, ScenarioJSON: sc.CanonicalJSON(), Direct: direct}
+		runs[i] = store.NewRun{ID: sc.ID(), Name: sc.Name, ScenarioJSON: sc.CanonicalJSON(), Direct: direct, SimKey: sc.SimulationKey()}
 	}
 	out, err := s.store.SubmitRuns(ctx, runs, s.cfg.QueueSize, s.now(), s.jobs.enqueue)
 	if errors.Is(err, store.ErrQueueFull) {

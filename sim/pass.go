@@ -353,7 +353,7 @@ func (e *engine) queueTransfer(w *worker, tr *transfer, bytes int64) {
 	start := max(e.now, *free)
 	var dur int64
 	if gbps > 0 {
-		dur = int64(ceilFloat(float64(bytes) / gbps))
+		dur = transferNS(float64(bytes), gbps)
 	}
 	tr.end = start + dur
 	*free = tr.end

@@ -105,6 +105,9 @@ func fitFPM(content []byte, k store.CalibrationKey) (*calibrate.Read, calibrate.
 func (s *Server) storeCalibration(r *http.Request, content []byte, name string, k store.CalibrationKey) (calibrate.Result, store.CalibrationKey, bool, error) {
 	sum := sha256.Sum256(content)
 	k.SHA256 = hex.EncodeToString(sum[:])
+	if err := s.checkCalibrationRoom(r.Context(), k.SHA256, int64(len(content))); err != nil {
+		return calibrate.Result{}, k, false, err
+	}
 	if err := s.checkUploadQuota(r.Context(), int64(len(content))); err != nil {
 		return calibrate.Result{}, k, false, err
 	}
@@ -158,6 +161,11 @@ var fpmUpload = upload{what: "FPM file", maxBytes: maxFPMBytes,
 // handleUploadCalibration is POST /calibrations: a multipart upload, fitted, stored, then 303 to
 // its permalink; bad lines answer 422 with the form and every bad line's number.
 func (s *Server) handleUploadCalibration(w http.ResponseWriter, r *http.Request) error {
+	release, err := s.admitUpload(r.Context(), r.ContentLength)
+	if err != nil {
+		return err
+	}
+	defer release()
 	unreadable, done, err := fpmUpload.parseForm(r)
 	if err != nil {
 		return err
@@ -290,6 +298,11 @@ func (s *Server) apiCreateCalibration(w http.ResponseWriter, r *http.Request) er
 		}
 		k.Skip = n
 	}
+	release, err := s.admitUpload(r.Context(), r.ContentLength)
+	if err != nil {
+		return err
+	}
+	defer release()
 	content, err := io.ReadAll(r.Body)
 	if err != nil {
 		return err

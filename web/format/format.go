@@ -9,52 +9,18 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/scalein-planner/scalein/sim"
 )
 
 // Dash stands for a value that does not apply (a worker that was never drained, an empty
 // distribution).
 const Dash = "—"
 
-// Number prints a value with at most six decimals: report times are whole nanoseconds in
-// milliseconds, so six decimals print them exactly.
-func Number(v float64) string {
-	r := math.Round(v*1e6) / 1e6
-	if r == 0 {
-		r = 0 // no "-0"
-	}
-	s := strconv.FormatFloat(r, 'f', -1, 64)
-	return groupThousands(s)
-}
-
-// groupThousands puts thin spaces between thousands of the integer part, for readability of
-// byte counts and worker-seconds.
-func groupThousands(s string) string {
-	neg := strings.HasPrefix(s, "-")
-	s = strings.TrimPrefix(s, "-")
-	intPart, frac, hasFrac := strings.Cut(s, ".")
-	if len(intPart) > 4 {
-		var b strings.Builder
-		lead := len(intPart) % 3
-		if lead > 0 {
-			b.WriteString(intPart[:lead])
-		}
-		for i := lead; i < len(intPart); i += 3 {
-			if b.Len() > 0 {
-				b.WriteString("\u202f")
-			}
-			b.WriteString(intPart[i : i+3])
-		}
-		intPart = b.String()
-	}
-	out := intPart
-	if hasFrac {
-		out += "." + frac
-	}
-	if neg {
-		out = "-" + out
-	}
-	return out
-}
+// Number prints a value as every page and sentence does: sim.FormatNumber (at most six
+// decimals, since report times are whole nanoseconds in milliseconds; thousands grouped). The
+// planner's sentences, written in sim/whatif, use the same function.
+func Number(v float64) string { return sim.FormatNumber(v) }
 
 // WithUnit prints a number and its unit, or a dash for nil.
 func WithUnit(v *float64, unit string) string {
@@ -282,3 +248,6 @@ func TwoDecimals(x float64) string {
 	s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
 	return s
 }
+
+// groupThousands puts thin spaces between thousands of a number's integer part (sim.GroupThousands).
+func groupThousands(s string) string { return sim.GroupThousands(s) }

@@ -19,7 +19,10 @@ import (
 // another: dynamicCacheControl is where "private" goes, decided from the request.
 
 // dynamicCacheControl is the Cache-Control of every answer that is not a static file.
-func dynamicCacheControl(*http.Request) string {
+func dynamicCacheControl(r *http.Request) string {
+	if identityOf(r.Context()).user != "" { // a signed-in user's answer is theirs alone (auth.go)
+		return "private, no-cache"
+	}
 	return "no-cache"
 }
 

@@ -146,9 +146,11 @@ func TestProxyIdentity(t *testing.T) {
 	assert.Equal(t, http.StatusForbidden, do(t, s.Handler(), req).Code)
 
 	// Probes and assets need no user.
-	req = httptest.NewRequest(http.MethodGet, "/healthz", nil)
-	req.RemoteAddr = strangerAddr
-	assert.Equal(t, http.StatusOK, do(t, s.Handler(), req).Code)
+	for _, probe := range []string{"/healthz", "/livez"} {
+		req = httptest.NewRequest(http.MethodGet, probe, nil)
+		req.RemoteAddr = strangerAddr
+		assert.Equal(t, http.StatusOK, do(t, s.Handler(), req).Code, probe)
+	}
 
 	rec = as(t, s, "", httptest.NewRequest(http.MethodGet, "/runs", nil))
 	assert.Equal(t, http.StatusUnauthorized, rec.Code)
@@ -372,6 +374,7 @@ func TestQuotas(t *testing.T) {
 		rec = as(t, s, "carol", jsonReq(http.MethodPost, "/api/v1/sweeps", sweepBody(scenario, `[{"path": "kvcr.bandwidth_gbps", "values": [5, 6]}]`)))
 		assert.Equal(t, http.StatusTooManyRequests, rec.Code)
 		assert.Contains(t, rec.Body.String(), "2 points not yet finished")
+		assert.Equal(t, "30", rec.Header().Get("Retry-After"), "it frees as the points finish")
 	})
 
 	t.Run("UploadBytes", func(t *testing.T) {
@@ -393,6 +396,7 @@ func TestQuotas(t *testing.T) {
 		rec := upload("dave", strings.Repeat(line, 4))
 		assert.Equal(t, http.StatusTooManyRequests, rec.Code)
 		assert.Contains(t, rec.Body.String(), "-quota-upload-bytes")
+		assert.Empty(t, rec.Header().Get("Retry-After"), "stored uploads do not free by themselves")
 		assert.Equal(t, http.StatusSeeOther, upload("erin", strings.Repeat(line, 4)).Code)
 		list := parseHTML(t, as(t, s, "erin", httptest.NewRequest(http.MethodGet, "/traces", nil)).Body)
 		var by []string

@@ -63,8 +63,7 @@ func (s *Server) guardHosts(next http.Handler) http.Handler {
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		host := hostName(r.Host)
-		// /healthz tells nothing and is what probes that send no name (or any) ask for.
-		if _, err := netip.ParseAddr(host); err == nil || matchesHost(allowed, host) || r.URL.Path == "/healthz" {
+		if _, err := netip.ParseAddr(host); err == nil || matchesHost(allowed, host) || isProbe(r.URL.Path) {
 			next.ServeHTTP(w, r)
 			return
 		}
@@ -73,6 +72,10 @@ func (s *Server) guardHosts(next http.Handler) http.Handler {
 				"open it by an allowed name or its IP address, or ask its operator to add the name to -allowed-hosts"})
 	})
 }
+
+// isProbe says whether path is a health probe: /healthz and /livez tell nothing, and the
+// kubelet asks for them by any name, from the node's address, with no user.
+func isProbe(path string) bool { return path == "/healthz" || path == "/livez" }
 
 // quoteClipped quotes a user-supplied value for a message, clipped to a readable length.
 func quoteClipped(v string) string {

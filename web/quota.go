@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"strconv"
 
 	"github.com/scalein-planner/scalein/runs"
 	"github.com/scalein-planner/scalein/sim/whatif"
@@ -24,11 +23,13 @@ type Quotas struct {
 	UploadBytes int64
 }
 
-// quotaRetrySeconds is the Retry-After of a run-quota 429: about when a short run ends.
+// quotaRetrySeconds is the Retry-After of a 429 that frees as runs finish: about when a short
+// run ends.
 const quotaRetrySeconds = 30
 
-func quotaError(quota, msg string) *Error {
-	return &Error{Status: http.StatusTooManyRequests, Title: "Quota reached: " + quota, Message: msg}
+// quotaError is the 429 of a quota; retryAfter > 0 says when to try again (Retry-After).
+func quotaError(quota, msg string, retryAfter int) *Error {
+	return &Error{Status: http.StatusTooManyRequests, Title: "Quota reached: " + quota, Message: msg, RetryAfter: retryAfter}
 }
 
 // runQuota refuses a request that would queue need more runs when the user already has
@@ -51,10 +52,9 @@ func (s *Server) runQuota(need int) func(http.Handler) http.Handler {
 				return
 			}
 			if u.UnfinishedRuns+need > limit {
-				w.Header().Set("Retry-After", strconv.Itoa(quotaRetrySeconds))
 				s.writeError(w, r, quotaError("queued runs", fmt.Sprintf(
 					"you have %d runs queued or running, and each user may have %d (-quota-queued-runs); the quota frees as soon as one of them finishes, so try again when one is done, or cancel one you no longer need",
-					u.UnfinishedRuns, limit)))
+					u.UnfinishedRuns, limit), quotaRetrySeconds))
 				return
 			}
 			next.ServeHTTP(w, r)
@@ -70,7 +70,7 @@ func (s *Server) checkSweepQuota(ctx context.Context, points int) error {
 		return nil
 	}
 	if points > limit {
-		return quotaError("sweep points", fmt.Sprintf("this sweep has %d points and each user may have %d in flight (-quota-sweep-points); sweep fewer values, or split the sweep and start the second part when the first is done", points, limit))
+		return quotaError("sweep points", fmt.Sprintf("this sweep has %d points and each user may have %d in flight (-quota-sweep-points); sweep fewer values, or split the sweep and start the second part when the first is done", points, limit), 0)
 	}
 	u, err := s.store.UsageOf(ctx, user)
 	if err != nil {
@@ -87,7 +87,7 @@ func (s *Server) checkSweepQuota(ctx context.Context, points int) error {
 	if inFlight+points > limit {
 		return quotaError("sweep points", fmt.Sprintf(
 			"your sweeps have %d points not yet finished, and with this sweep's %d you would have more than the %d each user may have in flight (-quota-sweep-points); the quota frees as their points finish: start this sweep when %d more are done, or cancel a sweep you no longer need",
-			inFlight, points, limit, inFlight+points-limit))
+			inFlight, points, limit, inFlight+points-limit), quotaRetrySeconds)
 	}
 	return nil
 }
@@ -107,7 +107,7 @@ func (s *Server) checkUploadQuota(ctx context.Context, size int64) error {
 	if u.UploadBytes+size > limit {
 		return quotaError("stored uploads", fmt.Sprintf(
 			"you have stored %s of traces and calibration inputs, and this %s upload would pass the %s each user may store (-quota-upload-bytes); uploads are kept, so the quota does not free by itself: reuse a trace you uploaded, or ask an admin to raise the quota",
-			format.BinaryBytes(u.UploadBytes), format.BinaryBytes(size), format.BinaryBytes(limit)))
+			format.BinaryBytes(u.UploadBytes), format.BinaryBytes(size), format.BinaryBytes(limit)), 0)
 	}
 	return nil
 }

@@ -186,7 +186,7 @@ func TestOAuth2ProxyExample(t *testing.T) {
 	assert.Equal(t, "http", svc.Spec.Ports[0]["targetPort"], "the Service reaches the sidecar's port")
 
 	main := load(t)["Deployment/scalein-server"].Spec.Template.Spec.Containers[0]
-	for _, flag := range []string{"-run-timeout", "-rescue-after", "-workers"} {
+	for _, flag := range []string{"-run-timeout", "-rescue-after", "-workers", "-max-run-memory", "-max-total-memory"} {
 		assert.Equal(t, arg(main.Args, flag), arg(serve.Args, flag), "%s as in ../kubernetes/server.yaml", flag)
 	}
 	assert.Equal(t, main.Image, serve.Image)

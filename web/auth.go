@@ -152,9 +152,10 @@ func checkUserName(user string) string {
 	return ""
 }
 
-// formEdits are the POST routes that only re-render a form (a preset picked, a row added): a
-// viewer may use them, as nothing is created.
-var formEdits = map[string]bool{"/": true, "/sweeps/new": true, "/plans/new": true}
+// formEdits are the POST routes that only re-render a form (a preset picked, a row added, an HPA
+// manifest imported) or transform their input: a viewer may use them, as nothing is stored.
+var formEdits = map[string]bool{"/": true, "/sweeps/new": true, "/plans/new": true,
+	"/plans/import-hpa": true, "/api/v1/hpa/import": true}
 
 // guardWrites refuses every request that would create, cancel or upload on a read-only server,
 // except to admins.

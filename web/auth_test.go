@@ -325,6 +325,8 @@ func TestReadOnly(t *testing.T) {
 	page := parseHTML(t, get(t, ro, "/runs/"+id).Body)
 	assert.Equal(t, 1, byTestID(page, "read-only").Length(), "the page says the server is read-only")
 	assert.Equal(t, http.StatusOK, postForm(t, ro, "/", url.Values{"preset": {"incident"}}).Code, "editing the form creates nothing")
+	rec := do(t, ro.Handler(), jsonReq(http.MethodPost, "/api/v1/hpa/import", `{}`))
+	assert.NotEqual(t, http.StatusForbidden, rec.Code, "importing an HPA manifest stores nothing: %s", rec.Body.String())
 
 	refused := []*http.Request{
 		jsonReq(http.MethodPost, "/api/v1/runs", testScenario("new")),

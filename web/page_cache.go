@@ -191,8 +191,19 @@ func cachedPageOf(ctx context.Context, version string, gen int64, checked time.T
 	return builtPage{page: p}, nil
 }
 
-// serveBuilt answers with what a build gave: the cached page, or its view rendered now.
-func (s *Server) serveBuilt(w http.ResponseWriter, r *http.Request, b builtPage) error {
+// servePage answers with the page under key: from the cache while version says it is current,
+// else from build (once for all the requests that ask at the same time): the page it gives to
+// cache, or its view rendered now with this request's nonce.
+func (s *Server) servePage(w http.ResponseWriter, r *http.Request, key string,
+	version func(context.Context, *cachedPage) (string, error), build func(context.Context) (builtPage, error)) error {
+	if c, ok := s.pages.lookup(r.Context(), key, s.now(), version); ok {
+		serveCached(w, r, c)
+		return nil
+	}
+	b, err := s.pages.build(r.Context(), key, s.now(), build)
+	if err != nil {
+		return err
+	}
 	if b.page != nil {
 		serveCached(w, r, b.page)
 		return nil

@@ -136,3 +136,45 @@ func TestKubernetesManifests(t *testing.T) {
 	assert.True(t, matches(server.Spec.Template.Metadata.Labels))
 	assert.False(t, matches(worker.Spec.Template.Metadata.Labels))
 }
+
+// TestOAuth2ProxyExample checks the sidecar example of docs/deploy.md ("Exposure"): serve
+// listens on the loopback only and believes the user header from the loopback only; the
+// sidecar's upstream is serve's address, its probes need no sign-in, and the Service reaches the
+// sidecar, not serve.
+func TestOAuth2ProxyExample(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("oauth2-proxy", "server.yaml"))
+	require.NoError(t, err)
+	dec := yaml.NewDecoder(bytes.NewReader(b))
+	var dep, svc manifest
+	require.NoError(t, dec.Decode(&dep))
+	require.NoError(t, dec.Decode(&svc))
+	require.Equal(t, "Deployment", dep.Kind)
+	require.Equal(t, "Service", svc.Kind)
+	cs := dep.Spec.Template.Spec.Containers
+	require.Len(t, cs, 2)
+	serve, proxy := cs[0], cs[1]
+	arg := func(args []string, flag string) string {
+		i := slices.Index(args, flag)
+		require.True(t, i >= 0 && i+1 < len(args), "%s is set", flag)
+		return args[i+1]
+	}
+	assert.Equal(t, "127.0.0.1/32", arg(serve.Args, "-auth-proxy-addrs"))
+	assert.Equal(t, "X-Forwarded-User", arg(serve.Args, "-auth-proxy-header"), "the header oauth2-proxy's --pass-user-headers sets")
+	addr := ""
+	for _, e := range serve.Env {
+		if e.Name == "SCALEIN_ADDR" {
+			addr = e.Value
+		}
+	}
+	assert.Equal(t, "127.0.0.1:8080", addr, "serve listens on the loopback only")
+	assert.Contains(t, proxy.Args, "--upstream=http://"+addr+"/")
+	assert.Contains(t, proxy.Args, "--pass-user-headers=true")
+	assert.Contains(t, proxy.Args, "--skip-auth-route=GET=^/healthz$", "the readiness probe has no session")
+	assert.Equal(t, "http", svc.Spec.Ports[0]["targetPort"], "the Service reaches the sidecar's port")
+
+	main := load(t)["Deployment/scalein-server"].Spec.Template.Spec.Containers[0]
+	for _, flag := range []string{"-run-timeout", "-rescue-after", "-workers"} {
+		assert.Equal(t, arg(main.Args, flag), arg(serve.Args, flag), "%s as in ../kubernetes/server.yaml", flag)
+	}
+	assert.Equal(t, main.Image, serve.Image)
+}

@@ -18,9 +18,9 @@ func (s *Service) CancelRun(ctx context.Context, id string) (live bool, err erro
 	if run.Status != store.StatusQueued && run.Status != store.StatusRunning {
 		return false, nil
 	}
-	msg := "cancelled by a user before it started"
+	msg := "cancelled by " + canceller(ctx) + " before it started"
 	if run.Status == store.StatusRunning {
-		msg = "cancelled by a user before it finished"
+		msg = "cancelled by " + canceller(ctx) + " before it finished"
 	}
 	err = s.store.EndRun(ctx, id, store.StatusCancelled, msg, s.now())
 	if err != nil && !errors.Is(err, store.ErrConflict) { // ErrConflict: it ended meanwhile
@@ -30,4 +30,13 @@ func (s *Service) CancelRun(ctx context.Context, id string) (live bool, err erro
 		s.log.Warn("cancelling the job of a run failed", "run", id, "job", run.JobID, "err", err)
 	}
 	return s.live.cancelRunning(id), nil
+}
+
+// canceller names who cancels in the message a cancelled run or plan keeps: the user the
+// request carries on a server with users (store.WithOwner, set by the web layer), else "a user".
+func canceller(ctx context.Context) string {
+	if u := store.OwnerFrom(ctx); u != "" {
+		return u
+	}
+	return "a user"
 }

@@ -24,8 +24,9 @@
 // the planner in the background (plan_driver.go), whose runner submits candidates as runs and
 // waits for them in the store.
 //
-// A sweep's feeding and a plan's driving belong to one process at a time: a lease (lease.go)
-// taken as a store drive lock, watched for a cancel made elsewhere, and taken over at a rescan
-// when its holder dies. Start resumes what a previous process left; Shutdown puts running
-// runs back in the queue and releases the leases.
+// A sweep's feeding and a plan's planner share one life (drive.go): they belong to one process
+// at a time, which holds the lease (lease.go, a store drive lock); the store is watched for a
+// cancel made elsewhere (poll.go); a holder that dies loses its lease and another process
+// takes the drive over at its next rescan. Start resumes what a previous process left;
+// Shutdown puts running runs back in the queue and releases the leases.
 package runs

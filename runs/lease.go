@@ -33,9 +33,6 @@ var (
 	errDriveLost = errors.New("the drive lock was lost")
 )
 
-func planDriveKey(id string) string  { return "plan:" + id }
-func sweepDriveKey(id string) string { return "sweep:" + id }
-
 // lockDrive takes a hold of the drive lock of key; ok is false when another process holds it
 // (or the lock cannot be read, which is logged: the next rescan tries again).
 func (s *Service) lockDrive(key string) (store.DriveHold, bool) {
@@ -95,23 +92,4 @@ func (s *Service) rescanDrives(ctx context.Context) {
 		}
 		cancel()
 	}
-}
-
-// stopDriving stops every plan and sweep feed of this process.
-func (s *Service) stopDriving(cause error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for _, cancel := range s.planCancels {
-		cancel(cause)
-	}
-	for _, feed := range s.sweepFeeds {
-		feed.cancel(cause)
-	}
-}
-
-// Drives says whether this process drives the sweep or plan id (feeds it, or runs its planner).
-func (s *Service) Drives(id string) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.planCancels[id] != nil || s.sweepFeeds[id] != nil
 }

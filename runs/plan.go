@@ -69,12 +69,7 @@ func (s *Service) CancelPlan(ctx context.Context, id string) error {
 	if IsFinal(plan.Status) {
 		return nil
 	}
-	s.mu.Lock()
-	cancel := s.planCancels[id]
-	s.mu.Unlock()
-	if cancel != nil {
-		cancel(errCancelledByUser)
-	}
+	s.cancelDrive(planDrive, id)
 	ids := make([]string, len(points))
 	for i, p := range points {
 		ids[i] = p.RunID
@@ -82,5 +77,5 @@ func (s *Service) CancelPlan(ctx context.Context, id string) error {
 	if err := s.cancelPoints(ctx, ids, "", id); err != nil {
 		return err
 	}
-	return s.store.SetPlanStatus(ctx, id, store.StatusCancelled, "cancelled by a user", nil, s.now())
+	return s.store.SetPlanStatus(ctx, id, store.StatusCancelled, "cancelled by "+canceller(ctx), nil, s.now())
 }

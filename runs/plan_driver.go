@@ -43,11 +43,11 @@ const runPollInterval = 200 * time.Millisecond
 // the queue is full.
 const QueueFullRetry = time.Second
 
-// planRunner is the whatif.Runner of one plan on this server: it submits the candidates as
+// queuedRunner is the whatif.Runner of one plan on this server: it submits the candidates as
 // runs, records them as the plan's points, and waits until each has ended. The planner calls
 // Run from several goroutines at once; each call's runs go to the shared queue, and the points
 // are recorded one call at a time (a point's index is the count of those before it).
-type planRunner struct {
+type queuedRunner struct {
 	s      *Service
 	planID string
 	mu     sync.Mutex // serialises AddPlanPoints
@@ -61,7 +61,7 @@ func planLabel(name string) string {
 	return name
 }
 
-func (p *planRunner) Run(ctx context.Context, scenarios []*sim.Scenario) ([]whatif.Outcome, error) {
+func (p *queuedRunner) Run(ctx context.Context, scenarios []*sim.Scenario) ([]whatif.Outcome, error) {
 	var subs []submitted
 	for {
 		var err error
@@ -138,8 +138,10 @@ func outcomeOf(run store.Run) whatif.Outcome {
 		return o
 	}
 	var rep struct {
-		Digest  string          `json:"digest"`
-		Workers []sim.WorkerRow `json:"workers"`
+		Digest     string                `json:"digest"`
+		Workers    []sim.WorkerRow       `json:"workers"`
+		Summary    sim.Summary           `json:"summary"`
+		Autoscaler *sim.AutoscalerReport `json:"autoscaler"`
 	}
 	doc := run.SummaryJSON // the report without per-request rows: digest and workers are there
 	if len(doc) == 0 {
@@ -149,59 +151,21 @@ func outcomeOf(run store.Run) whatif.Outcome {
 		return whatif.Outcome{ScenarioID: run.ID, RunID: run.ID, Status: store.StatusFailed, Error: "the stored report could not be read: " + err.Error()}
 	}
 	o.Digest, o.Workers = rep.Digest, rep.Workers
+	o.Fleet = whatif.FleetFiguresOf(&sim.Report{Summary: rep.Summary, Autoscaler: rep.Autoscaler}) // a tune plan's figures
 	if err := json.Unmarshal(run.HeadlineJSON, &o.Headline); err != nil {
 		o.Headline = nil
 	}
 	return o
 }
 
-// startPlan runs the plan in the background unless it is already running in this process or
-// another process drives it (lease.go).
+// startPlan runs the plan in the background unless another process drives it (drive.go). A
+// plan running here, perhaps just cancelled and not yet stopped, is started again once it
+// stops, and goes on unless it is cancelled in the store by then.
 func (s *Service) startPlan(id string) {
-	s.mu.Lock()
-	if s.stopped {
-		s.mu.Unlock()
-		return
-	}
-	if s.planCancels[id] != nil {
-		// Running here, perhaps just cancelled and not yet stopped: once it stops, it is
-		// started again, and goes on unless it is cancelled in the store by then.
-		if s.planAgain == nil {
-			s.planAgain = map[string]bool{}
-		}
-		s.planAgain[id] = true
-		s.mu.Unlock()
-		return
-	}
-	ctx, cancel := context.WithCancelCause(s.runsCtx)
-	s.planCancels[id] = cancel // taken before the lock, so nothing else here starts it meanwhile
-	s.plansRunning.Add(1)
-	s.mu.Unlock()
-	go func() {
-		defer s.plansRunning.Done()
-		defer func() {
-			s.mu.Lock()
-			delete(s.planCancels, id)
-			again := s.planAgain[id]
-			delete(s.planAgain, id)
-			s.mu.Unlock()
-			cancel(nil)
-			if again && s.planUnfinished(id) {
-				s.startPlan(id)
-			}
-		}()
-		hold, ok := s.lockDrive(planDriveKey(id))
-		if !ok {
-			return // another process drives it
-		}
-		defer s.unlockDrive(hold)
+	s.startDrive(planDrive, id, nil, func(ctx context.Context) {
 		s.log.Info("plan driven by this process", "plan", id)
-		s.watchCancelled(ctx, cancel, func(ctx context.Context) (bool, error) {
-			status, err := s.store.PlanStatus(ctx, id)
-			return status == store.StatusCancelled, err
-		})
 		s.executePlan(ctx, id)
-	}()
+	})
 }
 
 // executePlan runs the planner for a stored plan and records its end. A plan stopped by the
@@ -239,7 +203,7 @@ func (s *Service) executePlan(ctx context.Context, id string) {
 		end(store.StatusFailed, "the stored request could not be read: "+err.Error(), nil)
 		return
 	}
-	res, err := whatif.Plan(ctx, &planRunner{s: s, planID: id}, base, req.Request)
+	res, err := whatif.Plan(ctx, &queuedRunner{s: s, planID: id}, base, req.Request)
 	switch cause := context.Cause(ctx); {
 	case errors.Is(cause, errShuttingDown), errors.Is(cause, errDriveLost):
 		return // resumed at the next start, or by the process that takes the lock
@@ -248,9 +212,8 @@ func (s *Service) executePlan(ctx context.Context, id string) {
 		// asked for again meanwhile.
 		return
 	case errors.Is(cause, errCancelledElsewhere):
-		// The store says cancelled already. The cancel may have missed runs submitted here
-		// just after it, so they are cancelled again (those shared with others are spared).
-		s.cancelPlanPointsAfter(id)
+		// The store says cancelled already; the driver cancels again the runs submitted
+		// here just after it (drive.go).
 		return
 	case err != nil:
 		end(store.StatusFailed, "the plan failed: "+err.Error(), nil)
@@ -291,27 +254,6 @@ func (s *Service) planUnfinished(id string) bool {
 	defer cancel()
 	status, err := s.store.PlanStatus(ctx, id)
 	return err == nil && (status == store.StatusQueued || status == store.StatusRunning)
-}
-
-// cancelPlanPointsAfter cancels a cancelled plan's unfinished runs again, unless it has been
-// asked for again meanwhile.
-func (s *Service) cancelPlanPointsAfter(id string) {
-	ctx, cancel := storeCtx()
-	defer cancel()
-	plan, points, err := s.store.GetPlan(ctx, id)
-	if err == nil && plan.Status != store.StatusCancelled {
-		return
-	}
-	if err == nil {
-		ids := make([]string, len(points))
-		for i, p := range points {
-			ids[i] = p.RunID
-		}
-		err = s.cancelPoints(ctx, ids, "", id)
-	}
-	if err != nil {
-		s.log.Error("cancelling a cancelled plan's runs failed", "plan", id, "err", err)
-	}
 }
 
 // resumePlans starts every unfinished plan that no process drives: at start, the ones a

@@ -91,14 +91,10 @@ type Service struct {
 	started bool
 	stopped bool
 
-	// planCancels stops the plans running in this process; plansRunning waits for them.
-	planCancels map[string]context.CancelCauseFunc
-	// planAgain are the plans asked for again while running here (startPlan).
-	planAgain    map[string]bool
-	plansRunning sync.WaitGroup
-	// sweepFeeds are the sweeps whose points are being fed to the queue here (sweep_feed.go);
-	// plansRunning waits for them too.
-	sweepFeeds map[string]*sweepFeed
+	// drives are the sweeps fed and plans run in this process (drive.go), by lease key;
+	// driving waits for them.
+	drives  map[string]*drive
+	driving sync.WaitGroup
 	// locks make one process drive each sweep and plan (lease.go); driveRescan is how often a
 	// server on PostgreSQL looks for ones nobody drives.
 	locks       *store.DriveLocks
@@ -137,7 +133,7 @@ func New(cfg Config) (*Service, error) {
 		budget:        newMemoryBudget(cfg.MaxTotalMemory),
 		heapBytes:     heapObjectsBytes,
 		liveHeapBytes: liveHeapBytes,
-		planCancels:   map[string]context.CancelCauseFunc{},
+		drives:        map[string]*drive{},
 		locks:         cfg.Store.DriveLocks(),
 		estimates:     newEstimateCache(),
 		driveRescan:   cfg.DriveRescan,
@@ -252,7 +248,7 @@ func (s *Service) Shutdown(ctx context.Context) error {
 	}
 	done := make(chan struct{})
 	go func() {
-		s.plansRunning.Wait()
+		s.driving.Wait()
 		close(done)
 	}()
 	select {

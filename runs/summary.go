@@ -9,12 +9,12 @@ import (
 	"github.com/scalein-planner/scalein/store"
 )
 
-// Summary is what a done run stores as its summary (store.Run.SummaryJSON): the report
+// StoredSummary is what a done run stores as its summary (store.Run.SummaryJSON): the report
 // without its per-request rows, plus the one per-request figure a page draws, the histogram of
 // the requests' TTFTs (at most 101 counts, however many requests). Pages, compare, workers.csv
 // and charts read only this; the rows stay in the stored report, which report.json, the API's
 // run document and trace.json read.
-type Summary struct {
+type StoredSummary struct {
 	sim.Report
 	// TTFTHistogram counts first_token_ms − arrival_ms of the per-request rows with a first
 	// token; absent when the report has no such row.
@@ -25,13 +25,13 @@ type Summary struct {
 }
 
 // Summarize builds the summary of a report.
-func Summarize(rep *sim.Report) *Summary {
-	sum := &Summary{Report: *rep, TTFTHistogram: requestTTFTCounts(rep)}
+func Summarize(rep *sim.Report) *StoredSummary {
+	sum := &StoredSummary{Report: *rep, TTFTHistogram: requestTTFTCounts(rep)}
 	sum.Requests = nil
 	return sum
 }
 
-// encodeSummary is what FinishClaimed and SetSummary store.
+// EncodeSummary encodes the stored summary of a report, as FinishClaimed and SetSummary store it.
 func EncodeSummary(rep *sim.Report) ([]byte, error) {
 	return json.Marshal(Summarize(rep))
 }
@@ -39,11 +39,11 @@ func EncodeSummary(rep *sim.Report) ([]byte, error) {
 // LoadSummary decodes a done run's stored summary. A run finished before summaries were stored
 // has none: it is computed from the report once (the only page view that reads the report) and
 // stored, so later views read the summary.
-func (s *Service) LoadSummary(ctx context.Context, run store.Run) (*Summary, error) {
+func (s *Service) LoadSummary(ctx context.Context, run store.Run) (*StoredSummary, error) {
 	if len(run.SummaryJSON) == 0 {
 		return s.backfillSummary(ctx, run.ID)
 	}
-	var sum Summary
+	var sum StoredSummary
 	if err := json.Unmarshal(run.SummaryJSON, &sum); err != nil {
 		return nil, fmt.Errorf("decode stored summary of run %s: %w", run.ID, err)
 	}
@@ -63,7 +63,7 @@ func (s *Service) LoadSummary(ctx context.Context, run store.Run) (*Summary, err
 	return &sum, nil
 }
 
-func (s *Service) backfillSummary(ctx context.Context, id string) (*Summary, error) {
+func (s *Service) backfillSummary(ctx context.Context, id string) (*StoredSummary, error) {
 	rep, err := s.LoadReport(ctx, id)
 	if err != nil {
 		return nil, err

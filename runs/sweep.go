@@ -36,13 +36,13 @@ func (s *Service) CreateSweep(ctx context.Context, name string, base *sim.Scenar
 	}
 	// A sweep asked again stops feeding the old way and starts over: every point is submitted
 	// again (a cancelled or failed one is queued again; a queued or done one is left as it is).
-	if err := s.stopSweepFeed(ctx, id); err != nil {
+	if err := s.stopDrive(ctx, sweepDrive, id); err != nil {
 		return "", 0, false, err
 	}
 	if _, err := s.store.CreateSweep(ctx, store.Sweep{ID: id, Name: name, ScenarioJSON: canonical, AxesJSON: axesJSON}, nil, s.now()); err != nil {
 		return "", 0, false, err
 	}
-	hold, ok := s.lockDrive(sweepDriveKey(id))
+	hold, ok := s.lockDrive(sweepDrive.key(id))
 	if !ok {
 		// Another process feeds this sweep: queue again the points it has recorded (a
 		// cancelled one runs again) and leave the rest to it.
@@ -91,7 +91,7 @@ func (s *Service) CancelSweep(ctx context.Context, id string) error {
 	if err := s.store.CancelSweep(ctx, id); err != nil {
 		return notFoundAs("sweep", err)
 	}
-	if err := s.stopSweepFeed(ctx, id); err != nil {
+	if err := s.stopDrive(ctx, sweepDrive, id); err != nil {
 		return err
 	}
 	_, points, err := s.store.GetSweep(ctx, id)

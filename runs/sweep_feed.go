@@ -19,13 +19,6 @@ import (
 // store once its run is submitted, so the recorded points are always a prefix of the sweep, and
 // a restart resumes feeding after the last recorded one.
 
-// sweepFeed is the background feeding of one sweep in this process.
-type sweepFeed struct {
-	cancel context.CancelCauseFunc
-	done   chan struct{}
-	points []whatif.Point // every point of the sweep, for showing the ones not yet submitted
-}
-
 // feedSweep submits points[from:] in order and records them as the sweep's points. It tries as
 // many points at once as remain, halves the batch when the queue is full, and doubles it again
 // after a success. With wait false it returns at the first full queue (next says how far it
@@ -80,107 +73,27 @@ func (s *Service) feedSweep(ctx context.Context, id string, points []whatif.Poin
 }
 
 // startSweepFeed feeds points[from:] of the sweep in the background, unless another process
-// drives the sweep (lease.go). A feeding of the same sweep already running here is stopped
+// drives the sweep (drive.go). A feeding of the same sweep already running here is stopped
 // first (a sweep asked again starts over from the point its request could not submit).
 func (s *Service) startSweepFeed(id string, points []whatif.Point, from int) {
-	hold, ok := s.lockDrive(sweepDriveKey(id))
-	if !ok {
-		return // another process feeds it
-	}
-	s.mu.Lock()
-	if s.stopped {
-		s.mu.Unlock()
-		s.unlockDrive(hold)
-		return
-	}
-	if s.sweepFeeds == nil {
-		s.sweepFeeds = map[string]*sweepFeed{}
-	}
-	old := s.sweepFeeds[id]
-	ctx, cancel := context.WithCancelCause(s.runsCtx)
-	feed := &sweepFeed{cancel: cancel, done: make(chan struct{}), points: points}
-	s.sweepFeeds[id] = feed
-	s.plansRunning.Add(1)
-	s.mu.Unlock()
-	if old != nil {
-		old.cancel(errCancelledByUser)
-	}
-	go func() {
-		defer s.plansRunning.Done()
-		defer close(feed.done)
-		defer s.unlockDrive(hold)
-		defer func() {
-			s.mu.Lock()
-			if s.sweepFeeds[id] == feed {
-				delete(s.sweepFeeds, id)
-			}
-			s.mu.Unlock()
-			cancel(nil)
-		}()
-		if old != nil {
-			<-old.done
-		}
-		s.watchCancelled(ctx, cancel, func(ctx context.Context) (bool, error) { return s.store.SweepCancelled(ctx, id) })
+	s.startDrive(sweepDrive, id, points, func(ctx context.Context) {
 		n, _, err := s.feedSweep(ctx, id, points, from, true)
 		switch {
 		case err == nil:
 			s.log.Info("sweep fed", "sweep", id, "points", n)
-		case errors.Is(context.Cause(ctx), errCancelledElsewhere):
-			// Cancelled through another process, whose cancel may have missed the points
-			// submitted here just after it: they are cancelled again (shared ones spared).
-			s.cancelSweepPointsAfter(id)
-		case ctx.Err() != nil: // cancelled, asked again, or shutting down (resumed at the next start)
+		case ctx.Err() != nil: // cancelled (here or elsewhere), asked again, or shutting down (resumed at the next start)
 		default:
 			s.log.Error("feeding a sweep's points stopped", "sweep", id, "submitted", n, "points", len(points), "err", err)
 		}
-	}()
-}
-
-// cancelSweepPointsAfter cancels a cancelled sweep's unfinished points again, unless it has
-// been asked for again meanwhile.
-func (s *Service) cancelSweepPointsAfter(id string) {
-	ctx, cancel := storeCtx()
-	defer cancel()
-	sw, points, err := s.store.GetSweep(ctx, id)
-	if err == nil && !sw.Cancelled {
-		return
-	}
-	if err == nil {
-		ids := make([]string, len(points))
-		for i, p := range points {
-			ids[i] = p.RunID
-		}
-		err = s.cancelPoints(ctx, ids, id, "")
-	}
-	if err != nil {
-		s.log.Error("cancelling a cancelled sweep's points failed", "sweep", id, "err", err)
-	}
-}
-
-// stopSweepFeed stops the sweep's background feeding, if any, and waits until it has stopped,
-// so that nothing is submitted for the sweep after it returns.
-func (s *Service) stopSweepFeed(ctx context.Context, id string) error {
-	s.mu.Lock()
-	feed := s.sweepFeeds[id]
-	s.mu.Unlock()
-	if feed == nil {
-		return nil
-	}
-	feed.cancel(errCancelledByUser)
-	select {
-	case <-feed.done:
-		return nil
-	case <-ctx.Done():
-		return context.Cause(ctx)
-	}
+	})
 }
 
 // feedingPoints returns every point of a sweep being fed here, or nil.
 func (s *Service) feedingPoints(id string) []whatif.Point {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if feed := s.sweepFeeds[id]; feed != nil {
-		return feed.points
+	if d := s.drives[sweepDrive.key(id)]; d != nil {
+		return d.points
 	}
 	return nil
 }
@@ -225,13 +138,13 @@ func (s *Service) resumeSweeps(ctx context.Context) error {
 		if s.feedingPoints(f.ID) != nil {
 			continue // fed here already
 		}
-		hold, ok := s.lockDrive(sweepDriveKey(f.ID))
+		hold, ok := s.lockDrive(sweepDrive.key(f.ID))
 		if !ok {
 			continue // fed by another process
 		}
 		points, err := s.expandStored(f.ScenarioJSON, f.AxesJSON)
 		if err != nil {
-			if s.firstFailure(f.ID) { // logged once, not at every rescan
+			if s.firstResumeFailure(f.ID) { // logged once, not at every rescan
 				s.log.Error("a sweep's remaining points cannot be submitted", "sweep", f.ID, "err", err)
 			}
 		} else {
@@ -243,9 +156,15 @@ func (s *Service) resumeSweeps(ctx context.Context) error {
 	return nil
 }
 
-// firstFailure records that resuming the sweep failed and says whether it is the first time in
-// this process.
-func (s *Service) firstFailure(id string) bool {
+func decodeNumbers(data []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	return dec.Decode(v)
+}
+
+// firstResumeFailure records that resuming the sweep failed and says whether it is the first
+// time in this process.
+func (s *Service) firstResumeFailure(id string) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.resumeFailed == nil {
@@ -254,10 +173,4 @@ func (s *Service) firstFailure(id string) bool {
 	first := !s.resumeFailed[id]
 	s.resumeFailed[id] = true
 	return first
-}
-
-func decodeNumbers(data []byte, v any) error {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	return dec.Decode(v)
 }

@@ -31,7 +31,7 @@ type TTFTCounts struct {
 // to 1, 2 or 5 × 10^k ms so bin edges are readable.
 const HistogramTargetBins = 20
 
-// NiceStep is niceCeil(maxMS/HistogramTargetBins) as c·10^k with c in {1, 2, 5}; a maximum of
+// NiceStep is the chart's niceCeil(maxMS/HistogramTargetBins) as c·10^k with c in {1, 2, 5}; a maximum of
 // 0 (every TTFT zero) gets width 1 ms, one bin [0, 1).
 func NiceStep(maxMS float64) (c int64, k int) {
 	v := maxMS / HistogramTargetBins
@@ -121,7 +121,7 @@ func countTTFTsSeq(maxMS float64, ttfts iter.Seq[float64]) *TTFTCounts {
 	return h
 }
 
-// rebin returns h's counts in bins of width c·10^k (which must be at least NiceStep(h.MaxMS)),
+// Rebin returns h's counts in bins of width c·10^k (which must be at least NiceStep(h.MaxMS)),
 // into bins counts.
 func (h *TTFTCounts) Rebin(c int64, k int, bins int) []int64 {
 	out := make([]int64, bins)

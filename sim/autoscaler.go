@@ -118,6 +118,7 @@ func (e *engine) activate(w *worker) {
 	e.startingN--
 	e.active++
 	e.insertActive(w.id)
+	e.noteLoad(w) // a routing candidate from now on
 }
 
 func (e *engine) insertActive(id int32) {

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"context"
+	"math/rand/v2"
 	"os"
 	"runtime"
 	"runtime/debug"
@@ -42,6 +43,26 @@ func BenchmarkMooncake16(b *testing.B) {
 func BenchmarkMooncake16NoKVTerm(b *testing.B) {
 	benchRun(b, `{"name": "bench mooncake 16", "fleet": {"workers": 16, "timing": {"decode_ms_per_1k_kv_tokens": 0}},
 		"workload": {"type": "trace", "trace": {"name": "mooncake-conversation"}}}`)
+}
+
+// BenchmarkEventHeap is the floor a discrete-event loop cannot go below: one pop and one push
+// of the engine's event type on a binary heap of 64 pending events, with pass-like times (each
+// popped event comes back 1 to 11 ms later). A run's cost per event is compared with it in
+// docs/performance.md.
+func BenchmarkEventHeap(b *testing.B) {
+	var h eventHeap
+	rng := rand.New(rand.NewPCG(1, 2))
+	for i := range 64 {
+		h.push(event{t: rng.Int64N(10_000_000), seq: int64(i), kind: evPass})
+	}
+	for b.Loop() {
+		ev := h.pop()
+		ev.t += 1_000_000 + rng.Int64N(10_000_000)
+		h.push(ev)
+	}
+	if len(h) != 64 {
+		b.Fatalf("heap holds %d events, want 64", len(h))
+	}
 }
 
 // BenchmarkSessions100k is 100,000 session requests on 512 workers.

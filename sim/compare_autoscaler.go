@@ -43,9 +43,9 @@ func AutoscalerFigures(r *Report) []Figure {
 	}
 	value := func(f float64) *float64 { return &f }
 	return []Figure{
-		{"gpu_hours", "GPU-hours", "GPU-h", value(r.Summary.GPUHours)},
-		{"workers_peak", "Peak workers", "workers", value(float64(r.Summary.Workers.Peak))},
-		{"workers_final", "Final workers", "workers", value(float64(r.Summary.Workers.Final))},
-		{"requests_migrated", "Requests migrated", "moves", value(float64(r.Summary.Requests.Migrated))},
+		{HeadlineGPUHours, "GPU-hours", "GPU-h", value(r.Summary.GPUHours)},
+		{HeadlineWorkersPeak, "Peak workers", "workers", value(float64(r.Summary.Workers.Peak))},
+		{HeadlineWorkersFinal, "Final workers", "workers", value(float64(r.Summary.Workers.Final))},
+		{HeadlineRequestsMigrated, "Requests migrated", "moves", value(float64(r.Summary.Requests.Migrated))},
 	}
 }

@@ -75,6 +75,9 @@ type engine struct {
 	inst        instantCounters
 
 	scratch routeScratch
+	loads   routeLoads
+	// scanRoutes (tests) routes by scanning every active worker, as before the routing structure.
+	scanRoutes bool
 	// per-worker load the kv_aware router reads for every active worker, kept contiguous
 	pendPrefill []int64 // pending prefill blocks (SPEC §3.14 Routing details)
 	usedBlocks  []int32 // distinct G1 blocks held by the worker's requests
@@ -83,6 +86,11 @@ type engine struct {
 	// reusable buffers of the steps
 	bufLands, bufH2D, bufD2H, bufStarts []event
 	bufDue, bufReshare                  []*worker
+
+	// perPass (tests) simulates every pass with an event of its own, as before stretches.
+	perPass bool
+	// startsAt is the last instant whose step 4 (pass starts) has begun.
+	startsAt int64
 
 	// as is the autoscaler (nil without one); fail stops the run with an error.
 	as          *scaler
@@ -139,6 +147,7 @@ func newEngine(s *Scenario, opt RunOptions) (*engine, error) {
 	e.latencyNS = msToNS(s.KVCR.LatencyMS)
 	e.guard = s.KVCR.RejectDrainingSources
 	e.hints = s.KVCR.Enabled && s.Router.Hints && f.HostBlocks > 0
+	e.startsAt = -1
 	e.pendPrefill = make([]int64, f.Workers)
 	e.passVer = make([]uint32, f.Workers)
 	e.usedBlocks = make([]int32, f.Workers)
@@ -158,6 +167,10 @@ func newEngine(s *Scenario, opt RunOptions) (*engine, error) {
 		e.ws = append(e.ws, w)
 	}
 	e.active = int64(f.Workers)
+	e.loads = newRouteLoads(s)
+	for _, w := range e.ws {
+		e.noteLoad(w)
+	}
 	switch s.Workload.Type {
 	case WorkloadRequests:
 		e.src = newScriptedSource(s)
@@ -283,6 +296,7 @@ func (e *engine) instant() {
 }
 
 func (e *engine) markDirty(w *worker) {
+	e.noteLoad(w)
 	if !w.dirty {
 		w.dirty = true
 		e.dirty = append(e.dirty, w)
@@ -405,6 +419,7 @@ func (e *engine) stepArrivals() bool {
 // stepPassStarts is step 4: the scan on every idle active or draining worker, by id. Only
 // workers whose state changed since their last scan can get a different result.
 func (e *engine) stepPassStarts() bool {
+	e.startsAt = e.now
 	if len(e.dirty) == 0 {
 		return false
 	}

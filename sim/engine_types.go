@@ -131,6 +131,13 @@ type worker struct {
 
 	busy  bool
 	batch []*request
+	// The pass in flight (pass.go): its bounds and K, and for a stretch of decode passes the
+	// passes still to come after it without an event of their own.
+	passStart, passEnd int64
+	passK              int
+	stretchLeft        int
+	continued          bool // the pass in flight continues a stretch: no scan started it
+	loadDirty          bool // its routing key may be stale (routeloads.go)
 
 	h2dFree, d2hFree int64
 	ownTransfers     int

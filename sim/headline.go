@@ -20,6 +20,12 @@ const (
 	HeadlineRequestsKilled          = "requests_killed"
 	HeadlineWorkerSeconds           = "worker_seconds"
 	HeadlineDurationMS              = "duration_ms"
+
+	// The figures an autoscaler run adds (AutoscalerFigures).
+	HeadlineGPUHours         = "gpu_hours"
+	HeadlineWorkersPeak      = "workers_peak"
+	HeadlineWorkersFinal     = "workers_final"
+	HeadlineRequestsMigrated = "requests_migrated"
 )
 
 // Figure is one headline number of a report; Value is nil where it does not apply (no worker

@@ -161,6 +161,7 @@ func randomScenario(seed uint64) map[string]any {
 func checkInvariants(t *testing.T, e *engine) {
 	t.Helper()
 	checkIndex(t, e)
+	checkLoads(t, e)
 	g1refs := map[*worker]map[int32]int32{}
 	g2pins := map[*worker]map[int32]int32{}
 	pending := map[*worker]map[int32]bool{}
@@ -322,8 +323,7 @@ func checkRandomScenario(t *testing.T, seed uint64) {
 func checkRouting(t *testing.T, e *engine, r *request, target *worker, hint int32) {
 	t.Helper()
 	if e.s.Router.Policy == PolicyKVAware && (r.routeTo < 0 || e.ws[r.routeTo].state != StateActive) {
-		e.overlaps(r.keys, r.reuse)
-		x := &e.scratch
+		e.overlaps(r.keys, r.reuse, e.loads.tree != nil) // as the router walked it
 		var best *worker
 		bestCost := 0.0
 		for _, w := range e.ws {
@@ -338,11 +338,8 @@ func checkRouting(t *testing.T, e *engine, r *request, target *worker, hint int3
 			}
 			pk1, pk2 := kvcache.Prefix(w.g1, w.g2, r.keys, r.reuse)
 			require.Equal(t, [2]int{k1, k2}, [2]int{pk1, pk2}, "prefix of worker %d for %s", w.id, r.id)
-			g1, g2 := 0, 0
-			if x.stamp[w.id] == x.cur {
-				g1, g2 = int(x.g1[w.id]), int(x.g2[w.id])
-			}
-			require.Equal(t, [2]int{k1, k2}, [2]int{g1, g2}, "overlap of worker %d for %s", w.id, r.id)
+			g1, g2 := e.overlapOf(w.id)
+			require.Equal(t, [2]int{k1, k2}, [2]int{int(g1), int(g2)}, "overlap of worker %d for %s", w.id, r.id)
 			overlap := float64(k1) + float64(e.s.Router.HostHitWeight*float64(k2))
 			pb := int64(ceilDiv(r.promptTokens, e.s.Fleet.BlockSize))
 			pending := e.pendPrefill[w.id]
@@ -370,6 +367,28 @@ func checkRouting(t *testing.T, e *engine, r *request, target *worker, hint int3
 		}
 	}
 	require.Equal(t, want, hint, "hint for %s", r.id)
+}
+
+// checkLoads checks the routing structure: every worker not marked for re-keying has its
+// current key, and the tree's inner nodes hold their subtrees' minimum.
+func checkLoads(t *testing.T, e *engine) {
+	t.Helper()
+	tree := e.loads.tree
+	if tree == nil {
+		return
+	}
+	for _, w := range e.ws {
+		if !w.loadDirty {
+			require.Equal(t, e.loadKey(w), tree.leaf(w.id), "routing key of worker %d", w.id)
+		}
+	}
+	for i := tree.n - 1; i >= 1; i-- {
+		c := 2 * i
+		if tree.less(int32(c+1), int32(c)) {
+			c++
+		}
+		require.Equal(t, [2]any{tree.key[c], tree.id[c]}, [2]any{tree.key[i], tree.id[i]}, "tree node %d", i)
+	}
 }
 
 // checkModel3 checks the autoscaler's and migration's invariants on a finished run (SPEC §3.15):

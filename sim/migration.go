@@ -32,6 +32,7 @@ func (e *engine) migrate(w *worker, r *request) {
 	e.inst.migrated++
 
 	t := e.route(r)
+	e.interrupt(t) // its next pass scans its queue
 	k1, k2 := kvcache.Prefix(t.g1, t.g2, r.keys, r.reuse)
 	// Pending prefill counts until the first token: a request that already emitted one adds none.
 	if r.firstToken < 0 {

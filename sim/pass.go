@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"math"
 	"slices"
 
 	"github.com/scalein-planner/scalein/sim/internal/kvcache"
@@ -12,6 +13,7 @@ func ceilDiv(a, b int) int { return (a + b - 1) / b }
 // startPass builds a batch on an idle worker (SPEC §3.4, §3.14 "The pass") and starts the
 // pass if it has work. It reports whether anything changed.
 func (e *engine) startPass(w *worker) bool {
+	e.noteLoad(w) // admissions, decode growth and preemptions change its used blocks
 	changed := false
 	batch, budget := w.batch[:0], e.s.Fleet.MaxBatchedTokens
 	// A step with nothing to look at is not called (startPass runs millions of times a run).
@@ -29,16 +31,114 @@ func (e *engine) startPass(w *worker) bool {
 		return changed
 	}
 	P, D, K := batchShape(batch)
-	d := e.s.Fleet.Timing.PassMS(P, D, K)
+	dur := msToNS(e.s.Fleet.Timing.PassMS(P, D, K))
 	w.busy = true
-	e.passVer[w.id]++
 	e.touch(w)
 	if e.opt.Pass != nil {
-		e.recordPass(w, P, D, K, msToNS(d))
+		e.recordPass(w, P, D, K, dur)
 	}
-	e.passes.push(event{t: e.now + msToNS(d), seq: int64(w.id), kind: evPass, ver: e.passVer[w.id], w: w})
+	w.passStart, w.passEnd, w.passK, w.continued = e.now, e.now+dur, K, false
+	w.stretchLeft = 0
+	// Zero-length passes would end at this same instant, one per repetition of it (§3.14), which
+	// a stretch cannot tell apart by time: they are simulated one by one. Later passes of a
+	// stretch are no shorter (K only grows).
+	if P == 0 && dur > 0 && w.nReq == len(w.running) && e.opt.Pass == nil && !e.perPass {
+		w.stretchLeft = stretchLen(w, e.s.Fleet.BlockSize) - 1
+	}
+	e.schedulePass(w)
 	e.events++
 	return true
+}
+
+// schedulePass puts the end of w's pass in flight, or of the last pass of its stretch, on the
+// heap; an earlier event of w becomes stale.
+func (e *engine) schedulePass(w *worker) {
+	end := w.passEnd
+	if w.stretchLeft > 0 {
+		t := e.s.Fleet.Timing
+		D, K := len(w.batch), w.passK
+		for range w.stretchLeft {
+			K += D
+			end += msToNS(t.PassMS(0, D, K))
+		}
+	}
+	e.passVer[w.id]++
+	e.passes.push(event{t: end, seq: int64(w.id), kind: evPass, ver: e.passVer[w.id], w: w})
+}
+
+// Stretches: passes computed instead of simulated.
+//
+// A worker whose requests all run and all decode (nothing waiting, loading, pulling or in
+// prefill) repeats the same batch, pass after pass, until a request needs a G1 block to grow
+// or completes: nothing else on the worker changes in between except each request's emitted
+// count, and nothing outside reads those counts. Such a run of passes is a stretch: the pass
+// that starts it is started as usual, and the heap gets one event, at the end of its last pass.
+// The passes in between are computed by §3.14's "Arithmetic" rule for a pass, per pass, in
+// doubles and rounded to nanoseconds as written: P = 0, D = the batch's size, and K growing by
+// D a pass (each decode reads one more emitted token), so each ends exactly when the engine
+// would have ended it pass by pass. What would cut a stretch short calls interrupt at the
+// instant it happens (an arrival routed to the worker, a forced removal); settle brings the
+// requests' counts up to date first.
+
+// stretchLen is how many passes, starting with the one w just started, repeat its batch: up to
+// the first pass whose start needs a new G1 block for some request, or the pass in which some
+// request emits its last token, whichever comes first.
+func stretchLen(w *worker, bs int) int {
+	n := math.MaxInt
+	for _, r := range w.batch {
+		left := int(r.output - r.emitted)                      // passes until it completes
+		grow := len(r.blocks)*bs - int(r.prompt+r.emitted) + 1 // the pass whose start needs a block
+		n = min(n, left, grow)
+	}
+	return n
+}
+
+// settle applies the passes of w's stretch that ended by instant t, as endPass would have one
+// by one: each request of the batch emits a token; none completes and none needs a block.
+func (e *engine) settle(w *worker, t int64) {
+	if w.stretchLeft == 0 || w.passEnd > t {
+		return
+	}
+	timing := e.s.Fleet.Timing
+	D := len(w.batch)
+	n := int32(0)
+	for w.stretchLeft > 0 && w.passEnd <= t {
+		n++
+		w.stretchLeft--
+		w.passK += D
+		w.passStart = w.passEnd
+		w.passEnd += msToNS(timing.PassMS(0, D, w.passK))
+	}
+	for _, r := range w.batch {
+		r.emitted += n
+	}
+	e.tokens.Output += int64(n) * int64(D)
+	w.continued = true
+	w.lastWork = max(w.lastWork, w.passStart)
+}
+
+// interrupt ends w's stretch at the current instant, because something is about to change what
+// its next pass does: the passes that ended by now are settled; if the last of them ended at
+// this very instant and this instant's pass starts (step 4) are still to come, the worker is
+// idle now, as it would be after step 2; otherwise the pass in flight ends with its own event.
+func (e *engine) interrupt(w *worker) {
+	if w.stretchLeft == 0 {
+		return
+	}
+	e.settle(w, e.now)
+	if w.continued && w.passStart == e.now && e.startsAt != e.now {
+		for _, r := range w.batch {
+			r.passTokens, r.passEmit = 0, false
+		}
+		w.batch = w.batch[:0]
+		w.busy = false
+		w.stretchLeft = 0
+		e.passVer[w.id]++
+		e.markDirty(w)
+		return
+	}
+	w.stretchLeft = 0
+	e.schedulePass(w)
 }
 
 // growDecodes gives every decoding request of w the G1 block its next token needs, in
@@ -330,6 +430,13 @@ func (e *engine) preempt(w *worker, v *request) {
 // endPass handles the end of a pass, request by request in batch order (SPEC §3.14).
 func (e *engine) endPass(w *worker) {
 	bs := e.s.Fleet.BlockSize
+	if w.stretchLeft > 0 { // the event of a stretch's last pass: the passes before it end first
+		for _, r := range w.batch {
+			r.emitted += int32(w.stretchLeft)
+		}
+		e.tokens.Output += int64(w.stretchLeft) * int64(len(w.batch))
+		w.stretchLeft = 0
+	}
 	w.busy = false
 	e.touch(w)
 	for _, r := range w.batch {

@@ -18,6 +18,11 @@ type routeScratch struct {
 	// Reused slices: s and t keep the backing arrays of overlaps' S (workers still in their
 	// G1 run) and T (workers in their G2 run) between decisions; u receives a block's holders.
 	s, t, u []int32
+	// cands lists the stamped workers; groupRun > 0 is the G1 run of the unlisted group of the
+	// workers that hold groupKey in G1 (overlaps).
+	cands    []int32
+	groupKey uint64
+	groupRun int32
 }
 
 func (x *routeScratch) begin(n int) {
@@ -55,32 +60,66 @@ func (x *routeScratch) markHolders(idx *kvcache.Holders, k uint64) uint32 {
 // the prompt once, level by level, over the block index (which holds active workers only): a
 // level whose holder set equals the surviving set (same size and fingerprint) costs O(1), so the
 // cost follows the changes in who holds the prefix, not workers × prompt.
-func (e *engine) overlaps(keys []uint64, limit int) {
+//
+// With group set, the workers holding the first block in G1 are not listed while every level
+// keeps them all (a shared system prompt is held by most of the fleet). At the first level that
+// only a few of them hold, the few are split off, and the others stay one group, of G1 run
+// x.groupRun and no G2 run, known by holding block x.groupRun − 1 in G1 without a stamp of this
+// decision (overlapOf). Without group every candidate is stamped and listed in x.cands.
+func (e *engine) overlaps(keys []uint64, limit int, group bool) {
 	x := &e.scratch
 	x.begin(len(e.ws))
+	x.cands, x.groupRun = x.cands[:0], 0
 	if limit == 0 {
 		return
 	}
-	S, T := e.g1x.Append(x.s[:0], keys[0]), x.t[:0]
+	S, T := x.s[:0], x.t[:0]
 	nS, fpS := e.g1x.Count(keys[0])
-	for _, w := range S {
-		x.stamp[w] = x.cur
+	implicit := group // S is the set of G1 holders of keys[ref], not listed
+	ref := 0
+	if !implicit {
+		S = e.g1x.Append(S, keys[0])
+		for _, w := range S {
+			x.stamp[w] = x.cur
+		}
+		x.cands = append(x.cands, S...)
 	}
 	// Workers holding the first block in G2 but not in G1 start a G2 run at block 0; none
 	// when both tiers have the same holders.
 	if n2, fp2 := e.g2x.Count(keys[0]); n2 > 0 && (n2 != nS || fp2 != fpS) {
-		x.u = e.g2x.Append(x.u[:0], keys[0])
+		x.u = e.g2x.AppendOnly(x.u[:0], keys[0])
 		for _, w := range x.u {
 			if x.candidate(w) {
 				x.g1[w] = 0
 				T = append(T, w)
+				x.cands = append(x.cands, w)
 			}
 		}
 	}
-	for j := 1; j < limit && len(S)+len(T) > 0; j++ {
+	for j := 1; j < limit && (len(S)+len(T) > 0 || implicit && nS > 0); j++ {
 		k := keys[j]
 		if len(T) > 0 {
 			T = e.keepG2(T, k, j)
+		}
+		if implicit {
+			n, fp := e.g1x.Count(k)
+			if n == nS && fp == fpS {
+				ref = j
+				continue // every surviving worker holds this block
+			}
+			if n2, _ := e.g2x.Count(k); 4*(n+n2) > nS {
+				implicit = false // many still hold it: list them and go on as without group
+				S = e.g1x.Append(S, keys[ref])
+				for _, w := range S {
+					x.stamp[w] = x.cur
+				}
+				x.cands = append(x.cands, S...)
+			} else {
+				S, T, fpS = e.splitGroup(keys[ref], k, j, S, T)
+				implicit = false
+				x.groupKey, x.groupRun = keys[ref], int32(j)
+				continue
+			}
 		}
 		if len(S) == 0 {
 			continue
@@ -106,6 +145,9 @@ func (e *engine) overlaps(keys []uint64, limit int) {
 		}
 		S = kept
 	}
+	if implicit && nS > 0 {
+		x.groupKey, x.groupRun = keys[ref], int32(limit) // every level kept them all
+	}
 	for _, w := range S {
 		x.g1[w], x.g2[w] = int32(limit), 0
 	}
@@ -113,6 +155,44 @@ func (e *engine) overlaps(keys []uint64, limit int) {
 		x.g2[w] = int32(limit) - x.g1[w]
 	}
 	x.s, x.t = S, T
+}
+
+// splitGroup handles level j of the walk while the surviving set is every G1 holder of prev (the
+// previous block) and few workers hold k: those of them that hold prev in G1 are stamped,
+// either surviving (k in G1) or starting their G2 run at j (k resident in G2 only); the rest of
+// the set stays unlisted, the group. It returns the new S, T and S's fingerprint.
+func (e *engine) splitGroup(prev, k uint64, j int, S, T []int32) ([]int32, []int32, uint64) {
+	x := &e.scratch
+	fp := uint64(0)
+	x.u = e.g1x.Append(x.u[:0], k)
+	for _, w := range x.u {
+		if e.ws[w].g1.Holds(prev) && x.candidate(w) {
+			S = append(S, w)
+			fp ^= kvcache.WorkerPrint(w)
+			x.cands = append(x.cands, w)
+		}
+	}
+	x.u = e.g2x.AppendOnly(x.u[:0], k)
+	for _, w := range x.u {
+		if e.ws[w].g1.Holds(prev) && x.candidate(w) {
+			x.g1[w] = int32(j)
+			T = append(T, w)
+			x.cands = append(x.cands, w)
+		}
+	}
+	return S, T, fp
+}
+
+// overlapOf returns w's G1 run and the G2 run continuing it, as the last overlaps found them.
+func (e *engine) overlapOf(w int32) (g1, g2 int32) {
+	x := &e.scratch
+	switch {
+	case x.stamp[w] == x.cur:
+		return x.g1[w], x.g2[w]
+	case x.groupRun > 0 && e.ws[w].g1.Holds(x.groupKey):
+		return x.groupRun, 0
+	}
+	return 0, 0
 }
 
 // keepG2 keeps the workers of T whose G2 holds k resident; the others end their G2 run at j.
@@ -159,6 +239,12 @@ func (e *engine) route(r *request) *worker {
 			}
 		}
 	case PolicyLeastLoaded:
+		if e.loads.tree != nil && !e.scanRoutes {
+			e.refreshLoads()
+			if w, _, ok := e.loads.tree.min(); ok {
+				return e.ws[w] // fewest requests, lowest id
+			}
+		}
 		var best *worker
 		for _, w := range e.ws {
 			if w.state == StateActive && (best == nil || w.nReq < best.nReq) {
@@ -174,29 +260,66 @@ func (e *engine) route(r *request) *worker {
 
 // routeKVAware picks the lowest cost, ties to the lowest id:
 // cost = prefill_load_scale × max(pending_prefill_blocks + prompt_blocks − overlap, 0) + used_blocks.
+//
+// With the routing structure (routeloads.go) it evaluates the workers the walk listed, then
+// visits the others in increasing key order, each with its overlap (the group's run or none),
+// until the next one's cost cannot be below the best: key + scale × (prompt_blocks − run) is a
+// lower bound of it, exact where the structure applies. Without it, it scans every active worker.
 func (e *engine) routeKVAware(r *request) *worker {
-	e.overlaps(r.keys, r.reuse)
-	x := &e.scratch
-	scale := e.s.Router.PrefillLoadScale
-	hw := e.s.Router.HostHitWeight
 	pb := int64(ceilDiv(r.promptTokens, e.s.Fleet.BlockSize))
-	best := int32(-1)
-	bestCost := math.Inf(1)
-	for _, id := range e.activeIDs {
-		overlap := 0.0
+	tree := e.loads.tree
+	if tree != nil && !e.scanRoutes {
+		e.refreshLoads()
+		tree = e.loads.tree // nil if a count outgrew exact arithmetic
+	}
+	if tree == nil || e.scanRoutes || pb >= exactBlocks {
+		e.overlaps(r.keys, r.reuse, false)
+		best, bestCost := int32(-1), math.Inf(1)
+		for _, id := range e.activeIDs {
+			if cost := e.kvCost(id, pb); cost < bestCost {
+				best, bestCost = id, cost
+			}
+		}
+		return e.ws[best]
+	}
+	e.overlaps(r.keys, r.reuse, true)
+	x := &e.scratch
+	best, bestCost := int32(-1), math.Inf(1)
+	better := func(id int32, cost float64) bool { return cost < bestCost || cost == bestCost && id < best }
+	for _, id := range x.cands {
+		if cost := e.kvCost(id, pb); better(id, cost) {
+			best, bestCost = id, cost
+		}
+	}
+	scale := e.s.Router.PrefillLoadScale
+	bound := float64(scale*float64(pb)) - float64(scale*float64(x.groupRun))
+	tree.begin()
+	for {
+		id, key, ok := tree.peek()
+		if !ok || !better(id, key+bound) {
+			break // this one and every later one cost at least key + bound
+		}
+		tree.next()
 		if x.stamp[id] == x.cur {
-			overlap = float64(x.g1[id]) + float64(hw*float64(x.g2[id]))
+			continue // listed: evaluated above
 		}
-		d := float64(e.pendPrefill[id]+pb) - overlap
-		if d < 0 {
-			d = 0
-		}
-		cost := float64(scale*d) + float64(e.usedBlocks[id])
-		if cost < bestCost {
+		if cost := e.kvCost(id, pb); better(id, cost) {
 			best, bestCost = id, cost
 		}
 	}
 	return e.ws[best]
+}
+
+// kvCost is worker id's kv_aware cost for a prompt of pb blocks, its overlap as the last walk
+// found it, evaluated as written in doubles.
+func (e *engine) kvCost(id int32, pb int64) float64 {
+	g1, g2 := e.overlapOf(id)
+	overlap := float64(g1) + float64(e.s.Router.HostHitWeight*float64(g2))
+	d := float64(e.pendPrefill[id]+pb) - overlap
+	if d < 0 {
+		d = 0
+	}
+	return float64(e.s.Router.PrefillLoadScale*d) + float64(e.usedBlocks[id])
 }
 
 // hintSource returns the active worker other than t with the longest run of the prompt's
@@ -217,8 +340,17 @@ func (e *engine) hintSource(keys []uint64, limit int, t *worker, local int) int3
 	if len(U) == 0 {
 		return -1
 	}
+	// A level held by every worker still in U (and perhaps t) keeps them all: O(1) by count and
+	// fingerprint, as in overlaps.
+	fpU, fpT := uint64(0), kvcache.WorkerPrint(t.id)
+	for _, w := range U {
+		fpU ^= kvcache.WorkerPrint(w)
+	}
 	for j := local + 1; j < limit; j++ {
 		k := keys[j]
+		if n, fp := e.g2x.Count(k); n == len(U) && fp == fpU || n == len(U)+1 && fp == fpU^fpT {
+			continue
+		}
 		var lvl uint32
 		byMark := len(U) > 8
 		if byMark {
@@ -239,6 +371,12 @@ func (e *engine) hintSource(keys []uint64, limit int, t *worker, local int) int3
 		x.t = kept
 		if len(kept) == 0 {
 			break // the longest run is j, held by every worker still in U
+		}
+		if len(kept) < len(U) {
+			fpU = 0
+			for _, w := range kept {
+				fpU ^= kvcache.WorkerPrint(w)
+			}
 		}
 		U = append(U[:0], kept...)
 	}
@@ -262,6 +400,7 @@ func (e *engine) arrive(a *arrival) {
 	e.events++
 	r.reuse = min((a.promptTokens-1)/bs, len(a.keys))
 	w := e.route(r)
+	e.interrupt(w) // its next pass scans its queue
 	k1, k2 := kvcache.Prefix(w.g1, w.g2, r.keys, r.reuse)
 	r.pending = ceilDiv(a.promptTokens, bs) - (k1 + k2)
 	e.pendPrefill[w.id] += int64(r.pending)

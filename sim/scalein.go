@@ -53,6 +53,8 @@ func (e *engine) remove(w *worker) {
 // requests, aborts pulls from and into it, cancels its transfers and discards its pass (SPEC
 // §3.8, §3.14), then removes it.
 func (e *engine) forceRemove(w *worker) {
+	e.settle(w, e.now) // the tokens its stretch emitted so far count
+	w.stretchLeft = 0
 	w.forced = true
 	if w.nReq > 0 || w.busy || w.ownTransfers > 0 {
 		e.touch(w)
@@ -211,6 +213,7 @@ func (e *engine) markDraining(w *worker, graceMS *float64) {
 	w.markedAt = e.now
 	w.everMarked = true
 	e.activeIDs = slices.DeleteFunc(e.activeIDs, func(id int32) bool { return id == w.id })
+	e.noteLoad(w) // no longer a candidate
 	kvcache.Detach(w.g1, w.g2)
 	e.active--
 	e.drainingN++

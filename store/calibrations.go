@@ -46,10 +46,10 @@ func (s *Store) PutCalibration(ctx context.Context, c CalibrationInfo, content [
 	}
 	err = s.write(ctx, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `
-			INSERT INTO calibrations (sha256, worker, skip, name, size_bytes, passes, content_gzip, result_json, created_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+			INSERT INTO calibrations (sha256, worker, skip, name, size_bytes, passes, content_gzip, result_json, created_at, owner)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 			ON CONFLICT (sha256, worker, skip) DO NOTHING`,
-			c.SHA256, c.Worker, c.Skip, c.Name, len(content), c.Passes, compressed, c.ResultJSON, toUnixMS(c.CreatedAt))
+			c.SHA256, c.Worker, c.Skip, c.Name, len(content), c.Passes, compressed, c.ResultJSON, toUnixMS(c.CreatedAt), OwnerFrom(ctx))
 		if err != nil {
 			return err
 		}

@@ -387,8 +387,8 @@ func scanRun(row interface{ Scan(...any) error }, withBlobs bool) (Run, error) {
 
 func insertRun(ctx context.Context, tx *sql.Tx, id, name string, scenarioJSON []byte, now time.Time) error {
 	_, err := tx.ExecContext(ctx, `
-		INSERT INTO runs (id, name, status, progress, scenario_json, created_at, attempts)
-		VALUES (?, ?, ?, 0, ?, ?, 0)`, id, name, StatusQueued, scenarioJSON, toUnixMS(now))
+		INSERT INTO runs (id, name, status, progress, scenario_json, created_at, attempts, owner)
+		VALUES (?, ?, ?, 0, ?, ?, 0, ?)`, id, name, StatusQueued, scenarioJSON, toUnixMS(now), OwnerFrom(ctx))
 	return err
 }
 

@@ -41,10 +41,10 @@ func (s *Store) PutTrace(ctx context.Context, sha256Hex, name string, content []
 	}
 	err = s.write(ctx, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `
-			INSERT INTO traces (sha256, name, size_bytes, rows, content_gzip, created_at)
-			VALUES (?, ?, ?, ?, ?, ?)
+			INSERT INTO traces (sha256, name, size_bytes, rows, content_gzip, created_at, owner)
+			VALUES (?, ?, ?, ?, ?, ?, ?)
 			ON CONFLICT (sha256) DO NOTHING`,
-			sha256Hex, name, len(content), rows, compressed, toUnixMS(now))
+			sha256Hex, name, len(content), rows, compressed, toUnixMS(now), OwnerFrom(ctx))
 		if err != nil {
 			return err
 		}

@@ -46,8 +46,8 @@ func (s *Store) CreateSweep(ctx context.Context, sw Sweep, points []SweepPoint, 
 			return err
 		}
 		if _, err := tx.ExecContext(ctx, `
-			INSERT INTO sweeps (id, name, scenario_json, axes_json, cancelled, created_at)
-			VALUES (?, ?, ?, ?, 0, ?)`, sw.ID, sw.Name, sw.ScenarioJSON, sw.AxesJSON, toUnixMS(now)); err != nil {
+			INSERT INTO sweeps (id, name, scenario_json, axes_json, cancelled, created_at, owner)
+			VALUES (?, ?, ?, ?, 0, ?, ?)`, sw.ID, sw.Name, sw.ScenarioJSON, sw.AxesJSON, toUnixMS(now), OwnerFrom(ctx)); err != nil {
 			return err
 		}
 		for i, p := range points {
@@ -124,7 +124,7 @@ func (s *Store) AddSweepPoints(ctx context.Context, sweepID string, from int, po
 				return fmt.Errorf("point %d (run %s): %w", from+i, p.RunID, err)
 			}
 		}
-		return nil
+		return claimPointOwners(ctx, tx, OwnedSweep, sweepID, sweepRunIDs(points))
 	})
 	if err != nil {
 		return fmt.Errorf("store: add sweep points %q: %w", sweepID, err)
@@ -220,8 +220,8 @@ func (s *Store) CreatePlan(ctx context.Context, p Plan, now time.Time) (plan Pla
 		switch {
 		case errors.Is(err, ErrNotFound):
 			if _, err := tx.ExecContext(ctx, `
-				INSERT INTO plans (id, name, status, scenario_json, request_json, created_at)
-				VALUES (?, ?, ?, ?, ?, ?)`, p.ID, p.Name, StatusQueued, p.ScenarioJSON, p.RequestJSON, toUnixMS(now)); err != nil {
+				INSERT INTO plans (id, name, status, scenario_json, request_json, created_at, owner)
+				VALUES (?, ?, ?, ?, ?, ?, ?)`, p.ID, p.Name, StatusQueued, p.ScenarioJSON, p.RequestJSON, toUnixMS(now), OwnerFrom(ctx)); err != nil {
 				return err
 			}
 			created = true
@@ -301,7 +301,7 @@ func (s *Store) AddPlanPoints(ctx context.Context, planID string, labels, runIDs
 			}
 			n++
 		}
-		return nil
+		return claimPointOwners(ctx, tx, OwnedPlan, planID, runIDs)
 	})
 	if err != nil {
 		return fmt.Errorf("store: add plan points %q: %w", planID, err)

@@ -25,6 +25,10 @@ type Page struct {
 	// RefreshSeconds > 0 reloads the page while a run is in progress, for browsers without
 	// JavaScript (inside <noscript>, so app.js's live progress is not interrupted).
 	RefreshSeconds int
+	// CreatedBy is who created the run, sweep, plan or calibration shown ("" without identities).
+	CreatedBy string
+	// ReadOnly says the server refuses creating, cancelling and uploading (-read-only).
+	ReadOnly bool
 }
 
 // Option is one choice of a select.
@@ -61,6 +65,13 @@ type Fieldset struct {
 	Fields   []Field
 }
 
+// RatePreview is a small step chart of the sessions' rate stages: Points is an SVG polyline in
+// a 300 × 60 box.
+type RatePreview struct {
+	Points  string
+	Caption string
+}
+
 // ScheduleRow is one scale-in action of the schedule editor.
 type ScheduleRow struct {
 	Index  int
@@ -85,7 +96,9 @@ type FigureCell struct {
 // RunLink is one run in a list.
 type RunLink struct {
 	ID, Name, Status, Created string
-	Figures                   []FigureCell
+	// CreatedBy is who created the run, on a server with users ("" otherwise).
+	CreatedBy string
+	Figures   []FigureCell
 }
 
 // FormPage is the scenario form (GET /, and its re-render with errors).
@@ -104,11 +117,17 @@ type FormPage struct {
 	ScheduleError    string
 	// SelectionNote explains the selection policies of a counted action, once for all rows.
 	SelectionNote string
-	WorkloadType  Field
-	Workloads     []Fieldset
-	RawJSON       Field
-	Presets       []PresetLink
-	Recent        []RunLink
+	// ScaleInMode chooses the schedule or the autoscaler (SPEC §3.15); Autoscaler is its fields.
+	ScaleInMode Field
+	Autoscaler  Fieldset
+	// DayHelper are the day-shaped load helper's inputs; RatePreview draws the rate stages.
+	DayHelper    []Field
+	RatePreview  *RatePreview
+	WorkloadType Field
+	Workloads    []Fieldset
+	RawJSON      Field
+	Presets      []PresetLink
+	Recent       []RunLink
 }
 
 // Column is a table column; Num right-aligns it.
@@ -154,6 +173,23 @@ type RunPage struct {
 	WorkersPager Pager
 	// LargeDrain says the removal chart is an aggregate (too many drained workers for a row each).
 	LargeDrain bool
+	// Cost is the run's GPU-hours at the page's price.
+	Cost CostView
+	// Autoscaler is the autoscaler's section; nil for a run without one.
+	Autoscaler *AutoscalerView
+}
+
+// AutoscalerView is a run's autoscaler section (SPEC §3.15): its key figures, verdicts in words
+// and its decisions, paginated and filterable to the decisions that changed the fleet.
+type AutoscalerView struct {
+	Cards              []Card
+	Verdicts           []string
+	Decisions          DataTable
+	Pager              Pager
+	Total              int
+	Changes            int
+	ChangesOnly        bool
+	AllURL, ChangesURL string
 }
 
 // RunSide is one run of a comparison.
@@ -189,6 +225,8 @@ type ComparePage struct {
 	Charts   []Chart
 	Cards    []Card
 	Verdicts []string
+	// Cost is both runs' GPU-hours at the page's price.
+	Cost CostView
 }
 
 // RunsPage is the paginated list of runs.
@@ -211,6 +249,8 @@ type RunsPage struct {
 // TraceItem is one uploaded trace.
 type TraceItem struct {
 	SHA256, Short, Name, Size, Rows, Created, UseURL string
+	// CreatedBy is who uploaded the trace, on a server with users ("" otherwise).
+	CreatedBy string
 }
 
 // TracesPage lists uploaded traces and offers the upload form.

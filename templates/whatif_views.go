@@ -86,4 +86,12 @@ type WhatIfNewPage struct {
 	AxisSteps  []string
 	// Plan.
 	Remove, StartMS, TTFTP99MS, MaxKilled, MaxRuns string
+	// Goal is "drain" or "tune" (the autoscaler's settings; offered when HasAutoscaler).
+	Goal          string
+	HasAutoscaler bool
+	E2EP99MS      string
+	// An HPA import: the manifest as given, what it filled, and what the model cannot represent.
+	Manifest       string
+	Imported       string
+	ImportProblems []string
 }

@@ -27,10 +27,12 @@ type apiRun struct {
 	FinishedAt *time.Time `json:"finished_at,omitempty"`
 	// Attempts counts the starts of the run; Worker is "host:pid" of the process that started
 	// the latest (for a done run, the one that produced the report). Single-run answers only.
-	Attempts int             `json:"attempts"`
-	Worker   string          `json:"worker,omitempty"`
-	Headline json.RawMessage `json:"headline,omitempty"`
-	Report   json.RawMessage `json:"report,omitempty"`
+	Attempts int    `json:"attempts"`
+	Worker   string `json:"worker,omitempty"`
+	// CreatedBy is who created the run, on a server with users (auth.go). Single-run answers only.
+	CreatedBy string          `json:"created_by,omitempty"`
+	Headline  json.RawMessage `json:"headline,omitempty"`
+	Report    json.RawMessage `json:"report,omitempty"`
 }
 
 func timePtr(t time.Time) *time.Time {
@@ -99,7 +101,7 @@ func createdStatus(subs []store.Submitted) int {
 }
 
 // pairBodyHelp describes the body of POST /api/v1/pairs.
-const pairBodyHelp = `the body must be one JSON object {"kind": "hints" or "guard", "scenario": {…}}`
+const pairBodyHelp = `the body must be one JSON object {"kind": "hints", "guard" or "autoscaler", "scenario": {…}}`
 
 // decodePairBody reads {"kind": …, "scenario": …} as strictly as a scenario is read: exactly
 // these two member names (in this case), each once, and nothing after the object.
@@ -122,7 +124,7 @@ func decodePairBody(body []byte) (kind string, scenario json.RawMessage, err err
 		switch key {
 		case "kind":
 			if err := dec.Decode(&kind); err != nil {
-				return "", nil, badRequest(`kind must be the string "hints" or "guard"`)
+				return "", nil, badRequest(`kind must be the string "hints", "guard" or "autoscaler"`)
 			}
 		case "scenario":
 			if err := dec.Decode(&scenario); err != nil {
@@ -144,7 +146,7 @@ func decodePairBody(body []byte) (kind string, scenario json.RawMessage, err err
 	return kind, scenario, nil
 }
 
-// apiCreatePair is POST /api/v1/pairs with {"kind": "hints"|"guard", "scenario": {…}}: 202 when
+// apiCreatePair is POST /api/v1/pairs with {"kind": "hints"|"guard"|"autoscaler", "scenario": {…}}: 202 when
 // it queued a run, 200 when both runs already existed.
 func (s *Server) apiCreatePair(w http.ResponseWriter, r *http.Request) error {
 	body, err := io.ReadAll(r.Body)
@@ -158,8 +160,8 @@ func (s *Server) apiCreatePair(w http.ResponseWriter, r *http.Request) error {
 		if err != nil {
 			return err
 		}
-		if k != sim.CounterpartHints && k != sim.CounterpartGuard {
-			return badRequest(fmt.Sprintf("kind must be hints or guard (got %q)", k))
+		if !isPairKind(k) {
+			return badRequest(fmt.Sprintf("kind must be %s (got %q)", pairKinds, k))
 		}
 		kind = k
 		sc, err = s.readScenario(raw)
@@ -192,6 +194,7 @@ func (s *Server) apiGetRun(w http.ResponseWriter, r *http.Request) error {
 	out := apiRun{ID: run.ID, Name: run.Name, Status: run.Status, Progress: s.progressOf(run), Error: run.Error,
 		URL: "/runs/" + run.ID, CreatedAt: timePtr(run.CreatedAt), StartedAt: timePtr(run.StartedAt),
 		FinishedAt: timePtr(run.FinishedAt), Attempts: run.Attempts, Worker: run.Worker}
+	out.CreatedBy = s.createdBy(r.Context(), store.OwnedRun, run.ID)
 	if run.Status != store.StatusDone {
 		writeJSON(w, http.StatusOK, out)
 		return nil

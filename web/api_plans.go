@@ -42,8 +42,12 @@ type apiPlan struct {
 	Reused      int                    `json:"reused"`
 	Notes       []string               `json:"notes,omitempty"`
 	Baseline    *whatif.Candidate      `json:"baseline,omitempty"`
+	// Baselines of a tune plan: the fixed fleet and the scenario's own autoscaler.
+	Baselines []whatif.Candidate `json:"baselines,omitempty"`
 	// Submitted lists the runs submitted so far while the plan is running.
 	Submitted []apiPlanRun `json:"submitted"`
+	// CreatedBy is who created the plan, on a server with users (auth.go).
+	CreatedBy string `json:"created_by,omitempty"`
 }
 
 type apiPlanRun struct {
@@ -111,6 +115,7 @@ func (s *Server) loadPlan(ctx context.Context, id string) (apiPlan, error) {
 		}
 		out.Candidates, out.Recommended, out.Reason = res.Candidates, res.Recommended, res.Reason
 		out.Runs, out.Reused, out.Notes, out.Baseline = res.Runs, res.Reused, res.Notes, res.Baseline
+		out.Baselines = res.Baselines
 	}
 	for i, p := range points {
 		out.Submitted[i] = apiPlanRun{Label: p.Label, RunID: p.RunID, Status: p.Status}
@@ -124,6 +129,7 @@ func (s *Server) apiGetPlan(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	plan.CreatedBy = s.createdBy(r.Context(), store.OwnedPlan, plan.ID)
 	writeJSON(w, http.StatusOK, plan)
 	return nil
 }

@@ -45,6 +45,8 @@ type apiSweep struct {
 	Axes     []whatif.Axis   `json:"axes"`
 	Points   []apiSweepPoint `json:"points"`
 	Scenario json.RawMessage `json:"scenario,omitempty"`
+	// CreatedBy is who created the sweep, on a server with users (auth.go).
+	CreatedBy string `json:"created_by,omitempty"`
 }
 
 // decodeStrict decodes a JSON body, keeping numbers exact and refusing unknown members.
@@ -70,6 +72,9 @@ func (s *Server) createSweep(ctx context.Context, req sweepRequest) (id string, 
 	}
 	base, err := s.readScenario(req.Scenario)
 	if err != nil {
+		return "", 0, false, err
+	}
+	if err := s.checkSweepQuota(ctx, runs.AxesPoints(req.Axes)); err != nil {
 		return "", 0, false, err
 	}
 	return s.runs.CreateSweep(ctx, req.Name, base, req.Axes)
@@ -197,6 +202,7 @@ func (s *Server) apiGetSweep(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	sw.CreatedBy = s.createdBy(r.Context(), store.OwnedSweep, sw.ID)
 	writeJSON(w, http.StatusOK, sw)
 	return nil
 }

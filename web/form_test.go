@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -50,7 +51,7 @@ func submittedValues(doc *goquery.Document) url.Values {
 // simulator's default scenario (same scenario id), so the defaults shown are the defaults run.
 func TestRenderedFormIsTheDefaultScenario(t *testing.T) {
 	want := sim.DefaultScenario().ID()
-	s := newTestServer(t, runs.Config{}, false)
+	s := newPageServer(t)
 	values := submittedValues(parseHTML(t, get(t, s, "/").Body))
 	sc, err := form.Scenario(form.FromValues(values), sim.ParseEnv{})
 	require.NoError(t, err)
@@ -61,7 +62,7 @@ func TestRenderedFormIsTheDefaultScenario(t *testing.T) {
 // value are reported in one answer, each beside its field with aria-invalid and
 // aria-describedby, and each linked from the error summary.
 func TestFourBadFieldsFourErrors(t *testing.T) {
-	s := newTestServer(t, runs.Config{}, false)
+	s := newPageServer(t)
 	values := submittedValues(parseHTML(t, get(t, s, "/").Body))
 	bad := map[string]string{
 		"fleet.gpu_blocks":        "lots",
@@ -111,7 +112,7 @@ func TestFourBadFieldsFourErrors(t *testing.T) {
 }
 
 func TestFreshFormHasOneScheduleRowAndSelectionHelp(t *testing.T) {
-	s := newTestServer(t, runs.Config{}, false)
+	s := newPageServer(t)
 	doc := parseHTML(t, get(t, s, "/").Body)
 	assert.Equal(t, 1, doc.Find("[data-schedule-rows] [data-schedule-row]").Length())
 	note := byTestID(doc, "selection-note").Text()
@@ -119,7 +120,7 @@ func TestFreshFormHasOneScheduleRowAndSelectionHelp(t *testing.T) {
 		assert.Contains(t, note, policy)
 	}
 	assert.Equal(t, 1, doc.Find(`select[data-workload-type][name="workload.type"]`).Length(), "the marker app.js looks for")
-	assert.Equal(t, 3, doc.Find("fieldset[data-workload]").Length(), "every workload section is in the page (shown without JavaScript)")
+	assert.Equal(t, 4, doc.Find("fieldset[data-workload]").Length(), "every workload section, and the sessions' day helper, is in the page (shown without JavaScript)")
 	assert.Equal(t, 0, doc.Find("fieldset[data-workload][hidden]").Length())
 	assert.Equal(t, 1, doc.Find(`textarea[name="workload.requests"]`).Length())
 }
@@ -127,7 +128,7 @@ func TestFreshFormHasOneScheduleRowAndSelectionHelp(t *testing.T) {
 // TestScheduleRowsAreBounded: a post with more rows than a scenario may have gets an error and
 // a page of at most sim.MaxScaleInActions rows, and a far-off index is a row like any other.
 func TestScheduleRowsAreBounded(t *testing.T) {
-	s := newTestServer(t, runs.Config{}, false)
+	s := newPageServer(t)
 	values := submittedValues(parseHTML(t, get(t, s, "/").Body))
 	extra := 7
 	for i := range sim.MaxScaleInActions + extra {
@@ -152,4 +153,44 @@ func TestScheduleRowsAreBounded(t *testing.T) {
 	require.Len(t, sc.ScaleIn, 2)
 	assert.Equal(t, 10.0, sc.ScaleIn[0].AtMS)
 	assert.Equal(t, 20.0, sc.ScaleIn[1].AtMS)
+}
+
+// The scale-in section is a choice: the autoscaler's fields are on the page, the day helper
+// fills the rate stages (with a preview), and a posted autoscaler form runs an autoscaler.
+func TestFormOffersTheAutoscaler(t *testing.T) {
+	s := newTestServer(t, runs.Config{}, false)
+	doc := parseHTML(t, get(t, s, "/").Body)
+	assert.Equal(t, 1, doc.Find(`select[data-scale-in-mode][name="scale_in_mode"]`).Length())
+	for _, name := range []string{"autoscaler.target", "autoscaler.scale_down_window_ms", "autoscaler.grace_ms", "autoscaler.startup_ms", "router.migration_limit", "workload.sessions.rate_stages", "fleet.gpus_per_worker"} {
+		assert.Equal(t, 1, doc.Find(`[name="`+name+`"]`).Length(), name)
+	}
+	assert.Contains(t, byTestID(doc, "autoscaler").Text(), "stabilizationWindowSeconds")
+	assert.Contains(t, byTestID(doc, "autoscaler").Text(), "terminationGracePeriodSeconds")
+	assert.Equal(t, 1, byTestID(doc, "run-pair-autoscaler").Length())
+	assert.Equal(t, 0, byTestID(doc, "rate-preview").Length(), "no stages, no preview")
+
+	values := submittedValues(doc)
+	values.Set("action", "fill_day")
+	rec := postForm(t, s, "/", values)
+	require.Equal(t, http.StatusOK, rec.Code)
+	filled := parseHTML(t, rec.Body)
+	stages := filled.Find(`textarea[name="workload.sessions.rate_stages"]`).Text()
+	assert.Len(t, strings.Split(strings.TrimSpace(stages), "\n"), 24)
+	assert.Contains(t, byTestID(filled, "rate-preview").Text(), "24 stages")
+
+	values = submittedValues(filled)
+	values.Set("scale_in_mode", "autoscaler")
+	values.Set("autoscaler.target", "4")
+	values.Set("workload.sessions.count", "50")
+	rec = postForm(t, s, "/runs", values)
+	require.Equal(t, http.StatusSeeOther, rec.Code, rec.Body.String())
+	id := strings.TrimPrefix(rec.Header().Get("Location"), "/runs/")
+	run, err := s.store.GetRun(context.Background(), id)
+	require.NoError(t, err)
+	sc, err := sim.Parse(run.ScenarioJSON, sim.ParseEnv{})
+	require.NoError(t, err)
+	require.NotNil(t, sc.Autoscaler)
+	assert.Equal(t, 4.0, sc.Autoscaler.Target)
+	assert.Len(t, sc.Workload.Sessions.RateStages, 24)
+	assert.Empty(t, sc.ScaleIn)
 }

@@ -105,6 +105,9 @@ func fitFPM(content []byte, k store.CalibrationKey) (*calibrate.Read, calibrate.
 func (s *Server) storeCalibration(r *http.Request, content []byte, name string, k store.CalibrationKey) (calibrate.Result, store.CalibrationKey, bool, error) {
 	sum := sha256.Sum256(content)
 	k.SHA256 = hex.EncodeToString(sum[:])
+	if err := s.checkUploadQuota(r.Context(), int64(len(content))); err != nil {
+		return calibrate.Result{}, k, false, err
+	}
 	_, res, err := fitFPM(content, k)
 	if err != nil {
 		return res, k, false, err
@@ -265,7 +268,7 @@ func (s *Server) handleCalibration(w http.ResponseWriter, r *http.Request) error
 		worker = "every worker"
 	}
 	p := templates.CalibrationPage{
-		Page: s.pageInfo("Calibration "+info.Name, "calibrate"), Name: info.Name, SHA256: info.SHA256,
+		Page: s.calibrationPageInfo(r.Context(), "Calibration "+info.Name, info.CalibrationKey), Name: info.Name, SHA256: info.SHA256,
 		Worker: worker, Skip: strconv.Itoa(info.Skip), Created: format.Time(info.CreatedAt),
 		Passes: format.Number(float64(res.Passes)), Timing: timingRows(res.Timing), Warnings: res.Warnings,
 		UseURL:  calibrationURL("/?calibration=", info.CalibrationKey),

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strings"
 
 	"github.com/scalein-planner/scalein/runs"
@@ -25,16 +26,17 @@ func (s *Server) handleCompare(w http.ResponseWriter, r *http.Request) error {
 	if !idPattern.MatchString(idA) || !idPattern.MatchString(idB) {
 		return notFound("compare needs two run ids: /compare?a=ID&b=ID (16 characters of a–z and 2–7 each)")
 	}
-	return s.servePage(w, r, compareURL(idA, idB), func(ctx context.Context, _ *cachedPage) (string, error) {
+	key := compareURL(idA, idB) + priceSuffix(r) // the price changes the cost figures
+	return s.servePage(w, r, key, func(ctx context.Context, _ *cachedPage) (string, error) {
 		return s.compareVersion(ctx, idA, idB)
 	}, func(ctx context.Context) (builtPage, error) {
-		return s.buildComparePage(ctx, idA, idB)
+		return s.buildComparePage(ctx, r.URL, idA, idB)
 	})
 }
 
 // buildComparePage builds the compare page of runs a and b: the page to cache once both are
 // done, else the view to render per request.
-func (s *Server) buildComparePage(ctx context.Context, idA, idB string) (builtPage, error) {
+func (s *Server) buildComparePage(ctx context.Context, u *url.URL, idA, idB string) (builtPage, error) {
 	gen, checked := s.pages.gen.Load(), s.now()
 	runA, err := s.store.GetRun(ctx, idA)
 	if err != nil {
@@ -72,6 +74,7 @@ func (s *Server) buildComparePage(ctx context.Context, idA, idB string) (builtPa
 		return builtPage{}, err
 	}
 	fillComparison(&p, sim.Compare(scA, scB, &sumA.Report, &sumB.Report), sumA, sumB)
+	p.Cost = s.costView(&http.Request{URL: u}, []string{"a", "b"}, &sumA.Report, &sumB.Report)
 	// Both runs are done and stay so: the page never changes.
 	return cachedPageOf(ctx, store.StatusDone+"+"+store.StatusDone, gen, checked, nil, templates.CompareView(p))
 }
@@ -111,7 +114,7 @@ func (s *Server) compareHeads(runA, runB store.Run, scA, scB *sim.Scenario, deco
 }
 
 // fillComparison adds the figures of two finished runs to their compare page.
-func fillComparison(p *templates.ComparePage, cmp sim.Comparison, sumA, sumB *runs.Summary) {
+func fillComparison(p *templates.ComparePage, cmp sim.Comparison, sumA, sumB *runs.StoredSummary) {
 	p.Ready = true
 	p.Page.Charts = true
 	p.OnlyToggle = cmp.OnlyToggle

@@ -86,6 +86,8 @@ func (s *Server) handleFormEdit(w http.ResponseWriter, r *http.Request) error {
 	switch {
 	case action == "add_row":
 		f.AddRow()
+	case action == "fill_day":
+		f.FillDay()
 	case strings.HasPrefix(action, "remove_row:"):
 		i, err := strconv.Atoi(strings.TrimPrefix(action, "remove_row:"))
 		if err != nil {
@@ -121,8 +123,8 @@ func (s *Server) handleCreatePair(w http.ResponseWriter, r *http.Request) error 
 		return formParseError(err)
 	}
 	kind := r.PostForm.Get("kind")
-	if kind != "hints" && kind != "guard" {
-		return badRequest(fmt.Sprintf("kind must be hints or guard (got %q)", kind))
+	if !isPairKind(kind) {
+		return badRequest(fmt.Sprintf("kind must be %s (got %q)", pairKinds, kind))
 	}
 	var sc *sim.Scenario
 	if from := r.PostForm.Get("from"); from != "" {

@@ -19,7 +19,7 @@ import (
 
 // handleNewPlan is GET and POST /plans/new.
 func (s *Server) handleNewPlan(w http.ResponseWriter, r *http.Request) error {
-	p, err := s.newPage(r, "plan")
+	p, err := s.whatIfFormPage(r, "plan")
 	if err != nil {
 		return err
 	}
@@ -42,14 +42,27 @@ func (s *Server) handleCreatePlan(w http.ResponseWriter, r *http.Request) error 
 		}
 		*dst = v
 	}
-	intField("remove", "Remove how many workers", &req.Goal.Remove)
+	tune := f.Get("goal") == "tune"
+	if tune {
+		req.Goal.Tune = whatif.TuneAutoscaler
+	} else {
+		intField("remove", "Remove how many workers", &req.Goal.Remove)
+		if v, err := strconv.ParseFloat(strings.TrimSpace(f.Get("start_ms")), 64); err == nil {
+			req.Goal.StartMS = v
+		} else {
+			errs = append(errs, "Not before (ms) must be a number")
+		}
+	}
 	if v := strings.TrimSpace(f.Get("max_runs")); v != "" {
 		intField("max_runs", "Runs at most", &req.Search.MaxRuns)
 	}
-	if v, err := strconv.ParseFloat(strings.TrimSpace(f.Get("start_ms")), 64); err == nil {
-		req.Goal.StartMS = v
-	} else {
-		errs = append(errs, "Not before (ms) must be a number")
+	if t := strings.TrimSpace(f.Get("e2e_p99_ms")); t != "" {
+		v, err := strconv.ParseFloat(t, 64)
+		if err != nil {
+			errs = append(errs, "End-to-end p99 at most must be a number of ms, or empty for no limit")
+		} else {
+			req.Constraints.E2EP99MS = &v
+		}
 	}
 	if t := strings.TrimSpace(f.Get("ttft_p99_ms")); t != "" {
 		v, err := strconv.ParseFloat(t, 64)
@@ -79,9 +92,11 @@ func (s *Server) handleCreatePlan(w http.ResponseWriter, r *http.Request) error 
 		}
 		errs = msgs
 	}
-	p, _ := s.newPage(&http.Request{Method: http.MethodGet, URL: r.URL}, "plan")
+	p, _ := s.whatIfFormPage(&http.Request{Method: http.MethodGet, URL: r.URL}, "plan")
 	p.Errors, p.Scenario, p.Notice = errs, f.Get("scenario"), ""
 	p.Remove, p.StartMS, p.TTFTP99MS, p.MaxKilled, p.MaxRuns = f.Get("remove"), f.Get("start_ms"), f.Get("ttft_p99_ms"), f.Get("max_killed"), f.Get("max_runs")
+	p.E2EP99MS, p.Goal = f.Get("e2e_p99_ms"), f.Get("goal")
+	p.HasAutoscaler = p.HasAutoscaler || tune
 	return s.render(w, r, http.StatusBadRequest, templates.WhatIfNewView(p))
 }
 
@@ -91,7 +106,10 @@ func (s *Server) handlePlan(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	p := templates.PlanPage{Page: s.pageInfo("Plan: "+plan.Name, "runs"), ID: plan.ID, Name: plan.Name, Status: plan.Status,
+	if plan.Goal.Tune != "" {
+		return s.handleTunePlan(w, r, plan)
+	}
+	p := templates.PlanPage{Page: s.pageOwnedBy(r.Context(), "Plan: "+plan.Name, "runs", store.OwnedPlan, plan.ID), ID: plan.ID, Name: plan.Name, Status: plan.Status,
 		Error: plan.Error, Final: runs.IsFinal(plan.Status), APIURL: "/api/v1/plans/" + plan.ID, Reason: plan.Reason,
 		Notes: plan.Notes, Runs: plan.Runs, Reused: plan.Reused}
 	p.Goal = fmt.Sprintf("remove %s, none before %s", whatif.Workers(plan.Goal.Remove), whatif.FormatMS(plan.Goal.StartMS))

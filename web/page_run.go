@@ -27,19 +27,21 @@ func (s *Server) handleRun(w http.ResponseWriter, r *http.Request) error {
 	return s.servePage(w, r, runPageKey(r), func(ctx context.Context, c *cachedPage) (string, error) {
 		return s.pageVersion(ctx, id, c.counterparts)
 	}, func(ctx context.Context) (builtPage, error) {
-		return s.buildRunPage(ctx, r.URL.Query(), id)
+		return s.buildRunPage(ctx, r.URL, id)
 	})
 }
 
 // buildRunPage builds the page of run id: for a finished run the page to cache, else the view
 // to render per request. q is the request's query (?workers=, ?wpage=; the cache key has them).
-func (s *Server) buildRunPage(ctx context.Context, q url.Values, id string) (builtPage, error) {
+// u is the request's URL (the cache key has the query parameters the page reads).
+func (s *Server) buildRunPage(ctx context.Context, u *url.URL, id string) (builtPage, error) {
+	q := u.Query()
 	run, err := s.store.GetRun(ctx, id)
 	if err != nil {
 		return builtPage{}, err
 	}
 	p := templates.RunPage{
-		Page:     s.pageInfo(run.Name, "runs"),
+		Page:     s.pageOwnedBy(ctx, run.Name, "runs", store.OwnedRun, run.ID),
 		ID:       run.ID,
 		Name:     run.Name,
 		Status:   run.Status,
@@ -56,7 +58,7 @@ func (s *Server) buildRunPage(ctx context.Context, q url.Values, id string) (bui
 	sc, scErr := scenarioOf(run.ScenarioJSON)
 	var counterparts []string
 	if scErr == nil {
-		p.Scenario = form.Summary(sc)
+		p.Scenario = form.ScenarioInputs(sc)
 		counterparts = counterpartIDs(sc)
 	}
 	// Read before the page is built: a pair or comparison added meanwhile gives a newer version
@@ -82,6 +84,7 @@ func (s *Server) buildRunPage(ctx context.Context, q url.Values, id string) (bui
 		p.Cards = runCards(rep)
 		p.Verdicts = runVerdicts(rep, scErr == nil && sc.KVCR.RejectDrainingSources)
 		p.Charts = charts.BoundTables(charts.OfSummary(sum))
+		p.Cost = s.costView(&http.Request{URL: u}, []string{"workers", "wpage", "decisions", "dpage"}, rep, nil)
 		p.LargeDrain = charts.IsLargeDrain(rep)
 		p.AllWorkers = q.Get("workers") == "all"
 		p.Workers, p.DrainedCount = workersTable(rep, p.AllWorkers)
@@ -89,6 +92,7 @@ func (s *Server) buildRunPage(ctx context.Context, q url.Values, id string) (bui
 		p.WorkerCount = len(rep.Workers)
 		p.ScaleIn = scaleInTable(rep)
 		p.Summary = summaryTable(rep)
+		p.Autoscaler = autoscalerView(rep, q, "/runs/"+run.ID)
 		return cachedPageOf(ctx, version, gen, checked, counterparts, templates.RunView(p))
 	}
 	return builtPage{view: templates.RunView(p)}, nil
@@ -97,7 +101,8 @@ func (s *Server) buildRunPage(ctx context.Context, q url.Values, id string) (bui
 // runPageKey names a run page in the page cache by its path and the query parameters it reads.
 func runPageKey(r *http.Request) string {
 	q := r.URL.Query()
-	return r.URL.Path + "?workers=" + q.Get("workers") + "&wpage=" + q.Get("wpage")
+	return r.URL.Path + "?workers=" + q.Get("workers") + "&wpage=" + q.Get("wpage") +
+		"&decisions=" + q.Get("decisions") + "&dpage=" + q.Get("dpage") + "&price=" + q.Get("price")
 }
 
 // progressOf prefers the live progress of a run this process is running.
@@ -126,8 +131,13 @@ const workersPerPage = 25
 // paginateRows cuts rows to the page ?wpage= asks for (1-based) and builds the pager, whose
 // links keep the other query parameters.
 func paginateRows(rows [][]string, q url.Values, path string) ([][]string, templates.Pager) {
-	pages := max(1, (len(rows)+workersPerPage-1)/workersPerPage)
-	n, err := strconv.Atoi(q.Get("wpage"))
+	return paginateBy(rows, q, path, "wpage", "workers", workersPerPage)
+}
+
+// paginateBy is paginateRows for any table: param is its page parameter, anchor its section.
+func paginateBy(rows [][]string, q url.Values, path, param, anchor string, perPage int) ([][]string, templates.Pager) {
+	pages := max(1, (len(rows)+perPage-1)/perPage)
+	n, err := strconv.Atoi(q.Get(param))
 	if err != nil || n < 1 {
 		n = 1
 	}
@@ -136,17 +146,17 @@ func paginateRows(rows [][]string, q url.Values, path string) ([][]string, templ
 	link := func(page int) string {
 		v := url.Values{}
 		for k, vs := range q {
-			if k != "wpage" {
+			if k != param {
 				v[k] = vs
 			}
 		}
 		if page > 1 {
-			v.Set("wpage", strconv.Itoa(page))
+			v.Set(param, strconv.Itoa(page))
 		}
 		if len(v) == 0 {
-			return path + "#workers"
+			return path + "#" + anchor
 		}
-		return path + "?" + v.Encode() + "#workers"
+		return path + "?" + v.Encode() + "#" + anchor
 	}
 	if n > 1 {
 		pg.PrevURL = link(n - 1)
@@ -154,8 +164,8 @@ func paginateRows(rows [][]string, q url.Values, path string) ([][]string, templ
 	if n < pages {
 		pg.NextURL = link(n + 1)
 	}
-	from := (n - 1) * workersPerPage
-	to := min(len(rows), from+workersPerPage)
+	from := (n - 1) * perPage
+	to := min(len(rows), from+perPage)
 	pg.Label = fmt.Sprintf("Rows %d–%d of %d", from+1, to, len(rows))
 	if len(rows) == 0 {
 		pg.Label = ""

@@ -65,9 +65,13 @@ func (s *Server) renderRuns(w http.ResponseWriter, r *http.Request, status int, 
 		return err
 	}
 	p.Total = total
+	owners, err := s.runOwners(r.Context(), runs)
+	if err != nil {
+		return err
+	}
 	for _, run := range runs {
 		p.Runs = append(p.Runs, templates.RunLink{ID: run.ID, Name: run.Name, Status: run.Status,
-			Created: format.Time(run.CreatedAt), Figures: listFigures(run)})
+			Created: format.Time(run.CreatedAt), CreatedBy: owners[run.ID], Figures: listFigures(run)})
 	}
 	if len(runs) > 0 {
 		p.FromItem = (page-1)*runsPerPage + 1

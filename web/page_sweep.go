@@ -60,7 +60,7 @@ func (s *Server) buildSweepPage(ctx context.Context, id string) (builtPage, erro
 		labels[f.Key] = f.Label + " (" + f.Unit + ")"
 		figures = append(figures, templates.Option{Value: f.Key, Label: labels[f.Key], Selected: f.Key == sim.HeadlineLatestRemovalMS})
 	}
-	p := templates.SweepPage{Page: s.pageInfo("Sweep: "+sw.Name, "runs"), ID: sw.ID, Name: sw.Name, Status: sw.Status,
+	p := templates.SweepPage{Page: s.pageOwnedBy(ctx, "Sweep: "+sw.Name, "runs", store.OwnedSweep, sw.ID), ID: sw.ID, Name: sw.Name, Status: sw.Status,
 		Done: sw.Done, Total: len(sw.Points), Final: runs.IsFinal(sw.Status), APIURL: "/api/v1/sweeps/" + sw.ID, CSVURL: sw.CSVURL,
 		Figures: figures, ColumnKeys: strings.Join(sweepTableKeys, ",")}
 	p.Page.Charts = true
@@ -115,7 +115,7 @@ func (s *Server) handleCancelSweep(w http.ResponseWriter, r *http.Request) error
 
 // handleNewSweep is GET and POST /sweeps/new.
 func (s *Server) handleNewSweep(w http.ResponseWriter, r *http.Request) error {
-	p, err := s.newPage(r, "sweep")
+	p, err := s.whatIfFormPage(r, "sweep")
 	if err != nil {
 		return err
 	}
@@ -217,7 +217,7 @@ func (s *Server) handleCreateSweep(w http.ResponseWriter, r *http.Request) error
 		}
 		errs = msgs
 	}
-	p, _ := s.newPage(&http.Request{Method: http.MethodGet, URL: r.URL}, "sweep")
+	p, _ := s.whatIfFormPage(&http.Request{Method: http.MethodGet, URL: r.URL}, "sweep")
 	p.Errors, p.Scenario, p.Notice = errs, scenario, ""
 	for i := range maxFormAxes {
 		name := "axis" + strconv.Itoa(i)

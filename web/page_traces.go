@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/scalein-planner/scalein/sim"
+	"github.com/scalein-planner/scalein/store"
 	"github.com/scalein-planner/scalein/templates"
 	"github.com/scalein-planner/scalein/web/format"
 )
@@ -33,11 +34,19 @@ func (s *Server) renderTraces(w http.ResponseWriter, r *http.Request, status int
 	}
 	p := templates.TracesPage{Page: s.pageInfo("Traces", "traces"), Notice: notice, Error: errMsg, Name: name,
 		Builtins: sim.BuiltinTraces()}
+	shas := make([]string, len(traces))
+	for i, t := range traces {
+		shas[i] = t.SHA256
+	}
+	owners, err := s.ownersOf(r.Context(), store.OwnedTrace, shas)
+	if err != nil {
+		return err
+	}
 	for _, t := range traces {
 		p.Traces = append(p.Traces, templates.TraceItem{
 			SHA256: t.SHA256, Short: t.SHA256[:12] + "…", Name: t.Name,
 			Size: format.BinaryBytes(t.SizeBytes), Rows: format.Number(float64(t.Rows)) + " rows",
-			Created: format.Time(t.CreatedAt), UseURL: "/?trace=" + url.QueryEscape(t.SHA256),
+			Created: format.Time(t.CreatedAt), UseURL: "/?trace=" + url.QueryEscape(t.SHA256), CreatedBy: owners[t.SHA256],
 		})
 	}
 	return s.render(w, r, status, templates.TracesView(p))
@@ -79,6 +88,9 @@ func (s *Server) handleUploadTrace(w http.ResponseWriter, r *http.Request) error
 	}
 	sum := sha256.Sum256(content)
 	sha := hex.EncodeToString(sum[:])
+	if err := s.checkTraceQuota(r.Context(), sha, int64(len(content))); err != nil {
+		return err
+	}
 	created, err := s.store.PutTrace(r.Context(), sha, name, content, len(rows), s.now())
 	if err != nil {
 		return err

@@ -11,9 +11,9 @@ import (
 	"github.com/scalein-planner/scalein/web/form"
 )
 
-// newPage is the sweep or plan form, prefilled from a run (?from=ID), a preset (?preset=KEY),
+// whatIfFormPage is the sweep or plan form, prefilled from a run (?from=ID), a preset (?preset=KEY),
 // or the scenario form posted to it.
-func (s *Server) newPage(r *http.Request, kind string) (templates.WhatIfNewPage, error) {
+func (s *Server) whatIfFormPage(r *http.Request, kind string) (templates.WhatIfNewPage, error) {
 	title := "Sweep a field"
 	if kind == "plan" {
 		title = "Plan a scale-in"
@@ -69,6 +69,9 @@ func (s *Server) newPage(r *http.Request, kind string) (templates.WhatIfNewPage,
 		}
 		p.Scenario, p.Notice = string(pr.JSON), "The preset "+pr.Title+"; paste or edit any scenario."
 		sc, _ = sim.Parse(pr.JSON, sim.ParseEnv{Traces: s.store})
+	}
+	if sc != nil && sc.Autoscaler != nil {
+		p.HasAutoscaler, p.Goal = true, "tune"
 	}
 	if sc != nil && len(sc.ScaleIn) > 0 {
 		a := sc.ScaleIn[0]

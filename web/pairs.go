@@ -2,16 +2,34 @@ package web
 
 import (
 	"fmt"
+	"net/http"
 
 	"github.com/scalein-planner/scalein/sim"
 )
 
+// pairKinds is what a pair's kind may be, for messages.
+const pairKinds = "hints, guard or autoscaler"
+
+// isPairKind reports whether kind names a counterpart.
+func isPairKind(kind string) bool {
+	return kind == sim.CounterpartHints || kind == sim.CounterpartGuard || kind == sim.CounterpartAutoscaler
+}
+
 // pairOrder returns a scenario and its counterpart ordered as the compare page shows them:
-// A has the toggle on (hinted, guard on: blue), B has it off (no-hint, guard off: orange).
+// A has the toggle on (hinted, guard on, the autoscaler: blue), B has it off (no-hint, guard
+// off, the fixed fleet: orange).
 func pairOrder(sc *sim.Scenario, kind string) (a, b *sim.Scenario, err error) {
+	if kind == sim.CounterpartAutoscaler {
+		other, err := sim.Counterpart(sc, kind)
+		if err != nil {
+			return nil, nil, &Error{Status: http.StatusUnprocessableEntity, Title: "No autoscaler to compare",
+				Message: "the autoscaler pair compares a scenario's autoscaler with a fixed fleet of fleet.workers, and this scenario has no autoscaler: choose Autoscaler in the scale-in section (or add \"autoscaler\": {…}), or pair by hints or guard"}
+		}
+		return sc, other, nil
+	}
 	other, err := sim.Counterpart(sc, kind)
 	if err != nil {
-		return nil, nil, badRequest(fmt.Sprintf("kind must be hints or guard (got %q)", kind))
+		return nil, nil, badRequest(fmt.Sprintf("kind must be %s (got %q)", pairKinds, kind))
 	}
 	on := sc.Router.Hints
 	if kind == sim.CounterpartGuard {

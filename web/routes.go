@@ -11,6 +11,7 @@ import (
 	"github.com/go-chi/chi/v5/middleware"
 	"github.com/go-chi/httplog/v3"
 	"github.com/go-chi/httprate"
+	"github.com/scalein-planner/scalein/store"
 	"github.com/scalein-planner/scalein/templates"
 )
 
@@ -30,6 +31,7 @@ func (s *Server) routes() http.Handler {
 	r.Use(s.recoverer)
 	r.Use(securityHeaders)
 	r.Use(cacheHeaders)
+	r.Use(s.guardHosts, s.identify, s.guardWrites) // auth.go, hosts.go
 	r.Use(compress)
 	r.Use(limitBody)
 	r.Use(middleware.GetHead) // HEAD answers like GET (monitors, link checkers)
@@ -40,9 +42,7 @@ func (s *Server) routes() http.Handler {
 	r.MethodNotAllowed(s.methodNotAllowed(r))
 
 	createLimit := httprate.LimitBy(s.cfg.RunsPerMinute, time.Minute,
-		func(r *http.Request) (string, error) {
-			return httprate.CanonicalizeIP(middleware.GetClientIP(r.Context())), nil
-		},
+		rateKey,
 		httprate.WithLimitHandler(func(w http.ResponseWriter, r *http.Request) {
 			err := &Error{Status: http.StatusTooManyRequests, Title: "Too many runs",
 				Message: "you started too many runs in the last minute; wait a minute and try again"}
@@ -58,8 +58,8 @@ func (s *Server) routes() http.Handler {
 
 	r.Get("/", s.page(s.handleForm))
 	r.Post("/", s.page(s.handleFormEdit))
-	r.With(createLimit).Post("/runs", s.page(s.handleCreateRun))
-	r.With(createLimit).Post("/pairs", s.page(s.handleCreatePair))
+	r.With(createLimit, s.runQuota(1)).Post("/runs", s.page(s.handleCreateRun))
+	r.With(createLimit, s.runQuota(2)).Post("/pairs", s.page(s.handleCreatePair))
 	r.Get("/runs", s.page(s.handleRuns))
 	r.Route("/runs/{id}", func(r chi.Router) {
 		r.Use(s.requireID("run", false))
@@ -71,12 +71,12 @@ func (s *Server) routes() http.Handler {
 		r.With(createLimit).Get("/passes.jsonl", s.page(s.handlePassesJSONL))
 		r.Get("/trace.json", s.page(s.handleTraceJSON))
 		r.Get("/events", s.page(s.handleEvents))
-		r.Post("/cancel", s.page(s.handleCancel))
+		r.With(s.mayCancel(store.OwnedRun)).Post("/cancel", s.page(s.handleCancel))
 	})
 	r.Get("/compare", s.page(s.handleCompare))
 	s.whatIfRoutes(r, createLimit)
 	r.Get("/traces", s.page(s.handleTraces))
-	r.Get("/admin/queue", s.page(s.handleQueue))
+	r.With(s.requireAdmin).Get("/admin/queue", s.page(s.handleQueue))
 	r.Post("/traces", s.page(s.handleUploadTrace))
 	r.Get("/calibrations", s.page(s.handleCalibrations))
 	r.Post("/calibrations", s.page(s.handleUploadCalibration))
@@ -87,8 +87,8 @@ func (s *Server) routes() http.Handler {
 			return notFound("no API route " + r.Method + " " + r.URL.Path)
 		}))
 		r.Use(s.requireJSONBody)
-		r.With(createLimit).Post("/runs", s.api(s.apiCreateRun))
-		r.With(createLimit).Post("/pairs", s.api(s.apiCreatePair))
+		r.With(createLimit, s.runQuota(1)).Post("/runs", s.api(s.apiCreateRun))
+		r.With(createLimit, s.runQuota(2)).Post("/pairs", s.api(s.apiCreatePair))
 		r.Get("/runs", s.api(s.apiListRuns))
 		r.Post("/calibrations", s.api(s.apiCreateCalibration))
 		r.Get("/calibrations/{sha}", s.api(s.apiGetCalibration))
@@ -145,5 +145,5 @@ func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
 
 // pageInfo is the layout data every page starts from.
 func (s *Server) pageInfo(title, nav string) templates.Page {
-	return templates.Page{Title: title, Nav: nav, Assets: s.assets.templ()}
+	return templates.Page{Title: title, Nav: nav, Assets: s.assets.templ(), ReadOnly: s.cfg.Access.ReadOnly}
 }

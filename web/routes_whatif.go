@@ -4,6 +4,8 @@ import (
 	"net/http"
 
 	"github.com/go-chi/chi/v5"
+
+	"github.com/scalein-planner/scalein/store"
 )
 
 // whatIfRoutes are the sweep and plan pages.
@@ -15,15 +17,17 @@ func (s *Server) whatIfRoutes(r chi.Router, createLimit func(http.Handler) http.
 		r.Use(s.requireID("sweep", false))
 		r.Get("/", s.page(s.handleSweep))
 		r.Get("/sweep.csv", s.page(s.handleSweepCSV))
-		r.Post("/cancel", s.page(s.handleCancelSweep))
+		r.With(s.mayCancel(store.OwnedSweep)).Post("/cancel", s.page(s.handleCancelSweep))
 	})
 	r.Get("/plans/new", s.page(s.handleNewPlan))
 	r.Post("/plans/new", s.page(s.handleNewPlan))
-	r.With(createLimit).Post("/plans", s.page(s.handleCreatePlan))
+	r.With(createLimit, s.runQuota(1)).Post("/plans", s.page(s.handleCreatePlan))
+	r.Post("/plans/import-hpa", s.page(s.handleImportHPA))
 	r.Route("/plans/{id}", func(r chi.Router) {
 		r.Use(s.requireID("plan", false))
 		r.Get("/", s.page(s.handlePlan))
-		r.Post("/cancel", s.page(s.handleCancelPlan))
+		r.Get("/hpa.yaml", s.page(s.handlePlanHPA))
+		r.With(s.mayCancel(store.OwnedPlan)).Post("/cancel", s.page(s.handleCancelPlan))
 	})
 }
 
@@ -31,8 +35,9 @@ func (s *Server) whatIfRoutes(r chi.Router, createLimit func(http.Handler) http.
 func (s *Server) whatIfAPIRoutes(r chi.Router, createLimit func(http.Handler) http.Handler) {
 	r.With(createLimit).Post("/sweeps", s.api(s.apiCreateSweep))
 	r.With(s.requireID("sweep", true)).Get("/sweeps/{id}", s.api(s.apiGetSweep))
-	r.With(s.requireID("sweep", true)).Post("/sweeps/{id}/cancel", s.api(s.apiCancelSweep))
-	r.With(createLimit).Post("/plans", s.api(s.apiCreatePlan))
+	r.With(s.requireID("sweep", true), s.mayCancel(store.OwnedSweep)).Post("/sweeps/{id}/cancel", s.api(s.apiCancelSweep))
+	r.With(createLimit, s.runQuota(1)).Post("/plans", s.api(s.apiCreatePlan))
 	r.With(s.requireID("plan", true)).Get("/plans/{id}", s.api(s.apiGetPlan))
-	r.With(s.requireID("plan", true)).Post("/plans/{id}/cancel", s.api(s.apiCancelPlan))
+	r.With(s.requireID("plan", true), s.mayCancel(store.OwnedPlan)).Post("/plans/{id}/cancel", s.api(s.apiCancelPlan))
+	r.Post("/hpa/import", s.api(s.apiImportHPA))
 }

@@ -26,7 +26,7 @@ type RunService interface {
 	Progress(id string) (runs.Progress, bool)
 	Changes() <-chan struct{}
 	CancelRun(ctx context.Context, id string) (live bool, err error)
-	LoadSummary(ctx context.Context, run store.Run) (*runs.Summary, error)
+	LoadSummary(ctx context.Context, run store.Run) (*runs.StoredSummary, error)
 	LoadReport(ctx context.Context, id string) (*sim.Report, error)
 	CreateSweep(ctx context.Context, name string, base *sim.Scenario, axes []whatif.Axis) (id string, points int, allDone bool, err error)
 	CancelSweep(ctx context.Context, id string) error
@@ -49,6 +49,12 @@ type Config struct {
 	RunsPerMinute int
 	// BigBodies is how many request bodies above 1 MiB are parsed at once (default 2).
 	BigBodies int
+	// Access is who may reach the server and what they may do (auth.go); the zero value is
+	// the single-user server.
+	Access Access
+	// GPUHourPrice turns GPU-hours into money on the run, compare and plan pages (default
+	// DefaultGPUHourPrice; a page's ?price= overrides it).
+	GPUHourPrice float64
 }
 
 const (
@@ -87,6 +93,12 @@ func New(cfg Config) (*Server, error) {
 	}
 	if cfg.BigBodies <= 0 {
 		cfg.BigBodies = defaultBigBodies
+	}
+	if err := cfg.Access.Check(); err != nil {
+		return nil, err
+	}
+	if cfg.GPUHourPrice <= 0 {
+		cfg.GPUHourPrice = DefaultGPUHourPrice
 	}
 	assets, err := newAssetTable()
 	if err != nil {

@@ -97,7 +97,7 @@ func TestSummarySizeDoesNotGrowWithRequests(t *testing.T) {
 		waitStatus(t, s, id, store.StatusDone)
 		run, err := s.store.GetRun(ctx, id)
 		require.NoError(t, err)
-		var sum runs.Summary
+		var sum runs.StoredSummary
 		require.NoError(t, json.Unmarshal(run.SummaryJSON, &sum))
 		require.NotNil(t, sum.TTFTHistogram)
 		var n int64

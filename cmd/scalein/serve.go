@@ -38,6 +38,8 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	runsPerMinute := fs.Int("runs-per-minute", 0, "runs (and sweeps, plans) one client IP may create per minute (default 30)")
 	maxSweepPoints := fs.Int("max-sweep-points", 0, "points a sweep may have (default 256)")
 	maxPlanRuns := fs.Int("max-plan-runs", 0, "runs a plan may simulate (default 64)")
+	accessF := addAccessFlags(fs)
+	gpuHourPrice := fs.Float64("gpu-hour-price", web.DefaultGPUHourPrice, "price of one GPU-hour, for the cost figures of run, compare and plan pages (a page's price field overrides it)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
@@ -46,6 +48,11 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "scalein serve: unexpected argument %q\n", fs.Arg(0))
+		return 2
+	}
+	access, err := accessF.access(*addr)
+	if err != nil {
+		fmt.Fprintf(stderr, "scalein serve: %v\n", err)
 		return 2
 	}
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
@@ -63,6 +70,10 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	cfg := runs.Config{Store: st, Logger: logger, Workers: max(*workers, 0), NoWorkers: *workers == 0,
 		QueueSize: *queue, RunTimeout: *limits.runTimeout, RescueAfter: *limits.rescueAfter,
 		MaxSweepPoints: *maxSweepPoints, MaxPlanRuns: *maxPlanRuns}
+	if !(*gpuHourPrice > 0) || *gpuHourPrice > web.MaxGPUHourPrice {
+		fmt.Fprintf(stderr, "scalein serve: -gpu-hour-price must be above 0 and at most %v (got %v)\n", web.MaxGPUHourPrice, *gpuHourPrice)
+		return 2
+	}
 	if err := limits.memory(&cfg); err != nil {
 		fmt.Fprintf(stderr, "scalein serve: %v\n", err)
 		return 2
@@ -73,7 +84,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		fmt.Fprintf(stderr, "scalein serve: %v\n", err)
 		return 1
 	}
-	srv, err := web.New(web.Config{Runs: svc, Store: st, Logger: logger, RunsPerMinute: *runsPerMinute})
+	srv, err := web.New(web.Config{Runs: svc, Store: st, Logger: logger, RunsPerMinute: *runsPerMinute, Access: access, GPUHourPrice: *gpuHourPrice})
 	if err != nil {
 		fmt.Fprintf(stderr, "scalein serve: %v\n", err)
 		return 1

@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"sync"
 	"time"
 
@@ -49,6 +50,7 @@ func runSim(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	if code := checkMemory(s, f, displayName, stderr); code != 0 {
 		return code
 	}
+	collectTighterIfLarge(s)
 	export, err := openPassExport(f.passes, f.worker, s)
 	if err != nil {
 		fmt.Fprintf(stderr, "scalein sim: %v\n", err)
@@ -389,5 +391,22 @@ func (p *progressLine) finish() {
 	defer p.mu.Unlock()
 	if p.enabled && p.printed {
 		fmt.Fprintln(p.w, "progress 100%")
+	}
+}
+
+// A run whose memory estimate reaches largeRunBytes collects at largeRunGCPercent heap growth
+// instead of the command's default (unless GOGC is set). Its heap is then mostly pointer-free
+// cache tables, which a collection marks without scanning, so collecting twice as often costs
+// about a tenth more CPU and keeps the peak a sixth lower: the 1,000,000-request run on 2,048
+// workers peaks at 1.49 GB instead of 1.77 GB (docs/performance.md). Smaller runs keep the
+// default, where the saving is a few megabytes.
+const (
+	largeRunBytes     = 1 << 30
+	largeRunGCPercent = 25
+)
+
+func collectTighterIfLarge(s *sim.Scenario) {
+	if os.Getenv("GOGC") == "" && sim.EstimateMemory(s).Bytes >= largeRunBytes {
+		debug.SetGCPercent(largeRunGCPercent)
 	}
 }

@@ -281,6 +281,7 @@ func (o *optionalFloat) Set(s string) error {
 // planOptions are the flags of "scalein plan".
 type planOptions struct {
 	config, out string
+	hpa         string
 	parallel    int
 	timing      bool
 	req         whatif.Request
@@ -288,16 +289,19 @@ type planOptions struct {
 
 // parsePlanFlags reads the flags into a request; ok false means exit with code.
 func parsePlanFlags(args []string, stderr io.Writer) (o planOptions, code int, ok bool) {
-	var search string
+	var search, tune string
 	var remove, maxRuns int
 	var startMS float64
 	var maxKilled int64
-	var ttft optionalFloat
-	fs := newCommandFlags("plan", "scalein plan -config FILE|- -remove N -start-ms T [-ttft-p99-ms X] [-max-killed K] [-max-runs M] [-search JSON] [-out FILE] [-parallel N] [-timing]", stderr)
-	fs.StringVar(&o.config, "config", "", "scenario JSON file, or - for stdin (required; its scale_in is replaced)")
-	fs.IntVar(&remove, "remove", 0, "how many workers to drain (required)")
+	var ttft, e2e optionalFloat
+	fs := newCommandFlags("plan", "scalein plan -config FILE|- (-remove N -start-ms T | -tune autoscaler) [-ttft-p99-ms X] [-e2e-p99-ms X] [-max-killed K] [-max-runs M] [-search JSON] [-out FILE] [-hpa FILE] [-parallel N] [-timing]", stderr)
+	fs.StringVar(&o.config, "config", "", "scenario JSON file, or - for stdin (required; its scale_in is replaced, or with -tune its autoscaler's settings searched)")
+	fs.IntVar(&remove, "remove", 0, "how many workers to drain (required unless -tune)")
 	fs.Float64Var(&startMS, "start-ms", 0, "drain no worker before this instant (ms)")
+	fs.StringVar(&tune, "tune", "", `"autoscaler": search the scenario's autoscaler settings for the fewest GPU-hours within the limits instead of a drain (docs/planning.md)`)
+	fs.StringVar(&o.hpa, "hpa", "", "with -tune, also write the recommended settings as Kubernetes manifests (HPA and Deployment patches) to this file")
 	fs.Var(&ttft, "ttft-p99-ms", "feasible only with TTFT p99 at or below this (ms); no limit by default")
+	fs.Var(&e2e, "e2e-p99-ms", "feasible only with end-to-end p99 at or below this (ms); no limit by default")
 	fs.Int64Var(&maxKilled, "max-killed", 0, "feasible only with at most this many killed requests")
 	fs.IntVar(&maxRuns, "max-runs", whatif.DefaultMaxPlanRuns, "simulate at most this many schedules")
 	fs.IntVar(&o.parallel, "parallel", 0, "runs at once (0: one per CPU)")
@@ -312,13 +316,17 @@ func parsePlanFlags(args []string, stderr io.Writer) (o planOptions, code int, o
 		return o, fs.usageError("unexpected argument %q", fs.Arg(0)), false
 	case o.config == "":
 		return o, fs.usageError("-config is required (a scenario file, or - to read stdin)"), false
-	case remove == 0:
-		return o, fs.usageError("-remove is required: how many workers to drain"), false
+	case tune == "" && remove == 0:
+		return o, fs.usageError("-remove is required: how many workers to drain (or -tune autoscaler to tune the scenario's autoscaler)"), false
+	case tune != "" && (remove != 0 || startMS != 0):
+		return o, fs.usageError("-remove and -start-ms are for a drain plan; leave them out with -tune"), false
+	case tune == "" && o.hpa != "":
+		return o, fs.usageError("-hpa writes a tune plan's recommended settings: use it with -tune autoscaler"), false
 	case o.parallel < 0:
 		return o, fs.usageError("-parallel must be 0 (one per CPU) or more (got %d)", o.parallel), false
 	}
-	o.req = whatif.Request{Goal: whatif.Goal{Remove: remove, StartMS: startMS},
-		Constraints: whatif.Constraints{TTFTP99MS: ttft.v, MaxKilled: &maxKilled}}
+	o.req = whatif.Request{Goal: whatif.Goal{Remove: remove, StartMS: startMS, Tune: tune},
+		Constraints: whatif.Constraints{TTFTP99MS: ttft.v, E2EP99MS: e2e.v, MaxKilled: &maxKilled}}
 	if search != "" {
 		dec := json.NewDecoder(strings.NewReader(search))
 		dec.DisallowUnknownFields()
@@ -356,6 +364,11 @@ func runPlan(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		fmt.Fprintf(stderr, "scalein plan: encode the plan: %v\n", err)
 		return 1
 	}
+	if o.hpa != "" {
+		if code := writeHPA(o.hpa, base, res, stderr); code != 0 {
+			return code
+		}
+	}
 	return writeOutput("plan", o.out, body, stdout, stderr)
 }
 
@@ -369,5 +382,8 @@ func clearRunIDs(res *whatif.Result) {
 	}
 	if res.Recommended != nil {
 		res.Recommended.RunID = ""
+	}
+	for i := range res.Baselines {
+		res.Baselines[i].RunID = ""
 	}
 }

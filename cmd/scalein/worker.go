@@ -71,7 +71,7 @@ func runWorker(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		fmt.Fprintf(stderr, "scalein worker: %v\n", err)
 		return 1
 	}
-	fmt.Fprintf(stdout, "Scale-in Planner worker %s working runs from %s (concurrency %d)\n", svc.WorkerName(), store.RedactDSN(*dbURL), *concurrency)
+	fmt.Fprintf(stdout, "Scale-in Planner worker %s working runs, and the sweeps and plans it takes up, from %s (concurrency %d)\n", svc.WorkerName(), store.RedactDSN(*dbURL), *concurrency)
 	<-ctx.Done()
 	logger.Info("shutting down")
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), shutdownGrace)

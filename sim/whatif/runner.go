@@ -28,8 +28,34 @@ type Outcome struct {
 	Headline   []sim.Figure `json:"headline,omitempty"`
 	// Workers is the report's per-worker rows; the planner reads it from its baseline run only.
 	Workers []sim.WorkerRow `json:"-"`
+	// Fleet is what a tune plan reads from a run with an autoscaler (zero before model 3).
+	Fleet FleetFigures `json:"-"`
 	// Reused is true when the run had been simulated before this request asked for it.
 	Reused bool `json:"-"`
+}
+
+// FleetFigures are a run's fleet-size figures (SPEC §3.15): what an autoscaler setting costs.
+type FleetFigures struct {
+	GPUHours float64 `json:"gpu_hours"`
+	// FleetChanges counts the autoscaler decisions that drained, cancelled, reactivated or
+	// started a worker: how much the fleet churned.
+	FleetChanges int   `json:"fleet_changes"`
+	Migrated     int64 `json:"requests_migrated"`
+	PeakWorkers  int   `json:"peak_workers"`
+}
+
+// FleetFiguresOf reads the fleet figures from a report (the runners of the command line and
+// of the server both use it).
+func FleetFiguresOf(rep *sim.Report) FleetFigures {
+	f := FleetFigures{GPUHours: rep.Summary.GPUHours, Migrated: rep.Summary.Requests.Migrated, PeakWorkers: rep.Summary.Workers.Peak}
+	if rep.Autoscaler != nil {
+		for _, d := range rep.Autoscaler.Decisions {
+			if len(d.Drained)+len(d.Cancelled)+len(d.Reactivated)+len(d.Started) > 0 {
+				f.FleetChanges++
+			}
+		}
+	}
+	return f
 }
 
 // Runner simulates scenarios and returns their outcomes in the same order. A run that fails is
@@ -200,6 +226,7 @@ func runOne(ctx context.Context, sc *sim.Scenario, opt sim.RunOptions) Outcome {
 		o.Status, o.Error = StatusFailed, fmt.Sprintf("the run failed: %v", err)
 	default:
 		o.Status, o.Digest, o.Headline, o.Workers = StatusDone, rep.Digest, sim.Headline(rep), rep.Workers
+		o.Fleet = FleetFiguresOf(rep)
 	}
 	return o
 }

@@ -20,6 +20,11 @@ import (
 
 func mustScenario(t *testing.T, file string) *sim.Scenario {
 	t.Helper()
+	return mustScenarioB(t, file)
+}
+
+func mustScenarioB(t testing.TB, file string) *sim.Scenario {
+	t.Helper()
 	data, err := os.ReadFile(file)
 	require.NoError(t, err)
 	s, err := sim.Parse(data, sim.ParseEnv{})

@@ -136,6 +136,18 @@
     sync();
   }
 
+  // Scale-in choice: show the schedule or the autoscaler, as the [data-scale-in-mode] select
+  // chooses. Without JavaScript both stay visible and the server uses only the chosen one.
+  function setupScaleInMode(select) {
+    function sync() {
+      document.querySelectorAll("[data-scale-in]").forEach(function (el) {
+        el.hidden = el.getAttribute("data-scale-in") !== select.value;
+      });
+    }
+    select.addEventListener("change", sync);
+    sync();
+  }
+
   // Error summary: it takes the focus when the page loads (a screen reader announces it, and
   // Tab goes on into its links); a link moves the focus into its field, not only the view.
   function setupErrorSummary(summary) {
@@ -166,6 +178,10 @@
     var wl = document.querySelector("select[data-workload-type]");
     if (wl) {
       setupWorkload(wl);
+    }
+    var mode = document.querySelector("select[data-scale-in-mode]");
+    if (mode) {
+      setupScaleInMode(mode);
     }
     var summary = document.querySelector("[data-error-summary]");
     if (summary) {

@@ -65,7 +65,7 @@ const (
 // and its colour. A single run has an empty label.
 type runView struct {
 	rep   *sim.Report
-	ttft  *runs.TTFTCounts // histogram of per-request TTFTs (runs.Summary.TTFTHistogram); nil without per-request rows
+	ttft  *runs.TTFTCounts // histogram of per-request TTFTs (runs.StoredSummary.TTFTHistogram); nil without per-request rows
 	label string
 	color string
 }
@@ -80,7 +80,7 @@ func Run(rep *sim.Report) []templates.Chart {
 }
 
 // OfSummary is Run from a run's stored summary.
-func OfSummary(sum *runs.Summary) []templates.Chart {
+func OfSummary(sum *runs.StoredSummary) []templates.Chart {
 	rep := &sum.Report
 	runs := []runView{{rep: rep, ttft: sum.TTFTHistogram}}
 	removal := []templates.Chart{removalTimelineChart(idRemovalTimeline, "Removal timeline", rep, timelineAxes(runs))}
@@ -107,7 +107,7 @@ func Compare(a, b *sim.Report, labelA, labelB string) []templates.Chart {
 }
 
 // CompareSummaries is Compare from the runs' stored summaries.
-func CompareSummaries(sa, sb *runs.Summary, labelA, labelB string) []templates.Chart {
+func CompareSummaries(sa, sb *runs.StoredSummary, labelA, labelB string) []templates.Chart {
 	a, b := &sa.Report, &sb.Report
 	if labelA == "" {
 		labelA = "A"

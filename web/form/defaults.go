@@ -24,9 +24,10 @@ func simDefaults() map[string]string {
 	defaults := map[string]string{}
 	singleFields(func(fs fieldSpec) {
 		if v, ok := lookup(tree, fs.Path); ok {
-			defaults[fs.Path] = jsonText(v)
+			defaults[fs.Path] = fieldText(fs, v)
 		}
 	})
+	autoscalerDefaults(defaults)
 	// The default scenario needs a workload type, but the simulator requires one: it has no
 	// default, and the form starts with sessions (workloadTypeField.Start).
 	delete(defaults, workloadTypeField.Path)

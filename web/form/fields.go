@@ -24,6 +24,12 @@ const (
 	// kindTraceSource is the trace select: "name:<built-in>" or "sha256:<hex>", sent as
 	// workload.trace.name or workload.trace.sha256. Its options are the traces on offer.
 	kindTraceSource
+	// kindNullableInt and kindNullableFloat are numbers that may be "none" (JSON null: no limit,
+	// no grace); empty is the default.
+	kindNullableInt
+	kindNullableFloat
+	// kindStages is the sessions' rate stages, one "duration_ms, rate_per_s" a line.
+	kindStages
 )
 
 type fieldSpec struct {
@@ -68,6 +74,7 @@ var generalGroups = []fieldGroup{
 		{Path: "fleet.max_batched_tokens", Label: "Max batched tokens", Unit: "tokens/pass", Kind: kindInt, Help: "Token budget of one pass; must be ≥ max running requests."},
 		{Path: "fleet.h2d_gbps", Label: "Host→GPU lane", Unit: "GB/s", Kind: kindFloat, Help: "Restores from G2; 0 = unlimited (instant)."},
 		{Path: "fleet.d2h_gbps", Label: "GPU→host lane", Unit: "GB/s", Kind: kindFloat, Help: "Write-through to G2; 0 = unlimited (instant)."},
+		gpusPerWorkerField,
 	}},
 	{Legend: "Timing", Note: timingNote, Fields: []fieldSpec{
 		{Path: "fleet.timing.prefill_ms", Label: "Prefill base", Unit: "ms", Kind: kindFloat, Help: "Fixed cost of a pass that prefills."},
@@ -93,6 +100,7 @@ var generalGroups = []fieldGroup{
 		{Path: "router.hints", Label: "Hints", Kind: kindBool, Help: "Attach a KVCR hint naming the peer with the longest G2 prefix."},
 		{Path: "router.prefill_load_scale", Label: "Prefill load scale", Kind: kindFloat, Help: "Weight of pending prefill blocks in the kv_aware cost (≥ 0)."},
 		{Path: "router.host_hit_weight", Label: "Host hit weight", Kind: kindFloat, Help: "Worth of a G2 block relative to a G1 block in the overlap (≥ 0)."},
+		migrationLimitField,
 	}},
 }
 
@@ -152,6 +160,7 @@ var workloadGroups = []workloadGroup{
 		{Path: "workload.sessions.new_input_tokens", Label: "New input per turn", Unit: "tokens", Kind: kindInt, Help: "Fresh user input each turn."},
 		{Path: "workload.sessions.output_tokens", Label: "Output per turn", Unit: "tokens", Kind: kindInt, Help: "Generated tokens each turn."},
 		{Path: "workload.sessions.think_time_ms", Label: "Think time", Unit: "ms", Kind: kindFloat, Help: "From a turn's completion to the next turn's arrival."},
+		rateStagesField,
 	}}},
 	{sim.WorkloadTrace, fieldGroup{Legend: "Trace", Note: "A Mooncake-format JSONL trace: the built-in conversation trace or one uploaded on the Traces page.", Fields: []fieldSpec{
 		{Path: TraceSourceField, Label: "Trace", Kind: kindTraceSource, Start: "name:" + sim.BuiltinMooncakeConversation, Help: "Upload more on the Traces page."},
@@ -182,6 +191,7 @@ func singleFields(fn func(fieldSpec)) {
 			fn(fs)
 		}
 	}
+	model3Fields(fn)
 	fn(workloadTypeField)
 	for _, w := range workloadGroups {
 		for _, fs := range w.Group.Fields {

@@ -2,6 +2,7 @@ package form
 
 import (
 	"net/url"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -14,7 +15,9 @@ import (
 // TestFormStartsOnlyWhereTheSimulatorHasNoDefault keeps the defaults in one place: a field
 // either shows the simulator's default or, where the simulator has none, a starting value.
 func TestFormStartsOnlyWhereTheSimulatorHasNoDefault(t *testing.T) {
-	noDefault := map[string]bool{workloadTypeField.Path: true, TraceSourceField: true, "workload.trace.limit": true, "workload.requests": true}
+	noDefault := map[string]bool{workloadTypeField.Path: true, TraceSourceField: true, "workload.trace.limit": true, "workload.requests": true,
+		// the scale-in choice is the form's own; max_workers follows fleet.workers when empty
+		ScaleInModePath: true, "autoscaler.max_workers": true}
 	singleFields(func(fs fieldSpec) {
 		def, has := formDefaults[fs.Path]
 		assert.Equal(t, !noDefault[fs.Path], has, "%s: has a simulator default (%q)", fs.Path, def)
@@ -115,4 +118,49 @@ func TestFarOffScheduleIndicesAreRows(t *testing.T) {
 	require.Len(t, sc.ScaleIn, 2)
 	assert.Equal(t, 10.0, sc.ScaleIn[0].AtMS)
 	assert.Equal(t, 20.0, sc.ScaleIn[1].AtMS)
+}
+
+// The autoscaler in the form: the choice sends the autoscaler's fields and no schedule, the
+// rate stages and the nullable fields convert, and a scenario with an autoscaler prefills it.
+func TestFormAutoscaler(t *testing.T) {
+	f := Default()
+	f.Set(ScaleInModePath, ModeAutoscaler)
+	f.Set("autoscaler.target", "8")
+	f.Set("autoscaler.grace_ms", "none")
+	f.Set("autoscaler.max_add_per_tick", "2")
+	f.Set(RateStagesPath, "30000, 1\n30000 10\n")
+	f.rows = []map[string]string{{"at_ms": "100", "count": "1"}} // kept in the form, not sent
+	sc, err := Scenario(f, sim.ParseEnv{})
+	require.NoError(t, err)
+	require.NotNil(t, sc.Autoscaler)
+	assert.Empty(t, sc.ScaleIn)
+	assert.Equal(t, 8.0, sc.Autoscaler.Target)
+	assert.Nil(t, sc.Autoscaler.GraceMS)
+	assert.Equal(t, 2, *sc.Autoscaler.MaxAddPerTick)
+	assert.Equal(t, sc.Fleet.Workers, sc.Autoscaler.MaxWorkers, "empty max_workers follows the fleet")
+	assert.Equal(t, []sim.RateStage{{DurationMS: 30000, RatePerS: 1}, {DurationMS: 30000, RatePerS: 10}}, sc.Workload.Sessions.RateStages)
+
+	again := FromScenario(sc)
+	assert.Equal(t, ModeAutoscaler, again.Get(ScaleInModePath))
+	assert.Equal(t, "none", again.Get("autoscaler.grace_ms"))
+	assert.Equal(t, "30000, 1\n30000, 10", again.Get(RateStagesPath))
+
+	// A bad stage line and a bad nullable number are reported on their fields.
+	f.Set(RateStagesPath, "30000")
+	f.Set("autoscaler.max_add_per_tick", "lots")
+	_, err = Scenario(f, sim.ParseEnv{})
+	var inv *Invalid
+	require.ErrorAs(t, err, &inv)
+	assert.Contains(t, strings.Join(inv.Errs.byField[RateStagesPath], ";"), "line 1")
+	assert.Contains(t, strings.Join(inv.Errs.byField["autoscaler.max_add_per_tick"], ";"), `"none"`)
+
+	// The day helper fills 24 stages from trough to peak.
+	d := Default()
+	d.Set(DayPeakField, "20")
+	d.FillDay()
+	lines := strings.Split(d.Get(RateStagesPath), "\n")
+	require.Len(t, lines, 24)
+	assert.Equal(t, "30000, 1", lines[4], "the trough at 04:00")
+	assert.Equal(t, "30000, 20", lines[16], "the peak at 16:00")
+	assert.NotNil(t, ratePreview(d.Get(RateStagesPath)))
 }

@@ -52,8 +52,10 @@ func (f *Form) toJSON() (doc []byte, errs []sim.FieldError, rowOf []int) {
 	}
 
 	schedule := []any{}
+	// With the autoscaler chosen it replaces the schedule: the rows stay in the form, unsent.
+	autoscaled := f.autoscalerJSON(root, put)
 	for i, row := range f.rows {
-		if rowIsEmpty(row) {
+		if autoscaled || rowIsEmpty(row) {
 			continue
 		}
 		action := map[string]any{}
@@ -120,6 +122,19 @@ func convertField(fs fieldSpec, text string) (any, string) {
 		return nil, fmt.Sprintf("must be true or false (got %q)", text)
 	case kindIDList:
 		return parseWorkerIDs(text)
+	case kindNullableInt, kindNullableFloat:
+		if strings.EqualFold(text, "none") {
+			return json.RawMessage("null"), ""
+		}
+		inner := fs
+		inner.Kind = map[fieldKind]fieldKind{kindNullableInt: kindInt, kindNullableFloat: kindFloat}[fs.Kind]
+		v, msg := convertField(inner, text)
+		if msg != "" {
+			msg += `, or "none"`
+		}
+		return v, msg
+	case kindStages:
+		return convertStages(text)
 	case kindJSON:
 		// Passed through untouched so that sim.Parse reports its problems by path.
 		if !json.Valid([]byte(text)) {

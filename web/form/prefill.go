@@ -46,6 +46,9 @@ func FromScenario(sc *sim.Scenario) *Form {
 			f.values[fs.Path] = fieldText(fs, v)
 		}
 	})
+	if _, ok := tree["autoscaler"]; ok {
+		f.values[ScaleInModePath] = ModeAutoscaler
+	}
 	actions, _ := tree["scale_in"].([]any)
 	for _, a := range actions {
 		obj, _ := a.(map[string]any)
@@ -63,6 +66,12 @@ func FromScenario(sc *sim.Scenario) *Form {
 // fieldText is a JSON value as its field shows it.
 func fieldText(fs fieldSpec, v any) string {
 	switch fs.Kind {
+	case kindNullableInt, kindNullableFloat:
+		if v == nil {
+			return "none"
+		}
+	case kindStages:
+		return stagesText(v)
 	case kindIDList:
 		list, _ := v.([]any)
 		ids := make([]string, len(list))

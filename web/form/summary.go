@@ -10,11 +10,11 @@ import (
 	"github.com/scalein-planner/scalein/web/format"
 )
 
-// Summary lists a scenario's inputs as the form asks for them: one group per group of
+// ScenarioInputs lists a scenario's inputs as the form asks for them: one group per group of
 // the form's field table (form_fields.go), each field under its form label, then the scale-in
 // schedule and the fields of the scenario's workload type. A field added to the form appears
 // here too (TestScenarioSummaryListsEveryFormField).
-func Summary(sc *sim.Scenario) []templates.ScenarioGroup {
+func ScenarioInputs(sc *sim.Scenario) []templates.ScenarioGroup {
 	tree := scenarioTree(sc)
 	item := func(label, value string) templates.ScenarioItem {
 		return templates.ScenarioItem{Label: label, Value: value}

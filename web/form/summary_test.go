@@ -26,7 +26,7 @@ func TestScenarioSummaryListsEveryFormField(t *testing.T) {
 		require.NoError(t, err, name)
 		types[sc.Workload.Type] = true
 		shown := map[string]map[string]string{} // group title → label → value
-		for _, g := range Summary(sc) {
+		for _, g := range ScenarioInputs(sc) {
 			shown[g.Title] = map[string]string{}
 			for _, it := range g.Items {
 				shown[g.Title][it.Label] = it.Value

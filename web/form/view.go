@@ -17,6 +17,7 @@ func (f *Form) view(page templates.Page, errs Errors, traceOptions [][2]string) 
 		page: templates.FormPage{Page: page, ErrorCount: errs.count, SelectionNote: selectionNote},
 	}
 	v.general()
+	v.model3View()
 	v.schedule()
 	v.workload()
 	v.rawJSON()
@@ -162,7 +163,7 @@ func fieldView(fs fieldSpec, name, value string, traceOptions [][2]string) templ
 			fd.Options = append(fd.Options, templates.Option{Value: o[0], Label: o[1], Selected: o[0] == value})
 		}
 		fd.Placeholder = ""
-	case kindJSON:
+	case kindJSON, kindStages:
 		fd.Kind = "textarea"
 		fd.Wide = true
 	default:

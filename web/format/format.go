@@ -124,6 +124,7 @@ func Pct(v *float64) string {
 var singularUnits = map[string]string{
 	"pulls": "pull", "requests": "request", "hints": "hint", "tokens": "token", "blocks": "block",
 	"bytes": "byte", "preemptions": "preemption", "workers": "worker", "runs": "run",
+	"decisions": "decision", "drains": "drain", "moves": "move",
 }
 
 // Unit returns the unit as it reads after v.

@@ -477,6 +477,29 @@ func (v *Holders) Append(dst []int32, k uint64) []int32 {
 	return dst
 }
 
+// AppendOnly appends the holders of k in this tier that are not holders in the other tier, by
+// worker id.
+func (v *Holders) AppendOnly(dst []int32, k uint64) []int32 {
+	i := v.x.find(k)
+	if i < 0 {
+		return dst
+	}
+	other := 1 - v.tier
+	r := v.x.e[i].rec
+	if r&recList == 0 {
+		if r.member(v.tier) && !r.member(other) {
+			dst = append(dst, r.worker())
+		}
+		return dst
+	}
+	for _, h := range v.x.lists[r.list()].recs {
+		if h != 0 && h.member(v.tier) && !h.member(other) {
+			dst = append(dst, h.worker())
+		}
+	}
+	return dst
+}
+
 // mix64 is a 64-bit finaliser with full avalanche (splitmix64).
 func mix64(x uint64) uint64 {
 	x += 0x9e3779b97f4a7c15

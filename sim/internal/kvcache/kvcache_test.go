@@ -175,6 +175,15 @@ func checkBlockIndex(t *testing.T, workers int32, nkeys int, ids int32, high boo
 			n, print := tiers[tr].Count(k)
 			require.Equal(t, len(want), n)
 			require.Equal(t, fp, print)
+			// Holders in this tier and not in the other, by worker id.
+			var only []int32
+			for _, u := range got {
+				h := ref[k][u]
+				if o := 1 - tr; !(h.slot[o] >= 0 && (o == G1 || h.resident)) {
+					only = append(only, u)
+				}
+			}
+			require.Equal(t, only, tiers[tr].AppendOnly(nil, k), "tier %d key %x: holders only in it", tr, k)
 		}
 		for u := range ids {
 			for _, u := range []int32{u, workers - 1 - u} {

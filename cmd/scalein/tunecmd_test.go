@@ -1,0 +1,74 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/scalein-planner/scalein/sim"
+	"github.com/scalein-planner/scalein/sim/hpa"
+	"github.com/scalein-planner/scalein/sim/whatif"
+)
+
+const lull = "../../sim/whatif/testdata/lull.json"
+
+// "scalein plan -tune autoscaler" recommends settings within the limits and -hpa writes them as
+// manifests that read back into the same settings.
+func TestPlanTuneCommand(t *testing.T) {
+	manifest := filepath.Join(t.TempDir(), "hpa.yaml")
+	code, stdout, stderr := runCLI(t, "", "plan", "-config", lull, "-tune", "autoscaler", "-ttft-p99-ms", "200",
+		"-max-killed", "0", "-max-runs", "12", "-parallel", "2", "-hpa", manifest)
+	require.Equal(t, 0, code, stderr)
+	var res whatif.Result
+	require.NoError(t, json.Unmarshal([]byte(stdout), &res))
+	assert.Equal(t, whatif.TuneAutoscaler, res.Goal.Tune)
+	assert.Equal(t, 200.0, *res.Constraints.TTFTP99MS)
+	assert.LessOrEqual(t, res.Runs, 12)
+	require.NotNil(t, res.Recommended, res.Reason)
+	require.Len(t, res.Baselines, 2)
+	assert.Equal(t, res.Candidates[0].ScenarioID, res.Recommended.ScenarioID)
+	assert.Contains(t, res.Recommended.Reason, "fewer GPU-hours than a fixed fleet of 4 workers")
+	for _, c := range res.Candidates {
+		assert.Empty(t, c.RunID)
+		assert.NotNil(t, c.Autoscaler, c.Label)
+	}
+
+	data, err := os.ReadFile(manifest)
+	require.NoError(t, err)
+	assert.Contains(t, string(data), "recommended \""+res.Recommended.Label+"\"")
+	im, err := hpa.Import(data, sim.Autoscaler{IntervalMS: 15000})
+	require.NoError(t, err)
+	assert.Empty(t, im.Problems)
+	want := *res.Recommended.Autoscaler
+	got := im.Autoscaler
+	got.Select, got.StartupMS, got.MetricDelayMS, got.ReuseDraining = want.Select, want.StartupMS, want.MetricDelayMS, want.ReuseDraining
+	assert.Equal(t, want, got)
+	assert.Equal(t, *res.Recommended.MigrationLimit, *im.MigrationLimit)
+}
+
+func TestPlanTuneCommandErrors(t *testing.T) {
+	cases := map[string]struct {
+		args []string
+		want string
+	}{
+		"no autoscaler":   {[]string{"plan", "-config", fourWorkers, "-tune", "autoscaler"}, "goal.tune: needs a scenario with an autoscaler"},
+		"unknown tune":    {[]string{"plan", "-config", lull, "-tune", "router"}, `goal.tune: must be "autoscaler"`},
+		"tune and remove": {[]string{"plan", "-config", lull, "-tune", "autoscaler", "-remove", "1"}, "-remove and -start-ms are for a drain plan"},
+		"hpa without tune": {[]string{"plan", "-config", fourWorkers, "-remove", "1", "-hpa", "x.yaml"},
+			"-hpa writes a tune plan's recommended settings"},
+		"drain search field": {[]string{"plan", "-config", lull, "-tune", "autoscaler", "-search", `{"waves": [1]}`}, "search.waves: is for a drain plan"},
+		"bad e2e":            {[]string{"plan", "-config", lull, "-tune", "autoscaler", "-e2e-p99-ms", "0"}, "constraints.e2e_p99_ms"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			code, stdout, stderr := runCLI(t, "", tc.args...)
+			assert.Equal(t, 2, code, stderr)
+			assert.Empty(t, stdout)
+			assert.Contains(t, stderr, tc.want)
+		})
+	}
+}

@@ -1,0 +1,83 @@
+package web
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/scalein-planner/scalein/runs"
+	"github.com/scalein-planner/scalein/sim"
+	"github.com/scalein-planner/scalein/sim/whatif"
+	"github.com/scalein-planner/scalein/store"
+)
+
+// fakeRuns is the run service of page tests where the job queue is not the subject: a
+// submission is stored queued (with no job, so nothing works it), and what reads runs reads
+// the store. A server over it builds no River client and migrates no River tables.
+type fakeRuns struct {
+	st *store.Store
+}
+
+var errNotFaked = errors.New("fakeRuns: not part of what page tests use")
+
+func (f *fakeRuns) Submit(ctx context.Context, scenarios ...*sim.Scenario) ([]store.Submitted, error) {
+	newRuns := make([]store.NewRun, len(scenarios))
+	for i, sc := range scenarios {
+		newRuns[i] = store.NewRun{ID: sc.ID(), Name: sc.Name, ScenarioJSON: sc.CanonicalJSON(), Direct: true}
+	}
+	noJob := func(context.Context, *sql.Tx, string) (int64, error) { return 0, nil }
+	return f.st.SubmitRuns(ctx, newRuns, 1<<20, time.Now(), noJob)
+}
+
+func (f *fakeRuns) Admit(*sim.Scenario) error                       { return nil }
+func (f *fakeRuns) NoteBigRequest()                                 {}
+func (f *fakeRuns) Progress(string) (runs.Progress, bool)           { return runs.Progress{}, false }
+func (f *fakeRuns) Changes() <-chan struct{}                        { return nil }
+func (f *fakeRuns) MaxPlanRuns() int                                { return whatif.DefaultMaxPlanRuns }
+func (f *fakeRuns) Limits() runs.Config                             { return runs.Config{Store: f.st} }
+func (f *fakeRuns) SweepPoints(store.Sweep) ([]whatif.Point, error) { return nil, errNotFaked }
+
+func (f *fakeRuns) CancelRun(ctx context.Context, id string) (bool, error) {
+	err := f.st.EndRun(ctx, id, store.StatusCancelled, "cancelled by a user before it started", time.Now())
+	return false, err
+}
+
+func (f *fakeRuns) LoadSummary(_ context.Context, run store.Run) (*runs.StoredSummary, error) {
+	var sum runs.StoredSummary
+	return &sum, json.Unmarshal(run.SummaryJSON, &sum)
+}
+
+func (f *fakeRuns) LoadReport(ctx context.Context, id string) (*sim.Report, error) {
+	return nil, errNotFaked
+}
+
+func (f *fakeRuns) CreateSweep(context.Context, string, *sim.Scenario, []whatif.Axis) (string, int, bool, error) {
+	return "", 0, false, errNotFaked
+}
+
+func (f *fakeRuns) CancelSweep(context.Context, string) error { return errNotFaked }
+
+func (f *fakeRuns) CreatePlan(context.Context, string, *sim.Scenario, whatif.Request) (store.Plan, bool, error) {
+	return store.Plan{}, false, errNotFaked
+}
+
+func (f *fakeRuns) CancelPlan(context.Context, string) error { return errNotFaked }
+
+func (f *fakeRuns) Retrying(context.Context, int) ([]runs.RetryingRun, error) { return nil, nil }
+
+func (f *fakeRuns) JobStates(context.Context) (map[string]int, error) { return map[string]int{}, nil }
+
+// newPageServer is a server over fakeRuns on a fresh database, for tests of pages alone.
+func newPageServer(t *testing.T) *Server {
+	t.Helper()
+	st := openStore(t, filepath.Join(t.TempDir(), "pages.db"))
+	s, err := New(Config{Runs: &fakeRuns{st: st}, Store: st, RunsPerMinute: 1000})
+	require.NoError(t, err)
+	return s
+}

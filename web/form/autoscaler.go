@@ -1,0 +1,188 @@
+package form
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/scalein-planner/scalein/sim"
+)
+
+// Model 3 in the form (SPEC §3.15): the scale-in section is a choice between the scripted
+// schedule and an autoscaler, the sessions workload takes rate stages, and the router takes a
+// migration limit.
+
+// ScaleInModePath is the choice of the scale-in section. It is the form's own field, not a
+// scenario path: the scenario has either a scale_in schedule or an autoscaler.
+const ScaleInModePath = "scale_in_mode"
+
+// The two scale-in modes.
+const (
+	ModeSchedule   = "schedule"
+	ModeAutoscaler = "autoscaler"
+)
+
+var scaleInModeField = fieldSpec{Path: ScaleInModePath, Label: "Scale-in", Kind: kindSelect, Start: ModeSchedule,
+	Help: "A scripted schedule drains the workers you name at the instants you give; an autoscaler drains and starts workers from a metric, as a Kubernetes HPA or Dynamo's planner does. Only the chosen one is used.",
+	Options: [][2]string{
+		{ModeSchedule, "Scripted schedule (the actions below)"},
+		{ModeAutoscaler, "Autoscaler (HPA-style, the fields below)"},
+	}}
+
+// RateStagesPath is the sessions' rate stages, one stage per line in the form.
+const RateStagesPath = "workload.sessions.rate_stages"
+
+var rateStagesField = fieldSpec{Path: RateStagesPath, Label: "Rate stages", Kind: kindStages,
+	Help: "Load that falls and rises: one stage per line, duration_ms and rate_per_s separated by a comma (\"30000, 4\"). Replaces the arrival rate above; no session starts after the last stage. Empty = the constant rate. The day helper below fills it."}
+
+// MigrationLimitPath is the router's migration limit.
+const MigrationLimitPath = "router.migration_limit"
+
+var migrationLimitField = fieldSpec{Path: MigrationLimitPath, Label: "Migration limit", Unit: "moves", Kind: kindInt,
+	Help: "How often a request a forced removal would kill is routed to another worker instead, recomputing what it had (Dynamo's DYN_MIGRATION_LIMIT); 0 = off: such requests are killed."}
+
+var gpusPerWorkerField = fieldSpec{Path: "fleet.gpus_per_worker", Label: "GPUs per worker", Unit: "GPUs", Kind: kindInt,
+	Help: "Turns worker-seconds into GPU-hours (a tensor-parallel worker holds several); changes nothing else."}
+
+// autoscalerGroup lists the autoscaler's fields with the HPA field each maps to.
+var autoscalerGroup = fieldGroup{Legend: "Autoscaler",
+	Note: "Every interval it samples the active workers' load, recommends ceil(load ÷ target) workers (none within the tolerance), clamps it to the bounds, holds it through the stabilisation windows as an HPA does, then drains (cancelling starting workers first) or starts workers. Starting workers hold GPUs but take no requests until their startup ends. Every decision is recorded on the run page.",
+	Fields: []fieldSpec{
+		{Path: "autoscaler.interval_ms", Label: "Interval", Unit: "ms", Kind: kindFloat, Help: "Time between decisions (the HPA controller's sync period, 15 s)."},
+		{Path: "autoscaler.metric", Label: "Metric", Kind: kindSelect,
+			Help:    "requests_per_worker: requests queued or running on a worker (vLLM's num_requests_running + num_requests_waiting, what KEDA setups scale on); kv_usage: the GPU KV-cache blocks they hold ÷ gpu_blocks (a fraction: set a target such as 0.7).",
+			Options: [][2]string{{sim.MetricRequestsPerWorker, "requests_per_worker"}, {sim.MetricKVUsage, "kv_usage (fraction of G1)"}}},
+		{Path: "autoscaler.target", Label: "Target per worker", Kind: kindFloat, Help: "The desired metric value per worker (target.averageValue); > 0. For kv_usage a fraction such as 0.7."},
+		{Path: "autoscaler.tolerance", Label: "Tolerance", Kind: kindFloat, Help: "No change while load per worker ÷ target is within 1 ± tolerance (--horizontal-pod-autoscaler-tolerance)."},
+		{Path: "autoscaler.metric_delay_ms", Label: "Metric delay", Unit: "ms", Kind: kindFloat, Help: "A decision sees the sample taken this long before it (scrape and pipeline lag); below the interval."},
+		{Path: "autoscaler.min_workers", Label: "Min workers", Unit: "workers", Kind: kindInt, Help: "minReplicas: bound on active + starting workers."},
+		{Path: "autoscaler.max_workers", Label: "Max workers", Unit: "workers", Kind: kindInt, Help: "maxReplicas; empty = the fleet's workers."},
+		{Path: "autoscaler.scale_down_window_ms", Label: "Scale-down window", Unit: "ms", Kind: kindFloat, Help: "behavior.scaleDown.stabilizationWindowSeconds (in ms): scale down only to the largest recommendation of this window."},
+		{Path: "autoscaler.scale_up_window_ms", Label: "Scale-up window", Unit: "ms", Kind: kindFloat, Help: "behavior.scaleUp.stabilizationWindowSeconds (in ms): scale up only to the smallest recommendation of this window."},
+		{Path: "autoscaler.max_remove_per_tick", Label: "Max removed per decision", Unit: "workers", Kind: kindNullableInt, Help: "A behavior.scaleDown Pods policy; none = no limit."},
+		{Path: "autoscaler.max_add_per_tick", Label: "Max added per decision", Unit: "workers", Kind: kindNullableInt, Help: "A behavior.scaleUp Pods policy; none = no limit."},
+		{Path: "autoscaler.select", Label: "Drain", Kind: kindSelect, Help: "Which active workers it drains: highest_id (the newest, as a ReplicaSet deletes), least_loaded or least_cached.",
+			Options: [][2]string{{sim.SelectHighestID, sim.SelectHighestID}, {sim.SelectLeastLoaded, sim.SelectLeastLoaded}, {sim.SelectLeastCached, sim.SelectLeastCached}}},
+		{Path: "autoscaler.grace_ms", Label: "Grace", Unit: "ms", Kind: kindNullableFloat, Help: "terminationGracePeriodSeconds (in ms): a drain still running then is forced and its requests killed (or migrated); none = wait for the drain."},
+		{Path: "autoscaler.startup_ms", Label: "Cold start", Unit: "ms", Kind: kindFloat, Help: "From starting a worker to its readiness: scheduling, image pull, model load."},
+		{Path: "autoscaler.reuse_draining", Label: "Reuse draining workers", Kind: kindBool, Help: "On scale-up, make draining workers active again (with their caches) before starting cold ones. No autoscaler does this today."},
+	}}
+
+// model3Fields calls fn for the single fields model 3 adds outside the general groups.
+func model3Fields(fn func(fieldSpec)) {
+	fn(scaleInModeField)
+	for _, fs := range autoscalerGroup.Fields {
+		fn(fs)
+	}
+}
+
+// autoscalerDefaults are the texts of the autoscaler's defaults, from the simulator, and of the
+// other model-3 fields without a value in the default scenario.
+func autoscalerDefaults(defaults map[string]string) {
+	sc, err := sim.Parse([]byte(`{"autoscaler": {}, "workload": {"type": "sessions"}}`), sim.ParseEnv{})
+	if err != nil {
+		panic("form: the default autoscaler does not parse: " + err.Error())
+	}
+	tree := scenarioTree(sc)
+	for _, fs := range autoscalerGroup.Fields {
+		if v, ok := lookup(tree, fs.Path); ok {
+			defaults[fs.Path] = fieldText(fs, v)
+		}
+	}
+	// max_workers defaults to fleet.workers: an empty field follows the fleet.
+	delete(defaults, "autoscaler.max_workers")
+	defaults[RateStagesPath] = ""
+}
+
+// autoscalerJSON puts the autoscaler's fields into the scenario when the mode is autoscaler.
+func (f *Form) autoscalerJSON(root map[string]any, put func(fs fieldSpec, name, text string, into map[string]any, key string)) bool {
+	if strings.TrimSpace(f.values[ScaleInModePath]) != ModeAutoscaler {
+		return false
+	}
+	a := map[string]any{}
+	for _, fs := range autoscalerGroup.Fields {
+		_, key := mapAt(map[string]any{}, fs.Path)
+		put(fs, fs.Path, f.values[fs.Path], a, key)
+	}
+	root["autoscaler"] = a
+	return true
+}
+
+// convertStages reads one stage per line, "duration_ms, rate_per_s".
+func convertStages(text string) (any, string) {
+	var stages []map[string]float64
+	for i, line := range strings.Split(text, "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" {
+			continue
+		}
+		parts := strings.FieldsFunc(line, func(r rune) bool { return r == ',' || r == ' ' || r == '\t' || r == ';' })
+		if len(parts) != 2 {
+			return nil, fmt.Sprintf("line %d: write a stage as duration_ms, rate_per_s, like 30000, 4 (got %q)", i+1, line)
+		}
+		var vals [2]float64
+		for j, p := range parts {
+			x, err := strconv.ParseFloat(strings.ReplaceAll(p, "_", ""), 64)
+			if err != nil || math.IsNaN(x) || math.IsInf(x, 0) {
+				return nil, fmt.Sprintf("line %d: %q is not a number", i+1, p)
+			}
+			vals[j] = x
+		}
+		stages = append(stages, map[string]float64{"duration_ms": vals[0], "rate_per_s": vals[1]})
+	}
+	if len(stages) == 0 {
+		return nil, ""
+	}
+	return stages, ""
+}
+
+// stagesText shows rate stages one per line.
+func stagesText(v any) string {
+	list, _ := v.([]any)
+	lines := make([]string, 0, len(list))
+	for _, el := range list {
+		m, _ := el.(map[string]any)
+		lines = append(lines, jsonText(m["duration_ms"])+", "+jsonText(m["rate_per_s"]))
+	}
+	return strings.Join(lines, "\n")
+}
+
+// The day helper's inputs: form fields that are not part of the scenario.
+const (
+	DayTroughField  = "day_trough_per_s"
+	DayPeakField    = "day_peak_per_s"
+	DayStageMSField = "day_stage_ms"
+	DayStagesField  = "day_stages"
+)
+
+// DayStages builds a day-shaped load: n stages of stageMS each, the rate following a cosine
+// from trough (at a sixth of the day: 04:00) to peak (half a day later: 16:00).
+func DayStages(trough, peak, stageMS float64, n int) []sim.RateStage {
+	out := make([]sim.RateStage, n)
+	for i := range out {
+		x := (1 - math.Cos(2*math.Pi*(float64(i)-float64(n)/6)/float64(n))) / 2
+		out[i] = sim.RateStage{DurationMS: stageMS, RatePerS: math.Round((trough+(peak-trough)*x)*100) / 100}
+	}
+	return out
+}
+
+// FillDay replaces the rate stages by a day-shaped curve from the helper's fields (the
+// no-JavaScript "Fill with a day"); a helper value that is not a number keeps its default.
+func (f *Form) FillDay() {
+	num := func(name string, def float64) float64 {
+		x, err := strconv.ParseFloat(strings.TrimSpace(f.values[name]), 64)
+		if err != nil || math.IsNaN(x) || math.IsInf(x, 0) || x < 0 {
+			return def
+		}
+		return x
+	}
+	n := int(math.Min(math.Max(num(DayStagesField, 24), 1), sim.MaxRateStages))
+	stages := DayStages(num(DayTroughField, 1), num(DayPeakField, 10), math.Max(num(DayStageMSField, 30000), 1), n)
+	b, _ := json.Marshal(stages)
+	var v any
+	_ = json.Unmarshal(b, &v)
+	f.values[RateStagesPath] = stagesText(v)
+	f.values[WorkloadTypePath] = sim.WorkloadSessions
+}

@@ -1,0 +1,159 @@
+package web
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+
+	"github.com/scalein-planner/scalein/sim"
+	"github.com/scalein-planner/scalein/sim/hpa"
+	"github.com/scalein-planner/scalein/templates"
+)
+
+// importHPA fills a scenario's autoscaler (and migration limit) from an HPA manifest. A scenario
+// without an autoscaler gets one at the model's defaults first; its scale_in is dropped, since a
+// scenario has an autoscaler or a schedule, not both (dropped says so). The scenario comes back
+// as JSON, checked by sim.Parse.
+func (s *Server) importHPA(scenarioJSON, manifest []byte) (out []byte, im *hpa.Imported, dropped bool, err error) {
+	var doc map[string]any
+	dec := json.NewDecoder(bytes.NewReader(scenarioJSON))
+	dec.UseNumber()
+	if err := dec.Decode(&doc); err != nil || doc == nil {
+		return nil, nil, false, badRequest("scenario: not a JSON object; paste a scenario (or leave the preset) before importing an HPA")
+	}
+	if sa, ok := doc["scale_in"].([]any); ok && len(sa) > 0 {
+		dropped = true
+	}
+	doc["scale_in"] = []any{}
+	if doc["autoscaler"] == nil {
+		doc["autoscaler"] = map[string]any{}
+	}
+	base, err := s.parseDoc(doc)
+	if err != nil {
+		return nil, nil, false, err
+	}
+	im, err = hpa.Import(manifest, *base.Autoscaler)
+	if err != nil {
+		return nil, nil, false, badRequest("manifest: " + err.Error())
+	}
+	doc["autoscaler"] = im.Autoscaler
+	if im.MigrationLimit != nil {
+		router, _ := doc["router"].(map[string]any)
+		if router == nil {
+			router = map[string]any{}
+		}
+		router["migration_limit"] = *im.MigrationLimit
+		doc["router"] = router
+	}
+	if _, err := s.parseDoc(doc); err != nil {
+		return nil, nil, false, err
+	}
+	out, err = json.MarshalIndent(doc, "", "  ")
+	return out, im, dropped, err
+}
+
+// parseDoc parses a scenario held as a JSON map.
+func (s *Server) parseDoc(doc map[string]any) (*sim.Scenario, error) {
+	b, err := json.Marshal(doc)
+	if err != nil {
+		return nil, err
+	}
+	sc, err := sim.Parse(b, sim.ParseEnv{Traces: s.store})
+	if err != nil {
+		var ve *sim.ValidationError
+		if errors.As(err, &ve) {
+			return nil, err
+		}
+		return nil, badRequest("scenario: " + err.Error())
+	}
+	return sc, nil
+}
+
+// importNotes is what the form says after an import: what was filled, then what the manifest
+// holds that the model cannot represent.
+func importNotes(im *hpa.Imported, dropped bool) (filled string, problems []string) {
+	filled = "Filled from the HPA manifest: " + strings.Join(im.Filled, ", ") + "."
+	if dropped {
+		filled += " The scenario's scale_in was removed: an autoscaler replaces a hand-written schedule."
+	}
+	for _, p := range im.Problems {
+		problems = append(problems, p.String())
+	}
+	return filled, problems
+}
+
+// handleImportHPA is POST /plans/import-hpa: the plan form's "Import an HPA manifest" (pasted in
+// the manifest box or uploaded as a file), which re-renders the form with the scenario's
+// autoscaler filled and every part of the manifest the model cannot represent named.
+func (s *Server) handleImportHPA(w http.ResponseWriter, r *http.Request) error {
+	var manifest []byte
+	if strings.HasPrefix(r.Header.Get("Content-Type"), "multipart/form-data") {
+		if err := r.ParseMultipartForm(2 << 20); err != nil {
+			return badRequest("the upload could not be read (" + err.Error() + "); choose a file and try again")
+		}
+		defer func() { _ = r.MultipartForm.RemoveAll() }()
+		if file, _, err := r.FormFile("file"); err == nil {
+			defer file.Close()
+			manifest, err = io.ReadAll(io.LimitReader(file, hpa.MaxManifestBytes+1))
+			if err != nil {
+				return err
+			}
+		}
+	} else if err := r.ParseForm(); err != nil {
+		return badRequest("the form could not be read: " + err.Error())
+	}
+	if len(bytes.TrimSpace(manifest)) == 0 {
+		manifest = []byte(r.FormValue("manifest"))
+	}
+	p, _ := s.whatIfFormPage(&http.Request{Method: http.MethodGet, URL: r.URL}, "plan")
+	p.Scenario, p.Notice, p.Manifest = r.FormValue("scenario"), "", string(manifest)
+	status := http.StatusOK
+	if len(bytes.TrimSpace(manifest)) == 0 {
+		p.Errors, status = []string{"manifest: paste an HPA manifest (YAML) or choose a file"}, http.StatusBadRequest
+		return s.render(w, r, status, templates.WhatIfNewView(p))
+	}
+	out, im, dropped, err := s.importHPA([]byte(p.Scenario), manifest)
+	if err != nil {
+		msgs, ok := problemMessages(err)
+		if !ok {
+			return err
+		}
+		p.Errors = msgs
+		return s.render(w, r, http.StatusBadRequest, templates.WhatIfNewView(p))
+	}
+	p.Scenario, p.HasAutoscaler, p.Goal = string(out), true, "tune"
+	p.Imported, p.ImportProblems = importNotes(im, dropped)
+	return s.render(w, r, status, templates.WhatIfNewView(p))
+}
+
+// apiImportHPA is POST /api/v1/hpa/import: {"scenario"?: {…}, "manifest": "YAML"} → the
+// scenario with its autoscaler filled, what was filled and what the model cannot represent.
+func (s *Server) apiImportHPA(w http.ResponseWriter, r *http.Request) error {
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		return err
+	}
+	var req struct {
+		Scenario json.RawMessage `json:"scenario"`
+		Manifest string          `json:"manifest"`
+	}
+	if err := decodeStrict(body, &req, `{"scenario"?: {…}, "manifest": "apiVersion: autoscaling/v2\nkind: HorizontalPodAutoscaler\n…"}`); err != nil {
+		return err
+	}
+	if strings.TrimSpace(req.Manifest) == "" {
+		return badRequest("manifest: required: the HPA manifest as YAML text")
+	}
+	if len(req.Scenario) == 0 {
+		req.Scenario = json.RawMessage(`{}`)
+	}
+	out, im, dropped, err := s.importHPA(req.Scenario, []byte(req.Manifest))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"scenario": json.RawMessage(out), "autoscaler": im.Autoscaler,
+		"migration_limit": im.MigrationLimit, "filled": im.Filled, "problems": im.Problems, "scale_in_removed": dropped})
+	return nil
+}

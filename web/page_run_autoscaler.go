@@ -1,0 +1,177 @@
+package web
+
+import (
+	"fmt"
+	"math"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/scalein-planner/scalein/sim"
+	"github.com/scalein-planner/scalein/templates"
+	"github.com/scalein-planner/scalein/web/format"
+)
+
+// decisionsPerPage bounds the decisions table of one page (a long run has hundreds).
+const decisionsPerPage = 25
+
+// autoscalerView is the run page's autoscaler section (SPEC §3.15): key figures, verdicts in
+// words and the decisions, paginated (?dpage=) and filterable to the decisions that changed the
+// fleet (?decisions=changes). nil for a run without an autoscaler.
+func autoscalerView(rep *sim.Report, q url.Values, path string) *templates.AutoscalerView {
+	if rep.Autoscaler == nil {
+		return nil
+	}
+	v := &templates.AutoscalerView{ChangesOnly: q.Get("decisions") == "changes", Total: len(rep.Autoscaler.Decisions)}
+	s := rep.Summary
+	gpuh := s.GPUHours
+	v.Cards = []templates.Card{
+		{Key: "gpu_hours", Label: "GPU-hours", Value: format.WithUnit(&gpuh, "GPU-h"), Note: "worker-seconds × GPUs per worker ÷ 3600"},
+		{Key: "workers_peak", Label: "Peak workers", Value: format.Count(int64(s.Workers.Peak), "workers"),
+			Note: fmt.Sprintf("started with %d, ended with %d", s.Workers.Initial, s.Workers.Final)},
+		{Key: "requests_migrated", Label: "Requests migrated", Value: format.Count(s.Requests.Migrated, "moves"),
+			Note: format.Count(s.Requests.Killed, "requests") + " killed"},
+	}
+	v.Verdicts = autoscalerVerdicts(rep)
+	t := templates.DataTable{
+		Caption: "Autoscaler decisions: the sample it saw (active workers, load), its recommendation, the stabilised size and what it did",
+		Columns: []templates.Column{{Label: "At (ms)", Num: true}, {Label: "Active (n)", Num: true}, {Label: "Load", Num: true},
+			{Label: "Recommendation", Num: true}, {Label: "Desired", Num: true}, {Label: "Current", Num: true},
+			{Label: "Reason"}, {Label: "Workers"}},
+	}
+	for _, d := range rep.Autoscaler.Decisions {
+		changed := decisionChanged(d)
+		if changed {
+			v.Changes++
+		}
+		if v.ChangesOnly && !changed {
+			continue
+		}
+		t.Rows = append(t.Rows, []string{format.Table(d.TMS), strconv.Itoa(d.N), format.Table(d.Load),
+			strconv.Itoa(d.Recommendation), strconv.Itoa(d.Desired), strconv.Itoa(d.Current),
+			strings.ReplaceAll(d.Reason, "_", " "), decisionWorkers(d)})
+	}
+	v.Decisions = t
+	v.Decisions.Rows, v.Pager = paginateBy(t.Rows, q, path, "dpage", "decisions", decisionsPerPage)
+	base := url.Values{}
+	for k, vs := range q {
+		if k != "decisions" && k != "dpage" {
+			base[k] = vs
+		}
+	}
+	all, changes := url.Values{}, url.Values{}
+	for k, vs := range base {
+		all[k], changes[k] = vs, vs
+	}
+	changes.Set("decisions", "changes")
+	v.AllURL, v.ChangesURL = withQuery(path, all)+"#decisions", withQuery(path, changes)+"#decisions"
+	return v
+}
+
+func withQuery(path string, v url.Values) string {
+	if len(v) == 0 {
+		return path
+	}
+	return path + "?" + v.Encode()
+}
+
+// decisionChanged reports whether a decision changed the fleet.
+func decisionChanged(d sim.Decision) bool {
+	return len(d.Drained)+len(d.Cancelled)+len(d.Reactivated)+len(d.Started) > 0
+}
+
+// decisionWorkers says what a decision did to which workers ("drained 7, 6; started 9").
+func decisionWorkers(d sim.Decision) string {
+	var parts []string
+	for _, l := range []struct {
+		verb string
+		ids  []int
+	}{{"drained", d.Drained}, {"cancelled", d.Cancelled}, {"reactivated", d.Reactivated}, {"started", d.Started}} {
+		if len(l.ids) == 0 {
+			continue
+		}
+		ids := make([]string, len(l.ids))
+		for i, id := range l.ids {
+			ids[i] = strconv.Itoa(id)
+		}
+		parts = append(parts, l.verb+" "+strings.Join(ids, ", "))
+	}
+	if len(parts) == 0 {
+		return "—"
+	}
+	return strings.Join(parts, "; ")
+}
+
+// autoscalerVerdicts says in words what the autoscaler did and what it cost ("the autoscaler
+// drained 11 workers in 6 decisions; 3 drains waited 9.5 s on peers pulling from them; a 30 s
+// grace killed 4 requests, migration moved 7").
+func autoscalerVerdicts(rep *sim.Report) []string {
+	var drained, started, reactivated, cancelled, downs, ups int
+	for _, d := range rep.Autoscaler.Decisions {
+		drained += len(d.Drained)
+		started += len(d.Started)
+		reactivated += len(d.Reactivated)
+		cancelled += len(d.Cancelled)
+		if len(d.Drained)+len(d.Cancelled) > 0 {
+			downs++
+		}
+		if len(d.Started)+len(d.Reactivated) > 0 {
+			ups++
+		}
+	}
+	n := len(rep.Autoscaler.Decisions)
+	if drained+started+reactivated+cancelled == 0 {
+		return []string{fmt.Sprintf("The autoscaler made %s and changed nothing: the fleet stayed at %s.",
+			format.Count(int64(n), "decisions"), format.Count(int64(rep.Summary.Workers.Initial), "workers"))}
+	}
+	var out []string
+	s := fmt.Sprintf("In %s the autoscaler drained %s in %s", format.Count(int64(n), "decisions"),
+		format.Count(int64(drained), "workers"), format.Count(int64(downs), "decisions"))
+	if cancelled > 0 {
+		s += fmt.Sprintf(" (and cancelled %s still starting)", format.Count(int64(cancelled), "workers"))
+	}
+	if started+reactivated > 0 {
+		s += fmt.Sprintf(" and added %s in %s", format.Count(int64(started+reactivated), "workers"), format.Count(int64(ups), "decisions"))
+		if reactivated > 0 {
+			s += fmt.Sprintf(", %d of them draining workers made active again", reactivated)
+		}
+	}
+	out = append(out, s+fmt.Sprintf("; the fleet went from %d to %d workers, %d at most.",
+		rep.Summary.Workers.Initial, rep.Summary.Workers.Final, rep.Summary.Workers.Peak))
+	waits, waited, forced := 0, 0.0, 0
+	var killed int64
+	for _, w := range rep.Workers {
+		if w.PinWaitMS != nil && *w.PinWaitMS > 0 {
+			waits++
+			waited += *w.PinWaitMS
+		}
+		if w.Forced {
+			forced++
+			killed += w.RequestsKilled
+		}
+	}
+	if waits > 0 {
+		out = append(out, fmt.Sprintf("%s waited %s in all on peers pulling from them.",
+			format.Count(int64(waits), "drains"), format.ShortMS(waited)))
+	}
+	if forced > 0 || rep.Summary.Requests.Migrated > 0 {
+		s := fmt.Sprintf("%s outlasted the grace and were removed by force", format.Count(int64(forced), "drains"))
+		if killed > 0 {
+			s += fmt.Sprintf(", killing %s", format.Count(killed, "requests"))
+		}
+		if m := rep.Summary.Requests.Migrated; m > 0 {
+			s += fmt.Sprintf("; migration moved %s instead of killing them", format.Count(m, "requests"))
+		}
+		out = append(out, s+".")
+	}
+	if fixed := float64(rep.Summary.Workers.Initial) * rep.Summary.DurationMS / 1000; fixed > 0 {
+		saved := 1 - rep.Summary.WorkerSeconds/fixed
+		out = append(out, fmt.Sprintf("Against the initial %d workers held for the whole run it used %s of their worker-seconds (%s saved).",
+			rep.Summary.Workers.Initial, pct(1-saved), pct(saved)))
+	}
+	return out
+}
+
+func pct(x float64) string {
+	return strconv.FormatFloat(math.Round(x*1000)/10, 'f', -1, 64) + " %"
+}

@@ -1,0 +1,78 @@
+package web
+
+import (
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/scalein-planner/scalein/runs"
+	"github.com/scalein-planner/scalein/sim"
+	"github.com/scalein-planner/scalein/store"
+)
+
+// An autoscaler run's page: its figures, verdicts in words, and the decisions table, which
+// pages and filters to the decisions that changed the fleet.
+func TestRunPageShowsTheAutoscaler(t *testing.T) {
+	s := newTestServer(t, runs.Config{}, true)
+	raw, err := os.ReadFile(filepath.Join("..", "sim", "testdata", "examples", "autoscaler_window_holds_scale_down.json"))
+	require.NoError(t, err)
+	rec := postJSON(t, s, "/api/v1/runs", string(raw))
+	require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
+	sc, err := sim.Parse(raw, sim.ParseEnv{})
+	require.NoError(t, err)
+	waitStatus(t, s, sc.ID(), store.StatusDone)
+
+	doc := parseHTML(t, get(t, s, "/runs/"+sc.ID()).Body)
+	sec := byTestID(doc, "autoscaler-section")
+	require.Equal(t, 1, sec.Length())
+	text := sec.Text()
+	assert.Contains(t, text, "GPU-hours")
+	assert.Contains(t, text, "Peak workers")
+	assert.Contains(t, text, "In 10 decisions the autoscaler drained 2 workers in 1 decision")
+	assert.Contains(t, text, "from 3 to 1 workers")
+	rows := byTestID(doc, "decisions-table").Find("tbody tr")
+	assert.Equal(t, 10, rows.Length())
+	assert.Contains(t, rows.Eq(0).Text(), "stabilized")
+	assert.Contains(t, rows.Eq(2).Text(), "drained 2, 1")
+
+	changes := parseHTML(t, get(t, s, "/runs/"+sc.ID()+"?decisions=changes").Body)
+	rows = byTestID(changes, "decisions-table").Find("tbody tr")
+	require.Equal(t, 1, rows.Length())
+	assert.Contains(t, rows.Text(), "scale down")
+	assert.Contains(t, byTestID(changes, "decisions-filter").Text(), "Show every decision")
+
+	// A run without an autoscaler has no such section.
+	rec = postJSON(t, s, "/api/v1/runs", testScenario("plain"))
+	require.Equal(t, http.StatusAccepted, rec.Code)
+	plain, err := sim.Parse([]byte(testScenario("plain")), sim.ParseEnv{})
+	require.NoError(t, err)
+	waitStatus(t, s, plain.ID(), store.StatusDone)
+	assert.False(t, strings.Contains(get(t, s, "/runs/"+plain.ID()).Body.String(), `data-testid="autoscaler-section"`))
+}
+
+// The decisions table pages by 25.
+func TestDecisionsTablePages(t *testing.T) {
+	rep := &sim.Report{Autoscaler: &sim.AutoscalerReport{}}
+	for i := range 60 {
+		d := sim.Decision{TMS: float64(10 * (i + 1)), Reason: sim.ReasonNoChange}
+		if i%20 == 0 {
+			d.Started = []int{i}
+			d.Reason = sim.ReasonScaleUp
+		}
+		rep.Autoscaler.Decisions = append(rep.Autoscaler.Decisions, d)
+	}
+	v := autoscalerView(rep, map[string][]string{"dpage": {"3"}}, "/runs/x")
+	require.NotNil(t, v)
+	assert.Len(t, v.Decisions.Rows, 10)
+	assert.Equal(t, 3, v.Pager.Page)
+	assert.Equal(t, "Rows 51–60 of 60", v.Pager.Label)
+	assert.Contains(t, v.Pager.PrevURL, "dpage=2")
+	v = autoscalerView(rep, map[string][]string{"decisions": {"changes"}}, "/runs/x")
+	assert.Len(t, v.Decisions.Rows, 3)
+	assert.Equal(t, 3, v.Changes)
+}

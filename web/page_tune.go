@@ -1,0 +1,226 @@
+package web
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"net/http"
+	"strings"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/scalein-planner/scalein/runs"
+	"github.com/scalein-planner/scalein/sim"
+	"github.com/scalein-planner/scalein/sim/hpa"
+	"github.com/scalein-planner/scalein/sim/whatif"
+	"github.com/scalein-planner/scalein/store"
+	"github.com/scalein-planner/scalein/templates"
+	"github.com/scalein-planner/scalein/web/charts"
+	"github.com/scalein-planner/scalein/web/format"
+)
+
+// handleTunePlan renders a tune plan's page (handlePlan sends tune plans here).
+func (s *Server) handleTunePlan(w http.ResponseWriter, r *http.Request, plan apiPlan) error {
+	price, priceField, priceProblem := s.pagePrice(r)
+	suffix := priceSuffix(r)
+	p := templates.TunePlanPage{Page: s.pageInfo("Tune plan: "+plan.Name, "runs"), ID: plan.ID, Name: plan.Name,
+		Status: plan.Status, Error: plan.Error, Final: runs.IsFinal(plan.Status), APIURL: "/api/v1/plans/" + plan.ID,
+		Reason: plan.Reason, Notes: plan.Notes, Runs: plan.Runs, Reused: plan.Reused,
+		Price: priceField, PriceError: priceProblem, PriceSuffix: suffix,
+		PriceNote: "at " + format.Number(price) + " per GPU-hour (the price field, kept in the page's address)"}
+	p.Constraints = tuneLimits(plan.Constraints)
+	if !p.Final {
+		p.Page.RefreshSeconds = 3
+	}
+	for _, sub := range plan.Submitted {
+		p.Submitted = append(p.Submitted, templates.RunLink{ID: sub.RunID, Name: sub.Label, Status: sub.Status})
+	}
+	var fixed, yours *whatif.Candidate
+	if len(plan.Baselines) == 2 {
+		fixed, yours = &plan.Baselines[0], &plan.Baselines[1]
+		p.YoursID = yours.RunID
+	}
+	for _, b := range plan.Baselines {
+		p.Baselines = append(p.Baselines, tuneRow(plan.ID, b, price, false))
+	}
+	for _, c := range plan.Candidates {
+		p.Candidates = append(p.Candidates, tuneRow(plan.ID, c, price, true))
+	}
+	var best *whatif.Candidate
+	if rec := plan.Recommended; rec != nil && len(plan.Candidates) > 0 {
+		best = &plan.Candidates[0]
+		p.Recommendation, p.RecommendedID = rec.Reason, rec.RunID
+		p.HPAURL = "/plans/" + plan.ID + "/hpa.yaml"
+		if yours != nil && yours.Autoscaler != nil {
+			p.Settings = settingsTable(*best, *yours)
+		}
+		if fixed != nil {
+			p.Savings = savingsTable(*best, *fixed, yours, price)
+		}
+	}
+	if p.Final && len(plan.Candidates) > 0 {
+		p.Page.Charts = true
+		p.Scatter = charts.TuneScatter(plan.Candidates, plan.Baselines, plan.Constraints.TTFTP99MS)
+		p.FleetChart = charts.TuneFleet(s.fleetSeries(r.Context(), best), s.fleetSeries(r.Context(), yours), s.fleetSeries(r.Context(), fixed))
+	}
+	return s.render(w, r, http.StatusOK, templates.TunePlanView(p))
+}
+
+// tuneLimits writes the constraints: "TTFT p99 ≤ 3 s, at most 0 killed".
+func tuneLimits(c whatif.Constraints) string {
+	var limits []string
+	if t := c.TTFTP99MS; t != nil {
+		limits = append(limits, "TTFT p99 ≤ "+whatif.FormatMS(*t))
+	}
+	if t := c.E2EP99MS; t != nil {
+		limits = append(limits, "end-to-end p99 ≤ "+whatif.FormatMS(*t))
+	}
+	if k := c.MaxKilled; k != nil {
+		limits = append(limits, fmt.Sprintf("at most %d killed", *k))
+	}
+	return strings.Join(limits, ", ")
+}
+
+func tuneRow(planID string, c whatif.Candidate, price float64, ranked bool) templates.TuneRow {
+	row := templates.TuneRow{Label: c.Label, Stage: c.Stage, RunID: c.RunID, Status: c.Status, Feasible: c.Feasible,
+		Pareto: c.Pareto, TTFTP99: format.WithUnit(sim.FigureValue(c.Headline, sim.HeadlineTTFTP99MS), "ms"),
+		Killed: format.WithUnit(sim.FigureValue(c.Headline, "requests_killed"), ""), Violations: strings.Join(c.Violations, "; "),
+		GPUHours: format.Dash, Cost: format.Dash, SavedVsFixed: format.Dash, Migrated: format.Dash, Changes: format.Dash}
+	if ranked {
+		row.Rank = c.Rank
+	}
+	if f := c.Fleet; f != nil {
+		row.GPUHours = format.Number(roundTo(f.GPUHours, 4))
+		row.Cost = format.Money(f.GPUHours * price)
+		row.Migrated = format.Number(float64(f.Migrated))
+		row.Changes = format.Number(float64(f.FleetChanges))
+		if v := f.SavedVsFixedPct; v != nil {
+			row.SavedVsFixed = format.Number(roundTo(*v, 1)) + " %"
+		}
+	}
+	if c.Autoscaler != nil && c.Status == store.StatusDone {
+		row.HPAURL = "/plans/" + planID + "/hpa.yaml?run=" + c.RunID
+	}
+	return row
+}
+
+func roundTo(v float64, decimals int) float64 {
+	p := math.Pow(10, float64(decimals))
+	return math.Round(v*p) / p
+}
+
+// settingsTable sets the recommended settings beside the scenario's, changed ones marked.
+func settingsTable(best, yours whatif.Candidate) templates.DataTable {
+	t := templates.DataTable{Caption: "The recommended settings and yours",
+		Columns: []templates.Column{{Label: "Setting"}, {Label: "Recommended"}, {Label: "Yours"}}}
+	a, b := best.Autoscaler, yours.Autoscaler
+	limit := func(v *int) string {
+		if v == nil {
+			return "no limit"
+		}
+		return format.Number(float64(*v))
+	}
+	grace := func(v *float64) string {
+		if v == nil {
+			return "none"
+		}
+		return whatif.FormatMS(*v)
+	}
+	rows := [][3]string{
+		{"autoscaler.target", format.Number(a.Target), format.Number(b.Target)},
+		{"autoscaler.scale_down_window_ms", whatif.FormatMS(a.ScaleDownWindowMS), whatif.FormatMS(b.ScaleDownWindowMS)},
+		{"autoscaler.max_remove_per_tick", limit(a.MaxRemovePerTick), limit(b.MaxRemovePerTick)},
+		{"autoscaler.select", a.Select, b.Select},
+		{"autoscaler.grace_ms", grace(a.GraceMS), grace(b.GraceMS)},
+		{"router.migration_limit", format.Number(float64(*best.MigrationLimit)), format.Number(float64(*yours.MigrationLimit))},
+	}
+	for _, r := range rows {
+		name := r[0]
+		if r[1] != r[2] {
+			name += " (changed)"
+		}
+		t.Rows = append(t.Rows, []string{name, r[1], r[2]})
+	}
+	return t
+}
+
+// savingsTable is what the recommendation saves against the fixed fleet and your settings, in
+// GPU-hours and money, per run and per day of the modelled load.
+func savingsTable(best, fixed whatif.Candidate, yours *whatif.Candidate, price float64) templates.DataTable {
+	t := templates.DataTable{Caption: "Saved by the recommended settings",
+		Columns: []templates.Column{{Label: "Against"}, {Label: "GPU-hours saved", Num: true}, {Label: "Money saved a run", Num: true}, {Label: "Money saved a day of this load", Num: true}}}
+	if best.Fleet == nil {
+		return t
+	}
+	duration := sim.FigureValue(best.Headline, "duration_ms")
+	add := func(name string, b *whatif.Candidate) {
+		if b == nil || b.Fleet == nil {
+			return
+		}
+		saved := b.Fleet.GPUHours - best.Fleet.GPUHours
+		day := format.Dash
+		if duration != nil {
+			if v, ok := perDay(saved*price, *duration); ok {
+				day = format.Money(v)
+			}
+		}
+		t.Rows = append(t.Rows, []string{name, format.Number(roundTo(saved, 4)), format.Money(saved * price), day})
+	}
+	add(fixed.Label, &fixed)
+	if yours != nil && yours.ScenarioID != best.ScenarioID {
+		add("your settings", yours)
+	}
+	return t
+}
+
+// handlePlanHPA is GET /plans/{id}/hpa.yaml: the recommended settings (or ?run= a candidate's)
+// as Kubernetes manifests.
+func (s *Server) handlePlanHPA(w http.ResponseWriter, r *http.Request) error {
+	plan, err := s.loadPlan(r.Context(), chi.URLParam(r, "id"))
+	if err != nil {
+		return err
+	}
+	if plan.Goal.Tune == "" {
+		return notFound("this plan drains workers; only a tune plan (goal.tune) has autoscaler settings to export")
+	}
+	var pick *whatif.Candidate
+	want := r.URL.Query().Get("run")
+	for i, c := range plan.Candidates {
+		if (want == "" && plan.Recommended != nil && c.ScenarioID == plan.Recommended.ScenarioID) || (want != "" && c.RunID == want) {
+			pick = &plan.Candidates[i]
+			break
+		}
+	}
+	if pick == nil {
+		if want == "" {
+			return notFound("this plan recommends no settings (" + plan.Reason + "); pick a candidate with ?run=RUN_ID")
+		}
+		return notFound("no candidate of this plan has run " + want + "; take an id from the plan's table")
+	}
+	out, err := hpa.Export(hpa.Settings{Autoscaler: *pick.Autoscaler, MigrationLimit: *pick.MigrationLimit,
+		Source: fmt.Sprintf("plan %s (%s), candidate %q, run %s", plan.ID, plan.Name, pick.Label, pick.RunID)})
+	if err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/yaml; charset=utf-8")
+	w.Header().Set("Content-Disposition", fmt.Sprintf(`attachment; filename="hpa-%s-%s.yaml"`, plan.ID, pick.RunID))
+	_, err = w.Write(out)
+	return err
+}
+
+// fleetSeries reads a finished run's time series from its stored summary (nil when there is
+// none; the chart then leaves that line out and says so in its table).
+func (s *Server) fleetSeries(ctx context.Context, c *whatif.Candidate) *sim.Timeseries {
+	if c == nil || c.RunID == "" || c.Status != store.StatusDone {
+		return nil
+	}
+	run, err := s.store.GetRun(ctx, c.RunID)
+	if err == nil {
+		var sum *runs.StoredSummary
+		if sum, err = s.runs.LoadSummary(ctx, run); err == nil {
+			return &sum.Timeseries
+		}
+	}
+	s.log.Warn("a tune plan's fleet chart could not read a run", "run", c.RunID, "err", err)
+	return nil
+}

@@ -1,0 +1,124 @@
+package web
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strconv"
+
+	"github.com/scalein-planner/scalein/runs"
+	"github.com/scalein-planner/scalein/sim/whatif"
+	"github.com/scalein-planner/scalein/web/format"
+)
+
+// Quotas bound what one user holds at once, so one user cannot fill the queue or the disk for
+// everyone (finding M6). They apply once there are identities; a zero field does not limit.
+type Quotas struct {
+	// QueuedRuns bounds a user's runs queued or running (-quota-queued-runs).
+	QueuedRuns int
+	// SweepPoints bounds the points of a user's sweeps that have not finished, the points not
+	// yet fed to the queue included (-quota-sweep-points).
+	SweepPoints int
+	// UploadBytes bounds the size of the traces and calibration inputs a user has stored
+	// (-quota-upload-bytes).
+	UploadBytes int64
+}
+
+// quotaRetrySeconds is the Retry-After of a run-quota 429: about when a short run ends.
+const quotaRetrySeconds = 30
+
+func quotaError(quota, msg string) *Error {
+	return &Error{Status: http.StatusTooManyRequests, Title: "Quota reached: " + quota, Message: msg}
+}
+
+// runQuota refuses a request that would queue need more runs when the user already has
+// Quotas.QueuedRuns queued or running, with a 429 that names the quota and says when it frees.
+func (s *Server) runQuota(need int) func(http.Handler) http.Handler {
+	limit := s.cfg.Access.Quotas.QueuedRuns
+	return func(next http.Handler) http.Handler {
+		if limit <= 0 {
+			return next
+		}
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			user := identityOf(r.Context()).user
+			if user == "" {
+				next.ServeHTTP(w, r)
+				return
+			}
+			u, err := s.store.UsageOf(r.Context(), user)
+			if err != nil {
+				s.writeError(w, r, problemOf(err))
+				return
+			}
+			if u.UnfinishedRuns+need > limit {
+				w.Header().Set("Retry-After", strconv.Itoa(quotaRetrySeconds))
+				s.writeError(w, r, quotaError("queued runs", fmt.Sprintf(
+					"you have %d runs queued or running, and each user may have %d (-quota-queued-runs); the quota frees as soon as one of them finishes, so try again when one is done, or cancel one you no longer need",
+					u.UnfinishedRuns, limit)))
+				return
+			}
+			next.ServeHTTP(w, r)
+		})
+	}
+}
+
+// checkSweepQuota refuses a sweep of points more points when the user's sweeps not yet finished
+// would then hold more than Quotas.SweepPoints.
+func (s *Server) checkSweepQuota(ctx context.Context, points int) error {
+	limit, user := s.cfg.Access.Quotas.SweepPoints, identityOf(ctx).user
+	if limit <= 0 || user == "" {
+		return nil
+	}
+	if points > limit {
+		return quotaError("sweep points", fmt.Sprintf("this sweep has %d points and each user may have %d in flight (-quota-sweep-points); sweep fewer values, or split the sweep and start the second part when the first is done", points, limit))
+	}
+	u, err := s.store.UsageOf(ctx, user)
+	if err != nil {
+		return err
+	}
+	inFlight := 0
+	for _, sw := range u.Sweeps {
+		var axes []whatif.Axis
+		if err := decodeNumbers(sw.AxesJSON, &axes); err != nil {
+			return fmt.Errorf("sweep %s: stored axes: %w", sw.ID, err)
+		}
+		inFlight += max(runs.AxesPoints(axes)-sw.Finished, 0)
+	}
+	if inFlight+points > limit {
+		return quotaError("sweep points", fmt.Sprintf(
+			"your sweeps have %d points not yet finished, and with this sweep's %d you would have more than the %d each user may have in flight (-quota-sweep-points); the quota frees as their points finish: start this sweep when %d more are done, or cancel a sweep you no longer need",
+			inFlight, points, limit, inFlight+points-limit))
+	}
+	return nil
+}
+
+// checkUploadQuota refuses storing size more bytes of uploads when the user's stored traces and
+// calibration inputs would then exceed Quotas.UploadBytes. It runs before a calibration is
+// fitted, so a refused upload costs no fit.
+func (s *Server) checkUploadQuota(ctx context.Context, size int64) error {
+	limit, user := s.cfg.Access.Quotas.UploadBytes, identityOf(ctx).user
+	if limit <= 0 || user == "" {
+		return nil
+	}
+	u, err := s.store.UsageOf(ctx, user)
+	if err != nil {
+		return err
+	}
+	if u.UploadBytes+size > limit {
+		return quotaError("stored uploads", fmt.Sprintf(
+			"you have stored %s of traces and calibration inputs, and this %s upload would pass the %s each user may store (-quota-upload-bytes); uploads are kept, so the quota does not free by itself: reuse a trace you uploaded, or ask an admin to raise the quota",
+			format.BinaryBytes(u.UploadBytes), format.BinaryBytes(size), format.BinaryBytes(limit)))
+	}
+	return nil
+}
+
+// checkTraceQuota is checkUploadQuota for a trace, which costs nothing when it is stored already.
+func (s *Server) checkTraceQuota(ctx context.Context, sha string, size int64) error {
+	if s.cfg.Access.Quotas.UploadBytes <= 0 {
+		return nil
+	}
+	if _, err := s.store.GetTraceInfo(ctx, sha); err == nil {
+		return nil
+	}
+	return s.checkUploadQuota(ctx, size)
+}

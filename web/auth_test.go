@@ -133,7 +133,7 @@ func TestProxyIdentity(t *testing.T) {
 
 	rec := as(t, s, "alice", httptest.NewRequest(http.MethodGet, "/runs", nil))
 	assert.Equal(t, http.StatusOK, rec.Code)
-	assert.Equal(t, "private", rec.Header().Get("Cache-Control"), "pages depend on who asks once there are identities")
+	assert.Equal(t, "private, no-cache", rec.Header().Get("Cache-Control"), "pages depend on who asks once there are identities")
 
 	// From an address that is not the proxy, the header is not believed: the request is refused.
 	req := httptest.NewRequest(http.MethodGet, "/runs", nil)

@@ -24,20 +24,11 @@ import (
 // handleRun is GET /runs/{id}, the permalink.
 func (s *Server) handleRun(w http.ResponseWriter, r *http.Request) error {
 	id := chi.URLParam(r, "id")
-	key := runPageKey(r)
-	if c, ok := s.pages.lookup(r.Context(), key, s.now(), func(ctx context.Context, c *cachedPage) (string, error) {
+	return s.servePage(w, r, runPageKey(r), func(ctx context.Context, c *cachedPage) (string, error) {
 		return s.pageVersion(ctx, id, c.counterparts)
-	}); ok {
-		serveCached(w, r, c)
-		return nil
-	}
-	b, err := s.pages.build(r.Context(), key, s.now(), func(ctx context.Context) (builtPage, error) {
+	}, func(ctx context.Context) (builtPage, error) {
 		return s.buildRunPage(ctx, r.URL, id)
 	})
-	if err != nil {
-		return err
-	}
-	return s.serveBuilt(w, r, b)
 }
 
 // buildRunPage builds the page of run id: for a finished run the page to cache, else the view

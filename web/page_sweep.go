@@ -32,20 +32,11 @@ const maxRangeValues = 1000
 // checked on every request: a running sweep's page changes only when a point does.
 func (s *Server) handleSweep(w http.ResponseWriter, r *http.Request) error {
 	id := chi.URLParam(r, "id")
-	key := "/sweeps/" + id
-	if c, ok := s.pages.lookup(r.Context(), key, s.now(), func(ctx context.Context, _ *cachedPage) (string, error) {
+	return s.servePage(w, r, "/sweeps/"+id, func(ctx context.Context, _ *cachedPage) (string, error) {
 		return s.store.SweepVersion(ctx, id)
-	}); ok {
-		serveCached(w, r, c)
-		return nil
-	}
-	b, err := s.pages.build(r.Context(), key, s.now(), func(ctx context.Context) (builtPage, error) {
+	}, func(ctx context.Context) (builtPage, error) {
 		return s.buildSweepPage(ctx, id)
 	})
-	if err != nil {
-		return err
-	}
-	return s.serveBuilt(w, r, b)
 }
 
 // buildSweepPage builds the page of sweep id for the cache.

@@ -154,6 +154,7 @@ func TestProxyIdentity(t *testing.T) {
 
 	rec = as(t, s, "", httptest.NewRequest(http.MethodGet, "/runs", nil))
 	assert.Equal(t, http.StatusUnauthorized, rec.Code)
+	assert.Equal(t, "private", rec.Header().Get("Cache-Control"))
 	assert.Contains(t, rec.Body.String(), "X-Forwarded-User")
 	rec = as(t, s, "eve\x1b[2J", httptest.NewRequest(http.MethodGet, "/runs", nil))
 	assert.Equal(t, http.StatusBadRequest, rec.Code)

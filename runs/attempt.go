@@ -11,6 +11,7 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/scalein-planner/scalein/sim"
+	"github.com/scalein-planner/scalein/sim/whatif"
 	"github.com/scalein-planner/scalein/store"
 )
 
@@ -95,7 +96,7 @@ func (s *Service) simulate(runCtx context.Context, run store.Run, prep preparedR
 	if err != nil {
 		return store.StatusFailed, "encoding the report's summary failed: " + err.Error(), nil, nil, nil
 	}
-	headline, err = json.Marshal(sim.Headline(rep))
+	headline, err = json.Marshal(whatif.StoredHeadline(rep))
 	if err != nil {
 		return store.StatusFailed, "encoding the headline failed: " + err.Error(), nil, nil, nil
 	}

@@ -51,8 +51,8 @@ func DefaultMemoryBudgets() (perRun, total int64) {
 const DefaultMaxAttempts = 3
 
 // Admit refuses a scenario whose memory estimate exceeds the per-run budget, with a
-// *sim.ValidationError naming the driving fields (400 from the API, 422 beside the fields in the
-// form).
+// *sim.ValidationError naming the driving fields (the web server shows them beside the form's
+// fields, or lists them in the API's answer).
 func (s *Service) Admit(sc *sim.Scenario) error {
 	return s.estimates.estimate(sc).Check(s.cfg.MaxRunMemory, "this server")
 }

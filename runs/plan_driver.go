@@ -2,8 +2,6 @@ package runs
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/base32"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -16,32 +14,12 @@ import (
 	"github.com/scalein-planner/scalein/store"
 )
 
-// Sweeps and plans submit ordinary runs through submitPoints and follow them through the store, so
-// their points share the queue, the permalinks and the reuse of identical runs with every
-// other run.
-
-// lowerBase32 matches the alphabet of run ids, so every id in a URL has the same shape.
-var lowerBase32 = base32.NewEncoding("abcdefghijklmnopqrstuvwxyz234567").WithPadding(base32.NoPadding)
-
-// contentID is 16 characters of base32 of SHA-256 over the parts and the model version: the
-// same request gives the same id, and a new model version gives new ids.
-func contentID(kind string, parts ...[]byte) string {
-	h := sha256.New()
-	h.Write([]byte(kind))
-	for _, p := range parts {
-		fmt.Fprintf(h, "\x00%d\x00", len(p))
-		h.Write(p)
-	}
-	h.Write([]byte(sim.ModelVersion))
-	return lowerBase32.EncodeToString(h.Sum(nil))[:16]
-}
+// A plan's planner runs here: its candidates are ordinary runs submitted through submitPoints
+// and followed through the store, so they share the queue, the permalinks and the reuse of
+// identical runs with every other run.
 
 // runPollInterval is how often a plan checks on the runs it waits for.
 const runPollInterval = 200 * time.Millisecond
-
-// QueueFullRetry is how long a plan, or a sweep being fed, waits before submitting again when
-// the queue is full.
-const QueueFullRetry = time.Second
 
 // queuedRunner is the whatif.Runner of one plan on this server: it submits the candidates as
 // runs, records them as the plan's points, and waits until each has ended. The planner calls
@@ -293,27 +271,6 @@ func (s *Service) resumePlans(ctx context.Context) error {
 	}
 	for _, p := range plans {
 		s.startPlan(p.ID)
-	}
-	return nil
-}
-
-// cancelPoints stops the unfinished runs of a cancelled sweep or plan (the other id is ""),
-// except those something else still waits on: another sweep or plan that lists them, or a
-// user who submitted them directly (runs are shared: the same scenario is the same run).
-func (s *Service) cancelPoints(ctx context.Context, ids []string, sweepID, planID string) error {
-	for _, id := range ids {
-		// The check and the cancel are one statement: a run taken up meanwhile is spared.
-		cancelled, jobID, err := s.store.CancelUnlessWanted(ctx, id, sweepID, planID, s.now())
-		if err != nil {
-			return err
-		}
-		if !cancelled {
-			continue
-		}
-		if err := s.jobs.cancel(ctx, jobID); err != nil {
-			s.log.Warn("cancelling the job of a run failed", "run", id, "job", jobID, "err", err)
-		}
-		s.live.cancelRunning(id)
 	}
 	return nil
 }

@@ -23,7 +23,8 @@ type Config struct {
 	// NoWorkers makes the process serve without working runs (serve -workers 0): worker
 	// processes on the same PostgreSQL database work them.
 	NoWorkers bool
-	// QueueSize bounds the runs waiting for a worker (default 64); past it, submissions get 429.
+	// QueueSize bounds the runs waiting for a worker (default 64); past it, submissions get
+	// ErrQueueFull.
 	QueueSize int
 	// RescueAfter is how long a run may stay running before its worker is presumed dead and the
 	// run is given to another worker (River's RescueStuckJobsAfter). It must exceed RunTimeout,

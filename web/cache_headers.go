@@ -14,17 +14,21 @@ import (
 //     reusing it. The cached run and compare pages answer that revalidation with a 304 (their
 //     ETag); the others are rebuilt.
 //
-// Every client sees the same pages today, so nothing is "private". Once requests carry an
-// identity (an authenticating proxy in front), a shared cache must not hand one user's answer to
-// another: dynamicCacheControl is where "private" goes, decided from the request.
+// Without identities every client sees the same pages. With them (a trusted proxy names the
+// user, auth.go), a shared cache must not hand one user's answer to another, so every dynamic
+// answer of an identified request is "private, no-cache" (identify's own refusals, written
+// before there is an identity, say "private").
 
 // dynamicCacheControl is the Cache-Control of every answer that is not a static file.
-func dynamicCacheControl(*http.Request) string {
+func dynamicCacheControl(r *http.Request) string {
+	if identityOf(r.Context()).user != "" { // a signed-in user's answer is theirs alone (auth.go)
+		return "private, no-cache"
+	}
 	return "no-cache"
 }
 
 // cacheHeaders gives every answer the dynamic Cache-Control; handlers that know better (static
-// files) set their own.
+// files) set their own. It runs after identify, so that the identity is known.
 func cacheHeaders(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Cache-Control", dynamicCacheControl(r))

@@ -1,6 +1,8 @@
 package web
 
 import (
+	"context"
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -89,4 +91,31 @@ func TestCompressedETagPerEncoding(t *testing.T) {
 	assert.Equal(t, []string{"Accept-Encoding"}, zipped.Header().Values("Vary"))
 	plain := do(t, h, httptest.NewRequest(http.MethodGet, "/x", nil))
 	assert.Equal(t, `"v1"`, plain.Header().Get("ETag"))
+}
+
+// Once a trusted proxy names the users, every dynamic answer is private, the cached pages
+// included (they are the same for everyone, but a shared cache must not learn what a user
+// opened); static files stay public.
+func TestCacheControlPrivateWithIdentities(t *testing.T) {
+	s := newAccessServer(t, runs.Config{}, withUsers(Access{}), 0)
+	require.NoError(t, s.startRuns(context.Background()))
+	rec := as(t, s, "alice", jsonReq(http.MethodPost, "/api/v1/runs", testScenario("private")))
+	require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
+	var created struct{ ID string }
+	require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &created))
+	waitStatus(t, s, created.ID, store.StatusDone)
+
+	for _, target := range []string{"/runs/" + created.ID, "/runs/" + created.ID, "/runs", "/api/v1/runs", "/runs/" + created.ID + "/report.json"} {
+		req := httptest.NewRequest(http.MethodGet, target, nil)
+		req.Header.Set("Accept-Encoding", "gzip")
+		rec := as(t, s, "alice", req)
+		require.Equal(t, http.StatusOK, rec.Code, target)
+		assert.Equal(t, "private, no-cache", rec.Header().Get("Cache-Control"), target)
+	}
+	cached := as(t, s, "bob", httptest.NewRequest(http.MethodGet, "/runs/"+created.ID, nil))
+	require.NotEmpty(t, cached.Header().Get("ETag"), "the run page is still served from the cache")
+	assert.Equal(t, "private, no-cache", cached.Header().Get("Cache-Control"))
+
+	css := s.assets.url("css/app.css")
+	assert.Equal(t, "public, max-age=31536000, immutable", as(t, s, "alice", httptest.NewRequest(http.MethodGet, css, nil)).Header().Get("Cache-Control"))
 }

@@ -65,9 +65,10 @@ type pageCache struct {
 	flights singleflight.Group
 	// builds and checks count the pages built and the versions read, for the tests.
 	builds, checks atomic.Int64
-	// beforeFlight, when set (tests only), runs at the start of every build ("build") and
-	// version check ("check").
-	beforeFlight func(kind string)
+	// Test hooks, nil otherwise: onShare runs when a request asks for a build ("build") or a
+	// version check ("check"), before it joins or starts one; beforeFlight at the start of
+	// every build or check that runs.
+	onShare, beforeFlight func(kind string)
 }
 
 // flightTimeout bounds a shared build or check. It runs detached from the request that started
@@ -85,7 +86,7 @@ type builtPage struct {
 // build runs fn for key once for all the requests that ask while it runs, and caches the page
 // it returns (when small enough).
 func (c *pageCache) build(ctx context.Context, key string, now time.Time, fn func(context.Context) (builtPage, error)) (builtPage, error) {
-	v, err := c.share(ctx, "build "+key, func(ctx context.Context) (any, error) {
+	v, err := c.share(ctx, "build", key, func(ctx context.Context) (any, error) {
 		// A build that ended just after this request's lookup.
 		if p, ok := c.pages.Get(key); ok && c.fresh(p, now) {
 			return builtPage{page: p}, nil
@@ -106,11 +107,14 @@ func (c *pageCache) build(ctx context.Context, key string, now time.Time, fn fun
 	return v.(builtPage), nil
 }
 
-// share runs fn once for all the callers of the same key that overlap. fn gets a context
+// share runs fn once for all the callers of the same kind and key that overlap. fn gets a context
 // detached from any one request (bounded by flightTimeout); a caller whose own request ends
 // first stops waiting with its context's error, and fn goes on for the others.
-func (c *pageCache) share(ctx context.Context, key string, fn func(context.Context) (any, error)) (any, error) {
-	ch := c.flights.DoChan(key, func() (any, error) {
+func (c *pageCache) share(ctx context.Context, kind, key string, fn func(context.Context) (any, error)) (any, error) {
+	if c.onShare != nil {
+		c.onShare(kind)
+	}
+	ch := c.flights.DoChan(kind+" "+key, func() (any, error) {
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), flightTimeout)
 		defer cancel()
 		return fn(ctx)
@@ -143,7 +147,7 @@ func (c *pageCache) lookup(ctx context.Context, key string, now time.Time, versi
 		return p, true
 	}
 	gen := c.gen.Load()
-	v, err := c.share(ctx, "check "+key, func(ctx context.Context) (any, error) {
+	v, err := c.share(ctx, "check", key, func(ctx context.Context) (any, error) {
 		if c.beforeFlight != nil {
 			c.beforeFlight("check")
 		}
@@ -191,8 +195,19 @@ func cachedPageOf(ctx context.Context, version string, gen int64, checked time.T
 	return builtPage{page: p}, nil
 }
 
-// serveBuilt answers with what a build gave: the cached page, or its view rendered now.
-func (s *Server) serveBuilt(w http.ResponseWriter, r *http.Request, b builtPage) error {
+// servePage answers with the page under key: from the cache while version says it is current,
+// else from build (once for all the requests that ask at the same time): the page it gives to
+// cache, or its view rendered now with this request's nonce.
+func (s *Server) servePage(w http.ResponseWriter, r *http.Request, key string,
+	version func(context.Context, *cachedPage) (string, error), build func(context.Context) (builtPage, error)) error {
+	if c, ok := s.pages.lookup(r.Context(), key, s.now(), version); ok {
+		serveCached(w, r, c)
+		return nil
+	}
+	b, err := s.pages.build(r.Context(), key, s.now(), build)
+	if err != nil {
+		return err
+	}
 	if b.page != nil {
 		serveCached(w, r, b.page)
 		return nil

@@ -27,19 +27,11 @@ func (s *Server) handleCompare(w http.ResponseWriter, r *http.Request) error {
 		return notFound("compare needs two run ids: /compare?a=ID&b=ID (16 characters of a–z and 2–7 each)")
 	}
 	key := compareURL(idA, idB) + priceSuffix(r) // the price changes the cost figures
-	if c, ok := s.pages.lookup(r.Context(), key, s.now(), func(ctx context.Context, _ *cachedPage) (string, error) {
+	return s.servePage(w, r, key, func(ctx context.Context, _ *cachedPage) (string, error) {
 		return s.compareVersion(ctx, idA, idB)
-	}); ok {
-		serveCached(w, r, c)
-		return nil
-	}
-	b, err := s.pages.build(r.Context(), key, s.now(), func(ctx context.Context) (builtPage, error) {
+	}, func(ctx context.Context) (builtPage, error) {
 		return s.buildComparePage(ctx, r.URL, idA, idB)
 	})
-	if err != nil {
-		return err
-	}
-	return s.serveBuilt(w, r, b)
 }
 
 // buildComparePage builds the compare page of runs a and b: the page to cache once both are

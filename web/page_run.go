@@ -24,20 +24,11 @@ import (
 // handleRun is GET /runs/{id}, the permalink.
 func (s *Server) handleRun(w http.ResponseWriter, r *http.Request) error {
 	id := chi.URLParam(r, "id")
-	key := runPageKey(r)
-	if c, ok := s.pages.lookup(r.Context(), key, s.now(), func(ctx context.Context, c *cachedPage) (string, error) {
+	return s.servePage(w, r, runPageKey(r), func(ctx context.Context, c *cachedPage) (string, error) {
 		return s.pageVersion(ctx, id, c.counterparts)
-	}); ok {
-		serveCached(w, r, c)
-		return nil
-	}
-	b, err := s.pages.build(r.Context(), key, s.now(), func(ctx context.Context) (builtPage, error) {
+	}, func(ctx context.Context) (builtPage, error) {
 		return s.buildRunPage(ctx, r.URL, id)
 	})
-	if err != nil {
-		return err
-	}
-	return s.serveBuilt(w, r, b)
 }
 
 // buildRunPage builds the page of run id: for a finished run the page to cache, else the view
@@ -92,7 +83,13 @@ func (s *Server) buildRunPage(ctx context.Context, u *url.URL, id string) (built
 		p.Figures = figureCells(headlineOf(run, rep))
 		p.Cards = runCards(rep)
 		p.Verdicts = runVerdicts(rep, scErr == nil && sc.KVCR.RejectDrainingSources)
-		p.Charts = charts.BoundTables(charts.OfSummary(sum))
+		all := charts.OfSummary(sum)
+		if scErr == nil {
+			if fleet, ok := charts.Fleet(rep, sc.Autoscaler); ok {
+				all = append([]templates.Chart{fleet}, all...)
+			}
+		}
+		p.Charts = charts.BoundTables(all)
 		p.Cost = s.costView(&http.Request{URL: u}, []string{"workers", "wpage", "decisions", "dpage"}, rep, nil)
 		p.LargeDrain = charts.IsLargeDrain(rep)
 		p.AllWorkers = q.Get("workers") == "all"

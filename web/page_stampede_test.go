@@ -21,18 +21,13 @@ import (
 // stampedeClients is how many requests hit one page at once, as wrk -c64 does.
 const stampedeClients = 64
 
-// burst sends stampedeClients requests for target at once and returns their bodies. The
-// server's flights are held (beforeFlight) until every request has been sent and has had time
-// to reach the page cache, so every request that would build the page (or check its version)
-// on its own does so while the first is still at it.
-func burst(t *testing.T, s *Server, url, target string, sent *atomic.Int64) []string {
+// burst sends stampedeClients requests for target at once and returns their bodies.
+func burst(t *testing.T, url, target string) []string {
 	t.Helper()
-	sent.Store(0)
 	bodies := make([]string, stampedeClients)
 	var wg sync.WaitGroup
 	for i := range stampedeClients {
 		wg.Go(func() {
-			sent.Add(1)
 			resp, err := http.Get(url + target)
 			if !assert.NoError(t, err) {
 				return
@@ -46,6 +41,42 @@ func burst(t *testing.T, s *Server, url, target string, sent *atomic.Int64) []st
 	}
 	wg.Wait()
 	return bodies
+}
+
+// holdFlights makes every build and check of c wait until all the requests of a burst have
+// asked for one of that kind, so that each request that would build the page (or check its
+// version) on its own does so while the first is still at it. It returns the reset to call
+// before each burst.
+func holdFlights(t *testing.T, c *pageCache) (reset func()) {
+	var mu sync.Mutex
+	asked := map[string]int{}
+	c.onShare = func(kind string) {
+		mu.Lock()
+		defer mu.Unlock()
+		asked[kind]++
+	}
+	c.beforeFlight = func(kind string) {
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			mu.Lock()
+			n := asked[kind]
+			mu.Unlock()
+			if n >= stampedeClients {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Errorf("only %d of %d requests asked for a %s", n, stampedeClients, kind)
+				break
+			}
+			time.Sleep(time.Millisecond)
+		}
+		time.Sleep(5 * time.Millisecond) // from asking to joining: a few instructions
+	}
+	return func() {
+		mu.Lock()
+		defer mu.Unlock()
+		clear(asked)
+	}
 }
 
 // The stall of issue 18: 64 clients opening a finished run's page right after another page's
@@ -63,19 +94,14 @@ func TestPermalinkBurstBuildsOnce(t *testing.T) {
 	var now atomic.Int64
 	now.Store(time.Now().UnixNano())
 	s.now = func() time.Time { return time.Unix(0, now.Load()) }
-	var sent atomic.Int64
-	s.pages.beforeFlight = func(string) {
-		for sent.Load() < stampedeClients {
-			time.Sleep(time.Millisecond)
-		}
-		time.Sleep(50 * time.Millisecond) // let the requests sent reach the cache
-	}
+	reset := holdFlights(t, s.pages)
 	srv := httptest.NewServer(s.Handler())
 	defer srv.Close()
 
 	for _, id := range []string{a, b} {
 		builds, checks := s.pages.builds.Load(), s.pages.checks.Load()
-		bodies := burst(t, s, srv.URL, "/runs/"+id, &sent)
+		reset()
+		bodies := burst(t, srv.URL, "/runs/"+id)
 		assert.Equal(t, int64(1), s.pages.builds.Load()-builds, "the page of %s is built once for %d requests", id, stampedeClients)
 		assert.Equal(t, int64(0), s.pages.checks.Load()-checks, "a page just built needs no check")
 		for _, body := range bodies {
@@ -86,7 +112,8 @@ func TestPermalinkBurstBuildsOnce(t *testing.T) {
 
 	// The compare page of the two is built once as well.
 	builds := s.pages.builds.Load()
-	burst(t, s, srv.URL, "/compare?a="+a+"&b="+b, &sent)
+	reset()
+	burst(t, srv.URL, "/compare?a="+a+"&b="+b)
 	assert.Equal(t, int64(1), s.pages.builds.Load()-builds, "the compare page is built once for %d requests", stampedeClients)
 	// "Compare selected" records the pair (viewing /compare records nothing: issue 19 L9).
 	require.Equal(t, http.StatusSeeOther, get(t, s, "/compare?run="+b+"&run="+a).Code)
@@ -96,7 +123,8 @@ func TestPermalinkBurstBuildsOnce(t *testing.T) {
 	now.Add(int64(2 * pageRecheck))
 	for id, other := range map[string]string{a: "burst-b", b: "burst-a"} {
 		builds, checks := s.pages.builds.Load(), s.pages.checks.Load()
-		bodies := burst(t, s, srv.URL, "/runs/"+id, &sent)
+		reset()
+		bodies := burst(t, srv.URL, "/runs/"+id)
 		assert.Equal(t, int64(1), s.pages.checks.Load()-checks, "the page of %s is checked once for %d requests", id, stampedeClients)
 		assert.Equal(t, int64(1), s.pages.builds.Load()-builds, "the page of %s is rebuilt once, with the comparison", id)
 		doc := parseHTML(t, strings.NewReader(bodies[0]))
@@ -107,7 +135,8 @@ func TestPermalinkBurstBuildsOnce(t *testing.T) {
 	now.Add(int64(2 * pageRecheck))
 	for _, id := range []string{a, b} {
 		builds, checks := s.pages.builds.Load(), s.pages.checks.Load()
-		burst(t, s, srv.URL, "/runs/"+id, &sent)
+		reset()
+		burst(t, srv.URL, "/runs/"+id)
 		assert.Equal(t, int64(0), s.pages.builds.Load()-builds, "the page of %s is still current", id)
 		assert.Equal(t, int64(1), s.pages.checks.Load()-checks, "the page of %s is checked once for %d requests", id, stampedeClients)
 	}

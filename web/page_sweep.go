@@ -32,20 +32,11 @@ const maxRangeValues = 1000
 // checked on every request: a running sweep's page changes only when a point does.
 func (s *Server) handleSweep(w http.ResponseWriter, r *http.Request) error {
 	id := chi.URLParam(r, "id")
-	key := "/sweeps/" + id
-	if c, ok := s.pages.lookup(r.Context(), key, s.now(), func(ctx context.Context, _ *cachedPage) (string, error) {
+	return s.servePage(w, r, "/sweeps/"+id, func(ctx context.Context, _ *cachedPage) (string, error) {
 		return s.store.SweepVersion(ctx, id)
-	}); ok {
-		serveCached(w, r, c)
-		return nil
-	}
-	b, err := s.pages.build(r.Context(), key, s.now(), func(ctx context.Context) (builtPage, error) {
+	}, func(ctx context.Context) (builtPage, error) {
 		return s.buildSweepPage(ctx, id)
 	})
-	if err != nil {
-		return err
-	}
-	return s.serveBuilt(w, r, b)
 }
 
 // buildSweepPage builds the page of sweep id for the cache.
@@ -65,7 +56,13 @@ func (s *Server) buildSweepPage(ctx context.Context, id string) (builtPage, erro
 	}
 	labels := map[string]string{}
 	var figures []templates.Option
-	for _, f := range sim.Headline(nil) {
+	outcomes := sim.Headline(nil)
+	if sweepsAutoscaler(sw.Axes) {
+		// GPU-hours and the fleet's figures, which the runs of an autoscaler store beside the
+		// headline: lines of GPU-hours against the target, one line per window.
+		outcomes = append(outcomes, sim.AutoscalerFigures(nil)...)
+	}
+	for _, f := range outcomes {
 		labels[f.Key] = f.Label + " (" + f.Unit + ")"
 		figures = append(figures, templates.Option{Value: f.Key, Label: labels[f.Key], Selected: f.Key == sim.HeadlineLatestRemovalMS})
 	}
@@ -247,4 +244,14 @@ func (s *Server) handleCreateSweep(w http.ResponseWriter, r *http.Request) error
 		p.AxisStarts[i], p.AxisStops[i], p.AxisSteps[i] = r.PostForm.Get(name+".start"), r.PostForm.Get(name+".stop"), r.PostForm.Get(name+".step")
 	}
 	return s.render(w, r, http.StatusBadRequest, templates.WhatIfNewView(p))
+}
+
+// sweepsAutoscaler says whether a sweep varies an autoscaler field (its runs have one).
+func sweepsAutoscaler(axes []whatif.Axis) bool {
+	for _, ax := range axes {
+		if strings.HasPrefix(ax.Path, "autoscaler.") {
+			return true
+		}
+	}
+	return false
 }

@@ -31,8 +31,8 @@ func (s *Server) routes() http.Handler {
 	}))
 	r.Use(s.recoverer)
 	r.Use(securityHeaders)
-	r.Use(cacheHeaders)
 	r.Use(s.guardHosts, s.identify, s.guardWrites) // auth.go, hosts.go
+	r.Use(cacheHeaders)                            // after identify: private once users are told apart
 	r.Use(compress)
 	r.Use(limitBody)
 	r.Use(middleware.GetHead) // HEAD answers like GET (monitors, link checkers)

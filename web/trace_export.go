@@ -22,10 +22,13 @@ import (
 //   - process 2 "Peers that pulled": a track per worker that received pulls, with its counts, and,
 //     when the report has per-request rows, a span per request that staged a pull (arrival →
 //     first token, named by the pull's outcome) on the worker it ran on;
-//   - process 3 "Fleet": the scale-in actions as instants and the time series as counters;
+//   - process 3 "Fleet": the scale-in actions as instants and the time series as counters (and an
+//     autoscaler's decisions as instants, trace_export_autoscaler.go);
 //   - process 4 "Passes": a track per drained worker and per peer that pulled, with its forward
 //     passes from the first drain mark to the last removal. The report keeps no passes, so the
-//     run is simulated again (it is deterministic) and stopped once past that window.
+//     run is simulated again (it is deterministic) and stopped once past that window;
+//   - process 5 "Worker lifecycle", for an autoscaler run: each worker's starting, active and
+//     draining spans and its removal.
 //
 // The report has no per-pull records (which source served which pull, when bytes moved), so
 // neither has the export. Its size is bounded: at most maxTraceRequestSpans request spans (the
@@ -196,6 +199,7 @@ func chromeTrace(runID string, rep *sim.Report, passes tracePasses) traceFile {
 	spans, dropped := requestSpans(rep)
 	ev = append(ev, spans...)
 	ev = append(ev, passSpans(passes.passes)...)
+	ev = append(ev, autoscalerTrace(rep)...)
 	sort.SliceStable(ev, func(i, j int) bool { return ev[i].Ph == "M" && ev[j].Ph != "M" })
 	return traceFile{TraceEvents: ev, DisplayTimeUnit: "ms", Metadata: map[string]any{
 		"run_id": runID, "name": rep.Name, "scenario_id": rep.ScenarioID, "model_version": rep.ModelVersion,

@@ -489,3 +489,23 @@ func TestChartOptionGolden(t *testing.T) {
 		assert.Equal(t, string(want), pretty.String(), "option JSON of %s changed; rerun with -update if intended", id)
 	}
 }
+
+// The fleet chart of an autoscaler run stacks active, starting and draining workers, draws the
+// load per worker against the target band on a second axis and marks the changes.
+func TestFleetChart(t *testing.T) {
+	p, ok := sim.PresetByKey("autoscaler-day")
+	require.True(t, ok)
+	sc, err := sim.Parse(p.JSON, sim.ParseEnv{})
+	require.NoError(t, err)
+	rep, err := sim.Run(context.Background(), sc, sim.RunOptions{})
+	require.NoError(t, err)
+	c, ok := Fleet(rep, sc.Autoscaler)
+	require.True(t, ok)
+	require.Empty(t, c.Empty)
+	for _, want := range []string{`"starting"`, `"draining"`, `"load per worker"`, `"target band (high)"`, `"decision that changed the fleet"`, `"stack":"fleet"`, `"yAxisIndex":1`} {
+		assert.Contains(t, c.OptionJSON, want)
+	}
+	assert.Len(t, c.Table.Rows, len(rep.Autoscaler.Decisions))
+	_, ok = Fleet(rep, nil)
+	assert.False(t, ok, "no autoscaler, no fleet chart")
+}

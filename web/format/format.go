@@ -90,7 +90,7 @@ func Pct(v *float64) string {
 var singularUnits = map[string]string{
 	"pulls": "pull", "requests": "request", "hints": "hint", "tokens": "token", "blocks": "block",
 	"bytes": "byte", "preemptions": "preemption", "workers": "worker", "runs": "run",
-	"decisions": "decision", "drains": "drain", "moves": "move",
+	"decisions": "decision", "drains": "drain", "moves": "move", "stages": "stage", "GPUs": "GPU",
 }
 
 // Unit returns the unit as it reads after v.
@@ -216,6 +216,37 @@ func IDs(ids []int) string {
 		parts[i] = strconv.Itoa(id)
 	}
 	return strings.Join(parts, ", ")
+}
+
+// Coefficient rounds a fitted coefficient to six significant digits (measurements carry no more)
+// and prints it without an exponent, as the form expects.
+func Coefficient(v float64) string {
+	r, err := strconv.ParseFloat(strconv.FormatFloat(v, 'g', 6, 64), 64)
+	if err != nil || r == 0 {
+		return "0"
+	}
+	return strconv.FormatFloat(r, 'f', -1, 64)
+}
+
+// Significant prints an optional number to digits significant digits, a dash where it does
+// not apply (a fit's R² and MAPE).
+func Significant(v *float64, digits int) string {
+	if v == nil {
+		return Dash
+	}
+	return strconv.FormatFloat(*v, 'g', digits, 64)
+}
+
+// Share prints a fraction as a percentage with at most one decimal ("37.5 %").
+func Share(x float64) string {
+	return strconv.FormatFloat(math.Round(x*1000)/10, 'f', -1, 64) + " %"
+}
+
+// TwoDecimals prints a number with at most two decimals and no trailing zeros, for a caption.
+func TwoDecimals(x float64) string {
+	s := fmt.Sprintf("%.2f", x)
+	s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
+	return s
 }
 
 // groupThousands puts thin spaces between thousands of a number's integer part (sim.GroupThousands).

@@ -73,10 +73,6 @@ func (s *Server) guardHosts(next http.Handler) http.Handler {
 	})
 }
 
-// isProbe says whether path is a health probe: /healthz and /livez tell nothing, and the
-// kubelet asks for them by any name, from the node's address, with no user.
-func isProbe(path string) bool { return path == "/healthz" || path == "/livez" }
-
 // quoteClipped quotes a user-supplied value for a message, clipped to a readable length.
 func quoteClipped(v string) string {
 	const limit = 80

@@ -37,10 +37,12 @@ type podTemplate struct {
 	} `yaml:"metadata"`
 	Spec struct {
 		Containers []struct {
-			Name  string   `yaml:"name"`
-			Image string   `yaml:"image"`
-			Args  []string `yaml:"args"`
-			Env   []struct {
+			Name           string   `yaml:"name"`
+			Image          string   `yaml:"image"`
+			Args           []string `yaml:"args"`
+			LivenessProbe  *probe   `yaml:"livenessProbe"`
+			ReadinessProbe *probe   `yaml:"readinessProbe"`
+			Env            []struct {
 				Name      string `yaml:"name"`
 				Value     string `yaml:"value"`
 				ValueFrom *struct {
@@ -52,6 +54,12 @@ type podTemplate struct {
 			} `yaml:"env"`
 		} `yaml:"containers"`
 	} `yaml:"spec"`
+}
+
+type probe struct {
+	HTTPGet struct {
+		Path string `yaml:"path"`
+	} `yaml:"httpGet"`
 }
 
 func load(t *testing.T) map[string]manifest {
@@ -98,7 +106,7 @@ func TestKubernetesManifests(t *testing.T) {
 	assert.Equal(t, "0", sc.Args[slices.Index(sc.Args, "-workers")+1], "the servers work no runs")
 	assert.Equal(t, "worker", wc.Args[0])
 	assert.Equal(t, sc.Image, wc.Image, "every process runs the same build (run ids include the model version)")
-	for _, flag := range []string{"-run-timeout", "-rescue-after"} {
+	for _, flag := range []string{"-run-timeout", "-rescue-after", "-max-run-memory"} {
 		i, j := slices.Index(sc.Args, flag), slices.Index(wc.Args, flag)
 		require.True(t, i > 0 && j > 0, "%s on both", flag)
 		assert.Equal(t, sc.Args[i+1], wc.Args[j+1], "%s must match across processes", flag)
@@ -120,6 +128,11 @@ func TestKubernetesManifests(t *testing.T) {
 			assert.Equal(t, v, labels[k], "%s selector %s", c, k)
 		}
 	}
+	// Issue 19 M9: liveness must not depend on the database, or an outage restarts every pod.
+	require.NotNil(t, sc.LivenessProbe)
+	assert.Equal(t, "/livez", sc.LivenessProbe.HTTPGet.Path)
+	require.NotNil(t, sc.ReadinessProbe)
+	assert.Equal(t, "/healthz", sc.ReadinessProbe.HTTPGet.Path)
 	// The Service reaches the server pods and not the workers.
 	sel := map[string]string{}
 	for k, v := range svc.Spec.Selector {

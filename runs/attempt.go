@@ -11,6 +11,7 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/scalein-planner/scalein/sim"
+	"github.com/scalein-planner/scalein/sim/whatif"
 	"github.com/scalein-planner/scalein/store"
 )
 
@@ -66,7 +67,7 @@ func (s *Service) simulate(runCtx context.Context, run store.Run, prep preparedR
 			}
 		},
 	}
-	rep, err := s.safeRun(limited, scenario, opt)
+	rep, err := s.reuseOrRun(limited, id, scenario, opt)
 	if err != nil {
 		cause := context.Cause(limited)
 		var wall errWallTime
@@ -95,7 +96,7 @@ func (s *Service) simulate(runCtx context.Context, run store.Run, prep preparedR
 	if err != nil {
 		return store.StatusFailed, "encoding the report's summary failed: " + err.Error(), nil, nil, nil
 	}
-	headline, err = json.Marshal(sim.Headline(rep))
+	headline, err = json.Marshal(whatif.StoredHeadline(rep))
 	if err != nil {
 		return store.StatusFailed, "encoding the headline failed: " + err.Error(), nil, nil, nil
 	}
@@ -108,17 +109,25 @@ type preparedRun struct {
 	scenario *sim.Scenario
 	estimate int64
 	failMsg  string
+	// unavailable: the database could not be read; the run is neither started nor failed.
+	unavailable bool
 }
 
 // prepare reads and parses a queued run and estimates its memory. A scenario over the per-run
 // budget (stored before the budget was lowered) fails with the admission message.
 func (s *Service) prepare(ctx context.Context, id string) preparedRun {
 	run, err := s.store.GetRun(ctx, id)
+	if store.IsUnavailable(err) {
+		return preparedRun{unavailable: true}
+	}
 	if err != nil {
 		return preparedRun{failMsg: "the run's record could not be read: " + err.Error()}
 	}
 	scenario, err := sim.Parse(run.ScenarioJSON, sim.ParseEnv{Traces: s.store})
 	if err != nil {
+		if _, again := s.store.GetRunStatus(ctx, id); store.IsUnavailable(again) {
+			return preparedRun{unavailable: true} // its trace could not be read, not a bad scenario
+		}
 		return preparedRun{failMsg: "the stored scenario no longer validates: " + err.Error()}
 	}
 	est := s.estimates.estimate(scenario)
@@ -148,6 +157,9 @@ func (s *Service) work(jobCtx context.Context, id string) error {
 	ctx, cancelStore := storeCtx()
 	prep := s.prepare(ctx, id)
 	cancelStore()
+	if prep.unavailable {
+		return river.JobSnooze(outageSnooze) // not an attempt: try again once the database is back
+	}
 	if prep.scenario != nil {
 		waitCtx, endWait := context.WithTimeout(jobCtx, budgetWait)
 		release, err := s.budget.acquire(waitCtx, prep.estimate)
@@ -161,6 +173,7 @@ func (s *Service) work(jobCtx context.Context, id string) error {
 		defer release()
 	}
 	ctx, cancelStore = storeCtx()
+	s.refundLostAttempt(ctx, id)
 	run, err := s.store.ClaimRun(ctx, id, s.cfg.WorkerName, s.cfg.MaxAttempts, s.now())
 	cancelStore()
 	switch {
@@ -171,8 +184,10 @@ func (s *Service) work(jobCtx context.Context, id string) error {
 		// Cancelled (or ended) before it started: nothing to run.
 		s.live.finish(id, "")
 		return nil
+	case store.IsUnavailable(err):
+		return river.JobSnooze(outageSnooze) // the store could not be reached: not an attempt
 	case err != nil:
-		return err // the store could not be reached: River retries
+		return err // River retries
 	}
 	attempt := run.Attempts
 
@@ -187,13 +202,19 @@ func (s *Service) work(jobCtx context.Context, id string) error {
 
 	status, msg, report, summary, headline := s.simulate(runCtx, run, prep, attempt, cancel)
 
-	result, err := s.record(id, attempt, status, msg, report, summary, headline)
+	result, err := s.recordThroughOutage(id, attempt, status, msg, report, summary, headline)
 	switch {
 	case errors.Is(err, store.ErrConflict):
 		// Cancelled by a user (the row already says so) or handed to another attempt: the
 		// row is not this attempt's to write.
 		s.log.Info("run ended elsewhere", "run", id, "attempt", attempt, "err", err)
 		result = nil
+	case store.IsUnavailable(err):
+		// The outcome is lost with the outage, not through the run: its next start here does
+		// not count (refundLostAttempt), and River does not count a snooze either.
+		s.log.Error("recording the end of a run failed: database unavailable", "run", id, "status", status, "err", err)
+		s.lostAttempts.add(id, attempt)
+		result = river.JobSnooze(outageSnooze)
 	case err != nil:
 		s.log.Error("recording the end of a run failed", "run", id, "status", status, "err", err)
 		result = err

@@ -1,15 +1,11 @@
 package runs
 
 import (
-	"bufio"
 	"context"
 	"fmt"
-	"os"
 	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
-	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -31,31 +27,9 @@ import (
 // After big runs and big requests, memory is handed back to the system once the server is idle
 // (debug.FreeOSMemory), so a burst does not leave the process gigabytes large for minutes.
 
-// MachineMemory returns the memory this process may use: the cgroup limit if one is set, else
-// the machine's MemTotal; 0 when neither can be read.
-func MachineMemory() int64 {
-	if b, err := os.ReadFile("/sys/fs/cgroup/memory.max"); err == nil {
-		if v, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64); err == nil && v > 0 {
-			return v
-		}
-	}
-	f, err := os.Open("/proc/meminfo")
-	if err != nil {
-		return 0
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		fields := strings.Fields(sc.Text())
-		if len(fields) >= 2 && fields[0] == "MemTotal:" {
-			kb, err := strconv.ParseInt(fields[1], 10, 64)
-			if err == nil {
-				return kb << 10
-			}
-		}
-	}
-	return 0
-}
+// MachineMemory returns the memory this process may use: the cgroup limit if one is set (v2
+// or v1, see machineMemory), else the machine's MemTotal; 0 when neither can be read.
+func MachineMemory() int64 { return machineMemory("/") }
 
 // fallbackMachineMemory is assumed when MachineMemory cannot read the machine's memory.
 const fallbackMachineMemory = 8 << 30
@@ -77,8 +51,8 @@ func DefaultMemoryBudgets() (perRun, total int64) {
 const DefaultMaxAttempts = 3
 
 // Admit refuses a scenario whose memory estimate exceeds the per-run budget, with a
-// *sim.ValidationError naming the driving fields (400 from the API, 422 beside the fields in the
-// form).
+// *sim.ValidationError naming the driving fields (the web server shows them beside the form's
+// fields, or lists them in the API's answer).
 func (s *Service) Admit(sc *sim.Scenario) error {
 	return s.estimates.estimate(sc).Check(s.cfg.MaxRunMemory, "this server")
 }

@@ -191,3 +191,24 @@ func (s *Service) stopDriving(cause error) {
 		d.cancel(cause)
 	}
 }
+
+// cancelPoints stops the unfinished runs of a cancelled sweep or plan (the other id is ""),
+// except those something else still waits on: another sweep or plan that lists them, or a
+// user who submitted them directly (runs are shared: the same scenario is the same run).
+func (s *Service) cancelPoints(ctx context.Context, ids []string, sweepID, planID string) error {
+	for _, id := range ids {
+		// The check and the cancel are one statement: a run taken up meanwhile is spared.
+		cancelled, jobID, err := s.store.CancelUnlessWanted(ctx, id, sweepID, planID, s.now())
+		if err != nil {
+			return err
+		}
+		if !cancelled {
+			continue
+		}
+		if err := s.jobs.cancel(ctx, jobID); err != nil {
+			s.log.Warn("cancelling the job of a run failed", "run", id, "job", jobID, "err", err)
+		}
+		s.live.cancelRunning(id)
+	}
+	return nil
+}

@@ -1,7 +1,10 @@
 package runs
 
 import (
+	"sync/atomic"
+
 	lru "github.com/hashicorp/golang-lru/v2"
+	"golang.org/x/sync/singleflight"
 
 	"github.com/scalein-planner/scalein/sim"
 )
@@ -15,8 +18,14 @@ const estimateEntries = 4096
 // estimated several times (when a request is read, when its run is submitted, when a worker
 // prepares it, and again for an identical request), which made a second identical 16-point
 // sweep take seconds (docs/performance.md).
+//
+// Concurrent requests for the same scenario share one computation (issue 19 M8: 20 identical
+// 8-point sweeps at once each estimated every point), and the key leaves the name out
+// (sim.Scenario.SimulationKey), which the engine and so the estimate never read.
 type estimateCache struct {
 	estimates *lru.Cache[string, sim.MemoryEstimate]
+	flight    singleflight.Group
+	computed  atomic.Int64 // estimates computed, for tests
 }
 
 func newEstimateCache() *estimateCache {
@@ -27,13 +36,20 @@ func newEstimateCache() *estimateCache {
 	return &estimateCache{estimates: c}
 }
 
-// estimate returns the scenario's memory estimate, computed once per scenario id.
+// estimate returns the scenario's memory estimate, computed once per simulation key.
 func (c *estimateCache) estimate(sc *sim.Scenario) sim.MemoryEstimate {
-	id := sc.ID()
-	if est, ok := c.estimates.Get(id); ok {
+	key := sc.SimulationKey()
+	if est, ok := c.estimates.Get(key); ok {
 		return est
 	}
-	est := sim.EstimateMemory(sc)
-	c.estimates.Add(id, est)
-	return est
+	v, _, _ := c.flight.Do(key, func() (any, error) {
+		if est, ok := c.estimates.Get(key); ok { // computed while this call waited to start
+			return est, nil
+		}
+		c.computed.Add(1)
+		est := sim.EstimateMemory(sc)
+		c.estimates.Add(key, est)
+		return est, nil
+	})
+	return v.(sim.MemoryEstimate)
 }

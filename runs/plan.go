@@ -47,7 +47,11 @@ func (s *Service) CreatePlan(ctx context.Context, name string, base *sim.Scenari
 	}
 	canonical := base.CanonicalJSON()
 	id := contentID("plan", canonical, reqJSON)
-	if name == "" {
+	switch {
+	case name != "":
+	case norm.Goal.Tune != "":
+		name = "Tune the autoscaler of " + base.Name
+	default:
 		name = fmt.Sprintf("Remove %s from %s", whatif.Workers(norm.Goal.Remove), base.Name)
 	}
 	plan, created, err := s.store.CreatePlan(ctx, store.Plan{ID: id, Name: name, ScenarioJSON: canonical, RequestJSON: reqJSON}, s.now())

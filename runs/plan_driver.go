@@ -2,8 +2,6 @@ package runs
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/base32"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -16,32 +14,12 @@ import (
 	"github.com/scalein-planner/scalein/store"
 )
 
-// Sweeps and plans submit ordinary runs through submitPoints and follow them through the store, so
-// their points share the queue, the permalinks and the reuse of identical runs with every
-// other run.
-
-// lowerBase32 matches the alphabet of run ids, so every id in a URL has the same shape.
-var lowerBase32 = base32.NewEncoding("abcdefghijklmnopqrstuvwxyz234567").WithPadding(base32.NoPadding)
-
-// contentID is 16 characters of base32 of SHA-256 over the parts and the model version: the
-// same request gives the same id, and a new model version gives new ids.
-func contentID(kind string, parts ...[]byte) string {
-	h := sha256.New()
-	h.Write([]byte(kind))
-	for _, p := range parts {
-		fmt.Fprintf(h, "\x00%d\x00", len(p))
-		h.Write(p)
-	}
-	h.Write([]byte(sim.ModelVersion))
-	return lowerBase32.EncodeToString(h.Sum(nil))[:16]
-}
+// A plan's planner runs here: its candidates are ordinary runs submitted through submitPoints
+// and followed through the store, so they share the queue, the permalinks and the reuse of
+// identical runs with every other run.
 
 // runPollInterval is how often a plan checks on the runs it waits for.
 const runPollInterval = 200 * time.Millisecond
-
-// QueueFullRetry is how long a plan, or a sweep being fed, waits before submitting again when
-// the queue is full.
-const QueueFullRetry = time.Second
 
 // queuedRunner is the whatif.Runner of one plan on this server: it submits the candidates as
 // runs, records them as the plan's points, and waits until each has ended. The planner calls
@@ -50,7 +28,11 @@ const QueueFullRetry = time.Second
 type queuedRunner struct {
 	s      *Service
 	planID string
-	mu     sync.Mutex // serialises AddPlanPoints
+	// since is when the plan was asked for: a candidate's run counts as reused only if it was
+	// done before then, so a plan interrupted and resumed reports the same reused count as one
+	// that ran through (issue 19 L3: the runs it had finished itself used to count).
+	since time.Time
+	mu    sync.Mutex // serialises AddPlanPoints
 }
 
 // planLabel is the candidate label a planner scenario's name carries after " — plan: ".
@@ -62,36 +44,17 @@ func planLabel(name string) string {
 }
 
 func (p *queuedRunner) Run(ctx context.Context, scenarios []*sim.Scenario) ([]whatif.Outcome, error) {
-	var subs []submitted
-	for {
-		var err error
-		subs, err = p.s.submitPoints(ctx, scenarios...)
-		if err == nil {
-			break
-		}
-		if !errors.Is(err, ErrQueueFull) {
-			return nil, err
-		}
-		select { // the queue is full of other work: wait for room rather than fail the plan
-		case <-ctx.Done():
-			return nil, context.Cause(ctx)
-		case <-time.After(QueueFullRetry):
-		}
-	}
-	labels := make([]string, len(scenarios))
-	ids := make([]string, len(scenarios))
-	for i, sc := range scenarios {
-		labels[i], ids[i] = planLabel(sc.Name), subs[i].Run.ID
-	}
-	p.mu.Lock()
-	err := p.s.store.AddPlanPoints(ctx, p.planID, labels, ids)
-	p.mu.Unlock()
+	subs, err := p.submitInPieces(ctx, scenarios)
 	if err != nil {
 		return nil, err
 	}
+	ids := make([]string, len(scenarios))
+	for i := range scenarios {
+		ids[i] = subs[i].Run.ID
+	}
 	out := make([]whatif.Outcome, len(scenarios))
 	for i, sub := range subs {
-		out[i].Reused = !sub.Created && sub.Run.Status == store.StatusDone
+		out[i].Reused = !sub.Created && sub.Run.Status == store.StatusDone && sub.Run.FinishedAt.Before(p.since)
 	}
 	for i, id := range ids {
 		run, err := p.s.awaitRun(ctx, id)
@@ -103,6 +66,49 @@ func (p *queuedRunner) Run(ctx context.Context, scenarios []*sim.Scenario) ([]wh
 		out[i].Reused = reused
 	}
 	return out, nil
+}
+
+// submitInPieces submits a batch of candidates as runs and records them as the plan's points.
+// A batch larger than the room in the queue (or than the queue itself, -queue 4 against a batch
+// of 12) goes in pieces that fit: the piece is halved while the queue is full, doubled again
+// after a success, and a single run waits for room. So a plan never waits for room that can
+// never come, and a sweep keeping the queue full cannot starve it of single places.
+func (p *queuedRunner) submitInPieces(ctx context.Context, scenarios []*sim.Scenario) ([]submitted, error) {
+	subs := make([]submitted, 0, len(scenarios))
+	piece := min(len(scenarios), p.s.cfg.QueueSize)
+	for len(subs) < len(scenarios) {
+		part := scenarios[len(subs):min(len(subs)+piece, len(scenarios))]
+		got, err := p.s.submitPoints(ctx, part...)
+		if errors.Is(err, ErrQueueFull) {
+			if len(part) > 1 {
+				piece = len(part) / 2
+				continue
+			}
+			select { // the queue is full of other work: wait for room rather than fail the plan
+			case <-ctx.Done():
+				return nil, context.Cause(ctx)
+			case <-time.After(QueueFullRetry):
+			}
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		labels, ids := make([]string, len(part)), make([]string, len(part))
+		for i, sc := range part {
+			labels[i], ids[i] = planLabel(sc.Name), got[i].Run.ID
+		}
+		// Recorded at once, so cancelling the plan reaches every run it has submitted.
+		p.mu.Lock()
+		err = p.s.store.AddPlanPoints(ctx, p.planID, labels, ids)
+		p.mu.Unlock()
+		if err != nil {
+			return nil, err
+		}
+		subs = append(subs, got...)
+		piece = min(2*len(part), p.s.cfg.QueueSize)
+	}
+	return subs, nil
 }
 
 // awaitRun polls the store until the run has ended and returns it with its report.
@@ -203,7 +209,7 @@ func (s *Service) executePlan(ctx context.Context, id string) {
 		end(store.StatusFailed, "the stored request could not be read: "+err.Error(), nil)
 		return
 	}
-	res, err := whatif.Plan(ctx, &queuedRunner{s: s, planID: id}, base, req.Request)
+	res, err := whatif.Plan(ctx, &queuedRunner{s: s, planID: id, since: plan.CreatedAt}, base, req.Request)
 	switch cause := context.Cause(ctx); {
 	case errors.Is(cause, errShuttingDown), errors.Is(cause, errDriveLost):
 		return // resumed at the next start, or by the process that takes the lock
@@ -265,27 +271,6 @@ func (s *Service) resumePlans(ctx context.Context) error {
 	}
 	for _, p := range plans {
 		s.startPlan(p.ID)
-	}
-	return nil
-}
-
-// cancelPoints stops the unfinished runs of a cancelled sweep or plan (the other id is ""),
-// except those something else still waits on: another sweep or plan that lists them, or a
-// user who submitted them directly (runs are shared: the same scenario is the same run).
-func (s *Service) cancelPoints(ctx context.Context, ids []string, sweepID, planID string) error {
-	for _, id := range ids {
-		// The check and the cancel are one statement: a run taken up meanwhile is spared.
-		cancelled, jobID, err := s.store.CancelUnlessWanted(ctx, id, sweepID, planID, s.now())
-		if err != nil {
-			return err
-		}
-		if !cancelled {
-			continue
-		}
-		if err := s.jobs.cancel(ctx, jobID); err != nil {
-			s.log.Warn("cancelling the job of a run failed", "run", id, "job", jobID, "err", err)
-		}
-		s.live.cancelRunning(id)
 	}
 	return nil
 }

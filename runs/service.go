@@ -23,7 +23,8 @@ type Config struct {
 	// NoWorkers makes the process serve without working runs (serve -workers 0): worker
 	// processes on the same PostgreSQL database work them.
 	NoWorkers bool
-	// QueueSize bounds the runs waiting for a worker (default 64); past it, submissions get 429.
+	// QueueSize bounds the runs waiting for a worker (default 64); past it, submissions get
+	// ErrQueueFull.
 	QueueSize int
 	// RescueAfter is how long a run may stay running before its worker is presumed dead and the
 	// run is given to another worker (River's RescueStuckJobsAfter). It must exceed RunTimeout,
@@ -78,6 +79,8 @@ type Service struct {
 	now   func() time.Time
 
 	budget *memoryBudget
+	// lostAttempts are attempts lost to a database outage, given back at the next start (outage.go).
+	lostAttempts lostAttempts
 	// heapBytes and liveHeapBytes read the heap for the backstop; tests replace them.
 	heapBytes, liveHeapBytes func() int64
 
@@ -188,7 +191,9 @@ func withDefaults(cfg Config) (Config, error) {
 	if cfg.MaxTotalMemory <= 0 {
 		cfg.MaxTotalMemory = max(total, cfg.MaxRunMemory)
 	}
-	if cfg.MaxRunMemory > cfg.MaxTotalMemory {
+	// A server that works no runs (-workers 0) applies -max-run-memory at admission for its
+	// workers and -max-total-memory to its own exports and uploads: the two need not nest.
+	if cfg.MaxRunMemory > cfg.MaxTotalMemory && !cfg.NoWorkers {
 		return cfg, fmt.Errorf("runs: the per-run memory budget (%s) is above the total budget (%s); lower -max-run-memory or raise -max-total-memory",
 			sim.FormatBytes(cfg.MaxRunMemory), sim.FormatBytes(cfg.MaxTotalMemory))
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/scalein-planner/scalein/sim"
 	"github.com/scalein-planner/scalein/store"
@@ -16,10 +17,10 @@ type submitted = store.Submitted
 // Submit is the one way scenarios become runs (the form, the API, pairs, sweeps and plans): it
 // stores and queues them, all or none, in one transaction, each run's row with its job. A full
 // queue (more than Config.QueueSize runs waiting) refuses the whole submission with
-// ErrQueueFull (429 from the web server) before anything is written. An identical scenario reuses its run (the id
-// is content-addressed); one that failed or was cancelled is queued again. The runs are
-// recorded as asked for directly by a user, so cancelling a sweep or plan that shares them
-// leaves them alone; sweeps and plans use submitPoints.
+// ErrQueueFull before anything is written. An identical scenario reuses its run (the id is
+// content-addressed); one that failed or was cancelled is queued again. The runs are recorded
+// as asked for directly by a user, so cancelling a sweep or plan that shares them leaves them
+// alone; sweeps and plans use submitPoints.
 func (s *Service) Submit(ctx context.Context, scenarios ...*sim.Scenario) ([]submitted, error) {
 	return s.submitRuns(ctx, true, scenarios)
 }
@@ -38,7 +39,7 @@ func (s *Service) submitRuns(ctx context.Context, direct bool, scenarios []*sim.
 	}
 	runs := make([]store.NewRun, len(scenarios))
 	for i, sc := range scenarios {
-		runs[i] = store.NewRun{ID: sc.ID(), Name: sc.Name, ScenarioJSON: sc.CanonicalJSON(), Direct: direct}
+		runs[i] = store.NewRun{ID: sc.ID(), Name: sc.Name, ScenarioJSON: sc.CanonicalJSON(), Direct: direct, SimKey: sc.SimulationKey()}
 	}
 	out, err := s.store.SubmitRuns(ctx, runs, s.cfg.QueueSize, s.now(), s.jobs.enqueue)
 	if errors.Is(err, store.ErrQueueFull) {
@@ -49,3 +50,7 @@ func (s *Service) submitRuns(ctx context.Context, direct bool, scenarios []*sim.
 	}
 	return out, nil
 }
+
+// QueueFullRetry is how long a plan, or a sweep being fed, waits before submitting again when
+// the queue is full.
+const QueueFullRetry = time.Second

@@ -90,7 +90,7 @@ func (c *scaler) record(t int64, v int) (up, down int) {
 // become active, by id, with empty caches.
 func (e *engine) stepActivations() bool {
 	c := e.as
-	if c == nil || c.stopped || len(c.starting) == 0 || c.starting[0].activeAt > e.now {
+	if c.stopped || len(c.starting) == 0 || c.starting[0].activeAt > e.now {
 		return false
 	}
 	n := 0
@@ -333,7 +333,7 @@ func (e *engine) startWorker() *worker {
 // stopCheck is the end-of-run rule: once an instant has been processed with no arrival still to
 // come and no request in the system, no later sample, decision or startup happens.
 func (e *engine) stopCheck() {
-	if e.as == nil || e.as.stopped || e.waitingN+e.running > 0 {
+	if e.as.stopped || e.waitingN+e.running > 0 {
 		return
 	}
 	if _, ok := e.src.peek(); !ok {

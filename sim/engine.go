@@ -276,7 +276,9 @@ func (e *engine) instant() {
 	for {
 		c := e.stepTransfers()
 		c = e.stepPasses() || c
-		c = e.stepActivations() || c
+		if e.as != nil {
+			c = e.stepActivations() || c
+		}
 		c = e.stepArrivals() || c
 		c = e.stepPassStarts() || c
 		c = e.stepRemovals() || c
@@ -285,7 +287,9 @@ func (e *engine) instant() {
 			break
 		}
 	}
-	e.stopCheck()
+	if e.as != nil {
+		e.stopCheck()
+	}
 	if e.afterInstant != nil {
 		e.afterInstant()
 	}

@@ -86,11 +86,7 @@ func (e *engine) reshare(src *worker) {
 		}
 		p.rate = rate
 		p.tLast = e.now
-		land := ceilFloat(p.remaining / rate)
-		if land < 0 {
-			land = 0
-		}
-		p.landAt = e.now + int64(land)
+		p.landAt = e.now + transferNS(p.remaining, rate)
 		p.ver++
 		e.transfers.push(event{t: p.landAt, seq: p.seq, kind: evPullLand, ver: p.ver, p: p})
 	}

@@ -5,7 +5,6 @@ import (
 	"encoding/hex"
 	"fmt"
 	"strings"
-	"unicode"
 	"unicode/utf8"
 )
 
@@ -121,12 +120,8 @@ func decodeScenario(errs *fieldErrors, root *jsonNode) *Scenario {
 	if s.Name == "" {
 		s.Name = DefaultScenarioName
 	}
-	if n := utf8.RuneCountInString(s.Name); n > MaxNameChars {
-		errs.add("name", "must be at most %d characters (got %d)", MaxNameChars, n)
-	}
-	if i := strings.IndexFunc(s.Name, unicode.IsControl); i >= 0 {
-		r, _ := utf8.DecodeRuneInString(s.Name[i:])
-		errs.add("name", "must not contain control characters (found U+%04X at byte %d); use printable text", r, i)
+	if msg := NameProblem(s.Name); msg != "" {
+		errs.add("name", "%s", msg)
 	}
 	s.Seed = top.integer("seed", 42, intRange{-1 << 63, 1<<63 - 1})
 	s.Fleet = decodeFleet(errs, top.get("fleet"))
@@ -162,6 +157,8 @@ func decodeFleet(errs *fieldErrors, n *jsonNode) Fleet {
 		H2DGBps:          v.number("h2d_gbps", 32, floatRange{max: maxRateLike}),
 		D2HGBps:          v.number("d2h_gbps", 32, floatRange{max: maxRateLike}),
 	}
+	checkMinRate(errs, "fleet.h2d_gbps", f.H2DGBps, "0 (instant) or ")
+	checkMinRate(errs, "fleet.d2h_gbps", f.D2HGBps, "0 (instant) or ")
 	t := openObject(errs, "fleet.timing", v.get("timing"))
 	f.Timing = Timing{
 		PrefillMS:             t.number("prefill_ms", 2, floatRange{max: maxTimeMS}),
@@ -183,6 +180,7 @@ func decodeKVCR(errs *fieldErrors, n *jsonNode) KVCR {
 		BandwidthGBps:         v.number("bandwidth_gbps", 50.0, floatRange{minExclusive: true, max: maxRateLike}),
 		RejectDrainingSources: v.boolean("reject_draining_sources", true),
 	}
+	checkMinRate(errs, "kvcr.bandwidth_gbps", k.BandwidthGBps, "")
 	v.finish()
 	return k
 }

@@ -77,8 +77,11 @@ func (e *engine) schedulePass(w *worker) {
 // doubles and rounded to nanoseconds as written: P = 0, D = the batch's size, and K growing by
 // D a pass (each decode reads one more emitted token), so each ends exactly when the engine
 // would have ended it pass by pass. What would cut a stretch short calls interrupt at the
-// instant it happens (an arrival routed to the worker, a forced removal); settle brings the
-// requests' counts up to date first.
+// instant it happens (an arrival or a migrated request routed to the worker); a forced removal
+// calls settle, which brings the requests' counts up to date. Nothing else that can happen to a
+// worker mid-stretch changes its passes: transfers and pulls touch G2 only, marking it draining
+// or active again changes whether it is routed to, and the autoscaler's samples read its
+// requests and used blocks, which a stretch does not change.
 
 // stretchLen is how many passes, starting with the one w just started, repeat its batch: up to
 // the first pass whose start needs a new G1 block for some request, or the pass in which some
@@ -350,7 +353,7 @@ func (e *engine) queueTransfer(w *worker, tr *transfer, bytes int64) {
 	start := max(e.now, *free)
 	var dur int64
 	if gbps > 0 {
-		dur = int64(ceilFloat(float64(bytes) / gbps))
+		dur = transferNS(float64(bytes), gbps)
 	}
 	tr.end = start + dur
 	*free = tr.end

@@ -71,6 +71,15 @@ func TestStretchesMatchPassByPass(t *testing.T) {
 			"workload": {"type": "sessions", "sessions": {"count": 40, "turns": 3, "rate_per_s": 50,
 				"system_prompt_tokens": 64, "new_input_tokens": 40, "output_tokens": 50, "think_time_ms": 0}},
 			"report": {"per_request": true}}`,
+		// Model 3: worker 1 is force-removed at 15 ms (step 5) and its request migrates to worker
+		// 0, whose stretch has a pass boundary at 15 ms: the pass that began there in step 4 is
+		// in flight, so the migrated request waits for its end.
+		"migration onto a pass boundary": `{` + fmt.Sprintf(e1Fleet, 2, 64, 0.0) + `,
+			"router": {"migration_limit": 1},
+			"scale_in": [{"at_ms": 5, "workers": [1], "grace_ms": 10}],
+			"workload": {"type": "requests", "requests": [
+				{"id": "r0", "at_ms": 0, "blocks": ["A"], "output_tokens": 100, "route_to": 1},
+				{"id": "r1", "at_ms": 0, "blocks": ["B"], "output_tokens": 60, "route_to": 0}]}}`,
 		"decode passes of zero length": `{"name": "zero decode", "seed": 3,
 			"fleet": {"workers": 2, "gpu_blocks": 40, "host_blocks": 0, "block_size": 16, "max_num_seqs": 3,
 				"timing": {"decode_ms": 0, "decode_ms_per_seq": 0, "decode_ms_per_1k_kv_tokens": 0}},

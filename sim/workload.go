@@ -262,7 +262,8 @@ func (s *sessionSource) turnArrival(session, group int32, turn int32, atNS int64
 
 func (s *sessionSource) fill() {
 	// Generate the next first turn lazily, so memory follows sessions in flight.
-	for s.started < s.cfg.Count && s.starts.next != noMoreStarts && (len(s.pending) == 0 || s.starts.next <= s.pending[0].atNS) {
+	// (noMoreStarts is after every arrival, so it only needs checking with nothing pending.)
+	for s.started < s.cfg.Count && (len(s.pending) == 0 && s.starts.next != noMoreStarts || len(s.pending) > 0 && s.starts.next <= s.pending[0].atNS) {
 		g, at := s.starts.draw()
 		s.groups = append(s.groups, g)
 		s.push(s.turnArrival(int32(s.started), g, 0, at))

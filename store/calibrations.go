@@ -45,11 +45,17 @@ func (s *Store) PutCalibration(ctx context.Context, c CalibrationInfo, content [
 		return false, fmt.Errorf("store: put calibration %s: compress: %w", c.SHA256, err)
 	}
 	err = s.write(ctx, func(tx *sql.Tx) error {
+		// The content is stored once per sha256, whatever the options it is fitted with.
+		if _, err := tx.ExecContext(ctx, `
+			INSERT INTO calibration_contents (sha256, size_bytes, content_gzip, created_at) VALUES (?, ?, ?, ?)
+			ON CONFLICT (sha256) DO NOTHING`, c.SHA256, len(content), compressed, toUnixMS(c.CreatedAt)); err != nil {
+			return err
+		}
 		res, err := tx.ExecContext(ctx, `
 			INSERT INTO calibrations (sha256, worker, skip, name, size_bytes, passes, content_gzip, result_json, created_at, owner)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 			ON CONFLICT (sha256, worker, skip) DO NOTHING`,
-			c.SHA256, c.Worker, c.Skip, c.Name, len(content), c.Passes, compressed, c.ResultJSON, toUnixMS(c.CreatedAt), OwnerFrom(ctx))
+			c.SHA256, c.Worker, c.Skip, c.Name, len(content), c.Passes, []byte{}, c.ResultJSON, toUnixMS(c.CreatedAt), OwnerFrom(ctx))
 		if err != nil {
 			return err
 		}
@@ -94,7 +100,9 @@ func (s *Store) GetCalibration(ctx context.Context, k CalibrationKey) (Calibrati
 func (s *Store) CalibrationContent(ctx context.Context, k CalibrationKey) ([]byte, error) {
 	var compressed []byte
 	err := s.read(ctx, func(tx *sql.Tx) error {
-		err := tx.QueryRowContext(ctx, `SELECT content_gzip FROM calibrations WHERE sha256 = ? AND worker = ? AND skip = ?`,
+		err := tx.QueryRowContext(ctx, `SELECT cc.content_gzip FROM calibrations c
+			JOIN calibration_contents cc ON cc.sha256 = c.sha256
+			WHERE c.sha256 = ? AND c.worker = ? AND c.skip = ?`,
 			k.SHA256, k.Worker, k.Skip).Scan(&compressed)
 		if errors.Is(err, sql.ErrNoRows) {
 			return noCalibration(k)
@@ -150,4 +158,25 @@ func scanCalibrations(rows *sql.Rows) ([]CalibrationInfo, error) {
 func noCalibration(k CalibrationKey) error {
 	return fmt.Errorf("no calibration has sha256 %s with worker %q and skip %d; upload the FPM file on the Calibrate page: %w",
 		k.SHA256, k.Worker, k.Skip, ErrNotFound)
+}
+
+// CalibrationStorage is the size of the stored calibration inputs (uncompressed bytes, each
+// content counted once), and whether content with this sha256 is stored already
+// (storing it again then costs nothing).
+func (s *Store) CalibrationStorage(ctx context.Context, sha string) (bytes int64, stored bool, err error) {
+	err = s.read(ctx, func(tx *sql.Tx) error {
+		if err := tx.QueryRowContext(ctx, `SELECT CAST(COALESCE(SUM(size_bytes), 0) AS BIGINT) FROM calibration_contents`).Scan(&bytes); err != nil {
+			return err
+		}
+		var n int
+		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM calibration_contents WHERE sha256 = ?`, sha).Scan(&n); err != nil {
+			return err
+		}
+		stored = n > 0
+		return nil
+	})
+	if err != nil {
+		return 0, false, fmt.Errorf("store: calibration storage: %w", err)
+	}
+	return bytes, stored, nil
 }

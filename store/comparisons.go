@@ -19,12 +19,15 @@ type Comparison struct {
 const maxComparisonsPerRun = 50
 
 // RecordComparison remembers that runs a and b were compared; comparing them again (in either
-// order) changes nothing.
-func (s *Store) RecordComparison(ctx context.Context, a, b string, now time.Time) error {
+// order) changes nothing, and neither does a comparison of a run that already has
+// maxComparisonsPerRun (what its page lists), so the table grows at most linearly with the runs.
+// created says whether a row was added (the run pages of a and b then change).
+func (s *Store) RecordComparison(ctx context.Context, a, b string, now time.Time) (created bool, err error) {
 	if a == "" || b == "" || a == b {
-		return fmt.Errorf("store: record comparison %q / %q: two different run ids are needed: %w", a, b, ErrInvalid)
+		return false, fmt.Errorf("store: record comparison %q / %q: two different run ids are needed: %w", a, b, ErrInvalid)
 	}
-	err := s.write(ctx, func(tx *sql.Tx) error {
+	err = s.write(ctx, func(tx *sql.Tx) error {
+		created = false
 		var n int
 		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM comparisons
 			WHERE (run_a = ? AND run_b = ?) OR (run_a = ? AND run_b = ?)`, a, b, b, a).Scan(&n); err != nil {
@@ -33,14 +36,25 @@ func (s *Store) RecordComparison(ctx context.Context, a, b string, now time.Time
 		if n > 0 {
 			return nil
 		}
-		_, err := tx.ExecContext(ctx, `INSERT INTO comparisons (run_a, run_b, created_at) VALUES (?, ?, ?)`,
-			a, b, toUnixMS(now))
-		return err
+		for _, id := range []string{a, b} {
+			if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM comparisons WHERE run_a = ? OR run_b = ?`, id, id).Scan(&n); err != nil {
+				return err
+			}
+			if n >= maxComparisonsPerRun {
+				return nil
+			}
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO comparisons (run_a, run_b, created_at) VALUES (?, ?, ?)`,
+			a, b, toUnixMS(now)); err != nil {
+			return err
+		}
+		created = true
+		return nil
 	})
 	if err != nil {
-		return fmt.Errorf("store: record comparison %q / %q: %w", a, b, err)
+		return false, fmt.Errorf("store: record comparison %q / %q: %w", a, b, err)
 	}
-	return nil
+	return created, nil
 }
 
 // ComparisonsOf lists the comparisons run id belongs to, newest first (at most 50).

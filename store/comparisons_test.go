@@ -2,9 +2,11 @@ package store_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/scalein-planner/scalein/store"
@@ -19,11 +21,11 @@ func TestComparisons(t *testing.T) {
 	}
 
 	t.Run("OK", func(t *testing.T) {
-		require.NoError(t, s.RecordComparison(ctx, "aaaaaaaaaaaaaaaa", "bbbbbbbbbbbbbbbb", t0))
+		require.NoError(t, recordComparison(ctx, s, "aaaaaaaaaaaaaaaa", "bbbbbbbbbbbbbbbb", t0))
 		// The same pair again, in either order, is not a second comparison.
-		require.NoError(t, s.RecordComparison(ctx, "bbbbbbbbbbbbbbbb", "aaaaaaaaaaaaaaaa", t0.Add(1)))
-		require.NoError(t, s.RecordComparison(ctx, "aaaaaaaaaaaaaaaa", "bbbbbbbbbbbbbbbb", t0.Add(2)))
-		require.NoError(t, s.RecordComparison(ctx, "cccccccccccccccc", "aaaaaaaaaaaaaaaa", t0.Add(3*time.Second)))
+		require.NoError(t, recordComparison(ctx, s, "bbbbbbbbbbbbbbbb", "aaaaaaaaaaaaaaaa", t0.Add(1)))
+		require.NoError(t, recordComparison(ctx, s, "aaaaaaaaaaaaaaaa", "bbbbbbbbbbbbbbbb", t0.Add(2)))
+		require.NoError(t, recordComparison(ctx, s, "cccccccccccccccc", "aaaaaaaaaaaaaaaa", t0.Add(3*time.Second)))
 
 		got, err := s.ComparisonsOf(ctx, "aaaaaaaaaaaaaaaa")
 		require.NoError(t, err)
@@ -40,7 +42,8 @@ func TestComparisons(t *testing.T) {
 	})
 
 	t.Run("ErrSameRun", func(t *testing.T) {
-		require.ErrorIs(t, s.RecordComparison(ctx, "aaaaaaaaaaaaaaaa", "aaaaaaaaaaaaaaaa", t0), store.ErrInvalid)
+		_, err := s.RecordComparison(ctx, "aaaaaaaaaaaaaaaa", "aaaaaaaaaaaaaaaa", t0)
+		require.ErrorIs(t, err, store.ErrInvalid)
 	})
 
 	t.Run("RunsByID", func(t *testing.T) {
@@ -62,4 +65,29 @@ func TestComparisons(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, 3, total)
 	})
+}
+
+// recordComparison is RecordComparison for tests that do not look at created.
+func recordComparison(ctx context.Context, s *store.Store, a, b string, now time.Time) error {
+	_, err := s.RecordComparison(ctx, a, b, now)
+	return err
+}
+
+// Issue 19 L9: a comparison is recorded once per pair (created says whether it was new), and a
+// run takes part in at most 50, so the table cannot grow with the square of the runs.
+func TestRecordComparisonCreatedAndCapped(t *testing.T) {
+	ctx := context.Background()
+	s := mustOpen(t)
+	created, err := s.RecordComparison(ctx, "aaaaaaaaaaaaaaaa", "bbbbbbbbbbbbbbbb", t0)
+	require.NoError(t, err)
+	assert.True(t, created)
+	created, err = s.RecordComparison(ctx, "bbbbbbbbbbbbbbbb", "aaaaaaaaaaaaaaaa", t0)
+	require.NoError(t, err)
+	assert.False(t, created, "the same pair again")
+	for i := range 60 {
+		other := fmt.Sprintf("c%015d", i)
+		created, err = s.RecordComparison(ctx, "aaaaaaaaaaaaaaaa", other, t0.Add(time.Duration(i)*time.Second))
+		require.NoError(t, err)
+		assert.Equal(t, i < 49, created, "comparison %d", i)
+	}
 }

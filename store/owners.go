@@ -160,7 +160,9 @@ func (s *Store) UsageOf(ctx context.Context, user string) (Usage, error) {
 		if err := tx.QueryRowContext(ctx, `SELECT sum(size_bytes) FROM traces WHERE owner = ?`, user).Scan(&traces); err != nil {
 			return err
 		}
-		if err := tx.QueryRowContext(ctx, `SELECT sum(size_bytes) FROM calibrations WHERE owner = ?`, user).Scan(&calibrations); err != nil {
+		// One input fitted with several options (worker, skip) is one upload.
+		if err := tx.QueryRowContext(ctx, `SELECT sum(size_bytes) FROM
+			(SELECT max(size_bytes) AS size_bytes FROM calibrations WHERE owner = ? GROUP BY sha256) AS inputs`, user).Scan(&calibrations); err != nil {
 			return err
 		}
 		u.UploadBytes = traces.Int64 + calibrations.Int64

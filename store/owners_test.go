@@ -58,9 +58,12 @@ func TestOwners(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, int64(len(content)), u.UploadBytes, "bob uploaded the trace")
 		assert.Equal(t, 0, u.UnfinishedRuns)
+		// The same input fitted again with other options is the same upload.
+		_, err = s.PutCalibration(alice, store.CalibrationInfo{CalibrationKey: store.CalibrationKey{SHA256: sha, Skip: 3}, ResultJSON: []byte(`{}`), CreatedAt: t0}, content)
+		require.NoError(t, err)
 		u, err = s.UsageOf(ctx, "alice")
 		require.NoError(t, err)
-		assert.Equal(t, int64(len(content)), u.UploadBytes, "alice uploaded the calibration")
+		assert.Equal(t, int64(len(content)), u.UploadBytes, "alice uploaded the calibration input once")
 		assert.Equal(t, 1, u.UnfinishedRuns)
 	})
 

@@ -24,6 +24,9 @@ type NewRun struct {
 	ID, Name     string
 	ScenarioJSON []byte
 	Direct       bool
+	// SimKey names what the run simulates, its scenario without the name
+	// (sim.Scenario.SimulationKey): runs with one key share a report but for its labels.
+	SimKey string
 }
 
 // Submitted is one run after SubmitRuns: its record, and whether it was queued now (false: an
@@ -106,7 +109,12 @@ func (s *Store) SubmitRuns(ctx context.Context, runs []NewRun, capacity int, now
 	return out, nil
 }
 
-func submitOne(ctx context.Context, tx *sql.Tx, r NewRun, now time.Time) (Run, bool, error) {
+func submitOne(ctx context.Context, tx *sql.Tx, r NewRun, now time.Time) (run Run, created bool, err error) {
+	defer func() {
+		if err == nil && r.SimKey != "" {
+			_, err = tx.ExecContext(ctx, `UPDATE runs SET sim_key = ? WHERE id = ? AND sim_key = ''`, r.SimKey, r.ID)
+		}
+	}()
 	existing, err := findRun(ctx, tx, r.ID, true)
 	switch {
 	case errors.Is(err, ErrNotFound):
@@ -116,7 +124,7 @@ func submitOne(ctx context.Context, tx *sql.Tx, r NewRun, now time.Time) (Run, b
 		if err := setWantedDirectly(ctx, tx, r.ID, r.Direct); err != nil {
 			return Run{}, false, err
 		}
-		run, err := findRun(ctx, tx, r.ID, false)
+		run, err = findRun(ctx, tx, r.ID, false)
 		return run, true, err
 	case err != nil:
 		return Run{}, false, err
@@ -140,7 +148,7 @@ func submitOne(ctx context.Context, tx *sql.Tx, r NewRun, now time.Time) (Run, b
 	if err := setWantedDirectly(ctx, tx, r.ID, r.Direct); err != nil {
 		return Run{}, false, err
 	}
-	run, err := findRun(ctx, tx, r.ID, false)
+	run, err = findRun(ctx, tx, r.ID, false)
 	return run, true, err
 }
 
@@ -421,4 +429,40 @@ func (s *Store) WithLock(ctx context.Context, fn func() error) error {
 		_, _ = conn.ExecContext(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock($1)`, int64(key))
 	}()
 	return fn()
+}
+
+// RefundAttempt gives back attempt attempt of run id, whose outcome was lost to a database
+// outage rather than to its worker: the next ClaimRun counts the same attempt number again. A
+// run that has ended or been claimed by another attempt since is left as it is.
+func (s *Store) RefundAttempt(ctx context.Context, id string, attempt int) error {
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `UPDATE runs SET attempts = attempts - 1 WHERE id = ? AND attempts = ? AND attempts > 0 AND status = ?`,
+			id, attempt, StatusRunning)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("store: refund attempt %d of run %q: %w", attempt, id, err)
+	}
+	return nil
+}
+
+// FindDoneRunBySimKey returns the id of a done run, other than id, that simulates the same as a
+// run with SimKey key (ErrNotFound when there is none), so its report can be reused under
+// another name instead of simulating again. Only the points of sweeps and plans reuse: a run
+// that a user asked for directly (wanted_directly) is simulated itself.
+func (s *Store) FindDoneRunBySimKey(ctx context.Context, key, id string) (string, error) {
+	var found string
+	err := s.read(ctx, func(tx *sql.Tx) error {
+		err := tx.QueryRowContext(ctx, `SELECT id FROM runs WHERE sim_key = ? AND id <> ? AND status = ?
+			AND EXISTS (SELECT 1 FROM runs asking WHERE asking.id = ? AND asking.wanted_directly = 0)
+			ORDER BY finished_at, id LIMIT 1`, key, id, StatusDone, id).Scan(&found)
+		if errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("no done run simulates %s: %w", key, ErrNotFound)
+		}
+		return err
+	})
+	if err != nil {
+		return "", fmt.Errorf("store: find run by simulation key: %w", err)
+	}
+	return found, nil
 }

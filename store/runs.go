@@ -51,6 +51,9 @@ type RunSummary struct {
 	Progress                float64
 	HeadlineJSON            []byte
 	CreatedAt, FinishedAt   time.Time
+	// Attempts and Worker are as in Run, so a list and a run's own record agree.
+	Attempts int
+	Worker   string
 }
 
 // CreateRun inserts a queued run, or returns the existing one with created=false. An existing
@@ -190,7 +193,7 @@ func runSummaryPage(ctx context.Context, tx *sql.Tx, where string, args []any, l
 		return nil, 0, err
 	}
 	rows, err := tx.QueryContext(ctx, `
-		SELECT id, name, status, error, progress, headline_json, created_at, finished_at
+		SELECT id, name, status, error, progress, headline_json, created_at, finished_at, attempts, worker
 		FROM runs `+where+` ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?`, append(args, limit, offset)...)
 	if err != nil {
 		return nil, 0, err
@@ -202,7 +205,7 @@ func runSummaryPage(ctx context.Context, tx *sql.Tx, where string, args []any, l
 			r                 RunSummary
 			created, finished sql.NullInt64
 		)
-		if err := rows.Scan(&r.ID, &r.Name, &r.Status, &r.Error, &r.Progress, &r.HeadlineJSON, &created, &finished); err != nil {
+		if err := rows.Scan(&r.ID, &r.Name, &r.Status, &r.Error, &r.Progress, &r.HeadlineJSON, &created, &finished, &r.Attempts, &r.Worker); err != nil {
 			return nil, 0, err
 		}
 		r.CreatedAt, r.FinishedAt = fromNullUnixMS(created), fromNullUnixMS(finished)

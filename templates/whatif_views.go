@@ -95,3 +95,19 @@ type WhatIfNewPage struct {
 	Imported       string
 	ImportProblems []string
 }
+
+// axisLabel is the column label of the i-th swept value (its path), for a stacked row's card.
+func axisLabel(axes []SweepAxisView, i int) string {
+	if i < len(axes) {
+		return axes[i].Path
+	}
+	return ""
+}
+
+// columnLabel is the label of the i-th figure column, for a stacked row's card.
+func columnLabel(cols []string, i int) string {
+	if i < len(cols) {
+		return cols[i]
+	}
+	return ""
+}

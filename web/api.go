@@ -207,10 +207,14 @@ func (s *Server) apiGetRun(w http.ResponseWriter, r *http.Request) error {
 	return s.writeRunWithReport(w, r, out, report)
 }
 
-// apiListRuns is GET /api/v1/runs?page=N, newest first.
+// apiListRuns is GET /api/v1/runs?page=N&per_page=M, newest first.
 func (s *Server) apiListRuns(w http.ResponseWriter, r *http.Request) error {
 	page := pageParam(r)
-	runs, total, err := s.store.ListRuns(r.Context(), runsPerPage, (page-1)*runsPerPage)
+	perPage, err := perPageParam(r)
+	if err != nil {
+		return err
+	}
+	runs, total, err := s.store.ListRuns(r.Context(), perPage, (page-1)*perPage)
 	if err != nil {
 		return err
 	}
@@ -218,8 +222,8 @@ func (s *Server) apiListRuns(w http.ResponseWriter, r *http.Request) error {
 	for _, run := range runs {
 		list = append(list, apiRun{ID: run.ID, Name: run.Name, Status: run.Status, Progress: run.Progress,
 			Error: run.Error, URL: "/runs/" + run.ID, CreatedAt: timePtr(run.CreatedAt),
-			FinishedAt: timePtr(run.FinishedAt), Headline: run.HeadlineJSON})
+			FinishedAt: timePtr(run.FinishedAt), Headline: run.HeadlineJSON, Attempts: run.Attempts, Worker: run.Worker})
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"runs": list, "total": total, "page": page, "per_page": runsPerPage})
+	writeJSON(w, http.StatusOK, map[string]any{"runs": list, "total": total, "page": page, "per_page": perPage})
 	return nil
 }

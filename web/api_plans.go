@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 
 	"github.com/go-chi/chi/v5"
 	"github.com/scalein-planner/scalein/runs"
@@ -63,11 +64,15 @@ func (s *Server) createPlan(ctx context.Context, req planRequest) (store.Plan, b
 	if len(bytes.TrimSpace(req.Scenario)) == 0 {
 		return store.Plan{}, false, runs.InvalidRequest("plan", &sim.ValidationError{Errors: []sim.FieldError{{Path: "scenario", Message: "required: the scenario to plan on, as in POST /api/v1/runs (its scale_in is replaced)"}}})
 	}
+	name := strings.TrimSpace(req.Name)
+	if msg := sim.NameProblem(name); msg != "" { // the scenario name rules (issue 19 L1)
+		return store.Plan{}, false, runs.InvalidRequest("plan", &sim.ValidationError{Errors: []sim.FieldError{{Path: "name", Message: msg}}})
+	}
 	base, err := s.readScenario(req.Scenario)
 	if err != nil {
 		return store.Plan{}, false, err
 	}
-	return s.runs.CreatePlan(ctx, req.Name, base, whatif.Request{Goal: req.Goal, Constraints: req.Constraints, Search: req.Search})
+	return s.runs.CreatePlan(ctx, name, base, whatif.Request{Goal: req.Goal, Constraints: req.Constraints, Search: req.Search})
 }
 
 // apiCreatePlan is POST /api/v1/plans: 202 while the plan runs, 200 when it is already done.

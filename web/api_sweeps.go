@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 
 	"github.com/go-chi/chi/v5"
 	"github.com/scalein-planner/scalein/runs"
@@ -70,6 +71,10 @@ func (s *Server) createSweep(ctx context.Context, req sweepRequest) (id string, 
 	if len(bytes.TrimSpace(req.Scenario)) == 0 {
 		return "", 0, false, runs.InvalidRequest("sweep", &sim.ValidationError{Errors: []sim.FieldError{{Path: "scenario", Message: `required: the scenario to sweep, as in POST /api/v1/runs`}}})
 	}
+	name := strings.TrimSpace(req.Name)
+	if msg := sim.NameProblem(name); msg != "" { // the scenario name rules (issue 19 L1)
+		return "", 0, false, runs.InvalidRequest("sweep", &sim.ValidationError{Errors: []sim.FieldError{{Path: "name", Message: msg}}})
+	}
 	base, err := s.readScenario(req.Scenario)
 	if err != nil {
 		return "", 0, false, err
@@ -77,7 +82,7 @@ func (s *Server) createSweep(ctx context.Context, req sweepRequest) (id string, 
 	if err := s.checkSweepQuota(ctx, runs.AxesPoints(req.Axes)); err != nil {
 		return "", 0, false, err
 	}
-	return s.runs.CreateSweep(ctx, req.Name, base, req.Axes)
+	return s.runs.CreateSweep(ctx, name, base, req.Axes)
 }
 
 // apiCreateSweep is POST /api/v1/sweeps: 202 with {"id", "url", "points"}, 200 when every point
@@ -207,10 +212,23 @@ func (s *Server) apiGetSweep(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
+// cancelSweep cancels a sweep that has not ended; one that has stays as it ended, as a plan
+// does (issue 19 L2: a done sweep used to turn cancelled).
+func (s *Server) cancelSweep(ctx context.Context, id string) error {
+	sw, err := s.loadSweep(ctx, id)
+	if err != nil {
+		return err
+	}
+	if runs.IsFinal(sw.Status) {
+		return nil
+	}
+	return s.runs.CancelSweep(ctx, id)
+}
+
 // apiCancelSweep is POST /api/v1/sweeps/{id}/cancel.
 func (s *Server) apiCancelSweep(w http.ResponseWriter, r *http.Request) error {
 	id := chi.URLParam(r, "id")
-	if err := s.runs.CancelSweep(r.Context(), id); err != nil {
+	if err := s.cancelSweep(r.Context(), id); err != nil {
 		return err
 	}
 	sw, err := s.loadSweep(r.Context(), id)

@@ -95,8 +95,8 @@ func identityOf(ctx context.Context) identity {
 func (s *Server) identities() bool { return s.cfg.Access.UserHeader != "" }
 
 // identify reads the user the trusted proxy names and puts it in the context, for the store
-// (the owner of what the request creates) and for the checks below. Pages get
-// Cache-Control: private, as what they show depends on who asks.
+// (the owner of what the request creates) and for the checks below. Answers to a signed-in
+// user are Cache-Control: private (dynamicCacheControl), so no shared cache hands them to another.
 func (s *Server) identify(next http.Handler) http.Handler {
 	a := s.cfg.Access
 	if a.UserHeader == "" {
@@ -107,7 +107,6 @@ func (s *Server) identify(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r) // probes come from the node, not the proxy; assets are public
 			return
 		}
-		w.Header().Set("Cache-Control", "private")
 		from, err := netip.ParseAddrPort(r.RemoteAddr)
 		if err != nil || !slices.ContainsFunc(a.TrustedProxies, func(p netip.Prefix) bool { return p.Contains(from.Addr().Unmap()) }) {
 			s.writeError(w, r, &Error{Status: http.StatusForbidden, Title: "Sign in through the proxy",
@@ -133,8 +132,9 @@ func (s *Server) identify(next http.Handler) http.Handler {
 				}
 			}
 		}
-		ctx := context.WithValue(store.WithOwner(r.Context(), user), identityKey{}, id)
-		next.ServeHTTP(w, r.WithContext(ctx))
+		r = r.WithContext(context.WithValue(store.WithOwner(r.Context(), user), identityKey{}, id))
+		w.Header().Set("Cache-Control", dynamicCacheControl(r))
+		next.ServeHTTP(w, r)
 	})
 }
 

@@ -14,7 +14,7 @@ import (
 )
 
 // visibleWorkloads lists the workload fieldsets a user can see.
-const visibleWorkloads = `Array.from(document.querySelectorAll('fieldset[data-workload]')).filter(function (fs) {
+const visibleWorkloads = `Array.from(document.querySelectorAll('fieldset[data-workload]:not([data-testid="day-helper"])')).filter(function (fs) {
   return !fs.hidden && fs.getClientRects().length > 0;
 }).map(function (fs) { return fs.getAttribute('data-workload'); })`
 

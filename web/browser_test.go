@@ -33,12 +33,12 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
 
+	"github.com/scalein-planner/scalein/internal/runtest"
 	"github.com/scalein-planner/scalein/runs"
 	"github.com/scalein-planner/scalein/sim"
 	"github.com/scalein-planner/scalein/store"
 	"github.com/scalein-planner/scalein/templates"
 	"github.com/scalein-planner/scalein/web/charts"
-	"github.com/scalein-planner/scalein/web/format"
 )
 
 const browserPath = "/usr/bin/chromium-headless-shell"
@@ -192,9 +192,9 @@ func chartPage(t *testing.T, title string, cs []templates.Chart) http.Handler {
 // under the strict CSP: each gets a canvas, and nothing is logged or blocked.
 func TestBrowserChartsRender(t *testing.T) {
 	b := newBrowser(t)
-	a, other := chartsFixture(), chartsFixture()
+	a, other := runtest.ChartsReport(), runtest.ChartsReport()
 	other.Summary.DurationMS = 95
-	other.Workers[3].RemovedAtMS = msPtr(80)
+	other.Workers[3].RemovedAtMS = runtest.MS(80)
 	cases := []struct {
 		name   string
 		charts []templates.Chart

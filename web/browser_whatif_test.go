@@ -45,6 +45,12 @@ func TestBrowserSweep(t *testing.T) {
 
 	// The heatmap needs two numeric axes; with one, the lines stay.
 	b.screenshot(t, "sweep")
+	// Issue 19: at a phone's width the sweep's table stacks into cards (rows drawn by the JS too).
+	b.viewport(t, 390, 844)
+	require.Empty(t, browserEval[[]string](t, b, sidewaysTables), "sweep page at 390 px")
+	require.Equal(t, "Status", browserEval[string](t, b, `document.querySelector('#sweep-rows tr [data-testid="status"]').parentNode.getAttribute('data-label')`))
+	b.screenshot(t, "sweep-390")
+	b.viewport(t, 1280, 900)
 
 	b.do(t, "tick two points",
 		chromedp.Click(chromedp.CSS(`#sweep-rows tr:nth-child(1) .sweep-pick`)),
@@ -75,5 +81,10 @@ func TestBrowserPlan(t *testing.T) {
 	requireChartsDrawn(t, b, 1)
 	require.Greater(t, browserEval[int](t, b, `document.querySelectorAll('[data-testid="plan-candidate"]').length`), 1)
 	b.screenshot(t, "plan")
+	// Issue 19: at a phone's width the candidates stack into cards, like the run page's tables.
+	b.viewport(t, 390, 844)
+	b.waitFor(t, "the page at 390 px", chartsReady, 10*time.Second)
+	require.Empty(t, browserEval[[]string](t, b, sidewaysTables), "plan page at 390 px")
+	b.screenshot(t, "plan-390")
 	require.Empty(t, b.problems(t), "console errors or CSP violations")
 }

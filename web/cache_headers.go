@@ -21,7 +21,7 @@ import (
 
 // dynamicCacheControl is the Cache-Control of every answer that is not a static file.
 func dynamicCacheControl(r *http.Request) string {
-	if _, ok := r.Context().Value(identityKey{}).(identity); ok {
+	if identityOf(r.Context()).user != "" { // a signed-in user's answer is theirs alone (auth.go)
 		return "private, no-cache"
 	}
 	return "no-cache"

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/scalein-planner/scalein/store"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -163,6 +164,7 @@ func TestRunPassesJSONL(t *testing.T) {
 		"kvcr": {"enabled": false},
 		"workload": {"type": "sessions", "sessions": {"count": 30, "turns": 3, "rate_per_s": 40,
 			"system_prompt_tokens": 700, "new_input_tokens": 300, "output_tokens": 40, "think_time_ms": 300}}}`)
+	waitStatus(t, s, id, store.StatusDone) // a run that is not done has no passes yet (409)
 	rec := get(t, s, "/runs/"+id+"/passes.jsonl?worker=1")
 	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
 	assert.Equal(t, "false", rec.Header().Get("X-Passes-Truncated"))

@@ -26,6 +26,8 @@ type Error struct {
 	Fields []sim.FieldError
 	// Err is the cause, logged for 5xx and never shown.
 	Err error
+	// RetryAfter, when above 0, is sent as the Retry-After header (seconds).
+	RetryAfter int
 }
 
 func (e *Error) Error() string {
@@ -45,8 +47,11 @@ func badRequest(msg string) *Error {
 	return &Error{Status: http.StatusBadRequest, Title: "Bad request", Message: msg}
 }
 
-// problemOf is the one mapping from errors to statuses and user-facing messages.
-func problemOf(err error) *Error {
+// problemOf is the one mapping from errors to statuses and user-facing messages. Every message
+// is clipped, so an echoed bad value never makes a megabyte answer.
+func problemOf(err error) *Error { return clipped(classify(err)) }
+
+func classify(err error) *Error {
 	var e *Error
 	var maxBytes *http.MaxBytesError
 	var invalid *sim.ValidationError
@@ -75,6 +80,8 @@ func problemOf(err error) *Error {
 			Message: "every worker is busy and the queue is full; try again in a minute, or cancel a run you no longer need"}
 	case errors.Is(err, store.ErrNotFound):
 		return notFound("no such run or trace; check the link (run ids are 16 characters)")
+	case store.IsUnavailable(err):
+		return dbUnavailable(err)
 	case errors.Is(err, context.Canceled):
 		return &Error{Status: 499, Title: "Request cancelled", Message: "the request was cancelled", Err: err}
 	default:
@@ -116,6 +123,7 @@ func (s *Server) renderError(w http.ResponseWriter, r *http.Request, err error) 
 	if p.Status == 499 {
 		return
 	}
+	setRetryAfter(w, p)
 	details := make([]string, 0, len(p.Fields))
 	for _, f := range p.Fields {
 		details = append(details, f.String())
@@ -145,6 +153,7 @@ func (s *Server) writeAPIError(w http.ResponseWriter, r *http.Request, err error
 	if p.Status == 499 {
 		return
 	}
+	setRetryAfter(w, p)
 	writeJSON(w, p.Status, apiError{Error: p.Message, Fields: p.Fields})
 }
 

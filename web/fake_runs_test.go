@@ -37,6 +37,8 @@ func (f *fakeRuns) Submit(ctx context.Context, scenarios ...*sim.Scenario) ([]st
 
 func (f *fakeRuns) Admit(*sim.Scenario) error                       { return nil }
 func (f *fakeRuns) NoteBigRequest()                                 {}
+func (f *fakeRuns) Estimate(*sim.Scenario) int64                    { return 0 }
+func (f *fakeRuns) Reserve(context.Context, int64) (func(), error)  { return func() {}, nil }
 func (f *fakeRuns) Progress(string) (runs.Progress, bool)           { return runs.Progress{}, false }
 func (f *fakeRuns) Changes() <-chan struct{}                        { return nil }
 func (f *fakeRuns) MaxPlanRuns() int                                { return whatif.DefaultMaxPlanRuns }

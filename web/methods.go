@@ -84,7 +84,7 @@ func (s *Server) requireJSONBody(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if ct := r.Header.Get("Content-Type"); ct != "" && r.Method != http.MethodGet && r.Method != http.MethodHead {
 			mt, _, err := mime.ParseMediaType(ct)
-			if err != nil || (mt != "application/json" && !strings.HasSuffix(mt, "+json")) {
+			if err != nil || (mt != "application/json" && !strings.HasSuffix(mt, "+json") && !(r.URL.Path == "/api/v1/calibrations" && fpmMediaTypes[mt])) {
 				s.writeAPIError(w, r, &Error{Status: http.StatusUnsupportedMediaType, Title: "Unsupported media type",
 					Message: "the API reads JSON only: send the body with Content-Type: application/json (got " + ct + ")"})
 				return

@@ -60,7 +60,7 @@ func TestFinishedRunPageCached(t *testing.T) {
 	// A comparison the run becomes part of changes its page (and its ETag).
 	other := submitAPI(t, s, testScenario("cached-other"))
 	waitStatus(t, s, other, store.StatusDone)
-	require.Equal(t, http.StatusOK, get(t, s, "/compare?a="+id+"&b="+other).Code)
+	require.Equal(t, http.StatusSeeOther, get(t, s, "/compare?run="+other+"&run="+id).Code) // "Compare selected"
 	after := get(t, s, "/runs/"+id)
 	assert.NotEqual(t, etag, after.Header().Get("ETag"))
 	doc := parseHTML(t, after.Body)
@@ -155,6 +155,12 @@ func TestCompareSelected(t *testing.T) {
 	// Compare with…: the list offers a compare link on every other run, filtered by name.
 	doc = parseHTML(t, get(t, s, "/runs?with="+older+"&q=NEW").Body)
 	assert.Equal(t, 1, byTestID(doc, "compare-with-"+newer).Length())
+	// The link records the comparison, with this run as A (issue 19 L9: through "?run=", the
+	// explicit action; a plain /compare?a=&b= records nothing).
+	link := byTestID(doc, "compare-with-"+newer).AttrOr("href", "")
+	rec = get(t, s, link)
+	require.Equal(t, http.StatusSeeOther, rec.Code, link)
+	assert.Equal(t, "/compare?a="+older+"&b="+newer, rec.Header().Get("Location"))
 	assert.Zero(t, byTestID(doc, "run-row-"+older).Length(), "filtered out by name")
 	assert.Equal(t, http.StatusNotFound, get(t, s, "/runs?with=nope").Code)
 }

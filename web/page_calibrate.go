@@ -105,6 +105,9 @@ func fitFPM(content []byte, k store.CalibrationKey) (*calibrate.Read, calibrate.
 func (s *Server) storeCalibration(r *http.Request, content []byte, name string, k store.CalibrationKey) (calibrate.Result, store.CalibrationKey, bool, error) {
 	sum := sha256.Sum256(content)
 	k.SHA256 = hex.EncodeToString(sum[:])
+	if err := s.checkCalibrationRoom(r.Context(), k.SHA256, int64(len(content))); err != nil {
+		return calibrate.Result{}, k, false, err
+	}
 	if err := s.checkUploadQuota(r.Context(), int64(len(content))); err != nil {
 		return calibrate.Result{}, k, false, err
 	}
@@ -158,6 +161,11 @@ var fpmUpload = upload{what: "FPM file", maxBytes: maxFPMBytes,
 // handleUploadCalibration is POST /calibrations: a multipart upload, fitted, stored, then 303 to
 // its permalink; bad lines answer 422 with the form and every bad line's number.
 func (s *Server) handleUploadCalibration(w http.ResponseWriter, r *http.Request) error {
+	release, err := s.admitUpload(r.Context(), r.ContentLength)
+	if err != nil {
+		return err
+	}
+	defer release()
 	unreadable, done, err := fpmUpload.parseForm(r)
 	if err != nil {
 		return err
@@ -211,22 +219,12 @@ func (s *Server) handleUploadCalibration(w http.ResponseWriter, r *http.Request)
 // timingRows are the five coefficients as the page shows them.
 func timingRows(t sim.Timing) []templates.TimingCell {
 	return []templates.TimingCell{
-		{Key: "prefill_ms", Label: "prefill base", Value: formatCoef(t.PrefillMS), Unit: "ms per pass that prefills"},
-		{Key: "prefill_ms_per_1k_tokens", Label: "prefill per 1k tokens", Value: formatCoef(t.PrefillMSPer1kTokens), Unit: "ms per 1,000 prefilled tokens"},
-		{Key: "decode_ms", Label: "decode base", Value: formatCoef(t.DecodeMS), Unit: "ms per pass that emits tokens"},
-		{Key: "decode_ms_per_seq", Label: "decode per request", Value: formatCoef(t.DecodeMSPerSeq), Unit: "ms per request emitting a token"},
-		{Key: "decode_ms_per_1k_kv_tokens", Label: "decode per 1k KV tokens", Value: formatCoef(t.DecodeMSPer1kKVTokens), Unit: "ms per 1k KV tokens"},
+		{Key: "prefill_ms", Label: "prefill base", Value: format.Coefficient(t.PrefillMS), Unit: "ms per pass that prefills"},
+		{Key: "prefill_ms_per_1k_tokens", Label: "prefill per 1k tokens", Value: format.Coefficient(t.PrefillMSPer1kTokens), Unit: "ms per 1,000 prefilled tokens"},
+		{Key: "decode_ms", Label: "decode base", Value: format.Coefficient(t.DecodeMS), Unit: "ms per pass that emits tokens"},
+		{Key: "decode_ms_per_seq", Label: "decode per request", Value: format.Coefficient(t.DecodeMSPerSeq), Unit: "ms per request emitting a token"},
+		{Key: "decode_ms_per_1k_kv_tokens", Label: "decode per 1k KV tokens", Value: format.Coefficient(t.DecodeMSPer1kKVTokens), Unit: "ms per 1k KV tokens"},
 	}
-}
-
-// formatCoef rounds a fitted coefficient to six significant digits (measurements carry no more)
-// and prints it without an exponent, as the form expects.
-func formatCoef(v float64) string {
-	r, err := strconv.ParseFloat(strconv.FormatFloat(v, 'g', 6, 64), 64)
-	if err != nil || r == 0 {
-		return "0"
-	}
-	return strconv.FormatFloat(r, 'f', -1, 64)
 }
 
 // loadCalibration reads a stored calibration and its result document.
@@ -282,16 +280,9 @@ func (s *Server) handleCalibration(w http.ResponseWriter, r *http.Request) error
 		name string
 		fit  calibrate.ClassFit
 	}{{"prefill only", res.Classes.Prefill}, {"decode only", res.Classes.Decode}, {"mixed", res.Classes.Mixed}} {
-		p.Classes.Rows = append(p.Classes.Rows, []string{c.name, format.Number(float64(c.fit.N)), fmtOptDigits(c.fit.R2, 4), fmtOptDigits(c.fit.MAPE, 3)})
+		p.Classes.Rows = append(p.Classes.Rows, []string{c.name, format.Number(float64(c.fit.N)), format.Significant(c.fit.R2, 4), format.Significant(c.fit.MAPE, 3)})
 	}
 	return s.render(w, r, http.StatusOK, templates.CalibrationView(p))
-}
-
-func fmtOptDigits(v *float64, digits int) string {
-	if v == nil {
-		return format.Dash
-	}
-	return strconv.FormatFloat(*v, 'g', digits, 64)
 }
 
 // apiCreateCalibration is POST /api/v1/calibrations?worker=ID&skip=N&name=NAME with FPM lines as
@@ -307,6 +298,11 @@ func (s *Server) apiCreateCalibration(w http.ResponseWriter, r *http.Request) er
 		}
 		k.Skip = n
 	}
+	release, err := s.admitUpload(r.Context(), r.ContentLength)
+	if err != nil {
+		return err
+	}
+	defer release()
 	content, err := io.ReadAll(r.Body)
 	if err != nil {
 		return err

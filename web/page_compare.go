@@ -46,12 +46,6 @@ func (s *Server) buildComparePage(ctx context.Context, u *url.URL, idA, idB stri
 	if err != nil {
 		return builtPage{}, err
 	}
-	if idA != idB {
-		if err := s.store.RecordComparison(ctx, idA, idB, s.now()); err != nil {
-			return builtPage{}, err
-		}
-		s.pages.changed() // the run pages of A and B now list this comparison
-	}
 	// The stored scenarios are canonical and complete: decoding them is enough to diff them
 	// (sim.Parse would also load a trace workload's rows, which a diff does not need).
 	scA, errA := scenarioOf(runA.ScenarioJSON)
@@ -90,7 +84,26 @@ func (s *Server) redirectPicked(w http.ResponseWriter, r *http.Request, picked [
 		return s.runsWithError(w, r, "Compare selected needs two different runs; tick two runs and press Compare selected again.")
 	}
 	// The list is newest first: the older run is A, the newer one (the change) B.
-	http.Redirect(w, r, compareURL(picked[1], picked[0]), http.StatusSeeOther)
+	a, b := picked[1], picked[0]
+	if !idPattern.MatchString(a) || !idPattern.MatchString(b) {
+		return notFound("compare needs two run ids (16 characters of a–z and 2–7 each)")
+	}
+	// "Compare selected" is the explicit action that records a comparison, which the run pages
+	// then list (issue 19 L9: opening /compare?a=…&b=… records nothing, so browsing pairs is
+	// no write and no change of every cached run page).
+	for _, id := range []string{a, b} {
+		if _, err := s.store.GetRunStatus(r.Context(), id); err != nil {
+			return err
+		}
+	}
+	created, err := s.store.RecordComparison(r.Context(), a, b, s.now())
+	if err != nil {
+		return err
+	}
+	if created {
+		s.pages.changed() // the run pages of A and B now list this comparison
+	}
+	http.Redirect(w, r, compareURL(a, b), http.StatusSeeOther)
 	return nil
 }
 

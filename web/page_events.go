@@ -32,6 +32,19 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	closeStream, ok := s.pollers().openStream(r)
+	if !ok {
+		return &Error{Status: http.StatusTooManyRequests, Title: "Too many progress streams",
+			Message:    fmt.Sprintf("your address has %d progress streams open already; close some run pages and reload this one", maxStreamsPerClient),
+			RetryAfter: 5}
+	}
+	defer closeStream()
+	var poller *runPoller // the run's shared poller, once a look-up has to go to the store
+	defer func() {
+		if poller != nil {
+			s.leavePoller(poller)
+		}
+	}()
 	rc := http.NewResponseController(w)
 	_ = rc.SetWriteDeadline(time.Time{}) // the server's write timeout must not cut the stream
 	h := w.Header()
@@ -51,21 +64,32 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) error {
 	lastStatus := ""
 	ticker := time.NewTicker(sseKeepAlive)
 	defer ticker.Stop()
-	poll := time.NewTicker(ssePoll)
-	defer poll.Stop()
 	for {
 		anyChange := s.runs.Changes() // before the look-up, so no start or end is missed
 		snap, live := s.runs.Progress(id)
 		if !live {
-			// Not (or no longer) held here: the store has the truth.
-			if run, err = s.store.GetRunStatus(r.Context(), id); err != nil {
+			// Not (or no longer) held here: the store has the truth, read by the run's one
+			// shared poller for every stream of it (event_pollers.go).
+			if poller == nil {
+				if runs.IsFinal(run.Status) { // as read above: nothing to follow
+					_ = send(run.Status, progressEvent{Status: run.Status, Progress: run.Progress, Error: run.Error})
+					return nil
+				}
+				poller = s.subscribe(id)
+			}
+			ps := s.snapshot(poller)
+			polled, changed := ps.run, ps.changed
+			switch {
+			case !ps.ready:
+				snap = runs.Progress{Status: run.Status, Fraction: run.Progress, Changed: changed}
+			case ps.err != nil:
 				return nil // headers are sent; the client reconnects or gives up
-			}
-			if runs.IsFinal(run.Status) {
-				_ = send(run.Status, progressEvent{Status: run.Status, Progress: run.Progress, Error: run.Error})
+			case runs.IsFinal(polled.Status):
+				_ = send(polled.Status, progressEvent{Status: polled.Status, Progress: polled.Progress, Error: polled.Error})
 				return nil
+			default:
+				snap = runs.Progress{Status: polled.Status, Fraction: polled.Progress, Changed: changed}
 			}
-			snap = runs.Progress{Status: run.Status, Fraction: run.Progress}
 		}
 		if snap.Fraction != last || snap.Status != lastStatus {
 			last, lastStatus = snap.Fraction, snap.Status
@@ -76,9 +100,8 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) error {
 		select {
 		case <-r.Context().Done():
 			return nil
-		case <-snap.Changed: // nil when not live: the poll re-reads the store then
+		case <-snap.Changed: // a change here, or the shared poller read a change
 		case <-anyChange: // this process started or finished a run: maybe this one
-		case <-poll.C:
 		case <-ticker.C:
 			if _, err := fmt.Fprint(w, ": keep-alive\n\n"); err != nil {
 				return nil

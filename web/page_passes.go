@@ -9,8 +9,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/go-chi/chi/v5"
-
 	"github.com/scalein-planner/scalein/sim"
 	"github.com/scalein-planner/scalein/sim/calibrate"
 )
@@ -27,7 +25,7 @@ const (
 // for the Calibrate page. The simulation is deterministic, so it is run again (it stops once
 // maxExportPasses passes are written; X-Passes-Truncated: true then says so).
 func (s *Server) handlePassesJSONL(w http.ResponseWriter, r *http.Request) error {
-	run, err := s.store.GetRun(r.Context(), chi.URLParam(r, "id"))
+	run, err := s.doneRun(r) // 409 for a run that is not done: it has no passes to give yet
 	if err != nil {
 		return err
 	}
@@ -45,6 +43,11 @@ func (s *Server) handlePassesJSONL(w http.ResponseWriter, r *http.Request) error
 	if err != nil || worker < 0 || worker >= sc.Fleet.Workers {
 		return badRequest(fmt.Sprintf("worker must be a worker id from 0 to %d (got %q): add ?worker=N", sc.Fleet.Workers-1, wv))
 	}
+	release, err := s.admitExport(w, r, sc)
+	if err != nil {
+		return err
+	}
+	defer release()
 	ctx, cancel := context.WithTimeout(r.Context(), passesExportTimeout)
 	defer cancel()
 	var buf bytes.Buffer

@@ -83,7 +83,13 @@ func (s *Server) buildRunPage(ctx context.Context, u *url.URL, id string) (built
 		p.Figures = figureCells(headlineOf(run, rep))
 		p.Cards = runCards(rep)
 		p.Verdicts = runVerdicts(rep, scErr == nil && sc.KVCR.RejectDrainingSources)
-		p.Charts = charts.BoundTables(charts.OfSummary(sum))
+		all := charts.OfSummary(sum)
+		if scErr == nil {
+			if fleet, ok := charts.Fleet(rep, sc.Autoscaler); ok {
+				all = append([]templates.Chart{fleet}, all...)
+			}
+		}
+		p.Charts = charts.BoundTables(all)
 		p.Cost = s.costView(&http.Request{URL: u}, []string{"workers", "wpage", "decisions", "dpage"}, rep, nil)
 		p.LargeDrain = charts.IsLargeDrain(rep)
 		p.AllWorkers = q.Get("workers") == "all"

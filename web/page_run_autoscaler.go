@@ -2,7 +2,6 @@ package web
 
 import (
 	"fmt"
-	"math"
 	"net/url"
 	"strconv"
 	"strings"
@@ -167,11 +166,7 @@ func autoscalerVerdicts(rep *sim.Report) []string {
 	if fixed := float64(rep.Summary.Workers.Initial) * rep.Summary.DurationMS / 1000; fixed > 0 {
 		saved := 1 - rep.Summary.WorkerSeconds/fixed
 		out = append(out, fmt.Sprintf("Against the initial %d workers held for the whole run it used %s of their worker-seconds (%s saved).",
-			rep.Summary.Workers.Initial, pct(1-saved), pct(saved)))
+			rep.Summary.Workers.Initial, format.Share(1-saved), format.Share(saved)))
 	}
 	return out
-}
-
-func pct(x float64) string {
-	return strconv.FormatFloat(math.Round(x*1000)/10, 'f', -1, 64) + " %"
 }

@@ -35,6 +35,7 @@ func TestRunPageShowsTheAutoscaler(t *testing.T) {
 	assert.Contains(t, text, "Peak workers")
 	assert.Contains(t, text, "In 10 decisions the autoscaler drained 2 workers in 1 decision")
 	assert.Contains(t, text, "from 3 to 1 workers")
+	assert.Equal(t, 1, byTestID(doc, "chart-fleet").Length(), "the fleet chart is drawn")
 	rows := byTestID(doc, "decisions-table").Find("tbody tr")
 	assert.Equal(t, 10, rows.Length())
 	assert.Contains(t, rows.Eq(0).Text(), "stabilized")

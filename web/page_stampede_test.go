@@ -117,6 +117,8 @@ func TestPermalinkBurstBuildsOnce(t *testing.T) {
 	reset(stampedeClients)
 	burst(t, srv.URL, "/compare?a="+a+"&b="+b)
 	assert.Equal(t, int64(1), s.pages.builds.Load()-builds, "the compare page is built once for %d requests", stampedeClients)
+	// "Compare selected" records the pair (viewing /compare records nothing: issue 19 L9).
+	require.Equal(t, http.StatusSeeOther, get(t, s, "/compare?run="+b+"&run="+a).Code)
 
 	// Both run pages are now due for their version check (the comparison changed what they
 	// show, and the clock moved past pageRecheck): one check and one build each.

@@ -56,7 +56,13 @@ func (s *Server) buildSweepPage(ctx context.Context, id string) (builtPage, erro
 	}
 	labels := map[string]string{}
 	var figures []templates.Option
-	for _, f := range sim.Headline(nil) {
+	outcomes := sim.Headline(nil)
+	if sweepsAutoscaler(sw.Axes) {
+		// GPU-hours and the fleet's figures, which the runs of an autoscaler store beside the
+		// headline: lines of GPU-hours against the target, one line per window.
+		outcomes = append(outcomes, sim.AutoscalerFigures(nil)...)
+	}
+	for _, f := range outcomes {
 		labels[f.Key] = f.Label + " (" + f.Unit + ")"
 		figures = append(figures, templates.Option{Value: f.Key, Label: labels[f.Key], Selected: f.Key == sim.HeadlineLatestRemovalMS})
 	}
@@ -106,7 +112,7 @@ func (s *Server) buildSweepPage(ctx context.Context, id string) (builtPage, erro
 // handleCancelSweep is POST /sweeps/{id}/cancel.
 func (s *Server) handleCancelSweep(w http.ResponseWriter, r *http.Request) error {
 	id := chi.URLParam(r, "id")
-	if err := s.runs.CancelSweep(r.Context(), id); err != nil {
+	if err := s.cancelSweep(r.Context(), id); err != nil {
 		return err
 	}
 	http.Redirect(w, r, "/sweeps/"+id, http.StatusSeeOther)
@@ -171,28 +177,41 @@ func formValue(tok string) any {
 }
 
 // valueRange expands start, stop, step into numbers (stop included when the steps land on it).
+// Every bound is checked before the loop: the numbers must be finite, and each step must move
+// the value (at 1e300 a step of 1 does not), so the loop ends after at most maxRangeValues.
 func valueRange(start, stop, step string) ([]any, string) {
 	a, err1 := strconv.ParseFloat(strings.TrimSpace(start), 64)
 	b, err2 := strconv.ParseFloat(strings.TrimSpace(stop), 64)
 	d, err3 := strconv.ParseFloat(strings.TrimSpace(step), 64)
+	finite := func(v float64) bool { return !math.IsInf(v, 0) && !math.IsNaN(v) }
 	switch {
-	case err1 != nil || err2 != nil || err3 != nil:
+	case err1 != nil && !errors.Is(err1, strconv.ErrRange), err2 != nil && !errors.Is(err2, strconv.ErrRange),
+		err3 != nil && !errors.Is(err3, strconv.ErrRange):
 		return nil, "start, stop and step must all be numbers"
-	case d <= 0 || math.IsInf(d, 0) || math.IsNaN(d):
+	case !finite(a) || !finite(b) || !finite(d):
+		return nil, "start, stop and step must be finite numbers (not NaN, Inf or beyond ±1.8e308)"
+	case d <= 0:
 		return nil, "step must be a positive number"
 	case b < a:
 		return nil, "stop must not be below start"
 	case (b-a)/d+1 > maxRangeValues:
 		return nil, fmt.Sprintf("the range gives more than %d values; use a larger step", maxRangeValues)
+	case a != b && (a+d == a || b-d == b):
+		return nil, "the step is too small for numbers this large: each step must change the value; use a larger step"
 	}
 	var out []any
-	for k := 0; ; k++ {
+	for k := 0; k < maxRangeValues; k++ {
 		v := a + float64(k)*d
 		if v > b+d*1e-9 {
 			break
 		}
-		v = math.Round(v*1e9) / 1e9 // 0.1 + 0.2 is 0.3 here
+		if r := math.Round(v*1e9) / 1e9; finite(r) { // 0.1 + 0.2 is 0.3 here
+			v = r
+		}
 		out = append(out, json.Number(strconv.FormatFloat(v, 'f', -1, 64)))
+		if a == b {
+			break
+		}
 	}
 	return out, ""
 }
@@ -225,4 +244,14 @@ func (s *Server) handleCreateSweep(w http.ResponseWriter, r *http.Request) error
 		p.AxisStarts[i], p.AxisStops[i], p.AxisSteps[i] = r.PostForm.Get(name+".start"), r.PostForm.Get(name+".stop"), r.PostForm.Get(name+".step")
 	}
 	return s.render(w, r, http.StatusBadRequest, templates.WhatIfNewView(p))
+}
+
+// sweepsAutoscaler says whether a sweep varies an autoscaler field (its runs have one).
+func sweepsAutoscaler(axes []whatif.Axis) bool {
+	for _, ax := range axes {
+		if strings.HasPrefix(ax.Path, "autoscaler.") {
+			return true
+		}
+	}
+	return false
 }

@@ -23,7 +23,7 @@ import (
 func (s *Server) handleTunePlan(w http.ResponseWriter, r *http.Request, plan apiPlan) error {
 	price, priceField, priceProblem := s.pagePrice(r)
 	suffix := priceSuffix(r)
-	p := templates.TunePlanPage{Page: s.pageInfo("Tune plan: "+plan.Name, "runs"), ID: plan.ID, Name: plan.Name,
+	p := templates.TunePlanPage{Page: s.pageOwnedBy(r.Context(), "Tune plan: "+plan.Name, "runs", store.OwnedPlan, plan.ID), ID: plan.ID, Name: plan.Name,
 		Status: plan.Status, Error: plan.Error, Final: runs.IsFinal(plan.Status), APIURL: "/api/v1/plans/" + plan.ID,
 		Reason: plan.Reason, Notes: plan.Notes, Runs: plan.Runs, Reused: plan.Reused,
 		Price: priceField, PriceError: priceProblem, PriceSuffix: suffix,
@@ -84,7 +84,7 @@ func tuneLimits(c whatif.Constraints) string {
 func tuneRow(planID string, c whatif.Candidate, price float64, ranked bool) templates.TuneRow {
 	row := templates.TuneRow{Label: c.Label, Stage: c.Stage, RunID: c.RunID, Status: c.Status, Feasible: c.Feasible,
 		Pareto: c.Pareto, TTFTP99: format.WithUnit(sim.FigureValue(c.Headline, sim.HeadlineTTFTP99MS), "ms"),
-		Killed: format.WithUnit(sim.FigureValue(c.Headline, "requests_killed"), ""), Violations: strings.Join(c.Violations, "; "),
+		Killed: format.WithUnit(sim.FigureValue(c.Headline, sim.HeadlineRequestsKilled), ""), Violations: strings.Join(c.Violations, "; "),
 		GPUHours: format.Dash, Cost: format.Dash, SavedVsFixed: format.Dash, Migrated: format.Dash, Changes: format.Dash}
 	if ranked {
 		row.Rank = c.Rank
@@ -152,7 +152,7 @@ func savingsTable(best, fixed whatif.Candidate, yours *whatif.Candidate, price f
 	if best.Fleet == nil {
 		return t
 	}
-	duration := sim.FigureValue(best.Headline, "duration_ms")
+	duration := sim.FigureValue(best.Headline, sim.HeadlineDurationMS)
 	add := func(name string, b *whatif.Candidate) {
 		if b == nil || b.Fleet == nil {
 			return

@@ -4,6 +4,7 @@ import (
 	"log/slog"
 	"net/http"
 	"regexp"
+	"strconv"
 	"strings"
 	"time"
 
@@ -54,6 +55,7 @@ func (s *Server) routes() http.Handler {
 		}))
 
 	r.Get("/healthz", s.healthz)
+	r.Get("/livez", livez)
 	r.Handle("/static/*", s.assets)
 
 	r.Get("/", s.page(s.handleForm))
@@ -68,7 +70,7 @@ func (s *Server) routes() http.Handler {
 		r.Get("/report.json", s.page(s.handleReportJSON))
 		r.Get("/scenario.json", s.page(s.handleScenarioJSON))
 		r.Get("/workers.csv", s.page(s.handleWorkersCSV))
-		r.With(createLimit).Get("/passes.jsonl", s.page(s.handlePassesJSONL))
+		r.Get("/passes.jsonl", s.page(s.handlePassesJSONL)) // rate-limited as an export (exports.go)
 		r.Get("/trace.json", s.page(s.handleTraceJSON))
 		r.Get("/events", s.page(s.handleEvents))
 		r.With(s.mayCancel(store.OwnedRun)).Post("/cancel", s.page(s.handleCancel))
@@ -79,7 +81,7 @@ func (s *Server) routes() http.Handler {
 	r.With(s.requireAdmin).Get("/admin/queue", s.page(s.handleQueue))
 	r.Post("/traces", s.page(s.handleUploadTrace))
 	r.Get("/calibrations", s.page(s.handleCalibrations))
-	r.Post("/calibrations", s.page(s.handleUploadCalibration))
+	r.With(createLimit).Post("/calibrations", s.page(s.handleUploadCalibration)) // counted like run creation
 	r.Get("/calibrations/{sha}", s.page(s.handleCalibration))
 
 	r.Route("/api/v1", func(r chi.Router) {
@@ -90,7 +92,7 @@ func (s *Server) routes() http.Handler {
 		r.With(createLimit, s.runQuota(1)).Post("/runs", s.api(s.apiCreateRun))
 		r.With(createLimit, s.runQuota(2)).Post("/pairs", s.api(s.apiCreatePair))
 		r.Get("/runs", s.api(s.apiListRuns))
-		r.Post("/calibrations", s.api(s.apiCreateCalibration))
+		r.With(createLimit).Post("/calibrations", s.api(s.apiCreateCalibration))
 		r.Get("/calibrations/{sha}", s.api(s.apiGetCalibration))
 		r.With(s.requireID("run", true)).Get("/runs/{id}", s.api(s.apiGetRun))
 		s.whatIfAPIRoutes(r, createLimit)
@@ -136,6 +138,7 @@ func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
 	// A one-row read proves the database answers (store has no Ping of its own).
 	if _, _, err := s.store.ListRuns(r.Context(), 1, 0); err != nil {
 		s.log.ErrorContext(r.Context(), "health check failed", "err", err)
+		w.Header().Set("Retry-After", strconv.Itoa(dbRetryAfterSeconds))
 		http.Error(w, "database unavailable", http.StatusServiceUnavailable)
 		return
 	}

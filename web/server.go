@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/scalein-planner/scalein/runs"
@@ -22,6 +23,8 @@ import (
 type RunService interface {
 	Submit(ctx context.Context, scenarios ...*sim.Scenario) ([]store.Submitted, error)
 	Admit(sc *sim.Scenario) error
+	Estimate(sc *sim.Scenario) int64
+	Reserve(ctx context.Context, bytes int64) (release func(), err error)
 	NoteBigRequest()
 	Progress(id string) (runs.Progress, bool)
 	Changes() <-chan struct{}
@@ -49,6 +52,8 @@ type Config struct {
 	RunsPerMinute int
 	// BigBodies is how many request bodies above 1 MiB are parsed at once (default 2).
 	BigBodies int
+	// MaxCalibrationBytes caps the calibration inputs stored in all, uncompressed (default 2 GiB).
+	MaxCalibrationBytes int64
 	// Access is who may reach the server and what they may do (auth.go); the zero value is
 	// the single-user server.
 	Access Access
@@ -74,6 +79,12 @@ type Server struct {
 	bodies  *bigBodies
 	handler http.Handler
 	now     func() time.Time
+	// exportGateV bounds the exports that simulate a run again (exports.go); see exports().
+	exportOnce  sync.Once
+	exportGateV *exportGate
+	// pollersV are the shared progress pollers of runs held elsewhere (event_pollers.go).
+	pollersOnce sync.Once
+	pollersV    *runPollers
 }
 
 // New builds the web server over a run service. Starting and stopping the service's workers

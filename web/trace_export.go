@@ -22,10 +22,13 @@ import (
 //   - process 2 "Peers that pulled": a track per worker that received pulls, with its counts, and,
 //     when the report has per-request rows, a span per request that staged a pull (arrival →
 //     first token, named by the pull's outcome) on the worker it ran on;
-//   - process 3 "Fleet": the scale-in actions as instants and the time series as counters;
+//   - process 3 "Fleet": the scale-in actions as instants and the time series as counters (and an
+//     autoscaler's decisions as instants, trace_export_autoscaler.go);
 //   - process 4 "Passes": a track per drained worker and per peer that pulled, with its forward
 //     passes from the first drain mark to the last removal. The report keeps no passes, so the
-//     run is simulated again (it is deterministic) and stopped once past that window.
+//     run is simulated again (it is deterministic) and stopped once past that window;
+//   - process 5 "Worker lifecycle", for an autoscaler run: each worker's starting, active and
+//     draining spans and its removal.
 //
 // The report has no per-pull records (which source served which pull, when bytes moved), so
 // neither has the export. Its size is bounded: at most maxTraceRequestSpans request spans (the
@@ -78,6 +81,9 @@ func meta(kind string, pid, tid int, name string) traceEvent {
 type tracePasses struct {
 	passes []sim.PassRecord
 	note   string // "" when every pass of the window is there
+	// timedOut: the simulation was cut by passesExportTimeout (or the request ended), so the
+	// passes depend on the machine's speed and the export is not cached.
+	timedOut bool
 }
 
 // passWindow is the part of the run whose passes the export draws: from the first drain mark
@@ -130,6 +136,7 @@ func simulatePasses(ctx context.Context, sc *sim.Scenario, opt sim.RunOptions, r
 	if _, err := sim.Run(ctx, sc, opt); err != nil && ctx.Err() == nil {
 		out.note = "the passes could not be simulated again: " + err.Error()
 	} else if ctx.Err() == context.DeadlineExceeded {
+		out.timedOut = true
 		out.note = fmt.Sprintf("simulating the passes again took over %s; the passes drawn end there", passesExportTimeout)
 	}
 	return out
@@ -192,6 +199,7 @@ func chromeTrace(runID string, rep *sim.Report, passes tracePasses) traceFile {
 	spans, dropped := requestSpans(rep)
 	ev = append(ev, spans...)
 	ev = append(ev, passSpans(passes.passes)...)
+	ev = append(ev, autoscalerTrace(rep)...)
 	sort.SliceStable(ev, func(i, j int) bool { return ev[i].Ph == "M" && ev[j].Ph != "M" })
 	return traceFile{TraceEvents: ev, DisplayTimeUnit: "ms", Metadata: map[string]any{
 		"run_id": runID, "name": rep.Name, "scenario_id": rep.ScenarioID, "model_version": rep.ModelVersion,
@@ -257,24 +265,47 @@ func (s *Server) handleTraceJSON(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	rep, err := s.runs.LoadReport(r.Context(), run.ID) // the request spans need the per-request rows
-	if err != nil {
-		return err
-	}
-	var passes tracePasses
-	if sc, err := sim.Parse(run.ScenarioJSON, sim.ParseEnv{Traces: s.store}); err != nil {
-		passes.note = "the run's scenario no longer validates, so its passes cannot be simulated again"
-	} else if sc.ID() != run.ID {
-		passes.note = "this run was simulated by an earlier model version (" + rep.ModelVersion + "), so its passes are not simulated again under " + sim.ModelVersion
-	} else {
-		passes = simulatePasses(r.Context(), sc, sim.RunOptions{Traces: s.store}, rep)
-	}
-	body, err := json.Marshal(chromeTrace(run.ID, rep, passes))
-	if err != nil {
-		return fmt.Errorf("encode trace of run %s: %w", run.ID, err)
+	body, ok := s.exports().traces.get(run.ID)
+	if !ok {
+		if body, err = s.buildTraceJSON(w, r, run.ID, run.ScenarioJSON); err != nil {
+			return err
+		}
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Content-Disposition", `attachment; filename="`+run.ID+`-trace.json"`)
 	_, err = w.Write(body)
 	return err
+}
+
+// buildTraceJSON builds a done run's trace.json, simulating its passes again within the export
+// budget (exports.go), and caches it: a done run's export never changes.
+func (s *Server) buildTraceJSON(w http.ResponseWriter, r *http.Request, id string, scenarioJSON []byte) ([]byte, error) {
+	rep, err := s.runs.LoadReport(r.Context(), id) // the request spans need the per-request rows
+	if err != nil {
+		return nil, err
+	}
+	var passes tracePasses
+	if sc, err := sim.Parse(scenarioJSON, sim.ParseEnv{Traces: s.store}); err != nil {
+		passes.note = "the run's scenario no longer validates, so its passes cannot be simulated again"
+	} else if sc.ID() != id {
+		passes.note = "this run was simulated by an earlier model version (" + rep.ModelVersion + "), so its passes are not simulated again under " + sim.ModelVersion
+	} else {
+		release, err := s.admitExport(w, r, sc)
+		if err != nil {
+			return nil, err
+		}
+		defer release()
+		if body, ok := s.exports().traces.get(id); ok { // built by another request meanwhile
+			return body, nil
+		}
+		passes = simulatePasses(r.Context(), sc, sim.RunOptions{Traces: s.store}, rep)
+	}
+	body, err := json.Marshal(chromeTrace(id, rep, passes))
+	if err != nil {
+		return nil, fmt.Errorf("encode trace of run %s: %w", id, err)
+	}
+	if !passes.timedOut && r.Context().Err() == nil {
+		s.exports().traces.put(id, body)
+	}
+	return body, nil
 }

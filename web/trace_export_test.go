@@ -3,7 +3,10 @@ package web
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -159,4 +162,32 @@ func TestExportsOfAnEarlierModelsRun(t *testing.T) {
 	assert.EqualValues(t, 0, tr.Metadata["passes"])
 	assert.Contains(t, tr.Metadata["passes_note"], "earlier model version (scalein-model/1)")
 	assert.Equal(t, http.StatusConflict, get(t, s, "/runs/"+id+"/passes.jsonl?worker=1").Code)
+}
+
+// An autoscaler run's export has its decisions as instants and each worker's lifecycle spans:
+// E6's cold start (SPEC §3.15) shows worker 1 starting from 10 to 15 ms, then active.
+func TestTraceExportOfAnAutoscalerRun(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join("..", "sim", "testdata", "examples", "autoscaler_cold_start.json"))
+	require.NoError(t, err)
+	s := newTestServer(t, runs.Config{}, true)
+	id := submitAPI(t, s, string(raw))
+	waitStatus(t, s, id, store.StatusDone)
+	rec := get(t, s, "/runs/"+id+"/trace.json")
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	var tr traceJSON
+	require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &tr))
+	decisions := 0
+	spans := map[string][2]float64{}
+	for _, e := range tr.TraceEvents {
+		if e.PID == tracePIDFleet && e.TID == 2 && e.Ph == "i" {
+			decisions++
+		}
+		if e.PID == tracePIDLifecycle && e.Ph == "X" {
+			spans[fmt.Sprintf("%d %s", e.TID, e.Name)] = [2]float64{e.TS, e.TS + e.Dur}
+		}
+	}
+	assert.Equal(t, 4, decisions)
+	assert.Equal(t, [2]float64{10_000, 15_000}, spans["1 starting"])
+	assert.Equal(t, [2]float64{15_000, 42_000}, spans["1 active"])
+	assert.Equal(t, [2]float64{0, 42_000}, spans["0 active"])
 }

@@ -316,3 +316,28 @@ func TestRunAndComparePagesShowCost(t *testing.T) {
 	doc = parseHTML(t, get(t, s, "/compare?a="+a+"&b="+b+"&price=abc").Body)
 	assert.Contains(t, byTestID(doc, "price-error").Text(), `got "abc"`)
 }
+
+// A sweep over autoscaler settings offers GPU-hours as its outcome, which its runs store.
+func TestSweepOverAutoscalerChartsGPUHours(t *testing.T) {
+	s := newTestServer(t, runs.Config{Workers: 2}, true)
+	rec := postJSON(t, s, "/api/v1/sweeps", sweepBody(lullScenario(t),
+		`[{"path": "autoscaler.target", "values": [6, 12, 24]}, {"path": "autoscaler.scale_down_window_ms", "values": [0, 300000]}]`))
+	require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
+	id := createdID(t, rec, rec.Body.Bytes())
+	sw := waitSweep(t, s, id, store.StatusDone)
+	require.Len(t, sw.Points, 6)
+	for _, p := range sw.Points {
+		var figs []sim.Figure
+		require.NoError(t, json.Unmarshal(p.Headline, &figs))
+		v := sim.FigureValue(figs, sim.HeadlineGPUHours)
+		require.NotNil(t, v, "point %v stores its GPU-hours", p.Values)
+		assert.Positive(t, *v)
+	}
+	doc := parseHTML(t, get(t, s, "/sweeps/"+id).Body)
+	assert.Equal(t, 1, doc.Find(`option[value="gpu_hours"]`).Length(), "GPU-hours is an outcome to chart")
+	// A sweep of other fields does not offer it.
+	rec = postJSON(t, s, "/api/v1/sweeps", sweepBody(fourWorkers(t, ""), `[{"path": "kvcr.bandwidth_gbps", "values": [5, 10]}]`))
+	require.Contains(t, []int{http.StatusAccepted, http.StatusOK}, rec.Code, rec.Body.String())
+	doc = parseHTML(t, get(t, s, "/sweeps/"+createdID(t, rec, rec.Body.Bytes())).Body)
+	assert.Zero(t, doc.Find(`option[value="gpu_hours"]`).Length())
+}

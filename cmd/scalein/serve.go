@@ -50,6 +50,10 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		fmt.Fprintf(stderr, "scalein serve: unexpected argument %q\n", fs.Arg(0))
 		return 2
 	}
+	if err := checkServeLimits(fs); err != nil {
+		fmt.Fprintf(stderr, "scalein serve: %v\n", err)
+		return 2
+	}
 	access, err := accessF.access(*addr)
 	if err != nil {
 		fmt.Fprintf(stderr, "scalein serve: %v\n", err)

@@ -68,3 +68,26 @@ func TestServeRejectsBadFlags(t *testing.T) {
 	assert.Equal(t, 2, runServe(context.Background(), []string{"-nope"}, &stdout, &stderr))
 	assert.Equal(t, 2, runServe(context.Background(), []string{"extra"}, &stdout, &stderr))
 }
+
+// Issue 19 L5: a limit set to 0 or less, or a plan bound beyond the planner's own, is refused at
+// start-up (it used to start with the bound silently removed).
+func TestServeRefusesUnboundedLimits(t *testing.T) {
+	cases := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-queue", "0"}, "-queue must be at least 1"},
+		{[]string{"-queue", "-5"}, "-queue must be at least 1"},
+		{[]string{"-runs-per-minute", "0"}, "-runs-per-minute must be at least 1"},
+		{[]string{"-max-sweep-points", "0"}, "-max-sweep-points must be at least 1"},
+		{[]string{"-max-plan-runs", "5000"}, "-max-plan-runs must be between 2 and 1000"},
+		{[]string{"-max-plan-runs", "1"}, "-max-plan-runs must be between 2 and 1000"},
+	}
+	for _, tc := range cases {
+		var stdout, stderr syncBuffer
+		db := filepath.Join(t.TempDir(), "s.db")
+		code := runServe(context.Background(), append([]string{"-addr", "127.0.0.1:0", "-db", db}, tc.args...), &stdout, &stderr)
+		assert.Equal(t, 2, code, tc.args)
+		assert.Contains(t, stderr.String(), tc.want, tc.args)
+	}
+}

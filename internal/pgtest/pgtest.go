@@ -122,14 +122,35 @@ func Start() (*Cluster, error) {
 		_ = os.RemoveAll(dir)
 		return nil, fmt.Errorf("initdb: %v\n%s", err, out)
 	}
-	opts := fmt.Sprintf("-k %s -c listen_addresses='' -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=300", dir)
-	if out, err := c.cmd("pg_ctl", "-D", data, "-l", filepath.Join(dir, "server.log"), "-o", opts, "-w", "-t", "60", "start").CombinedOutput(); err != nil {
-		log, _ := os.ReadFile(filepath.Join(dir, "server.log"))
+	if err := c.start(); err != nil {
 		_ = os.RemoveAll(dir)
-		return nil, fmt.Errorf("pg_ctl start: %v\n%s\n%s", err, out, log)
+		return nil, err
 	}
 	return c, nil
 }
+
+func (c *Cluster) start() error {
+	data := filepath.Join(c.Dir, "data")
+	opts := fmt.Sprintf("-k %s -c listen_addresses='' -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=300", c.Dir)
+	if out, err := c.cmd("pg_ctl", "-D", data, "-l", filepath.Join(c.Dir, "server.log"), "-o", opts, "-w", "-t", "60", "start").CombinedOutput(); err != nil {
+		log, _ := os.ReadFile(filepath.Join(c.Dir, "server.log"))
+		return fmt.Errorf("pg_ctl start: %v\n%s\n%s", err, out, log)
+	}
+	return nil
+}
+
+// Pause stops the server as an outage would (pg_ctl stop -m fast: open connections are cut),
+// keeping its data; Resume starts it again on the same socket.
+func (c *Cluster) Pause() error {
+	out, err := c.cmd("pg_ctl", "-D", filepath.Join(c.Dir, "data"), "-m", "fast", "-w", "stop").CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("pg_ctl stop: %v\n%s", err, bytes.TrimSpace(out))
+	}
+	return nil
+}
+
+// Resume starts a paused server again.
+func (c *Cluster) Resume() error { return c.start() }
 
 func (c *Cluster) cmd(name string, args ...string) *exec.Cmd {
 	bin := filepath.Join(c.binDir, name)

@@ -196,6 +196,9 @@ func resolve(root map[string]any, p string) (axisKind, error) {
 			cur = node[s.index]
 			where = joinWhere(segs[:i+1])
 		default:
+			if s.key == "" {
+				return 0, fmt.Errorf("%s is a single value, not a list; remove [%d]", where, s.index)
+			}
 			return 0, fmt.Errorf("%s is a single value; it has no field %q", where, s.key)
 		}
 	}

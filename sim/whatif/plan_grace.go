@@ -6,6 +6,8 @@ import (
 	"math"
 
 	"golang.org/x/sync/errgroup"
+
+	"github.com/scalein-planner/scalein/sim"
 )
 
 // graceSeeds are the best explored candidates without grace whose kills are within the limit
@@ -17,11 +19,11 @@ func (p *planner) graceSeeds(explore []*Candidate) []Candidate {
 		if c.GraceMS != nil || c.Status != StatusDone {
 			continue
 		}
-		killed, latest := figure(c.Headline, "requests_killed"), figure(c.Headline, "latest_removal_ms")
+		killed, latest := figure(c.Headline, sim.HeadlineRequestsKilled), figure(c.Headline, sim.HeadlineLatestRemovalMS)
 		if killed == nil || *killed > maxKilled || latest == nil || *latest <= p.req.Goal.StartMS {
 			continue
 		}
-		if total := figure(c.Headline, "total_drain_ms"); total != nil && *total <= 0 {
+		if total := figure(c.Headline, sim.HeadlineTotalDrainMS); total != nil && *total <= 0 {
 			continue // nothing to shorten
 		}
 		p.judge(c)
@@ -43,8 +45,8 @@ func (p *planner) graceSearch(ctx context.Context, explore []*Candidate) ([]*Can
 	for _, sd := range p.graceSeeds(explore) {
 		// No worker drains longer than the whole drain of every worker together, nor than the
 		// time from the start to the last removal; a grace that long forces nothing.
-		longest := *figure(sd.Headline, "latest_removal_ms") - p.req.Goal.StartMS
-		if total := figure(sd.Headline, "total_drain_ms"); total != nil {
+		longest := *figure(sd.Headline, sim.HeadlineLatestRemovalMS) - p.req.Goal.StartMS
+		if total := figure(sd.Headline, sim.HeadlineTotalDrainMS); total != nil {
 			longest = min(longest, *total)
 		}
 		if longest <= 0 {
@@ -148,14 +150,14 @@ func (sr *graceSearch) runRound(ctx context.Context, batch []*Candidate) error {
 	maxKilled := float64(*sr.p.req.Constraints.MaxKilled)
 	newHi, newHiRan := sr.hi, sr.hiRan
 	for _, c := range batch {
-		killed := figure(c.Headline, "requests_killed")
+		killed := figure(c.Headline, sim.HeadlineRequestsKilled)
 		safe := c.Status == StatusDone && killed != nil && *killed <= maxKilled
 		if safe && *c.GraceMS <= newHi {
 			newHi, newHiRan = *c.GraceMS, true
 		}
 	}
 	for _, c := range batch {
-		killed := figure(c.Headline, "requests_killed")
+		killed := figure(c.Headline, sim.HeadlineRequestsKilled)
 		safe := c.Status == StatusDone && killed != nil && *killed <= maxKilled
 		if !safe && *c.GraceMS > sr.lo && *c.GraceMS < newHi {
 			sr.lo = *c.GraceMS

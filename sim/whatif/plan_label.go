@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+
+	"github.com/scalein-planner/scalein/sim"
 )
 
 func label(sel string, setSize, waves, remove int, gapMS float64, grace *float64) string {
@@ -48,15 +50,16 @@ func requestsKilled(k float64) string {
 	if k == 1 {
 		return "1 request killed"
 	}
-	return formatFloat(k) + " requests killed"
+	return sim.FormatNumber(k) + " requests killed"
 }
 
-// FormatMS writes a duration in ms as seconds ("30 s", "12.5 s") or ms below a second.
+// FormatMS writes a duration in ms as seconds ("30 s", "12.5 s") or ms below a second, through
+// the one number formatter (sim.FormatNumber): "482.880296 s", not "482.88029551000005 s".
 func FormatMS(ms float64) string {
 	if ms != 0 && math.Abs(ms) < 1000 {
-		return formatFloat(ms) + " ms"
+		return sim.FormatNumber(ms) + " ms"
 	}
-	return formatFloat(ms/1000) + " s"
+	return sim.FormatNumber(ms/1000) + " s"
 }
 
 func formatFloat(v float64) string {

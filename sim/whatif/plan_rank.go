@@ -22,7 +22,7 @@ func (p *planner) judge(c *Candidate) {
 		return
 	}
 	c.Violations, _ = constraintViolations(c.Headline, p.req.Constraints)
-	if c.Stage != StageBaseline && figure(c.Headline, "latest_removal_ms") == nil {
+	if c.Stage != StageBaseline && figure(c.Headline, sim.HeadlineLatestRemovalMS) == nil {
 		c.Violations = append(c.Violations, "no drained worker was removed before the run ended")
 	}
 	c.Feasible = len(c.Violations) == 0
@@ -46,9 +46,9 @@ func constraintViolations(h []sim.Figure, con Constraints) (out []string, excess
 			excess += (*v - *lim) / *lim
 		}
 	}
-	latency("ttft_p99_ms", "TTFT p99", "got a first token", con.TTFTP99MS)
-	latency("e2e_p99_ms", "end-to-end p99", "finished", con.E2EP99MS)
-	if k := figure(h, "requests_killed"); k != nil && *k > float64(*con.MaxKilled) {
+	latency(sim.HeadlineTTFTP99MS, "TTFT p99", "got a first token", con.TTFTP99MS)
+	latency(sim.HeadlineE2EP99MS, "end-to-end p99", "finished", con.E2EP99MS)
+	if k := figure(h, sim.HeadlineRequestsKilled); k != nil && *k > float64(*con.MaxKilled) {
 		out = append(out, fmt.Sprintf("%s; the limit is %d", requestsKilled(*k), *con.MaxKilled))
 		excess += (*k - float64(*con.MaxKilled)) / float64(*con.MaxKilled+1)
 	}
@@ -65,7 +65,7 @@ func rank(cs []Candidate) {
 			}
 			return 1
 		}
-		for _, key := range []string{"latest_removal_ms", "ttft_p99_ms", "worker_seconds"} {
+		for _, key := range []string{sim.HeadlineLatestRemovalMS, sim.HeadlineTTFTP99MS, sim.HeadlineWorkerSeconds} {
 			if c := comparePtr(figure(a.Headline, key), figure(b.Headline, key)); c != 0 {
 				return c
 			}
@@ -115,19 +115,19 @@ func markPareto(cs []Candidate) {
 	anyFeasible := slices.ContainsFunc(cs, func(c Candidate) bool { return c.Feasible })
 	eligible := func(c Candidate) bool {
 		return c.Status == StatusDone && (c.Feasible || !anyFeasible) &&
-			figure(c.Headline, "latest_removal_ms") != nil && figure(c.Headline, "ttft_p99_ms") != nil
+			figure(c.Headline, sim.HeadlineLatestRemovalMS) != nil && figure(c.Headline, sim.HeadlineTTFTP99MS) != nil
 	}
 	for i := range cs {
 		if !eligible(cs[i]) {
 			continue
 		}
-		ai, at := figure(cs[i].Headline, "latest_removal_ms"), figure(cs[i].Headline, "ttft_p99_ms")
+		ai, at := figure(cs[i].Headline, sim.HeadlineLatestRemovalMS), figure(cs[i].Headline, sim.HeadlineTTFTP99MS)
 		dominated := false
 		for j := range cs {
 			if j == i || !eligible(cs[j]) {
 				continue
 			}
-			bj, bt := figure(cs[j].Headline, "latest_removal_ms"), figure(cs[j].Headline, "ttft_p99_ms")
+			bj, bt := figure(cs[j].Headline, sim.HeadlineLatestRemovalMS), figure(cs[j].Headline, sim.HeadlineTTFTP99MS)
 			if *bj <= *ai && *bt <= *at && (*bj < *ai || *bt < *at) {
 				dominated = true
 				break
@@ -155,15 +155,15 @@ func recommend(ranked []Candidate, req Request) (*Recommendation, string) {
 		return nil, fmt.Sprintf("none of the %d candidates meets the limits; the closest, %q, fails because %s. Relax the limits (constraints), start later, or remove fewer workers", len(ranked), best.Label, why)
 	}
 	best := ranked[0]
-	latest := figure(best.Headline, "latest_removal_ms")
+	latest := figure(best.Headline, sim.HeadlineLatestRemovalMS)
 	var facts []string
 	if latest != nil {
 		facts = append(facts, "the last drained worker is gone at "+FormatMS(*latest))
 	}
-	if t := figure(best.Headline, "ttft_p99_ms"); t != nil {
+	if t := figure(best.Headline, sim.HeadlineTTFTP99MS); t != nil {
 		facts = append(facts, "TTFT p99 "+FormatMS(*t))
 	}
-	if k := figure(best.Headline, "requests_killed"); k != nil {
+	if k := figure(best.Headline, sim.HeadlineRequestsKilled); k != nil {
 		if *k == 0 {
 			facts = append(facts, "no request killed")
 		} else {

@@ -18,9 +18,12 @@ const (
 	// among its searches (each probes at least one): 2 keeps two slots busy with one search.
 	DefaultGraceProbes = 2
 	maxBisectRounds    = 16
-	maxPlanRunsLimit   = 1000
+	maxPlanRunsLimit   = MaxPlanRunsLimit
 	maxSearchValues    = 20
 )
+
+// MaxPlanRunsLimit is the most runs any plan may simulate (search.max_runs, serve -max-plan-runs).
+const MaxPlanRunsLimit = 1000
 
 // Selections beyond the simulator's own policies: worker sets the planner picks from a baseline
 // run of the scenario without any scale-in.
@@ -125,7 +128,9 @@ func Normalize(base *sim.Scenario, req Request) (Request, error) {
 	if s.Waves == nil && g.Remove >= 1 {
 		s.Waves = uniqueInts([]int{1, min(2, g.Remove), g.Remove})
 	}
-	checkList(add, "search.waves", len(s.Waves))
+	if s.Waves != nil || g.Remove >= 1 { // no default without a goal: goal.remove says why
+		checkList(add, "search.waves", len(s.Waves))
+	}
 	for i, w := range s.Waves {
 		if w < 1 || (g.Remove >= 1 && w > g.Remove) {
 			add(fmt.Sprintf("search.waves[%d]", i), "must be between 1 (all at once) and goal.remove (%d, one by one) (got %d)", g.Remove, w)
@@ -182,19 +187,33 @@ func Normalize(base *sim.Scenario, req Request) (Request, error) {
 	} else if s.MaxRuns < 2 || s.MaxRuns > maxPlanRunsLimit {
 		add("search.max_runs", "must be between 2 and %d (got %d)", maxPlanRunsLimit, s.MaxRuns)
 	}
+	if len(errs) == 0 {
+		checkLastWave(add, g, s)
+	}
 	if len(errs) > 0 {
 		return req, &sim.ValidationError{Errors: errs}
 	}
 	return Request{Goal: g, Constraints: c, Search: s}, nil
 }
 
+// checkLastWave checks that the last wave of the longest schedule still starts within the
+// simulator's default virtual-time limit (30 days): goal.start_ms + gap × (waves − 1), for the
+// largest gap and wave count. A drain that starts after it never happens in the run.
+func checkLastWave(add func(string, string, ...any), g Goal, s Search) {
+	waves, gap := slices.Max(s.Waves), slices.Max(s.GapsMS)
+	if last := g.StartMS + gap*float64(waves-1); last >= sim.DefaultMaxVirtualMS {
+		add("goal.start_ms", "with %d waves %s apart the last wave would start at %s, after the simulator's virtual-time limit of %s (the drains would start after the run ends): start earlier, or search fewer waves or shorter gaps (got %v)",
+			waves, FormatMS(gap), FormatMS(last), FormatMS(sim.DefaultMaxVirtualMS), g.StartMS)
+	}
+}
+
 // normalizeConstraints checks the limits both plan kinds share and fills max_killed's default.
 func normalizeConstraints(add func(string, string, ...any), c Constraints) Constraints {
-	if c.TTFTP99MS != nil && (math.IsNaN(*c.TTFTP99MS) || *c.TTFTP99MS <= 0) {
-		add("constraints.ttft_p99_ms", "must be a positive number of ms, or left out for no TTFT limit (got %v)", *c.TTFTP99MS)
+	if c.TTFTP99MS != nil && (math.IsNaN(*c.TTFTP99MS) || math.IsInf(*c.TTFTP99MS, 0) || *c.TTFTP99MS <= 0) {
+		add("constraints.ttft_p99_ms", "must be a positive, finite number of ms, or left out for no TTFT limit (got %v)", *c.TTFTP99MS)
 	}
-	if c.E2EP99MS != nil && (math.IsNaN(*c.E2EP99MS) || *c.E2EP99MS <= 0) {
-		add("constraints.e2e_p99_ms", "must be a positive number of ms, or left out for no end-to-end limit (got %v)", *c.E2EP99MS)
+	if c.E2EP99MS != nil && (math.IsNaN(*c.E2EP99MS) || math.IsInf(*c.E2EP99MS, 0) || *c.E2EP99MS <= 0) {
+		add("constraints.e2e_p99_ms", "must be a positive, finite number of ms, or left out for no end-to-end limit (got %v)", *c.E2EP99MS)
 	}
 	if c.MaxKilled == nil {
 		zero := int64(0)

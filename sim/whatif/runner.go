@@ -225,7 +225,7 @@ func runOne(ctx context.Context, sc *sim.Scenario, opt sim.RunOptions) Outcome {
 	case err != nil:
 		o.Status, o.Error = StatusFailed, fmt.Sprintf("the run failed: %v", err)
 	default:
-		o.Status, o.Digest, o.Headline, o.Workers = StatusDone, rep.Digest, sim.Headline(rep), rep.Workers
+		o.Status, o.Digest, o.Headline, o.Workers = StatusDone, rep.Digest, StoredHeadline(rep), rep.Workers
 		o.Fleet = FleetFiguresOf(rep)
 	}
 	return o
@@ -239,4 +239,15 @@ func figure(h []sim.Figure, key string) *float64 {
 		}
 	}
 	return nil
+}
+
+// StoredHeadline is the headline a run keeps for sweeps and plans: sim.Headline, and for a run
+// with an autoscaler its fleet figures too (GPU-hours, peak and final workers, migrations), so
+// a sweep over autoscaler settings can chart GPU-hours.
+func StoredHeadline(rep *sim.Report) []sim.Figure {
+	figs := sim.Headline(rep)
+	if rep.Autoscaler != nil {
+		figs = append(figs, sim.AutoscalerFigures(rep)...)
+	}
+	return figs
 }

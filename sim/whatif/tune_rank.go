@@ -97,7 +97,7 @@ func fleetChanges(c Candidate) *float64 {
 	return &n
 }
 
-func ttftP99(c Candidate) *float64 { return figure(c.Headline, "ttft_p99_ms") }
+func ttftP99(c Candidate) *float64 { return figure(c.Headline, sim.HeadlineTTFTP99MS) }
 
 // markParetoBy flags the feasible candidates no other feasible one beats on both x and y (all
 // finished ones when none is feasible), lower being better on both.
@@ -171,13 +171,13 @@ func (t *tuner) recommend(ranked, baselines []Candidate) (*Recommendation, strin
 		b.WriteString(" (and " + savedPhrase(best.Fleet.SavedVsYoursPct, "than your settings") + ")")
 	}
 	con := t.req.Constraints
-	if v := figure(best.Headline, "ttft_p99_ms"); v != nil {
+	if v := figure(best.Headline, sim.HeadlineTTFTP99MS); v != nil {
 		b.WriteString(", TTFT p99 " + roundedMS(*v) + limitPhrase(con.TTFTP99MS))
 	}
-	if v := figure(best.Headline, "e2e_p99_ms"); v != nil && con.E2EP99MS != nil {
+	if v := figure(best.Headline, sim.HeadlineE2EP99MS); v != nil && con.E2EP99MS != nil {
 		b.WriteString(", end-to-end p99 " + roundedMS(*v) + limitPhrase(con.E2EP99MS))
 	}
-	killed := figure(best.Headline, "requests_killed")
+	killed := figure(best.Headline, sim.HeadlineRequestsKilled)
 	switch {
 	case killed == nil || *killed == 0:
 		b.WriteString(", nothing killed")

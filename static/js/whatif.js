@@ -149,6 +149,8 @@
     var checked = {};
     Array.prototype.forEach.call(body.querySelectorAll('.sweep-pick:checked'), function (c) { checked[c.value] = true; });
     body.textContent = '';
+    // Each cell carries its column's label, so a phone-width table stacks into cards.
+    var labels = Array.prototype.map.call(body.parentNode.tHead.rows[0].cells, function (th) { return th.textContent; });
     sweep.points.forEach(function (p) {
       var tr = document.createElement('tr');
       tr.setAttribute('data-testid', 'sweep-row');
@@ -165,6 +167,7 @@
       var a = document.createElement('a');
       a.href = p.url; a.textContent = p.run_id;
       tr.appendChild(cell(a));
+      Array.prototype.forEach.call(tr.cells, function (td, i) { if (labels[i]) { td.setAttribute('data-label', labels[i]); } });
       body.appendChild(tr);
     });
     updateCompare();

@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/scalein-planner/scalein/internal/runtest"
 	"github.com/scalein-planner/scalein/runs"
 	"github.com/scalein-planner/scalein/sim"
 	"github.com/scalein-planner/scalein/templates"
@@ -23,35 +24,8 @@ import (
 
 func msPtr(v float64) *float64 { return &v }
 
-// chartsFixture is a small hand-built report: 4 workers, 10 ms buckets over 57 ms; w3 is
-// drained at 10 ms, finishes its own work at 25 ms and is removed at 40 ms (15 ms of pin wait);
-// w2 is drained at 20 ms and force-removed at its grace deadline, 50 ms.
-func chartsFixture() *sim.Report {
-	rep := &sim.Report{
-		Schema: sim.ReportSchema,
-		Summary: sim.Summary{
-			DurationMS: 57,
-			TTFTMS:     sim.Distribution{Mean: msPtr(12), P50: msPtr(10), P90: msPtr(20), P99: msPtr(31), Max: msPtr(31)},
-		},
-		Workers: []sim.WorkerRow{
-			{ID: 0, FinalState: sim.StateActive},
-			{ID: 1, FinalState: sim.StateActive},
-			{ID: 2, FinalState: sim.StateRemoved, MarkedAtMS: msPtr(20), LastWorkMS: msPtr(50), RemovedAtMS: msPtr(50),
-				DrainMS: msPtr(30), PinWaitMS: msPtr(0), GraceDeadlineMS: msPtr(50), Forced: true},
-			{ID: 3, FinalState: sim.StateRemoved, MarkedAtMS: msPtr(10), LastWorkMS: msPtr(25), RemovedAtMS: msPtr(40),
-				DrainMS: msPtr(30), PinWaitMS: msPtr(15)},
-		},
-		Timeseries: sim.Timeseries{BucketMS: 10, Buckets: []sim.Bucket{
-			{TMS: 0, Active: 4, PullsStaged: 2, PullsLanded: 0, TTFTP50MS: msPtr(8)},
-			{TMS: 10, Active: 3, Draining: 1, PullsStaged: 1, PullsLanded: 2, PullsRejected: 1, TTFTP50MS: msPtr(12)},
-			{TMS: 20, Active: 2, Draining: 2, PullsLanded: 1, PullsRejected: 3},
-			{TMS: 30, Active: 2, Draining: 2, TTFTP50MS: msPtr(31)},
-			{TMS: 40, Active: 2, Draining: 1},
-			{TMS: 50, Active: 2},
-		}},
-	}
-	return rep
-}
+// chartsFixture is runtest.ChartsReport, the report the browser test draws too.
+func chartsFixture() *sim.Report { return runtest.ChartsReport() }
 
 // chartOption decodes a chart's option JSON into a generic map, failing the test if it is not JSON.
 func chartOption(t *testing.T, c templates.Chart) map[string]any {
@@ -514,4 +488,24 @@ func TestChartOptionGolden(t *testing.T) {
 		require.NoError(t, err, "run `go test ./web/charts -run TestChartOptionGolden -update` (or UPDATE_GOLDEN=1) to create it")
 		assert.Equal(t, string(want), pretty.String(), "option JSON of %s changed; rerun with -update if intended", id)
 	}
+}
+
+// The fleet chart of an autoscaler run stacks active, starting and draining workers, draws the
+// load per worker against the target band on a second axis and marks the changes.
+func TestFleetChart(t *testing.T) {
+	p, ok := sim.PresetByKey("autoscaler-day")
+	require.True(t, ok)
+	sc, err := sim.Parse(p.JSON, sim.ParseEnv{})
+	require.NoError(t, err)
+	rep, err := sim.Run(context.Background(), sc, sim.RunOptions{})
+	require.NoError(t, err)
+	c, ok := Fleet(rep, sc.Autoscaler)
+	require.True(t, ok)
+	require.Empty(t, c.Empty)
+	for _, want := range []string{`"starting"`, `"draining"`, `"load per worker"`, `"target band (high)"`, `"decision that changed the fleet"`, `"stack":"fleet"`, `"yAxisIndex":1`} {
+		assert.Contains(t, c.OptionJSON, want)
+	}
+	assert.Len(t, c.Table.Rows, len(rep.Autoscaler.Decisions))
+	_, ok = Fleet(rep, nil)
+	assert.False(t, ok, "no autoscaler, no fleet chart")
 }

@@ -80,13 +80,22 @@ func TuneScatter(cands, baselines []whatif.Candidate, limit *float64) templates.
 			"label":     map[string]any{"formatter": "TTFT p99 limit " + whatif.FormatMS(*limit)},
 			"data":      []any{map[string]any{"yAxis": *limit}}}
 	}
+	yAxis := map[string]any{"type": "value", "name": "TTFT p99 (ms)", "scale": true}
+	if limit != nil {
+		// The limit is drawn even above every point, so the headroom shows.
+		top := *limit
+		for _, d := range slices.Concat(feasible, infeasible, base) {
+			top = max(top, d[1].(float64))
+		}
+		yAxis["max"] = math.Ceil(top * 1.05)
+	}
 	option := map[string]any{
 		"animation": false,
 		"legend":    map[string]any{"top": legendTopPX},
 		"grid":      map[string]any{"top": gridTopPX, "bottom": gridBottomNoZoom, "left": gridLeftPX, "right": gridRightPX},
 		"tooltip":   map[string]any{"trigger": "item"},
 		"xAxis":     map[string]any{"type": "value", "name": "GPU-hours", "nameLocation": "middle", "nameGap": 28, "scale": true},
-		"yAxis":     map[string]any{"type": "value", "name": "TTFT p99 (ms)", "scale": true},
+		"yAxis":     yAxis,
 		"series": []any{
 			scatter("Feasible", colorFeasible, feasible, "circle"),
 			scatter("Infeasible", colorInfeasible, infeasible, "triangle"),

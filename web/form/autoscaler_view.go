@@ -6,6 +6,7 @@ import (
 
 	"github.com/a-h/templ"
 	"github.com/scalein-planner/scalein/templates"
+	"github.com/scalein-planner/scalein/web/format"
 )
 
 // model3View adds the scale-in choice, the autoscaler's fieldset, the day helper and the
@@ -63,11 +64,5 @@ func ratePreview(text string) *templates.RatePreview {
 		t += st["duration_ms"]
 	}
 	return &templates.RatePreview{Points: strings.TrimSpace(pts.String()),
-		Caption: fmt.Sprintf("%d stages over %s s, peak %s sessions/s", len(stages), trimNum(total/1000), trimNum(peak))}
-}
-
-func trimNum(x float64) string {
-	s := fmt.Sprintf("%.2f", x)
-	s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
-	return s
+		Caption: fmt.Sprintf("%d stages over %s s, peak %s sessions/s", len(stages), format.TwoDecimals(total/1000), format.TwoDecimals(peak))}
 }

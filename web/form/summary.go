@@ -11,9 +11,10 @@ import (
 )
 
 // ScenarioInputs lists a scenario's inputs as the form asks for them: one group per group of
-// the form's field table (form_fields.go), each field under its form label, then the scale-in
-// schedule and the fields of the scenario's workload type. A field added to the form appears
-// here too (TestScenarioSummaryListsEveryFormField).
+// the form's field table (fields.go), each field under its form label, then the scale-in
+// section as the form's choice has it (the scripted schedule, or the autoscaler's fields) and
+// the fields of the scenario's workload type. A field added to the form appears here too
+// (TestScenarioSummaryListsEveryFormField).
 func ScenarioInputs(sc *sim.Scenario) []templates.ScenarioGroup {
 	tree := scenarioTree(sc)
 	item := func(label, value string) templates.ScenarioItem {
@@ -30,7 +31,28 @@ func ScenarioInputs(sc *sim.Scenario) []templates.ScenarioGroup {
 		}
 		groups = append(groups, templates.ScenarioGroup{Title: g.Legend, Items: items})
 	}
-	var sched []templates.ScenarioItem
+	groups = append(groups, scaleInInputs(sc, item, field))
+	wl := []templates.ScenarioItem{field(workloadTypeField)}
+	if fields, ok := workloadFields(sc.Workload.Type); ok {
+		for _, fs := range fields {
+			wl = append(wl, field(fs))
+		}
+	}
+	groups = append(groups, templates.ScenarioGroup{Title: "Workload", Items: wl})
+	return groups
+}
+
+// scaleInInputs is the scale-in section: the form's choice, then the autoscaler's fields or
+// the scripted schedule's actions.
+func scaleInInputs(sc *sim.Scenario, item func(label, value string) templates.ScenarioItem, field func(fieldSpec) templates.ScenarioItem) templates.ScenarioGroup {
+	if sc.Autoscaler != nil {
+		items := []templates.ScenarioItem{item(scaleInModeField.Label, ModeAutoscaler)}
+		for _, fs := range autoscalerGroup.Fields {
+			items = append(items, field(fs))
+		}
+		return templates.ScenarioGroup{Title: autoscalerGroup.Legend, Items: items}
+	}
+	sched := []templates.ScenarioItem{item(scaleInModeField.Label, ModeSchedule)}
 	for i, a := range sc.ScaleIn {
 		what := ""
 		if len(a.Workers) > 0 {
@@ -45,18 +67,10 @@ func ScenarioInputs(sc *sim.Scenario) []templates.ScenarioGroup {
 		}
 		sched = append(sched, item(fmt.Sprintf("Action %d at %s", i+1, format.Quantity(a.AtMS, "ms")), what))
 	}
-	if len(sched) == 0 {
-		sched = append(sched, item("Scale-in", "none"))
+	if len(sc.ScaleIn) == 0 {
+		sched = append(sched, item("Actions", "none"))
 	}
-	groups = append(groups, templates.ScenarioGroup{Title: "Schedule", Items: sched})
-	wl := []templates.ScenarioItem{field(workloadTypeField)}
-	if fields, ok := workloadFields(sc.Workload.Type); ok {
-		for _, fs := range fields {
-			wl = append(wl, field(fs))
-		}
-	}
-	groups = append(groups, templates.ScenarioGroup{Title: "Workload", Items: wl})
-	return groups
+	return templates.ScenarioGroup{Title: "Schedule", Items: sched}
 }
 
 // summaryValue is a field's value as the summary shows it: a number with its unit, on or off,
@@ -74,9 +88,17 @@ func summaryValue(sc *sim.Scenario, tree map[string]any, fs fieldSpec) string {
 		return "uploaded trace " + shortSHA(t.SHA256)
 	case kindJSON:
 		return format.Count(int64(len(sc.Workload.Requests)), "requests")
+	case kindStages:
+		if sc.Workload.Sessions == nil || len(sc.Workload.Sessions.RateStages) == 0 {
+			return "none: the constant rate"
+		}
+		return format.Count(int64(len(sc.Workload.Sessions.RateStages)), "stages")
 	}
 	v, ok := lookup(tree, fs.Path)
 	if !ok || v == nil {
+		if fs.Kind == kindNullableInt || fs.Kind == kindNullableFloat {
+			return "none"
+		}
 		return "not set"
 	}
 	switch x := v.(type) {

@@ -12,19 +12,22 @@ import (
 )
 
 // TestScenarioSummaryListsEveryFormField: the run page's scenario summary shows every field the
-// form asks for (the general groups, the workload type and the fields of the scenario's
-// workload type), under the form's label, with a value; so a field added to the form is
-// summarised too. Every workload type is covered: the presets and a scripted scenario.
+// form asks for (the general groups, the scale-in choice with the autoscaler's fields or the
+// schedule, the workload type and the fields of the scenario's workload type), under the
+// form's label, with a value; so a field added to the form is summarised too. Every workload
+// type and both scale-in modes are covered: the presets and a scripted scenario.
 func TestScenarioSummaryListsEveryFormField(t *testing.T) {
 	docs := map[string][]byte{"scripted": []byte(runtest.Scenario("scripted"))}
 	for _, p := range sim.Presets() {
 		docs[p.Key] = p.JSON
 	}
 	types := map[string]bool{}
+	autoscaled := false
 	for name, doc := range docs {
 		sc, err := sim.Parse(doc, sim.ParseEnv{})
 		require.NoError(t, err, name)
 		types[sc.Workload.Type] = true
+		autoscaled = autoscaled || sc.Autoscaler != nil
 		shown := map[string]map[string]string{} // group title → label → value
 		for _, g := range ScenarioInputs(sc) {
 			shown[g.Title] = map[string]string{}
@@ -39,6 +42,29 @@ func TestScenarioSummaryListsEveryFormField(t *testing.T) {
 		fields, ok := workloadFields(sc.Workload.Type)
 		require.True(t, ok, name)
 		want["Workload"] = append([]fieldSpec{workloadTypeField}, fields...)
+		if sc.Autoscaler != nil {
+			want[autoscalerGroup.Legend] = append([]fieldSpec{scaleInModeField}, autoscalerGroup.Fields...)
+			assert.NotContains(t, shown, "Schedule", name)
+		} else {
+			want["Schedule"] = []fieldSpec{scaleInModeField}
+		}
+		single := 0
+		singleFields(func(fieldSpec) { single++ }) // every single field is one of those wanted
+		wanted := 0
+		for _, fs := range want {
+			wanted += len(fs)
+		}
+		otherWorkloads := 0
+		for _, w := range workloadGroups {
+			if w.Type != sc.Workload.Type {
+				otherWorkloads += len(w.Group.Fields)
+			}
+		}
+		modeless := len(autoscalerGroup.Fields)
+		if sc.Autoscaler != nil {
+			modeless = 0
+		}
+		assert.Equal(t, single, wanted+otherWorkloads+modeless, "%s: a single field of the form is in no group the summary shows", name)
 		for title, fields := range want {
 			for _, fs := range fields {
 				v, ok := shown[title][fs.Label]
@@ -49,8 +75,8 @@ func TestScenarioSummaryListsEveryFormField(t *testing.T) {
 		}
 		assert.Equal(t, format.Number(sc.Fleet.Timing.DecodeMSPer1kKVTokens)+" ms per 1k KV tokens",
 			shown["Timing"]["Decode per 1k KV tokens"], name)
-		assert.Contains(t, shown, "Schedule", name)
 	}
 	assert.Equal(t, map[string]bool{sim.WorkloadSessions: true, sim.WorkloadTrace: true, sim.WorkloadRequests: true}, types,
 		"the documents cover every workload type")
+	assert.True(t, autoscaled, "the documents cover the autoscaler")
 }

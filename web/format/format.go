@@ -9,52 +9,18 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/scalein-planner/scalein/sim"
 )
 
 // Dash stands for a value that does not apply (a worker that was never drained, an empty
 // distribution).
 const Dash = "—"
 
-// Number prints a value with at most six decimals: report times are whole nanoseconds in
-// milliseconds, so six decimals print them exactly.
-func Number(v float64) string {
-	r := math.Round(v*1e6) / 1e6
-	if r == 0 {
-		r = 0 // no "-0"
-	}
-	s := strconv.FormatFloat(r, 'f', -1, 64)
-	return groupThousands(s)
-}
-
-// groupThousands puts thin spaces between thousands of the integer part, for readability of
-// byte counts and worker-seconds.
-func groupThousands(s string) string {
-	neg := strings.HasPrefix(s, "-")
-	s = strings.TrimPrefix(s, "-")
-	intPart, frac, hasFrac := strings.Cut(s, ".")
-	if len(intPart) > 4 {
-		var b strings.Builder
-		lead := len(intPart) % 3
-		if lead > 0 {
-			b.WriteString(intPart[:lead])
-		}
-		for i := lead; i < len(intPart); i += 3 {
-			if b.Len() > 0 {
-				b.WriteString("\u202f")
-			}
-			b.WriteString(intPart[i : i+3])
-		}
-		intPart = b.String()
-	}
-	out := intPart
-	if hasFrac {
-		out += "." + frac
-	}
-	if neg {
-		out = "-" + out
-	}
-	return out
-}
+// Number prints a value as every page and sentence does: sim.FormatNumber (at most six
+// decimals, since report times are whole nanoseconds in milliseconds; thousands grouped). The
+// planner's sentences, written in sim/whatif, use the same function.
+func Number(v float64) string { return sim.FormatNumber(v) }
 
 // WithUnit prints a number and its unit, or a dash for nil.
 func WithUnit(v *float64, unit string) string {
@@ -124,7 +90,7 @@ func Pct(v *float64) string {
 var singularUnits = map[string]string{
 	"pulls": "pull", "requests": "request", "hints": "hint", "tokens": "token", "blocks": "block",
 	"bytes": "byte", "preemptions": "preemption", "workers": "worker", "runs": "run",
-	"decisions": "decision", "drains": "drain", "moves": "move",
+	"decisions": "decision", "drains": "drain", "moves": "move", "stages": "stage", "GPUs": "GPU",
 }
 
 // Unit returns the unit as it reads after v.
@@ -251,3 +217,37 @@ func IDs(ids []int) string {
 	}
 	return strings.Join(parts, ", ")
 }
+
+// Coefficient rounds a fitted coefficient to six significant digits (measurements carry no more)
+// and prints it without an exponent, as the form expects.
+func Coefficient(v float64) string {
+	r, err := strconv.ParseFloat(strconv.FormatFloat(v, 'g', 6, 64), 64)
+	if err != nil || r == 0 {
+		return "0"
+	}
+	return strconv.FormatFloat(r, 'f', -1, 64)
+}
+
+// Significant prints an optional number to digits significant digits, a dash where it does
+// not apply (a fit's R² and MAPE).
+func Significant(v *float64, digits int) string {
+	if v == nil {
+		return Dash
+	}
+	return strconv.FormatFloat(*v, 'g', digits, 64)
+}
+
+// Share prints a fraction as a percentage with at most one decimal ("37.5 %").
+func Share(x float64) string {
+	return strconv.FormatFloat(math.Round(x*1000)/10, 'f', -1, 64) + " %"
+}
+
+// TwoDecimals prints a number with at most two decimals and no trailing zeros, for a caption.
+func TwoDecimals(x float64) string {
+	s := fmt.Sprintf("%.2f", x)
+	s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
+	return s
+}
+
+// groupThousands puts thin spaces between thousands of a number's integer part (sim.GroupThousands).
+func groupThousands(s string) string { return sim.GroupThousands(s) }

@@ -1,0 +1,112 @@
+package charts
+
+import (
+	"math"
+
+	"github.com/go-echarts/go-echarts/v2/charts"
+	"github.com/go-echarts/go-echarts/v2/opts"
+
+	"github.com/scalein-planner/scalein/sim"
+	"github.com/scalein-planner/scalein/templates"
+	"github.com/scalein-planner/scalein/web/format"
+)
+
+const (
+	idFleet        = "fleet"
+	colorStarting  = "#0891b2" // cyan: workers starting (GPUs held, no requests yet)
+	colorFleetLoad = "#7c3aed" // violet: sampled load per worker
+	colorDecision  = "#dc2626" // red: a decision that changed the fleet
+)
+
+// Fleet draws an autoscaler run's fleet over time (SPEC §3.15): active, starting and draining
+// workers stacked (what holds GPUs), the load per worker each decision saw with the target band
+// (target × (1 ± tolerance)) on a second axis, and a marker at each decision that changed the
+// fleet. ok is false for a run without an autoscaler.
+func Fleet(rep *sim.Report, a *sim.Autoscaler) (templates.Chart, bool) {
+	if rep == nil || rep.Autoscaler == nil || a == nil {
+		return templates.Chart{}, false
+	}
+	const title = "Fleet over time: workers holding GPUs, and the load per worker the autoscaler saw"
+	ds := rep.Autoscaler.Decisions
+	table := templates.Table{Caption: "Autoscaler decisions: the fleet it saw and the load per worker against the target",
+		Columns: []string{"decision (ms)", "active + starting (workers)", "load per worker", "target", "changed the fleet"}}
+	for _, d := range ds {
+		per := 0.0
+		if d.N > 0 {
+			per = d.Load / float64(d.N)
+		}
+		changed := "no"
+		if len(d.Drained)+len(d.Cancelled)+len(d.Reactivated)+len(d.Started) > 0 {
+			changed = "yes"
+		}
+		table.Rows = append(table.Rows, []string{format.Table(d.TMS), format.TableInt(int64(d.Current)), format.Table(per), format.Table(a.Target), changed})
+	}
+	if len(rep.Timeseries.Buckets) == 0 {
+		return emptyChart(idFleet, title, "The run has no time series to draw.", table), true
+	}
+	runs := []runView{{rep: rep}}
+	ax := axisRange(runs, func(r *sim.Report) float64 {
+		m := float64(r.Summary.Workers.Peak)
+		for _, b := range r.Timeseries.Buckets {
+			m = math.Max(m, float64(b.Active+b.Starting+b.Draining))
+		}
+		return m
+	})
+	cart := cartesian{title: title, yName: "workers", yMax: ax.yMax, xMaxMS: ax.xMaxMS, zoom: true, tooltip: "axis", integerY: true}
+	line := charts.NewLine()
+	line.SetGlobalOptions(cart.globalOpts()...)
+	maxLoad := a.Target * (1 + a.Tolerance)
+	for _, d := range ds {
+		if d.N > 0 {
+			maxLoad = math.Max(maxLoad, d.Load/float64(d.N))
+		}
+	}
+	line.ExtendYAxis(opts.YAxis{Type: "value", Name: "load per worker", NameLocation: "middle", NameGap: 40, Min: 0,
+		Max: niceCeil(maxLoad), AxisLabel: &opts.AxisLabel{Show: opts.Bool(true)}, SplitLine: &opts.SplitLine{Show: opts.Bool(false)}})
+	ts := rep.Timeseries
+	for _, s := range []struct {
+		name  string
+		color string
+		value func(sim.Bucket) int64
+	}{
+		{"active", colorActive, func(b sim.Bucket) int64 { return b.Active }},
+		{"starting", colorStarting, func(b sim.Bucket) int64 { return b.Starting }},
+		{"draining", colorDraining, func(b sim.Bucket) int64 { return b.Draining }},
+	} {
+		line.AddSeries(s.name, stepPoints(ts, s.value),
+			charts.WithLineChartOpts(opts.LineChart{Step: "end", ShowSymbol: opts.Bool(false), Stack: "fleet"}),
+			charts.WithAreaStyleOpts(opts.AreaStyle{Color: s.color, Opacity: opts.Float(0.35)}),
+			charts.WithItemStyleOpts(opts.ItemStyle{Color: s.color}),
+			charts.WithLineStyleOpts(opts.LineStyle{Color: s.color, Width: 1}))
+	}
+	var load, lo, hi, marks []opts.LineData
+	for _, d := range ds {
+		if d.N > 0 {
+			load = append(load, opts.LineData{Value: []any{d.TMS, d.Load / float64(d.N)}})
+		}
+		lo = append(lo, opts.LineData{Value: []any{d.TMS, a.Target * (1 - a.Tolerance)}})
+		hi = append(hi, opts.LineData{Value: []any{d.TMS, a.Target * (1 + a.Tolerance)}})
+		if len(d.Drained)+len(d.Cancelled)+len(d.Reactivated)+len(d.Started) > 0 {
+			after := d.Current + len(d.Started) + len(d.Reactivated) - len(d.Cancelled) - len(d.Drained)
+			marks = append(marks, opts.LineData{Value: []any{d.TMS, after}})
+		}
+	}
+	line.AddSeries("load per worker", load,
+		charts.WithLineChartOpts(opts.LineChart{YAxisIndex: 1, ShowSymbol: opts.Bool(true), SymbolSize: 4}),
+		charts.WithItemStyleOpts(opts.ItemStyle{Color: colorFleetLoad}),
+		charts.WithLineStyleOpts(opts.LineStyle{Color: colorFleetLoad, Width: 2}))
+	for _, band := range []struct {
+		name string
+		pts  []opts.LineData
+	}{{"target band (low)", lo}, {"target band (high)", hi}} {
+		line.AddSeries(band.name, band.pts,
+			charts.WithLineChartOpts(opts.LineChart{YAxisIndex: 1, ShowSymbol: opts.Bool(false)}),
+			charts.WithItemStyleOpts(opts.ItemStyle{Color: colorFleetLoad}),
+			charts.WithLineStyleOpts(opts.LineStyle{Color: colorFleetLoad, Width: 1, Type: "dashed", Opacity: opts.Float(0.6)}))
+	}
+	line.AddSeries("decision that changed the fleet", marks,
+		charts.WithLineChartOpts(opts.LineChart{ShowSymbol: opts.Bool(true), Symbol: "triangle", SymbolSize: 10}),
+		charts.WithItemStyleOpts(opts.ItemStyle{Color: colorDecision}),
+		charts.WithLineStyleOpts(opts.LineStyle{Width: 0, Opacity: opts.Float(0)}))
+	return templates.Chart{ID: idFleet, Title: title, OptionJSON: encodeOption(line, wholeAxis), Table: table, HeightPX: chartHeightPX}, true
+}

@@ -103,7 +103,7 @@ func (s *Server) identify(next http.Handler) http.Handler {
 		return next
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/healthz" || strings.HasPrefix(r.URL.Path, "/static/") {
+		if isProbe(r.URL.Path) || strings.HasPrefix(r.URL.Path, "/static/") {
 			next.ServeHTTP(w, r) // probes come from the node, not the proxy; assets are public
 			return
 		}

@@ -94,9 +94,11 @@ func TestDNSRebindingRefused(t *testing.T) {
 	rec = do(t, s.Handler(), req)
 	assert.Equal(t, http.StatusForbidden, rec.Code)
 	assert.Contains(t, rec.Body.String(), `"error"`, "the API answers JSON")
-	req = httptest.NewRequest(http.MethodGet, "/healthz", nil)
-	req.Host = "rebind.evil.example:8080"
-	assert.Equal(t, http.StatusOK, do(t, s.Handler(), req).Code, "a probe by any name")
+	for _, probe := range []string{"/healthz", "/livez"} {
+		req = httptest.NewRequest(http.MethodGet, probe, nil)
+		req.Host = "rebind.evil.example:8080"
+		assert.Equal(t, http.StatusOK, do(t, s.Handler(), req).Code, "a probe by any name: %s", probe)
+	}
 
 	for _, host := range []string{"localhost:8080", "LOCALHOST", "127.0.0.1:8080", "[::1]:8080", "10.1.2.3", "app.localhost:8080"} {
 		req := httptest.NewRequest(http.MethodGet, "/api/v1/runs", nil)
@@ -145,10 +147,12 @@ func TestProxyIdentity(t *testing.T) {
 	req.RemoteAddr = strangerAddr
 	assert.Equal(t, http.StatusForbidden, do(t, s.Handler(), req).Code)
 
-	// Probes and assets need no user.
-	req = httptest.NewRequest(http.MethodGet, "/healthz", nil)
-	req.RemoteAddr = strangerAddr
-	assert.Equal(t, http.StatusOK, do(t, s.Handler(), req).Code)
+	// Probes and assets need no user (the liveness probe, /livez, either: issue 19 M9).
+	for _, probe := range []string{"/healthz", "/livez"} {
+		req = httptest.NewRequest(http.MethodGet, probe, nil)
+		req.RemoteAddr = strangerAddr
+		assert.Equal(t, http.StatusOK, do(t, s.Handler(), req).Code, probe)
+	}
 
 	rec = as(t, s, "", httptest.NewRequest(http.MethodGet, "/runs", nil))
 	assert.Equal(t, http.StatusUnauthorized, rec.Code)

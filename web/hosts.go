@@ -63,8 +63,8 @@ func (s *Server) guardHosts(next http.Handler) http.Handler {
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		host := hostName(r.Host)
-		// /healthz tells nothing and is what probes that send no name (or any) ask for.
-		if _, err := netip.ParseAddr(host); err == nil || matchesHost(allowed, host) || r.URL.Path == "/healthz" {
+		// /healthz and /livez tell nothing and are what probes that send no name (or any) ask for.
+		if _, err := netip.ParseAddr(host); err == nil || matchesHost(allowed, host) || isProbe(r.URL.Path) {
 			next.ServeHTTP(w, r)
 			return
 		}

@@ -23,7 +23,8 @@ import (
 // to (a new pair or comparison). Each cached page remembers the version it was rendered at
 // (store.PageVersion). Checking costs a query, so a page checked less than pageRecheck ago is
 // served as it is, unless this process recorded a comparison since (which bumps gen): another
-// process's new pair or comparison shows within pageRecheck.
+// process's new pair or comparison shows within pageRecheck (and the check that follows). When
+// only the second has run out, the page is served while it is checked in the background.
 //
 // Requests that find the same page missing (or due for its check) at the same time share one
 // build (or one version query): without that, 64 clients opening a page nobody has opened yet
@@ -55,6 +56,8 @@ type cachedPage struct {
 	// run and compare pages, 0 (every request) for sweep pages, whose version is cheap to read
 	// and changes while the sweep runs.
 	recheck time.Duration
+	// checking is set while a background check of the page runs.
+	checking atomic.Bool
 }
 
 type pageCache struct {
@@ -147,13 +150,35 @@ func (c *pageCache) lookup(ctx context.Context, key string, now time.Time, versi
 		return p, true
 	}
 	gen := c.gen.Load()
-	v, err := c.share(ctx, "check", key, func(ctx context.Context) (any, error) {
+	check := func(ctx context.Context) (any, error) {
 		if c.beforeFlight != nil {
 			c.beforeFlight("check")
 		}
 		c.checks.Add(1)
 		return version(ctx, p)
-	})
+	}
+	if p.recheck > 0 && p.gen.Load() == gen {
+		// Only the time ran out (this process changed nothing the page shows): serve it as it
+		// is and check it in the background, once; a changed version drops the page, so the
+		// next request builds it. Nobody waits for the check.
+		if p.checking.CompareAndSwap(false, true) {
+			go func() {
+				defer p.checking.Store(false)
+				v, err := c.share(context.WithoutCancel(ctx), "check", key, check)
+				switch {
+				case err != nil: // asked again by the next request
+				case v.(string) == p.version:
+					p.checkedAt.Store(now.UnixNano())
+				default:
+					if cur, ok := c.pages.Peek(key); ok && cur == p {
+						c.pages.Remove(key)
+					}
+				}
+			}()
+		}
+		return p, true
+	}
+	v, err := c.share(ctx, "check", key, check)
 	if err != nil || v.(string) != p.version {
 		return nil, false
 	}

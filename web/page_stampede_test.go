@@ -46,10 +46,11 @@ func burst(t *testing.T, url, target string) []string {
 // holdFlights makes every build and check of c wait until all the requests of a burst have
 // asked for one of that kind, so that each request that would build the page (or check its
 // version) on its own does so while the first is still at it. It returns the reset to call
-// before each burst.
-func holdFlights(t *testing.T, c *pageCache) (reset func()) {
+// before each burst, with the number of requests expected to ask.
+func holdFlights(t *testing.T, c *pageCache) (reset func(askers int)) {
 	var mu sync.Mutex
 	asked := map[string]int{}
+	want := stampedeClients
 	c.onShare = func(kind string) {
 		mu.Lock()
 		defer mu.Unlock()
@@ -59,23 +60,24 @@ func holdFlights(t *testing.T, c *pageCache) (reset func()) {
 		deadline := time.Now().Add(10 * time.Second)
 		for {
 			mu.Lock()
-			n := asked[kind]
+			n, w := asked[kind], want
 			mu.Unlock()
-			if n >= stampedeClients {
+			if n >= w {
 				break
 			}
 			if time.Now().After(deadline) {
-				t.Errorf("only %d of %d requests asked for a %s", n, stampedeClients, kind)
+				t.Errorf("only %d of %d requests asked for a %s", n, w, kind)
 				break
 			}
 			time.Sleep(time.Millisecond)
 		}
 		time.Sleep(5 * time.Millisecond) // from asking to joining: a few instructions
 	}
-	return func() {
+	return func(askers int) {
 		mu.Lock()
 		defer mu.Unlock()
 		clear(asked)
+		want = askers
 	}
 }
 
@@ -100,7 +102,7 @@ func TestPermalinkBurstBuildsOnce(t *testing.T) {
 
 	for _, id := range []string{a, b} {
 		builds, checks := s.pages.builds.Load(), s.pages.checks.Load()
-		reset()
+		reset(stampedeClients)
 		bodies := burst(t, srv.URL, "/runs/"+id)
 		assert.Equal(t, int64(1), s.pages.builds.Load()-builds, "the page of %s is built once for %d requests", id, stampedeClients)
 		assert.Equal(t, int64(0), s.pages.checks.Load()-checks, "a page just built needs no check")
@@ -112,7 +114,7 @@ func TestPermalinkBurstBuildsOnce(t *testing.T) {
 
 	// The compare page of the two is built once as well.
 	builds := s.pages.builds.Load()
-	reset()
+	reset(stampedeClients)
 	burst(t, srv.URL, "/compare?a="+a+"&b="+b)
 	assert.Equal(t, int64(1), s.pages.builds.Load()-builds, "the compare page is built once for %d requests", stampedeClients)
 	// "Compare selected" records the pair (viewing /compare records nothing: issue 19 L9).
@@ -123,7 +125,7 @@ func TestPermalinkBurstBuildsOnce(t *testing.T) {
 	now.Add(int64(2 * pageRecheck))
 	for id, other := range map[string]string{a: "burst-b", b: "burst-a"} {
 		builds, checks := s.pages.builds.Load(), s.pages.checks.Load()
-		reset()
+		reset(stampedeClients)
 		bodies := burst(t, srv.URL, "/runs/"+id)
 		assert.Equal(t, int64(1), s.pages.checks.Load()-checks, "the page of %s is checked once for %d requests", id, stampedeClients)
 		assert.Equal(t, int64(1), s.pages.builds.Load()-builds, "the page of %s is rebuilt once, with the comparison", id)
@@ -131,14 +133,20 @@ func TestPermalinkBurstBuildsOnce(t *testing.T) {
 		assert.Contains(t, byTestID(doc, "related").Text(), other, "the related runs list the comparison")
 	}
 
-	// Due for their check again, and unchanged: one query each, not one per request.
+	// Due for their check again, this process having changed nothing: every request is served
+	// the page at once, and one check runs in the background.
 	now.Add(int64(2 * pageRecheck))
 	for _, id := range []string{a, b} {
 		builds, checks := s.pages.builds.Load(), s.pages.checks.Load()
-		reset()
+		reset(1)
 		burst(t, srv.URL, "/runs/"+id)
 		assert.Equal(t, int64(0), s.pages.builds.Load()-builds, "the page of %s is still current", id)
+		require.Eventually(t, func() bool { return s.pages.checks.Load()-checks == 1 }, 10*time.Second, time.Millisecond)
+		p, ok := s.pages.pages.Peek(runPageKey(httptest.NewRequest(http.MethodGet, "/runs/"+id, nil)))
+		require.True(t, ok, "the page of %s stays cached", id)
+		require.Eventually(t, func() bool { return !p.checking.Load() }, 10*time.Second, time.Millisecond)
 		assert.Equal(t, int64(1), s.pages.checks.Load()-checks, "the page of %s is checked once for %d requests", id, stampedeClients)
+		assert.True(t, s.pages.fresh(p, s.now()), "the check confirmed the page")
 	}
 }
 
@@ -181,4 +189,38 @@ func TestSharedBuildOutlivesItsRequest(t *testing.T) {
 	require.Eventually(t, func() bool { _, ok := c.pages.Get("/runs/x"); return ok }, 5*time.Second, time.Millisecond,
 		"the page is cached for the next request")
 	assert.Equal(t, int64(1), c.builds.Load())
+}
+
+// A page due for its check only because the second ran out is served at once and checked in
+// the background; a version that changed meanwhile (another process's comparison) drops it, so
+// the next request builds it again.
+func TestBackgroundCheckDropsAChangedPage(t *testing.T) {
+	c := newPageCache()
+	start := time.Now()
+	p := &cachedPage{version: "v1", body: []byte("page"), recheck: pageRecheck}
+	p.checkedAt.Store(start.UnixNano())
+	c.pages.Add("/runs/x", p)
+	version := func(context.Context, *cachedPage) (string, error) { return "v2", nil }
+
+	got, ok := c.lookup(context.Background(), "/runs/x", start.Add(pageRecheck/2), version)
+	require.True(t, ok)
+	assert.Same(t, p, got)
+	assert.Equal(t, int64(0), c.checks.Load(), "checked less than a second ago: no check")
+
+	got, ok = c.lookup(context.Background(), "/runs/x", start.Add(2*pageRecheck), version)
+	require.True(t, ok, "served while it is checked")
+	assert.Same(t, p, got)
+	require.Eventually(t, func() bool { _, ok := c.pages.Peek("/runs/x"); return !ok }, 5*time.Second, time.Millisecond,
+		"the changed page is dropped")
+	assert.Equal(t, int64(1), c.checks.Load())
+	_, ok = c.lookup(context.Background(), "/runs/x", start.Add(2*pageRecheck), version)
+	assert.False(t, ok, "the next request builds the page again")
+
+	// After a change this process made (gen), the request waits for the check instead.
+	q := &cachedPage{version: "v1", body: []byte("page"), recheck: pageRecheck}
+	q.checkedAt.Store(start.UnixNano())
+	c.pages.Add("/runs/y", q)
+	c.changed()
+	_, ok = c.lookup(context.Background(), "/runs/y", start, version)
+	assert.False(t, ok, "a stale page is not served once this process changed something")
 }

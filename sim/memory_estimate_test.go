@@ -41,7 +41,7 @@ func TestMemoryFiguresCoverStructures(t *testing.T) {
 	}
 	for _, c := range checks {
 		if int64(c.size) > c.figure {
-			t.Errorf("%s is %d bytes; the memory model counts %d: raise the figure in memory.go", c.name, c.size, c.figure)
+			t.Errorf("%s is %d bytes; the memory model counts %d: raise the figure in memory_estimate.go", c.name, c.size, c.figure)
 		}
 	}
 }

@@ -134,6 +134,11 @@ func fillComparison(p *templates.ComparePage, cmp sim.Comparison, sumA, sumB *ru
 	p.ToggleExtra = cmp.Kind != "" && !cmp.OnlyToggle
 	p.Cards = compareCards(cmp)
 	p.Verdicts = compareVerdicts(cmp, &sumA.Report, &sumB.Report, p.B.Label)
+	if cmp.Kind == sim.CounterpartAutoscaler && sumA.Report.Autoscaler != nil {
+		// The autoscaler pair leads with what it saved and what that cost (A: autoscaler, B: fixed).
+		p.Cards = cardsFor(cmp, autoscalerCardKeys)
+		p.Verdicts = append(autoscalerPairVerdicts(&sumA.Report, &sumB.Report), p.Verdicts...)
+	}
 	for _, d := range cmp.Diffs {
 		p.Diffs = append(p.Diffs, templates.DiffRow{Path: d.Path, A: d.A, B: d.B})
 	}
@@ -194,6 +199,15 @@ func sideLabels(a, b *sim.Scenario, nameA, nameB string) (labelA, labelB, differ
 		return "guard off"
 	}
 	diffs := sim.DiffScenarios(a, b)
+	if len(diffs) == 1 && diffs[0].Path == "autoscaler" && (a.Autoscaler == nil) != (b.Autoscaler == nil) {
+		// The autoscaler pair: one side scales, the other holds fleet.workers for the whole run.
+		fixed := fmt.Sprintf("fixed fleet of %d", b.Fleet.Workers)
+		if a.Autoscaler == nil {
+			fixed = fmt.Sprintf("fixed fleet of %d", a.Fleet.Workers)
+			return fixed, "autoscaler", fixed + " / autoscaler"
+		}
+		return "autoscaler", fixed, "autoscaler / " + fixed
+	}
 	toggles, others := 0, []sim.FieldDiff{}
 	for _, d := range diffs {
 		if d.Path == "router.hints" || d.Path == "kvcr.reject_draining_sources" {

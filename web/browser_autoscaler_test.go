@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -40,9 +42,7 @@ func checkPhoneAndA11y(t *testing.T, b *browserSession, url, name string) {
 		b.openPage(t, url)
 		b.screenshot(t, fmt.Sprintf("%s-%d", name, width))
 		require.Empty(t, browserEval[[]string](t, b, sidewaysTables), "%s page at %d px", name, width)
-		if width == 390 {
-			b.viewportShots(t, fmt.Sprintf("%s-%d", name, width), 4)
-		}
+		b.viewportShots(t, fmt.Sprintf("%s-%d", name, width), 6)
 	}
 	b.viewport(t, 1280, 900)
 	b.openPage(t, url)
@@ -100,6 +100,7 @@ func TestBrowserAutoscalerRun(t *testing.T) {
 	require.Greater(t, n, decisionsPerPage, "two pages of decisions")
 	require.LessOrEqual(t, n, 2*decisionsPerPage, "two pages of decisions")
 
+	b.chartShot(t, "fleet", "autoscaler-run-fleet-1280")
 	series := seriesOf(t, b, "fleet")
 	for _, want := range []string{"active", "load per worker", "target band (low)", "target band (high)", "decision that changed the fleet"} {
 		require.Contains(t, series, want, "fleet chart series: %v", series)
@@ -154,13 +155,28 @@ func TestBrowserAutoscalerRun(t *testing.T) {
 	require.Contains(t, verdicts, "TTFT p99")
 	require.Contains(t, verdicts, "end-to-end p99")
 	require.Contains(t, verdicts, "migration moved")
+	require.Contains(t, verdicts, fmt.Sprintf("In %d decisions the autoscaler drained", n), "what the autoscaler did")
+	require.NotContains(t, verdicts, "latest removal deadline", "a fixed fleet drains nothing: no deadline to compare")
 	for _, key := range []string{"gpu_hours", "e2e_p99_ms", "requests_migrated"} {
 		require.Equal(t, 1, browserEval[int](t, b, `document.querySelectorAll('[data-testid="card-`+key+`"]').length`), "card %s", key)
 	}
+	b.chartShot(t, "cmp-workers-over-time", "autoscaler-compare-fleets-1280")
 	fleets := seriesOf(t, b, "cmp-workers-over-time")
 	require.Contains(t, fleets, "autoscaler · starting", "both fleets on one chart with the starting workers: %v", fleets)
 	require.Contains(t, fleets, "fixed fleet of 8 · active", "%v", fleets)
 	require.Empty(t, b.problems(t), "console errors or CSP violations on the compare page")
 	checkPhoneAndA11y(t, b, compareURL, "autoscaler-compare")
 	require.Empty(t, b.problems(t), "console errors or CSP violations")
+}
+
+// chartShot saves what the window shows with the chart of this id scrolled to the top.
+func (b *browserSession) chartShot(t *testing.T, id, name string) {
+	t.Helper()
+	ctx, cancel := contextWithTimeout(b, 30*time.Second)
+	defer cancel()
+	_, err := chromedp.Run(ctx, chromedp.Evaluate[any](`document.getElementById(`+fmt.Sprintf("%q", id)+`).closest('figure').scrollIntoView(); true`))
+	require.NoError(t, err)
+	png, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join("..", "test-artifacts", name+".png"), png, 0o644))
 }

@@ -135,12 +135,22 @@ func fillComparison(p *templates.ComparePage, cmp sim.Comparison, sumA, sumB *ru
 	p.Cards = compareCards(cmp)
 	p.Verdicts = compareVerdicts(cmp, &sumA.Report, &sumB.Report, p.B.Label)
 	if cmp.Kind == sim.CounterpartAutoscaler && sumA.Report.Autoscaler != nil {
-		// The autoscaler pair leads with what it saved and what that cost (A: autoscaler, B: fixed).
+		// The autoscaler pair says what it saved and what that cost (A: autoscaler, B: fixed), and
+		// what the autoscaler did; the removal-deadline verdicts of a schedule pair do not apply.
 		p.Cards = cardsFor(cmp, autoscalerCardKeys)
-		p.Verdicts = append(autoscalerPairVerdicts(&sumA.Report, &sumB.Report), p.Verdicts...)
+		p.Verdicts = autoscalerPairVerdicts(&sumA.Report, &sumB.Report)
+		for _, v := range autoscalerVerdicts(&sumA.Report) {
+			if strings.HasPrefix(v, "In ") || strings.Contains(v, "waited") {
+				p.Verdicts = append(p.Verdicts, v)
+			}
+		}
 	}
 	for _, d := range cmp.Diffs {
-		p.Diffs = append(p.Diffs, templates.DiffRow{Path: d.Path, A: d.A, B: d.B})
+		a, b := d.A, d.B
+		if cmp.Kind == sim.CounterpartAutoscaler && d.Path == "autoscaler" {
+			a, b = orNone(a), orNone(b)
+		}
+		p.Diffs = append(p.Diffs, templates.DiffRow{Path: d.Path, A: a, B: b})
 	}
 	for _, f := range cmp.Figures {
 		delta, trend := deltaOf(f)

@@ -1260,7 +1260,7 @@ func formHPAImport(f FormPage) templ.Component {
 		}
 		ctx = templ.InitializeContext(ctx)
 		ctx = templ.ClearChildren(ctx)
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 108, "<fieldset class=\"hpa-import\" data-testid=\"form-hpa-import\"><legend>Import an HPA manifest</legend><p class=\"fieldset-note\">Fills the autoscaler's fields (and the migration limit) from an autoscaling/v2 HorizontalPodAutoscaler; what the model cannot represent is named above the form.</p>")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 108, "<fieldset class=\"hpa-import\" data-testid=\"form-hpa-import\"><legend>Import an HPA manifest</legend><p class=\"fieldset-note\">Fills the autoscaler's fields (and the migration limit) from an autoscaling/v2 HorizontalPodAutoscaler, pasted or uploaded; after an import, what the manifest holds that the model cannot represent is listed here.</p>")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}

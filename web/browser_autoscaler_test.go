@@ -79,6 +79,7 @@ func TestBrowserAutoscalerRun(t *testing.T) {
 	require.Equal(t, "10000, 10", strings.TrimSpace(stages[16]), "the peak at 16:00")
 	require.Equal(t, "autoscaler", browserEval[string](t, b, `document.querySelector('select[data-scale-in-mode]').value`), "the choice survives the helper")
 	b.screenshot(t, "autoscaler-form-1280")
+	b.chartShot(t, "hpa_manifest", "autoscaler-form-hpa-import-1280")
 
 	// A decision every 5 s over 240 s and what follows: about 50 decisions, two pages of the table.
 	for id, v := range map[string]string{
@@ -169,12 +170,12 @@ func TestBrowserAutoscalerRun(t *testing.T) {
 	require.Empty(t, b.problems(t), "console errors or CSP violations")
 }
 
-// chartShot saves what the window shows with the chart of this id scrolled to the top.
+// chartShot saves what the window shows with the chart (or fieldset) holding this id scrolled to the top.
 func (b *browserSession) chartShot(t *testing.T, id, name string) {
 	t.Helper()
 	ctx, cancel := contextWithTimeout(b, 30*time.Second)
 	defer cancel()
-	_, err := chromedp.Run(ctx, chromedp.Evaluate[any](`document.getElementById(`+fmt.Sprintf("%q", id)+`).closest('figure').scrollIntoView(); true`))
+	_, err := chromedp.Run(ctx, chromedp.Evaluate[any](`document.getElementById(`+fmt.Sprintf("%q", id)+`).closest('figure, fieldset').scrollIntoView(); true`))
 	require.NoError(t, err)
 	png, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
 	require.NoError(t, err)

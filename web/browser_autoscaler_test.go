@@ -3,10 +3,8 @@
 package web
 
 import (
-	"encoding/json"
 	"fmt"
-	"io"
-	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -134,23 +132,16 @@ func TestBrowserAutoscalerRun(t *testing.T) {
 	require.Empty(t, b.problems(t), "console errors or CSP violations on the decisions pages")
 	checkPhoneAndA11y(t, b, runURL, "autoscaler-run")
 
-	// The autoscaler pair: the same scenario against a fixed fleet.
-	resp, err := http.Get(runURL + "/scenario.json")
+	// The autoscaler pair from the run page: the same scenario against a fixed fleet.
+	b.openPage(t, runURL)
+	b.do(t, "press Run autoscaler vs fixed fleet", chromedp.Click(chromedp.CSS(`[data-testid="counterpart-autoscaler"]`)))
+	b.waitFor(t, "the pair's compare page with both runs done", `location.pathname === '/compare' &&
+		!document.querySelector('[data-testid="compare-waiting"]') && !!document.querySelector('[data-testid="verdicts"]') && `+chartsReady, 120*time.Second)
+	loc, err := url.Parse(browserEval[string](t, b, `location.href`))
 	require.NoError(t, err)
-	scenario, err := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	require.NoError(t, err)
-	resp, err = http.Post(ts.URL+"/api/v1/pairs", "application/json", strings.NewReader(`{"kind": "autoscaler", "scenario": `+string(scenario)+`}`))
-	require.NoError(t, err)
-	var pair struct {
-		A, B struct{ ID string }
-	}
-	require.NoError(t, json.NewDecoder(resp.Body).Decode(&pair))
-	resp.Body.Close()
-	require.Equal(t, id, pair.A.ID, "A is the autoscaler run, the one already done")
-	waitDone(t, ts.URL, pair.B.ID, 120*time.Second)
-	compareURL := ts.URL + "/compare?a=" + pair.A.ID + "&b=" + pair.B.ID
-	b.openPage(t, compareURL)
+	require.Equal(t, id, loc.Query().Get("a"), "A is the autoscaler run, the one already done")
+	require.NotEmpty(t, loc.Query().Get("b"))
+	compareURL := loc.String()
 	verdicts := browserEval[string](t, b, `document.querySelector('[data-testid="verdicts"]').textContent`)
 	require.Contains(t, verdicts, "The autoscaler saved ")
 	require.Contains(t, verdicts, "TTFT p99")

@@ -120,6 +120,10 @@ type FormPage struct {
 	// ScaleInMode chooses the schedule or the autoscaler (SPEC §3.15); Autoscaler is its fields.
 	ScaleInMode Field
 	Autoscaler  Fieldset
+	// HPAManifest is the manifest pasted into the autoscaler's "Import an HPA manifest", kept
+	// when the import failed; HPAProblems is what the last import could not represent.
+	HPAManifest string
+	HPAProblems []string
 	// DayHelper are the day-shaped load helper's inputs; RatePreview draws the rate stages.
 	DayHelper    []Field
 	RatePreview  *RatePreview

@@ -134,8 +134,23 @@ func fillComparison(p *templates.ComparePage, cmp sim.Comparison, sumA, sumB *ru
 	p.ToggleExtra = cmp.Kind != "" && !cmp.OnlyToggle
 	p.Cards = compareCards(cmp)
 	p.Verdicts = compareVerdicts(cmp, &sumA.Report, &sumB.Report, p.B.Label)
+	if cmp.Kind == sim.CounterpartAutoscaler && sumA.Report.Autoscaler != nil {
+		// The autoscaler pair says what it saved and what that cost (A: autoscaler, B: fixed), and
+		// what the autoscaler did; the removal-deadline verdicts of a schedule pair do not apply.
+		p.Cards = cardsFor(cmp, autoscalerCardKeys)
+		p.Verdicts = autoscalerPairVerdicts(&sumA.Report, &sumB.Report)
+		for _, v := range autoscalerVerdicts(&sumA.Report) {
+			if strings.HasPrefix(v, "In ") || strings.Contains(v, "waited") {
+				p.Verdicts = append(p.Verdicts, v)
+			}
+		}
+	}
 	for _, d := range cmp.Diffs {
-		p.Diffs = append(p.Diffs, templates.DiffRow{Path: d.Path, A: d.A, B: d.B})
+		a, b := d.A, d.B
+		if cmp.Kind == sim.CounterpartAutoscaler && d.Path == "autoscaler" {
+			a, b = orNone(a), orNone(b)
+		}
+		p.Diffs = append(p.Diffs, templates.DiffRow{Path: d.Path, A: a, B: b})
 	}
 	for _, f := range cmp.Figures {
 		delta, trend := deltaOf(f)
@@ -194,6 +209,15 @@ func sideLabels(a, b *sim.Scenario, nameA, nameB string) (labelA, labelB, differ
 		return "guard off"
 	}
 	diffs := sim.DiffScenarios(a, b)
+	if len(diffs) == 1 && diffs[0].Path == "autoscaler" && (a.Autoscaler == nil) != (b.Autoscaler == nil) {
+		// The autoscaler pair: one side scales, the other holds fleet.workers for the whole run.
+		fixed := fmt.Sprintf("fixed fleet of %d", b.Fleet.Workers)
+		if a.Autoscaler == nil {
+			fixed = fmt.Sprintf("fixed fleet of %d", a.Fleet.Workers)
+			return fixed, "autoscaler", fixed + " / autoscaler"
+		}
+		return "autoscaler", fixed, "autoscaler / " + fixed
+	}
 	toggles, others := 0, []sim.FieldDiff{}
 	for _, d := range diffs {
 		if d.Path == "router.hints" || d.Path == "kvcr.reject_draining_sources" {

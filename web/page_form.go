@@ -78,12 +78,20 @@ func (s *Server) handleForm(w http.ResponseWriter, r *http.Request) error {
 // handleFormEdit is POST /: the no-JavaScript schedule editor. "Add row" and "Remove" post the
 // whole form here and get it back with one row more or less; nothing runs.
 func (s *Server) handleFormEdit(w http.ResponseWriter, r *http.Request) error {
-	if err := r.ParseForm(); err != nil {
+	if strings.HasPrefix(r.Header.Get("Content-Type"), "multipart/form-data") {
+		// "Import into the autoscaler" posts the form multipart, with the manifest's file.
+		if err := r.ParseMultipartForm(2 << 20); err != nil {
+			return formParseError(err)
+		}
+		defer func() { _ = r.MultipartForm.RemoveAll() }()
+	} else if err := r.ParseForm(); err != nil {
 		return formParseError(err)
 	}
 	f := form.FromValues(r.PostForm)
 	action := r.PostForm.Get("action")
 	switch {
+	case action == "import_hpa":
+		return s.formImportHPA(w, r, f)
 	case action == "add_row":
 		f.AddRow()
 	case action == "fill_day":
@@ -191,6 +199,11 @@ func formParseError(err error) error {
 }
 
 func (s *Server) renderForm(w http.ResponseWriter, r *http.Request, status int, f *form.Form, errs form.Errors, notice string) error {
+	return s.renderFormHPA(w, r, status, f, errs, notice, "", nil)
+}
+
+// renderFormHPA is renderForm with the HPA import's pasted manifest and what it could not represent.
+func (s *Server) renderFormHPA(w http.ResponseWriter, r *http.Request, status int, f *form.Form, errs form.Errors, notice, manifest string, hpaProblems []string) error {
 	options, err := s.traceOptions(r.Context(), f.Get(form.TraceSourceField))
 	if err != nil {
 		return err
@@ -202,6 +215,7 @@ func (s *Server) renderForm(w http.ResponseWriter, r *http.Request, status int, 
 	}
 	view := f.View(s.pageInfo(title, "new"), errs, options)
 	view.Notice = notice
+	view.HPAManifest, view.HPAProblems = manifest, hpaProblems
 	for _, p := range sim.Presets() {
 		view.Presets = append(view.Presets, templates.PresetLink{Key: p.Key, Title: p.Title, Description: p.Description})
 	}

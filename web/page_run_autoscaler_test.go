@@ -36,6 +36,7 @@ func TestRunPageShowsTheAutoscaler(t *testing.T) {
 	assert.Contains(t, text, "In 10 decisions the autoscaler drained 2 workers in 1 decision")
 	assert.Contains(t, text, "from 3 to 1 workers")
 	assert.Equal(t, 1, byTestID(doc, "chart-fleet").Length(), "the fleet chart is drawn")
+	assert.Equal(t, 1, byTestID(doc, "counterpart-autoscaler").Length(), "the run page offers the autoscaler pair")
 	rows := byTestID(doc, "decisions-table").Find("tbody tr")
 	assert.Equal(t, 10, rows.Length())
 	assert.Contains(t, rows.Eq(0).Text(), "stabilized")
@@ -53,7 +54,9 @@ func TestRunPageShowsTheAutoscaler(t *testing.T) {
 	plain, err := sim.Parse([]byte(testScenario("plain")), sim.ParseEnv{})
 	require.NoError(t, err)
 	waitStatus(t, s, plain.ID(), store.StatusDone)
-	assert.False(t, strings.Contains(get(t, s, "/runs/"+plain.ID()).Body.String(), `data-testid="autoscaler-section"`))
+	plainPage := get(t, s, "/runs/"+plain.ID()).Body.String()
+	assert.False(t, strings.Contains(plainPage, `data-testid="autoscaler-section"`))
+	assert.False(t, strings.Contains(plainPage, `data-testid="counterpart-autoscaler"`), "no autoscaler pair without an autoscaler")
 }
 
 // The decisions table pages by 25.

@@ -65,7 +65,11 @@ func figureCard(key, label string, byKey map[string]sim.Figure, unit, note strin
 
 // compareCards are the key figures of both runs with their delta (B − A).
 func compareCards(cmp sim.Comparison) []templates.Card {
-	keys := []string{sim.HeadlineLatestRemovalMS, sim.HeadlineTotalPinWaitMS, sim.HeadlinePullsStaged, sim.HeadlinePullsPartial, sim.HeadlineTTFTP99MS, sim.HeadlineWorkerSeconds}
+	return cardsFor(cmp, []string{sim.HeadlineLatestRemovalMS, sim.HeadlineTotalPinWaitMS, sim.HeadlinePullsStaged, sim.HeadlinePullsPartial, sim.HeadlineTTFTP99MS, sim.HeadlineWorkerSeconds})
+}
+
+// cardsFor is the compare cards of the given figures, in that order.
+func cardsFor(cmp sim.Comparison, keys []string) []templates.Card {
 	var out []templates.Card
 	for _, key := range keys {
 		for _, f := range cmp.Figures {

@@ -80,17 +80,23 @@ func stepPoints(ts sim.Timeseries, value func(sim.Bucket) int64) []opts.LineData
 func maxWorkers(rep *sim.Report) float64 {
 	m := float64(len(rep.Workers))
 	for _, b := range rep.Timeseries.Buckets {
-		m = math.Max(m, float64(b.Active+b.Draining))
+		m = math.Max(m, float64(b.Active+b.Draining+b.Starting))
 	}
 	return m
 }
 
 // workersChart: active and draining workers over time, as steps.
+// An autoscaler run adds its starting workers (cold starts holding GPUs), dotted.
 func workersChart(id string, runs []runView) templates.Chart {
-	const title = "Active and draining workers over time"
+	title := "Active and draining workers over time"
 	cols := []bucketColumn{
 		{"active (workers)", func(b sim.Bucket) string { return format.TableInt(b.Active) }},
 		{"draining (workers)", func(b sim.Bucket) string { return format.TableInt(b.Draining) }},
+	}
+	starting := anyStarting(runs)
+	if starting {
+		title = "Active, starting and draining workers over time"
+		cols = append(cols, bucketColumn{"starting (workers)", func(b sim.Bucket) string { return format.TableInt(b.Starting) }})
 	}
 	table := timeTable("Workers at the end of each bucket", runs, cols)
 	if !hasBuckets(runs) {
@@ -117,6 +123,16 @@ func workersChart(id string, runs []runView) templates.Chart {
 			charts.WithLineChartOpts(opts.LineChart{Step: "end", ShowSymbol: opts.Bool(false)}),
 			charts.WithItemStyleOpts(opts.ItemStyle{Color: drainingColor}),
 			charts.WithLineStyleOpts(opts.LineStyle{Color: drainingColor, Width: width, Type: "dashed"}))
+		if starting {
+			startingColor := colorStarting
+			if r.color != "" {
+				startingColor = r.color
+			}
+			line.AddSeries(seriesName(r, "starting"), stepPoints(ts, func(b sim.Bucket) int64 { return b.Starting }),
+				charts.WithLineChartOpts(opts.LineChart{Step: "end", ShowSymbol: opts.Bool(false)}),
+				charts.WithItemStyleOpts(opts.ItemStyle{Color: startingColor}),
+				charts.WithLineStyleOpts(opts.LineStyle{Color: startingColor, Width: width, Type: "dotted"}))
+		}
 	}
 	return templates.Chart{ID: id, Title: title, OptionJSON: encodeOption(line, wholeAxis), Table: table, HeightPX: chartHeightPX}
 }
@@ -231,4 +247,17 @@ func kvcrPullsChart(id, title string, r runView, ax chartAxes) templates.Chart {
 		charts.WithBarChartOpts(opts.BarChart{Stack: "landed", BarGap: "10%"}), minWidth,
 		charts.WithItemStyleOpts(opts.ItemStyle{Color: colorLanded}))
 	return templates.Chart{ID: id, Title: title, OptionJSON: encodeOption(bar, wholeAxis), Table: table, HeightPX: chartHeightPX}
+}
+
+// anyStarting reports whether a run of the chart has workers starting at some point (only an
+// autoscaler run can).
+func anyStarting(runs []runView) bool {
+	for _, r := range runs {
+		for _, b := range r.rep.Timeseries.Buckets {
+			if b.Starting > 0 {
+				return true
+			}
+		}
+	}
+	return false
 }

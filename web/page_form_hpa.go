@@ -1,0 +1,77 @@
+package web
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+
+	"github.com/scalein-planner/scalein/sim"
+	"github.com/scalein-planner/scalein/sim/hpa"
+	"github.com/scalein-planner/scalein/web/form"
+)
+
+// formHPAManifest reads the scenario form's HPA manifest: the uploaded file (hpa_file) if one
+// was chosen, else the pasted text (hpa_manifest). The form must have been parsed.
+func formHPAManifest(r *http.Request) ([]byte, error) {
+	if r.MultipartForm != nil {
+		if file, _, err := r.FormFile("hpa_file"); err == nil {
+			defer file.Close()
+			b, err := io.ReadAll(io.LimitReader(file, hpa.MaxManifestBytes+1))
+			if err != nil {
+				return nil, err
+			}
+			if len(bytes.TrimSpace(b)) > 0 {
+				return b, nil
+			}
+		}
+	}
+	return []byte(r.PostFormValue("hpa_manifest")), nil
+}
+
+// formImportHPA is the scenario form's "Import into the autoscaler" (POST / with
+// action=import_hpa): the form as it stands becomes a scenario, the manifest fills its
+// autoscaler (and migration limit) as on the plan form, and the form comes back with those
+// fields filled, the autoscaler chosen and a notice naming what the manifest holds that the
+// model cannot represent. A form with problems comes back with them, unimported (422); a
+// missing or unreadable manifest comes back with its message (400), the pasted text kept.
+func (s *Server) formImportHPA(w http.ResponseWriter, r *http.Request, f *form.Form) error {
+	manifest, err := formHPAManifest(r)
+	if err != nil {
+		return err
+	}
+	fail := func(status int, msg string) error {
+		return s.renderFormHPA(w, r, status, f, form.NoErrors(), "The HPA manifest was not imported: "+msg, string(manifest), nil)
+	}
+	if len(bytes.TrimSpace(manifest)) == 0 {
+		return fail(http.StatusBadRequest, "hpa_manifest: paste an HPA manifest (autoscaling/v2 YAML) or choose a file, then press Import again.")
+	}
+	sc, err := form.Scenario(f, sim.ParseEnv{Traces: s.store})
+	if invalid, ok := errors.AsType[*form.Invalid](err); ok {
+		return s.renderFormHPA(w, r, http.StatusUnprocessableEntity, invalid.Form, invalid.Errs,
+			"The HPA manifest was not imported: fix the form's problems first.", string(manifest), nil)
+	}
+	if err != nil {
+		return err
+	}
+	out, im, dropped, err := s.importHPA(sc.CanonicalJSON(), manifest)
+	if err != nil {
+		msgs, ok := problemMessages(err)
+		if !ok {
+			return err
+		}
+		return fail(http.StatusBadRequest, strings.Join(msgs, "; "))
+	}
+	imported, err := sim.Parse(out, sim.ParseEnv{Traces: s.store})
+	if err != nil {
+		return err
+	}
+	filled, problems := importNotes(im, dropped)
+	nf := form.FromScenario(imported)
+	nf.Set(form.ScaleInModePath, form.ModeAutoscaler)
+	if len(problems) > 0 {
+		filled += " What the model cannot represent is listed under Import an HPA manifest."
+	}
+	return s.renderFormHPA(w, r, http.StatusOK, nf, form.NoErrors(), filled, "", problems)
+}

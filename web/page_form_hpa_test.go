@@ -1,0 +1,123 @@
+package web
+
+import (
+	"bytes"
+	"mime/multipart"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/PuerkitoBio/goquery"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/scalein-planner/scalein/runs"
+	"github.com/scalein-planner/scalein/web/form"
+)
+
+// formFields reads every named control of the scenario form as a browser would submit it.
+func formFields(doc *goquery.Document) map[string]string {
+	out := map[string]string{}
+	byTestID(doc, "scenario-form").Find("input[name], textarea[name], select[name]").Each(func(_ int, s *goquery.Selection) {
+		name, _ := s.Attr("name")
+		switch goquery.NodeName(s) {
+		case "textarea":
+			out[name] = s.Text()
+		case "select":
+			opt := s.Find("option[selected]")
+			if opt.Length() == 0 {
+				opt = s.Find("option").First()
+			}
+			out[name], _ = opt.Attr("value")
+		default:
+			if t, _ := s.Attr("type"); t == "file" {
+				return
+			}
+			out[name], _ = s.Attr("value")
+		}
+	})
+	return out
+}
+
+// postFormMultipart posts the scenario form multipart to /, with an optional hpa_file.
+func postFormMultipart(t *testing.T, s *Server, fields map[string]string, file string) *httptest.ResponseRecorder {
+	t.Helper()
+	var b bytes.Buffer
+	mw := multipart.NewWriter(&b)
+	for k, v := range fields {
+		require.NoError(t, mw.WriteField(k, v))
+	}
+	if file != "" {
+		part, err := mw.CreateFormFile("hpa_file", "hpa.yaml")
+		require.NoError(t, err)
+		_, err = part.Write([]byte(file))
+		require.NoError(t, err)
+	}
+	require.NoError(t, mw.Close())
+	req := httptest.NewRequest(http.MethodPost, "/", &b)
+	req.Header.Set("Content-Type", mw.FormDataContentType())
+	return do(t, s.Handler(), req)
+}
+
+// The scenario form imports an HPA manifest, pasted or uploaded, into its autoscaler's fields:
+// the autoscaler is chosen, the fields are the manifest's, the schedule is emptied, and what the
+// model cannot represent is named. A missing or unusable manifest and a form with problems come
+// back with their message, nothing imported.
+func TestScenarioFormImportsHPA(t *testing.T) {
+	s := newTestServer(t, runs.Config{}, false)
+	rec := get(t, s, "/?preset=incident")
+	require.Equal(t, http.StatusOK, rec.Code)
+	fields := formFields(parseHTML(t, rec.Body))
+	require.Equal(t, form.ModeSchedule, fields[form.ScaleInModePath], "the incident preset has a schedule")
+	fields["action"] = "import_hpa"
+
+	for name, in := range map[string]struct{ paste, file string }{
+		"pasted": {cpuHPA, ""}, "uploaded": {"", cpuHPA},
+	} {
+		t.Run(name, func(t *testing.T) {
+			fields["hpa_manifest"] = in.paste
+			rec := postFormMultipart(t, s, fields, in.file)
+			require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+			doc := parseHTML(t, rec.Body)
+			got := formFields(doc)
+			assert.Equal(t, form.ModeAutoscaler, got[form.ScaleInModePath])
+			assert.Equal(t, "8", got["autoscaler.target"])
+			assert.Equal(t, "2", got["autoscaler.min_workers"])
+			assert.Equal(t, "4", got["autoscaler.max_workers"])
+			assert.Equal(t, "120000", got["autoscaler.scale_down_window_ms"])
+			assert.Equal(t, "1", got["autoscaler.max_remove_per_tick"])
+			assert.Equal(t, fields["fleet.workers"], got["fleet.workers"], "the rest of the form is kept")
+			notice := byTestID(doc, "form-notice").Text()
+			assert.Contains(t, notice, "Filled from the HPA manifest: ")
+			assert.Contains(t, notice, "autoscaler.target")
+			assert.Contains(t, notice, "The scenario's scale_in was removed")
+			assert.Contains(t, byTestID(doc, "form-hpa-problems").Text(), "spec.metrics[0]: a Resource (cpu) metric")
+		})
+	}
+
+	// Nothing to import.
+	fields["hpa_manifest"] = "  "
+	rec = postFormMultipart(t, s, fields, "")
+	require.Equal(t, http.StatusBadRequest, rec.Code)
+	doc := parseHTML(t, rec.Body)
+	assert.Contains(t, byTestID(doc, "form-notice").Text(), "hpa_manifest: paste an HPA manifest")
+	assert.Equal(t, form.ModeSchedule, formFields(doc)[form.ScaleInModePath], "the form is kept as it was")
+
+	// A manifest without a usable metric: its reason, the pasted text kept.
+	onlyCPU := cpuHPA[:bytes.Index([]byte(cpuHPA), []byte("  - type: Pods"))]
+	fields["hpa_manifest"] = onlyCPU
+	rec = postFormMultipart(t, s, fields, "")
+	require.Equal(t, http.StatusBadRequest, rec.Code)
+	doc = parseHTML(t, rec.Body)
+	assert.Contains(t, byTestID(doc, "form-notice").Text(), "manifest: spec.metrics: no Pods metric")
+	assert.Contains(t, byTestID(doc, "form-hpa-manifest").Text(), "averageUtilization: 70")
+
+	// A form with a problem is not imported: the problem is shown at its field.
+	fields["hpa_manifest"] = cpuHPA
+	fields["fleet.gpu_blocks"] = "lots"
+	rec = postFormMultipart(t, s, fields, "")
+	require.Equal(t, http.StatusUnprocessableEntity, rec.Code)
+	doc = parseHTML(t, rec.Body)
+	assert.Contains(t, byTestID(doc, "form-notice").Text(), "fix the form's problems first")
+	assert.NotEmpty(t, byTestID(doc, "error-fleet.gpu_blocks").Text())
+}

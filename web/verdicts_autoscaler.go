@@ -1,0 +1,57 @@
+package web
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/scalein-planner/scalein/sim"
+	"github.com/scalein-planner/scalein/web/format"
+)
+
+// autoscalerCardKeys are the compare page's cards for the autoscaler pair (issue 17): what the
+// autoscaler saved, what it cost in latency, and what its forced removals did.
+var autoscalerCardKeys = []string{sim.HeadlineGPUHours, sim.HeadlineWorkersPeak, sim.HeadlineTTFTP99MS,
+	sim.HeadlineE2EP99MS, sim.HeadlineRequestsKilled, sim.HeadlineRequestsMigrated}
+
+// autoscalerPairVerdicts says in words what the autoscaler (A) saved against the fixed fleet
+// (B) and what it cost: GPU-hours saved, absolute and as a share of the fixed fleet's, the change
+// in TTFT p99 and end-to-end p99, and the requests killed and migrated on each side.
+func autoscalerPairVerdicts(a, b *sim.Report) []string {
+	var out []string
+	ga, gb := a.Summary.GPUHours, b.Summary.GPUHours
+	switch {
+	case gb > 0 && ga < gb:
+		out = append(out, fmt.Sprintf("The autoscaler saved %s GPU-h against the fixed fleet (%s of its %s GPU-h): it used %s GPU-h.",
+			format.Short(gb-ga), format.Share((gb-ga)/gb), format.Short(gb), format.Short(ga)))
+	case gb > 0:
+		out = append(out, fmt.Sprintf("The autoscaler saved no GPU-hours: it used %s GPU-h, %s more than the fixed fleet's %s GPU-h (%s).",
+			format.Short(ga), format.Short(ga-gb), format.Short(gb), format.Share((ga-gb)/gb)))
+	}
+	latency := func(name string, va, vb *float64) string {
+		if va == nil || vb == nil {
+			return name + " is not known on both sides (a run without completed requests)"
+		}
+		pa, pb := *va, *vb
+		if math.Abs(pa-pb) < 5e-7 {
+			return fmt.Sprintf("%s is the same on both sides (%s)", name, format.ShortMS(pa))
+		}
+		d := pa - pb
+		word := "higher"
+		if d < 0 {
+			word = "lower"
+		}
+		s := fmt.Sprintf("%s is %s %s with the autoscaler (%s against %s", name, format.ShortMS(math.Abs(d)), word,
+			format.ShortMS(pa), format.ShortMS(pb))
+		if pb > 0 {
+			s += fmt.Sprintf(", %+.0f %%", 100*d/pb)
+		}
+		return s + ")"
+	}
+	out = append(out, latency("TTFT p99", a.Summary.TTFTMS.P99, b.Summary.TTFTMS.P99)+"; "+
+		latency("end-to-end p99", a.Summary.E2EMS.P99, b.Summary.E2EMS.P99)+".")
+	ra, rb := a.Summary.Requests, b.Summary.Requests
+	out = append(out, fmt.Sprintf("Forced removals killed %s and migration moved %s with the autoscaler; the fixed fleet killed %s and moved %s.",
+		format.Count(ra.Killed, "requests"), format.Count(ra.Migrated, "requests"),
+		format.Count(rb.Killed, "requests"), format.Count(rb.Migrated, "requests")))
+	return out
+}

@@ -1,0 +1,33 @@
+package web
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/scalein-planner/scalein/sim"
+)
+
+// The autoscaler pair's verdicts: GPU-hours saved (absolute and as a share of the fixed fleet's),
+// the p99 cost with its sign, and the killed and migrated requests on both sides.
+func TestAutoscalerPairVerdicts(t *testing.T) {
+	f := func(v float64) *float64 { return &v }
+	scaled, fixed := &sim.Report{}, &sim.Report{}
+	scaled.Summary.GPUHours, fixed.Summary.GPUHours = 3, 4
+	scaled.Summary.TTFTMS.P99, fixed.Summary.TTFTMS.P99 = f(120), f(100)
+	scaled.Summary.E2EMS.P99, fixed.Summary.E2EMS.P99 = f(900), f(1000)
+	scaled.Summary.Requests.Killed, scaled.Summary.Requests.Migrated = 4, 7
+	got := autoscalerPairVerdicts(scaled, fixed)
+	require.Len(t, got, 3)
+	assert.Equal(t, "The autoscaler saved 1 GPU-h against the fixed fleet (25 % of its 4 GPU-h): it used 3 GPU-h.", got[0])
+	assert.Equal(t, "TTFT p99 is 20 ms higher with the autoscaler (120 ms against 100 ms, +20 %); end-to-end p99 is 100 ms lower with the autoscaler (900 ms against 1000 ms, -10 %).", got[1])
+	assert.Equal(t, "Forced removals killed 4 requests and migration moved 7 requests with the autoscaler; the fixed fleet killed 0 requests and moved 0 requests.", got[2])
+
+	// An autoscaler that used more than the fixed fleet says so; a missing p99 is named.
+	scaled.Summary.GPUHours = 5
+	scaled.Summary.TTFTMS.P99 = nil
+	got = autoscalerPairVerdicts(scaled, fixed)
+	assert.Equal(t, "The autoscaler saved no GPU-hours: it used 5 GPU-h, 1 more than the fixed fleet's 4 GPU-h (25 %).", got[0])
+	assert.Contains(t, got[1], "TTFT p99 is not known on both sides")
+}

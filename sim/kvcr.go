@@ -151,3 +151,22 @@ func (e *engine) abortPull(p *pull, sourceGone bool) {
 	}
 	e.markDirty(src)
 }
+
+// pull is one KVCR pull of blocks from src's G2 into dst's G2.
+type pull struct {
+	seq          int64
+	src, dst     *worker
+	r            *request
+	srcSlots     []int32
+	dstSlots     []int32
+	lo           int // first block position pulled
+	bytes        float64
+	remaining    float64
+	rate         float64
+	tLast        int64
+	landAt       int64
+	ver          uint32
+	moving       bool
+	ended        bool
+	fromDraining bool
+}

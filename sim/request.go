@@ -1,6 +1,6 @@
 package sim
 
-import "github.com/scalein-planner/scalein/sim/internal/kvcache"
+// The request: its states, its hint outcome, and the queues it waits in (SPEC §3.4, §3.14).
 
 type reqState uint8
 
@@ -115,80 +115,4 @@ func (q *queue) remove(r *request) {
 		q.tail = r.prev
 	}
 	r.prev, r.next, r.queued = nil, nil, false
-}
-
-// worker is one serving instance.
-type worker struct {
-	id      int32
-	state   string
-	g1      *kvcache.GPU
-	g2      *kvcache.Host // nil without a host cache
-	pre     queue         // preempted requests, by first admission
-	fresh   queue         // other waiting requests, by arrival
-	running []*request    // by admission sequence
-	loading int
-	nReq    int // waiting, loading, pulling or running here
-
-	busy  bool
-	batch []*request
-	// The pass in flight (pass.go): its bounds and K, and for a stretch of decode passes the
-	// passes still to come after it without an event of their own.
-	passStart, passEnd int64
-	passK              int
-	stretchLeft        int
-	continued          bool // the pass in flight continues a stretch: no scan started it
-	loadDirty          bool // its routing key may be stale (routeloads.go)
-
-	h2dFree, d2hFree int64
-	ownTransfers     int
-	transfers        []*transfer // own transfers in flight
-	moving           []*pull     // pulls from this worker whose bytes are moving
-	outPulls         []*pull     // pulls from this worker, staged and not ended
-
-	markedAt, removedAt, graceAt, lastWork int64
-	hasGrace, forced, dirty, hadWork       bool
-	// Model 3 (SPEC §3.15): a started worker's instants (-1 for the initial fleet, and
-	// activeAt -1 until it becomes active), how often it was made active again, whether it was
-	// ever marked draining, and the version of its grace deadline (a reactivation cancels it).
-	startedAt, activeAt        int64
-	reactivations              int64
-	everMarked                 bool
-	graceVer                   uint32
-	completed, killed          int64
-	pullsServed, pullsReceived int64
-}
-
-const (
-	trH2D uint8 = iota
-	trD2H
-)
-
-// transfer is one H2D or D2H lane transfer.
-type transfer struct {
-	kind      uint8
-	seq       int64
-	w         *worker
-	end       int64
-	r         *request // H2D: the restoring request
-	slots     []int32  // D2H: pending G2 slots
-	cancelled bool
-}
-
-// pull is one KVCR pull of blocks from src's G2 into dst's G2.
-type pull struct {
-	seq          int64
-	src, dst     *worker
-	r            *request
-	srcSlots     []int32
-	dstSlots     []int32
-	lo           int // first block position pulled
-	bytes        float64
-	remaining    float64
-	rate         float64
-	tLast        int64
-	landAt       int64
-	ver          uint32
-	moving       bool
-	ended        bool
-	fromDraining bool
 }

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -174,6 +175,11 @@ func TestModel2PlanAndExportsKeepWorking(t *testing.T) {
 		for i, w := range r.rep.Workers {
 			assert.Equal(t, fmt.Sprint(w.ID), table[i+1][0])
 			assert.Equal(t, w.FinalState, table[i+1][1])
+			removed := ""
+			if w.RemovedAtMS != nil {
+				removed = strconv.FormatFloat(*w.RemovedAtMS, 'f', -1, 64)
+			}
+			assert.Equal(t, removed, table[i+1][4], "removed_at_ms is the stored model-2 figure")
 		}
 
 		// trace.json draws the stored report and says why it has no passes: they would be

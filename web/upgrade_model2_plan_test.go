@@ -27,8 +27,10 @@ import (
 // model2Version is the model version the stored fixtures were simulated under.
 const model2Version = "scalein-model/2"
 
-// model2ContentID is an id as the model-2 build computed it for plans (runs/content_id.go with
-// model 2's version): SHA-256 over the kind, the length-prefixed parts and the model version.
+// model2ContentID is a plan id computed the way the model-2 build computed it
+// (runs/content_id.go with model 2's version): SHA-256 over the kind, the length-prefixed parts
+// and the model version. The fixture's scenario JSON has its keys in map order, so the id need
+// not be the one the model-2 build gave this scenario; what matters is that it is a model-2 id.
 func model2ContentID(kind string, parts ...[]byte) string {
 	h := sha256.New()
 	h.Write([]byte(kind))
@@ -40,8 +42,8 @@ func model2ContentID(kind string, parts ...[]byte) string {
 	return strings.ToLower(base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(h.Sum(nil)))[:16]
 }
 
-// model2RunID is a run id as the model-2 build computed it (sim.Scenario.ID with model 2's
-// version) over the model-2 scenario JSON.
+// model2RunID is a run id computed the way the model-2 build computed it (sim.Scenario.ID with
+// model 2's version) over the fixture's model-2 scenario JSON.
 func model2RunID(scenario []byte) string {
 	h := sha256.New()
 	h.Write(scenario)

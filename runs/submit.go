@@ -31,6 +31,14 @@ func (s *Service) submitPoints(ctx context.Context, scenarios ...*sim.Scenario) 
 }
 
 func (s *Service) submitRuns(ctx context.Context, direct bool, scenarios []*sim.Scenario) ([]submitted, error) {
+	// A direct submission meets the queue bound before any memory estimate (issue 19 M8: a
+	// burst past the bound spent seconds of CPU estimating scenarios it then refused). Sweeps
+	// and plans are fed only as the queue has room (sweep_feed.go, plan_driver.go).
+	if direct {
+		if err := s.QueueRoom(ctx, scenarios...); err != nil {
+			return nil, err
+		}
+	}
 	// Every way in (form, API, pairs, sweeps, plans) meets the per-run memory budget here.
 	for _, sc := range scenarios {
 		if err := s.Admit(sc); err != nil {
@@ -49,6 +57,24 @@ func (s *Service) submitRuns(ctx context.Context, direct bool, scenarios []*sim.
 		return nil, fmt.Errorf("submit: %w", err)
 	}
 	return out, nil
+}
+
+// QueueRoom answers ErrQueueFull when submitting these scenarios now would pass the queue bound
+// (scenarios already stored and not failed or cancelled need no room). It reads the queue and
+// computes no memory estimate, so handlers call it before Admit; Submit checks again.
+func (s *Service) QueueRoom(ctx context.Context, scenarios ...*sim.Scenario) error {
+	ids := make([]string, len(scenarios))
+	for i, sc := range scenarios {
+		ids[i] = sc.ID()
+	}
+	err := s.store.QueueRoom(ctx, ids, s.cfg.QueueSize)
+	if errors.Is(err, store.ErrQueueFull) {
+		return ErrQueueFull
+	}
+	if err != nil {
+		return fmt.Errorf("submit: %w", err)
+	}
+	return nil
 }
 
 // QueueFullRetry is how long a plan, or a sweep being fed, waits before submitting again when

@@ -180,3 +180,40 @@ func (s *Store) CalibrationStorage(ctx context.Context, sha string) (bytes int64
 	}
 	return bytes, stored, nil
 }
+
+// DeleteCalibrations removes the input with this sha256 and every calibration fitted from it
+// (all workers and skips), in one transaction, so the space counts no longer against the
+// stored-inputs cap (CalibrationStorage) or its uploader's quota (UsageOf). It returns how many
+// calibrations it removed; ErrNotFound when nothing has this sha256.
+func (s *Store) DeleteCalibrations(ctx context.Context, sha string) (removed int, err error) {
+	if err := checkSHA256(sha); err != nil {
+		return 0, fmt.Errorf("store: delete calibrations: %w", err)
+	}
+	err = s.write(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `DELETE FROM calibrations WHERE sha256 = ?`, sha)
+		if err != nil {
+			return err
+		}
+		n, err := res.RowsAffected()
+		if err != nil {
+			return err
+		}
+		content, err := tx.ExecContext(ctx, `DELETE FROM calibration_contents WHERE sha256 = ?`, sha)
+		if err != nil {
+			return err
+		}
+		c, err := content.RowsAffected()
+		if err != nil {
+			return err
+		}
+		if n == 0 && c == 0 {
+			return fmt.Errorf("no calibration has sha256 %s: %w", sha, ErrNotFound)
+		}
+		removed = int(n)
+		return nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("store: delete calibrations %s: %w", sha, err)
+	}
+	return removed, nil
+}

@@ -58,31 +58,12 @@ func (s *Store) SubmitRuns(ctx context.Context, runs []NewRun, capacity int, now
 	var out []Submitted
 	err := s.write(ctx, func(tx *sql.Tx) error {
 		out = make([]Submitted, 0, len(runs)) // reset: the transaction may run again
-		need := 0
-		seen := map[string]bool{}
-		for _, r := range runs {
-			if seen[r.ID] {
-				continue
-			}
-			seen[r.ID] = true
-			existing, err := findRun(ctx, tx, r.ID, false)
-			switch {
-			case errors.Is(err, ErrNotFound):
-				need++
-			case err != nil:
-				return err
-			case existing.Status == StatusFailed || existing.Status == StatusCancelled:
-				need++
-			}
+		ids := make([]string, len(runs))
+		for i, r := range runs {
+			ids[i] = r.ID
 		}
-		if capacity > 0 && need > 0 {
-			var queued int
-			if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM runs WHERE status = ?`, StatusQueued).Scan(&queued); err != nil {
-				return err
-			}
-			if queued+need > capacity {
-				return fmt.Errorf("%d runs queued, %d more would pass the bound of %d: %w", queued, need, capacity, ErrQueueFull)
-			}
+		if err := checkQueueRoom(ctx, tx, ids, capacity); err != nil {
+			return err
 		}
 		for _, r := range runs {
 			run, created, err := submitOne(ctx, tx, r, now)
@@ -465,4 +446,54 @@ func (s *Store) FindDoneRunBySimKey(ctx context.Context, key, id string) (string
 		return "", fmt.Errorf("store: find run by simulation key: %w", err)
 	}
 	return found, nil
+}
+
+// QueueRoom reports, without writing, whether submitting the runs of these ids would pass the
+// queue bound: it answers an error wrapping ErrQueueFull when more than capacity runs would
+// wait. Runs already stored and not failed or cancelled need no room (a resubmission reuses
+// them). It lets a caller refuse a submission before costly work on its scenarios (issue 19
+// M8: the memory estimates came before the queue-full check); SubmitRuns checks again in its
+// transaction, so this answer is advice, not a reservation.
+func (s *Store) QueueRoom(ctx context.Context, ids []string, capacity int) error {
+	err := s.read(ctx, func(tx *sql.Tx) error { return checkQueueRoom(ctx, tx, ids, capacity) })
+	if err != nil {
+		return fmt.Errorf("store: queue room: %w", err)
+	}
+	return nil
+}
+
+// checkQueueRoom counts the runs of ids that would be queued (missing, failed or cancelled) and
+// refuses with ErrQueueFull when they and the runs already queued pass capacity (0: no bound).
+func checkQueueRoom(ctx context.Context, tx *sql.Tx, ids []string, capacity int) error {
+	if capacity <= 0 {
+		return nil
+	}
+	need := 0
+	seen := map[string]bool{}
+	for _, id := range ids {
+		if seen[id] {
+			continue
+		}
+		seen[id] = true
+		existing, err := findRun(ctx, tx, id, false)
+		switch {
+		case errors.Is(err, ErrNotFound):
+			need++
+		case err != nil:
+			return err
+		case existing.Status == StatusFailed || existing.Status == StatusCancelled:
+			need++
+		}
+	}
+	if need == 0 {
+		return nil
+	}
+	var queued int
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM runs WHERE status = ?`, StatusQueued).Scan(&queued); err != nil {
+		return err
+	}
+	if queued+need > capacity {
+		return fmt.Errorf("%d runs queued, %d more would pass the bound of %d: %w", queued, need, capacity, ErrQueueFull)
+	}
+	return nil
 }

@@ -107,6 +107,9 @@ func openSQLite(ctx context.Context, path string) (*Store, error) {
 			return nil, fmt.Errorf("store: open %s: create directory %s: %w; check the -db path is writable", path, dir, err)
 		}
 	}
+	if err := checkWritable(path); err != nil {
+		return nil, err
+	}
 
 	writer, err := sql.Open("sqlite3", dsn(path, false))
 	if err != nil {

@@ -2,6 +2,7 @@ package web
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -53,6 +54,34 @@ type apiCreated struct {
 // readScenario parses and validates a JSON scenario (traces by name from the store): a
 // *sim.ValidationError lists the field errors; anything else is a 400 naming what failed.
 func (s *Server) readScenario(data []byte) (*sim.Scenario, error) {
+	sc, err := s.parseScenario(data)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.runs.Admit(sc); err != nil {
+		return nil, err
+	}
+	return sc, nil
+}
+
+// readRunScenario is readScenario for a scenario submitted as a run: a full queue refuses it
+// (ErrQueueFull, 429) before its memory estimate is computed (issue 19 M8).
+func (s *Server) readRunScenario(ctx context.Context, data []byte) (*sim.Scenario, error) {
+	sc, err := s.parseScenario(data)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.runs.QueueRoom(ctx, sc); err != nil {
+		return nil, err
+	}
+	if err := s.runs.Admit(sc); err != nil {
+		return nil, err
+	}
+	return sc, nil
+}
+
+// parseScenario is readScenario without the memory check.
+func (s *Server) parseScenario(data []byte) (*sim.Scenario, error) {
 	sc, err := sim.Parse(data, sim.ParseEnv{Traces: s.store})
 	if err != nil {
 		var invalid *sim.ValidationError
@@ -60,9 +89,6 @@ func (s *Server) readScenario(data []byte) (*sim.Scenario, error) {
 			return nil, err
 		}
 		return nil, badRequest("the scenario could not be read: " + err.Error())
-	}
-	if err := s.runs.Admit(sc); err != nil {
-		return nil, err
 	}
 	return sc, nil
 }
@@ -76,7 +102,7 @@ func (s *Server) apiCreateRun(w http.ResponseWriter, r *http.Request) error {
 	}
 	var sc *sim.Scenario
 	if err := s.parseBody(r.Context(), int64(len(body)), func() (err error) {
-		sc, err = s.readScenario(body)
+		sc, err = s.readRunScenario(r.Context(), body)
 		return err
 	}); err != nil {
 		return err
@@ -164,7 +190,7 @@ func (s *Server) apiCreatePair(w http.ResponseWriter, r *http.Request) error {
 			return badRequest(fmt.Sprintf("kind must be %s (got %q)", pairKinds, k))
 		}
 		kind = k
-		sc, err = s.readScenario(raw)
+		sc, err = s.readRunScenario(r.Context(), raw)
 		return err
 	}); err != nil {
 		return err

@@ -75,11 +75,13 @@ func (s *Server) createSweep(ctx context.Context, req sweepRequest) (id string, 
 	if msg := sim.NameProblem(name); msg != "" { // the scenario name rules (issue 19 L1)
 		return "", 0, false, runs.InvalidRequest("sweep", &sim.ValidationError{Errors: []sim.FieldError{{Path: "name", Message: msg}}})
 	}
-	base, err := s.readScenario(req.Scenario)
-	if err != nil {
+	// The rate limit (routes.go) and the per-user quota come before any memory estimate (issue
+	// 19 M8): the base's here, each point's in CreateSweep. The quota needs only the axes.
+	if err := s.checkSweepQuota(ctx, runs.AxesPoints(req.Axes)); err != nil {
 		return "", 0, false, err
 	}
-	if err := s.checkSweepQuota(ctx, runs.AxesPoints(req.Axes)); err != nil {
+	base, err := s.readScenario(req.Scenario)
+	if err != nil {
 		return "", 0, false, err
 	}
 	return s.runs.CreateSweep(ctx, name, base, req.Axes)

@@ -35,15 +35,16 @@ func (f *fakeRuns) Submit(ctx context.Context, scenarios ...*sim.Scenario) ([]st
 	return f.st.SubmitRuns(ctx, newRuns, 1<<20, time.Now(), noJob)
 }
 
-func (f *fakeRuns) Admit(*sim.Scenario) error                       { return nil }
-func (f *fakeRuns) NoteBigRequest()                                 {}
-func (f *fakeRuns) Estimate(*sim.Scenario) int64                    { return 0 }
-func (f *fakeRuns) Reserve(context.Context, int64) (func(), error)  { return func() {}, nil }
-func (f *fakeRuns) Progress(string) (runs.Progress, bool)           { return runs.Progress{}, false }
-func (f *fakeRuns) Changes() <-chan struct{}                        { return nil }
-func (f *fakeRuns) MaxPlanRuns() int                                { return whatif.DefaultMaxPlanRuns }
-func (f *fakeRuns) Limits() runs.Config                             { return runs.Config{Store: f.st} }
-func (f *fakeRuns) SweepPoints(store.Sweep) ([]whatif.Point, error) { return nil, errNotFaked }
+func (f *fakeRuns) Admit(*sim.Scenario) error                         { return nil }
+func (f *fakeRuns) QueueRoom(context.Context, ...*sim.Scenario) error { return nil }
+func (f *fakeRuns) NoteBigRequest()                                   {}
+func (f *fakeRuns) Estimate(*sim.Scenario) int64                      { return 0 }
+func (f *fakeRuns) Reserve(context.Context, int64) (func(), error)    { return func() {}, nil }
+func (f *fakeRuns) Progress(string) (runs.Progress, bool)             { return runs.Progress{}, false }
+func (f *fakeRuns) Changes() <-chan struct{}                          { return nil }
+func (f *fakeRuns) MaxPlanRuns() int                                  { return whatif.DefaultMaxPlanRuns }
+func (f *fakeRuns) Limits() runs.Config                               { return runs.Config{Store: f.st} }
+func (f *fakeRuns) SweepPoints(store.Sweep) ([]whatif.Point, error)   { return nil, errNotFaked }
 
 func (f *fakeRuns) CancelRun(ctx context.Context, id string) (bool, error) {
 	err := f.st.EndRun(ctx, id, store.StatusCancelled, "cancelled by a user before it started", time.Now())

@@ -274,6 +274,9 @@ func (s *Server) handleCalibration(w http.ResponseWriter, r *http.Request) error
 		Chart:   charts.Calibration("calibration-fit", res.Timing, read.Passes),
 	}
 	p.Page.Charts = true
+	if s.mayDeleteCalibrations(r.Context()) {
+		p.DeleteURL = "/calibrations/" + info.SHA256 + "/delete"
+	}
 	p.Classes = templates.DataTable{Caption: "How well the fitted timing predicts each class of pass",
 		Columns: []templates.Column{{Label: "class"}, {Label: "passes", Num: true}, {Label: "R²", Num: true}, {Label: "MAPE (%)", Num: true}}}
 	for _, c := range []struct {

@@ -184,6 +184,10 @@ func (s *Server) scenarioFromForm(r *http.Request) (*sim.Scenario, error) {
 	if err != nil {
 		return nil, err
 	}
+	// A full queue refuses the run before its memory estimate is computed (issue 19 M8).
+	if err := s.runs.QueueRoom(r.Context(), sc); err != nil {
+		return nil, err
+	}
 	if err := s.runs.Admit(sc); err != nil {
 		return nil, form.AdmissionError(f, err)
 	}

@@ -83,6 +83,7 @@ func (s *Server) routes() http.Handler {
 	r.Get("/calibrations", s.page(s.handleCalibrations))
 	r.With(createLimit).Post("/calibrations", s.page(s.handleUploadCalibration)) // counted like run creation
 	r.Get("/calibrations/{sha}", s.page(s.handleCalibration))
+	r.With(s.requireAdmin).Post("/calibrations/{sha}/delete", s.page(s.handleDeleteCalibration))
 
 	r.Route("/api/v1", func(r chi.Router) {
 		r.NotFound(s.api(func(w http.ResponseWriter, r *http.Request) error {
@@ -94,6 +95,7 @@ func (s *Server) routes() http.Handler {
 		r.Get("/runs", s.api(s.apiListRuns))
 		r.With(createLimit).Post("/calibrations", s.api(s.apiCreateCalibration))
 		r.Get("/calibrations/{sha}", s.api(s.apiGetCalibration))
+		r.With(s.requireAdmin).Delete("/calibrations/{sha}", s.api(s.apiDeleteCalibration))
 		r.With(s.requireID("run", true)).Get("/runs/{id}", s.api(s.apiGetRun))
 		s.whatIfAPIRoutes(r, createLimit)
 	})

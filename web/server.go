@@ -23,6 +23,7 @@ import (
 type RunService interface {
 	Submit(ctx context.Context, scenarios ...*sim.Scenario) ([]store.Submitted, error)
 	Admit(sc *sim.Scenario) error
+	QueueRoom(ctx context.Context, scenarios ...*sim.Scenario) error
 	Estimate(sc *sim.Scenario) int64
 	Reserve(ctx context.Context, bytes int64) (release func(), err error)
 	NoteBigRequest()

@@ -21,9 +21,9 @@ const (
 	uploadMemoryFactor = 5
 	// uploadWait is how long an upload waits for a slot and memory before a 503.
 	uploadWait = 30 * time.Second
-	// defaultMaxCalibrationBytes caps the calibration inputs stored in all (uncompressed; the
+	// DefaultMaxCalibrationBytes caps the calibration inputs stored in all (uncompressed; the
 	// database holds them gzipped, about a tenth of that).
-	defaultMaxCalibrationBytes = 2 << 30
+	DefaultMaxCalibrationBytes = 2 << 30
 )
 
 // admitUpload waits for a large-body slot and a memory grant for a body of size bytes (-1 when
@@ -73,7 +73,7 @@ func (s *Server) maxCalibrationBytes() int64 {
 	if s.cfg.MaxCalibrationBytes > 0 {
 		return s.cfg.MaxCalibrationBytes
 	}
-	return defaultMaxCalibrationBytes
+	return DefaultMaxCalibrationBytes
 }
 
 // fpmMediaTypes are accepted besides JSON on POST /api/v1/calibrations, whose body is JSON

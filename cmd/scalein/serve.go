@@ -39,6 +39,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	maxSweepPoints := fs.Int("max-sweep-points", 0, "points a sweep may have (default 256)")
 	maxPlanRuns := fs.Int("max-plan-runs", 0, "runs a plan may simulate (default 64)")
 	accessF := addAccessFlags(fs)
+	maxCalibration := fs.String("max-calibration-bytes", "", "calibration inputs the server stores in all, uncompressed, like 500MB or 10GiB (default 2GiB); an admin deletes stored ones on their page")
 	gpuHourPrice := fs.Float64("gpu-hour-price", web.DefaultGPUHourPrice, "price of one GPU-hour, for the cost figures of run, compare and plan pages (a page's price field overrides it)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -55,6 +56,11 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		return 2
 	}
 	access, err := accessF.access(*addr)
+	if err != nil {
+		fmt.Fprintf(stderr, "scalein serve: %v\n", err)
+		return 2
+	}
+	maxCalibrationBytes, err := calibrationCap(*maxCalibration)
 	if err != nil {
 		fmt.Fprintf(stderr, "scalein serve: %v\n", err)
 		return 2
@@ -88,7 +94,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		fmt.Fprintf(stderr, "scalein serve: %v\n", err)
 		return 1
 	}
-	srv, err := web.New(web.Config{Runs: svc, Store: st, Logger: logger, RunsPerMinute: *runsPerMinute, Access: access, GPUHourPrice: *gpuHourPrice})
+	srv, err := web.New(web.Config{Runs: svc, Store: st, Logger: logger, RunsPerMinute: *runsPerMinute, Access: access, GPUHourPrice: *gpuHourPrice, MaxCalibrationBytes: maxCalibrationBytes})
 	if err != nil {
 		fmt.Fprintf(stderr, "scalein serve: %v\n", err)
 		return 1

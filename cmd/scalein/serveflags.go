@@ -4,8 +4,26 @@ import (
 	"flag"
 	"fmt"
 
+	"github.com/scalein-planner/scalein/sim"
 	"github.com/scalein-planner/scalein/sim/whatif"
+	"github.com/scalein-planner/scalein/web"
 )
+
+// calibrationCap reads -max-calibration-bytes: "" is the default (web.DefaultMaxCalibrationBytes);
+// anything else is a size above 0, like 500MB (issue 19 M7: the cap had no flag).
+func calibrationCap(text string) (int64, error) {
+	if text == "" {
+		return web.DefaultMaxCalibrationBytes, nil
+	}
+	n, err := sim.ParseBytes(text)
+	if err != nil {
+		return 0, fmt.Errorf("-max-calibration-bytes: %w", err)
+	}
+	if n <= 0 {
+		return 0, fmt.Errorf("-max-calibration-bytes must be above 0 (got %q); leave it out for the default of %s", text, sim.FormatBytes(web.DefaultMaxCalibrationBytes))
+	}
+	return n, nil
+}
 
 // checkServeLimits refuses, before anything starts, the limit flags a user set to a value that
 // would remove a bound or make a plan or sweep wait for room that can never come (issue 19 L5):

@@ -42,18 +42,5 @@ func (e *engine) migrate(w *worker, r *request) {
 		r.pending = 0
 	}
 	r.hint, r.hintLooked = -1, false
-	if e.hints {
-		if h := e.hintSource(r.keys, r.reuse, t, k1+k2); h >= 0 {
-			r.hint = h
-			e.kv.Hints++
-		}
-	}
-	if e.onRoute != nil {
-		e.onRoute(r, t, r.hint)
-	}
-	r.w = t
-	t.fresh.pushBack(r)
-	t.nReq++
-	e.touch(t)
-	e.markDirty(t)
+	e.enqueue(r, t, k1+k2)
 }

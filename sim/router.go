@@ -387,6 +387,25 @@ func (e *engine) hintSource(keys []uint64, limit int, t *worker, local int) int3
 	return best
 }
 
+// enqueue attaches a hint to a request routed to w (m of its blocks already on w) and puts it at
+// the back of w's waiting queue: the end of an arrival's routing and of a migration's.
+func (e *engine) enqueue(r *request, w *worker, m int) {
+	if e.hints {
+		if h := e.hintSource(r.keys, r.reuse, w, m); h >= 0 {
+			r.hint = h
+			e.kv.Hints++
+		}
+	}
+	if e.onRoute != nil {
+		e.onRoute(r, w, r.hint)
+	}
+	r.w = w
+	w.fresh.pushBack(r)
+	w.nReq++
+	e.touch(w)
+	e.markDirty(w)
+}
+
 // arrive routes a new request and queues it on its target.
 func (e *engine) arrive(a *arrival) {
 	bs := e.s.Fleet.BlockSize
@@ -404,22 +423,9 @@ func (e *engine) arrive(a *arrival) {
 	k1, k2 := kvcache.Prefix(w.g1, w.g2, r.keys, r.reuse)
 	r.pending = ceilDiv(a.promptTokens, bs) - (k1 + k2)
 	e.pendPrefill[w.id] += int64(r.pending)
-	if e.hints {
-		if h := e.hintSource(r.keys, r.reuse, w, k1+k2); h >= 0 {
-			r.hint = h
-			e.kv.Hints++
-		}
-	}
-	if e.onRoute != nil {
-		e.onRoute(r, w, r.hint)
-	}
-	r.w = w
 	r.state = rsWaiting
 	e.waitingN++
-	w.fresh.pushBack(r)
-	w.nReq++
-	e.touch(w)
-	e.markDirty(w)
+	e.enqueue(r, w, k1+k2)
 	if e.s.Report.PerRequest {
 		e.rows = append(e.rows, r)
 	}

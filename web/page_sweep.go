@@ -144,7 +144,7 @@ func formAxes(r *http.Request) ([]whatif.Axis, []string) {
 		switch {
 		case list != "":
 			for _, tok := range strings.Split(list, ",") {
-				ax.Values = append(ax.Values, formValue(strings.TrimSpace(tok)))
+				ax.Values = append(ax.Values, whatif.ParseValue(strings.TrimSpace(tok)))
 			}
 		case start != "" || stop != "" || step != "":
 			vals, err := valueRange(start, stop, step)
@@ -160,20 +160,6 @@ func formAxes(r *http.Request) ([]whatif.Axis, []string) {
 		axes = append(axes, ax)
 	}
 	return axes, errs
-}
-
-// formValue reads a number, true/false or a quoted string; anything else is taken as a choice.
-func formValue(tok string) any {
-	dec := json.NewDecoder(strings.NewReader(tok))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err == nil && !dec.More() {
-		switch v.(type) {
-		case json.Number, bool, string:
-			return v
-		}
-	}
-	return tok
 }
 
 // valueRange expands start, stop, step into numbers (stop included when the steps land on it).

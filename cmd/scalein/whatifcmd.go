@@ -93,25 +93,10 @@ func (v *varyFlags) Set(s string) error {
 	}
 	ax := whatif.Axis{Path: strings.TrimSpace(path)}
 	for _, tok := range strings.Split(list, ",") {
-		ax.Values = append(ax.Values, parseCLIValue(strings.TrimSpace(tok)))
+		ax.Values = append(ax.Values, whatif.ParseValue(strings.TrimSpace(tok)))
 	}
 	*v = append(*v, ax)
 	return nil
-}
-
-// parseCLIValue reads a number, true/false or a JSON string; anything else is a bare string
-// (a choice such as least_loaded).
-func parseCLIValue(tok string) any {
-	dec := json.NewDecoder(strings.NewReader(tok))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err == nil && !dec.More() {
-		switch v.(type) {
-		case json.Number, bool, string:
-			return v
-		}
-	}
-	return tok
 }
 
 // sweepOptions are the flags of "scalein sweep".

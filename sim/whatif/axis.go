@@ -520,3 +520,19 @@ func firstProblem(err error, path string) string {
 	}
 	return ve.Errors[0].String()
 }
+
+// ParseValue reads one value of an axis as a user types it (the sweep form, `scalein sweep
+// -vary`): a number, true/false or a JSON string; anything else is a bare string (a choice such
+// as least_loaded).
+func ParseValue(tok string) any {
+	dec := json.NewDecoder(strings.NewReader(tok))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err == nil && !dec.More() {
+		switch v.(type) {
+		case json.Number, bool, string:
+			return v
+		}
+	}
+	return tok
+}

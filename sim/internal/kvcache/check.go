@@ -1,6 +1,9 @@
 package kvcache
 
-import "fmt"
+import (
+	"fmt"
+	"slices"
+)
 
 // The checks below state the caches' invariants for the simulator's invariant tests, which
 // know from the model how many holds and pins each slot must have.
@@ -250,6 +253,9 @@ func (x *Index) records(en holderEntry) ([]holderRec, error) {
 	if en.rec&recList == 0 {
 		return []holderRec{en.rec}, nil
 	}
+	if en.rec&recSmall != 0 {
+		return x.smallRecords(&x.small[en.rec.list()])
+	}
 	l := &x.lists[en.rec.list()]
 	var recs []holderRec
 	l.each(func(h holderRec) { recs = append(recs, h) })
@@ -266,8 +272,8 @@ func (x *Index) records(en holderEntry) ([]holderRec, error) {
 			}
 		}
 	}
-	if len(recs) < 2 {
-		return nil, fmt.Errorf("a list of fewer than two holders")
+	if len(recs) <= smallAgain {
+		return nil, fmt.Errorf("a list of %d holders: it should be small", len(recs))
 	}
 	var n [2]int32
 	var fp [2]uint64
@@ -286,4 +292,24 @@ func (x *Index) records(en holderEntry) ([]holderRec, error) {
 		return nil, fmt.Errorf("list member counts %v and prints %v, should be %v and %v", l.n, l.fp, n, fp)
 	}
 	return recs, nil
+}
+
+// smallRecords returns the records of a small list, checking it: two or more, sorted by worker,
+// the unused places at the end.
+func (x *Index) smallRecords(l *smallList) ([]holderRec, error) {
+	n := l.size()
+	for _, h := range l[n:] {
+		if h != 0 {
+			return nil, fmt.Errorf("small list with a record after an unused place")
+		}
+	}
+	if n < 2 {
+		return nil, fmt.Errorf("a small list of %d holders", n)
+	}
+	for i := 1; i < n; i++ {
+		if l[i-1].worker() >= l[i].worker() {
+			return nil, fmt.Errorf("small list not sorted by worker")
+		}
+	}
+	return slices.Clone(l[:n]), nil
 }

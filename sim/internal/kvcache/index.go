@@ -14,17 +14,20 @@ import (
 // A draining worker leaves it: its keys move to a table of its own (blockTable), so it is never
 // a routing candidate or a hint source again.
 //
-// A key held by one worker keeps that worker's record inline; two or more go to a list sorted
-// by worker id, which keeps each tier's member count and fingerprint. Open addressing with
-// linear probing and backward-shift deletion, growing at three-quarters load.
+// A key held by one worker keeps that worker's record inline; two to four holders share a small
+// list of four places, without pointers; five or more go to a list that keeps each tier's member
+// count and fingerprint. Both are sorted by worker id. Open addressing with linear probing and
+// backward-shift deletion, growing at three-quarters load.
 type Index struct {
-	workers int32 // fleet size, for dense lists
-	e       []holderEntry
-	n       int
-	shift   uint
-	lists   []holderList
-	free    []int32 // unused list ids
-	sink    uint64  // receives the loads of touch
+	workers   int32 // fleet size, for dense lists
+	e         []holderEntry
+	n         int
+	shift     uint
+	lists     []holderList
+	free      []int32 // unused list ids
+	small     []smallList
+	freeSmall []int32 // unused small list ids
+	sink      uint64  // receives the loads of touch
 }
 
 type holderEntry struct {
@@ -78,6 +81,38 @@ func (r holderRec) member(tier int) bool {
 		return r.slot(G1) >= 0
 	}
 	return r.slot(G2) >= 0 && r.resident()
+}
+
+// A small list holds the records of a key with two to four holders (most keys of a session
+// workload that more than one worker holds), sorted by worker id, its unused places 0 at the
+// end. It has no member counts or fingerprints: Count computes them from its four places. A key
+// moves to a holderList at a fifth holder, and back to a small list at three.
+type smallList [smallCap]holderRec
+
+const (
+	smallCap    = 4
+	smallAgain  = 3                  // a holderList of this size turns small again
+	recSmall    = holderRec(1) << 62 // with recList: the id is a small list's (alone: recResident)
+	recListMask = recList | recSmall
+)
+
+// size is the number of records.
+func (l *smallList) size() int {
+	n := 0
+	for n < smallCap && l[n] != 0 {
+		n++
+	}
+	return n
+}
+
+// find returns where worker w's record is or would be, and whether it is there.
+func (l *smallList) find(w int32) (int, bool) {
+	for j, h := range l {
+		if h == 0 || h.worker() >= w {
+			return j, h != 0 && h.worker() == w
+		}
+	}
+	return smallCap, false
 }
 
 // with returns r (or, for r == 0, a new record of worker w) with tier's slot set to s (-1:
@@ -334,6 +369,13 @@ func (x *Index) get(k uint64, w int32) holderRec {
 		}
 		return 0
 	}
+	if r&recSmall != 0 {
+		l := &x.small[r.list()]
+		if j, ok := l.find(w); ok {
+			return l[j]
+		}
+		return 0
+	}
 	l := &x.lists[r.list()]
 	if j, ok := l.find(w); ok {
 		return l.recs[j]
@@ -356,7 +398,7 @@ func (x *Index) set(k uint64, w int32, tier int, s int32, resident, ifAbsent boo
 		old := en.rec
 		if old != 0 && old.worker() != w { // another worker holds k
 			if s >= 0 {
-				x.toList(en, old, holderRec(0).with(w, tier, s, resident))
+				x.toSmall(en, old, holderRec(0).with(w, tier, s, resident))
 			}
 			return 0
 		}
@@ -369,6 +411,9 @@ func (x *Index) set(k uint64, w int32, tier int, s int32, resident, ifAbsent boo
 			x.deleteAt(i)
 		}
 		return old
+	}
+	if en.rec&recSmall != 0 {
+		return x.setSmall(en, w, tier, s, resident, ifAbsent)
 	}
 	id := en.rec.list()
 	l := &x.lists[id]
@@ -390,8 +435,12 @@ func (x *Index) set(k uint64, w int32, tier int, s int32, resident, ifAbsent boo
 		l.account(nr)
 	}
 	l.put(j, found, nr, x.workers)
-	if l.size == 1 {
-		l.each(func(h holderRec) { en.rec = h })
+	if l.size == smallAgain {
+		sid := x.newSmall()
+		sl := &x.small[sid]
+		n := 0
+		l.each(func(h holderRec) { sl[n] = h; n++ })
+		en.rec = recListMask | holderRec(uint32(sid))
 		if l.dense {
 			l.recs = nil
 		}
@@ -401,8 +450,66 @@ func (x *Index) set(k uint64, w int32, tier int, s int32, resident, ifAbsent boo
 	return old
 }
 
-// toList turns an entry with one record into a list of two.
-func (x *Index) toList(en *holderEntry, a, b holderRec) {
+// setSmall is set for an entry whose records are in a small list.
+func (x *Index) setSmall(en *holderEntry, w int32, tier int, s int32, resident, ifAbsent bool) holderRec {
+	id := en.rec.list()
+	l := &x.small[id]
+	j, found := l.find(w)
+	var old holderRec
+	if found {
+		old = l[j]
+	} else if s < 0 {
+		return 0
+	}
+	if ifAbsent && old.slot(tier) >= 0 {
+		return old
+	}
+	nr := old.with(w, tier, s, resident)
+	switch {
+	case nr.empty(): // w leaves: close the gap; a last record goes back inline
+		copy(l[j:], l[j+1:])
+		l[smallCap-1] = 0
+		if l[1] == 0 {
+			en.rec = l[0]
+			*l = smallList{}
+			x.freeSmall = append(x.freeSmall, id)
+		}
+	case found:
+		l[j] = nr
+	case l[smallCap-1] == 0: // room for w
+		copy(l[j+1:], l[j:smallCap-1])
+		l[j] = nr
+	default: // a fifth holder: the key moves to a holderList
+		x.toList(en, l, j, nr)
+		*l = smallList{}
+		x.freeSmall = append(x.freeSmall, id)
+	}
+	return old
+}
+
+// newSmall returns the id of an empty small list.
+func (x *Index) newSmall() int32 {
+	if n := len(x.freeSmall); n > 0 {
+		id := x.freeSmall[n-1]
+		x.freeSmall = x.freeSmall[:n-1]
+		return id
+	}
+	x.small = append(x.small, smallList{})
+	return int32(len(x.small) - 1)
+}
+
+// toSmall turns an entry with one record into a small list of two.
+func (x *Index) toSmall(en *holderEntry, a, b holderRec) {
+	id := x.newSmall()
+	if b.worker() < a.worker() {
+		a, b = b, a
+	}
+	x.small[id] = smallList{a, b}
+	en.rec = recListMask | holderRec(uint32(id))
+}
+
+// toList moves the records of a full small list, with nr inserted at j, to a holderList.
+func (x *Index) toList(en *holderEntry, sl *smallList, j int, nr holderRec) {
 	var id int32
 	if n := len(x.free); n > 0 {
 		id = x.free[n-1]
@@ -412,13 +519,11 @@ func (x *Index) toList(en *holderEntry, a, b holderRec) {
 		x.lists = append(x.lists, holderList{})
 	}
 	l := &x.lists[id]
-	if b.worker() < a.worker() {
-		a, b = b, a
+	l.recs = append(append(append(l.recs[:0], sl[:j]...), nr), sl[j:]...)
+	l.size = int32(len(l.recs))
+	for _, h := range l.recs {
+		l.account(h)
 	}
-	l.recs = append(l.recs[:0], a, b)
-	l.size = 2
-	l.account(a)
-	l.account(b)
 	en.rec = recList | holderRec(uint32(id))
 }
 
@@ -452,8 +557,26 @@ func (v *Holders) Count(k uint64) (n int, fingerprint uint64) {
 		}
 		return 0, 0
 	}
+	if r&recSmall != 0 {
+		for _, h := range &v.x.small[r.list()] {
+			if h != 0 && h.member(v.tier) {
+				n++
+				fingerprint ^= WorkerPrint(h.worker())
+			}
+		}
+		return n, fingerprint
+	}
 	l := &v.x.lists[r.list()]
 	return int(l.n[v.tier]), l.fp[v.tier]
+}
+
+// listRecords returns the places of the small list or the list an entry's rec names (0: an
+// unused place).
+func (x *Index) listRecords(r holderRec) []holderRec {
+	if r&recSmall != 0 {
+		return x.small[r.list()][:]
+	}
+	return x.lists[r.list()].recs
 }
 
 // Append appends the holders of k to dst, by worker id.
@@ -469,7 +592,7 @@ func (v *Holders) Append(dst []int32, k uint64) []int32 {
 		}
 		return dst
 	}
-	for _, h := range v.x.lists[r.list()].recs {
+	for _, h := range v.x.listRecords(r) {
 		if h != 0 && h.member(v.tier) {
 			dst = append(dst, h.worker())
 		}
@@ -492,7 +615,7 @@ func (v *Holders) AppendOnly(dst []int32, k uint64) []int32 {
 		}
 		return dst
 	}
-	for _, h := range v.x.lists[r.list()].recs {
+	for _, h := range v.x.listRecords(r) {
 		if h != 0 && h.member(v.tier) && !h.member(other) {
 			dst = append(dst, h.worker())
 		}

@@ -119,6 +119,7 @@ func checkBlockIndex(t *testing.T, workers int32, nkeys int, ids int32, high boo
 		resident bool
 	}
 	ref := map[uint64]map[int32]*hold{}
+	moves := map[string]int{}
 	rng := rand.New(rand.NewPCG(5, 6))
 	for i := 0; i < iterations; i++ {
 		k := uint64(rng.IntN(nkeys)) * 0x9e3779b97f4a7c15
@@ -143,7 +144,15 @@ func checkBlockIndex(t *testing.T, workers int32, nkeys int, ids int32, high boo
 		if h == nil {
 			h = &hold{slot: [2]int32{-1, -1}}
 		}
+		before := entryKind(x, k)
 		old := x.set(k, w, tier, s, resident, ifAbsent)
+		if i := x.find(k); i >= 0 {
+			_, err := x.records(x.e[i])
+			require.NoError(t, err, "key %x", k)
+		}
+		if after := entryKind(x, k); before != after && before != "" && after != "" {
+			moves[before+" → "+after]++
+		}
 		require.Equal(t, h.slot[G1], old.slot(G1))
 		require.Equal(t, h.slot[G2], old.slot(G2))
 		if !(ifAbsent && h.slot[tier] >= 0) {
@@ -206,6 +215,12 @@ func checkBlockIndex(t *testing.T, workers int32, nkeys int, ids int32, high boo
 	if !high {
 		require.NotZero(t, dense, "no list turned dense")
 	}
+	// With few holders per key, keys went from inline records to small lists to lists, and back.
+	for _, m := range []string{"inline → small", "small → list", "list → small", "small → inline"} {
+		if high {
+			require.NotZero(t, moves[m], "moves between representations: %v", moves)
+		}
+	}
 	live := 0
 	for _, m := range ref {
 		if len(m) > 0 {
@@ -213,6 +228,20 @@ func checkBlockIndex(t *testing.T, workers int32, nkeys int, ids int32, high boo
 		}
 	}
 	require.Equal(t, live, x.n)
+}
+
+// entryKind names how k's records are kept ("" when no worker holds it).
+func entryKind(x *Index, k uint64) string {
+	i := x.find(k)
+	switch {
+	case i < 0:
+		return ""
+	case x.e[i].rec&recList == 0:
+		return "inline"
+	case x.e[i].rec&recSmall != 0:
+		return "small"
+	}
+	return "list"
 }
 
 // The per-block records stay as small as their comments promise: memory at 2,048 workers is

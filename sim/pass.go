@@ -379,24 +379,25 @@ func (e *engine) endPass(w *worker) {
 			if lo < hi {
 				w.prefetchKeys(r.keys[lo:hi])
 			}
+			// Each block is keyed in G1 and, write-through, reserved in G2 unless G2 holds it,
+			// until G2 has no room; the two tiers' steps do not affect each other, so one loop
+			// does both while the block's entry is at hand.
+			var slots []int32
+			through := w.g2 != nil
 			for j := lo; j < hi; j++ {
-				w.g1.Key(r.blocks[j], r.keys[j], j)
+				held := kvcache.KeyThrough(w.g1, w.g2, r.blocks[j], r.keys[j], j)
+				if !through || held {
+					continue
+				}
+				s := w.g2.Reserve(r.keys[j], j, nil)
+				if s < 0 {
+					through = false
+					continue
+				}
+				slots = append(slots, s)
 			}
-			if w.g2 != nil && lo < hi {
-				var slots []int32
-				for j := lo; j < hi; j++ {
-					if w.g2.Holds(r.keys[j]) {
-						continue
-					}
-					s := w.g2.Reserve(r.keys[j], j, nil)
-					if s < 0 {
-						break
-					}
-					slots = append(slots, s)
-				}
-				if len(slots) > 0 {
-					e.queueTransfer(w, &transfer{kind: trD2H, w: w, slots: slots}, int64(len(slots))*e.blockBytes)
-				}
+			if len(slots) > 0 {
+				e.queueTransfer(w, &transfer{kind: trD2H, w: w, slots: slots}, int64(len(slots))*e.blockBytes)
 			}
 		}
 		if r.passEmit {

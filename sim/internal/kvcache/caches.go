@@ -119,6 +119,24 @@ func (c *GPU) Key(s int32, key uint64, depth int) {
 	sl.set(key, depth, true)
 }
 
+// KeyThrough keys a computed block in slot s of g1 as Key does, and reports whether g2 (nil:
+// none), the same worker's G2, holds key (pending or resident), which write-through needs next:
+// for a worker in the fleet's index, the one lookup that keys the block also tells.
+func KeyThrough(g1 *GPU, g2 *Host, s int32, key uint64, depth int) (g2Holds bool) {
+	sl := &g1.sl.v[s]
+	v := &g1.byKey
+	if sl.ready() || v.x == nil {
+		g1.Key(s, key, depth)
+		return g2 != nil && g2.Holds(key)
+	}
+	old := v.x.set(key, v.w, G1, s, false, true)
+	if old.slot(G1) < 0 {
+		v.n++
+		sl.set(key, depth, true)
+	}
+	return g2 != nil && old.slot(G2) >= 0
+}
+
 // Prefetch loads the lines a lookup of key will probe, so that the misses of several keys
 // about to be keyed overlap.
 func (c *GPU) Prefetch(key uint64) { c.byKey.touch(key) }
@@ -173,6 +191,12 @@ func (c *Host) Resident(s int32) bool { return c.sl.v[s].ready() }
 
 // ResidentSlot returns the slot of key if it is resident.
 func (c *Host) ResidentSlot(key uint64) (int32, bool) {
+	if x := c.byKey.x; x != nil { // active: the index record says whether it is resident
+		if r := x.get(key, c.worker); r.member(G2) {
+			return r.slot(G2), true
+		}
+		return -1, false
+	}
 	s, ok := c.byKey.get(key)
 	if !ok || !c.sl.v[s].ready() {
 		return -1, false

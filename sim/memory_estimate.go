@@ -51,8 +51,8 @@ const (
 	// A free-list entry (int32) per slot, appended (growth up to 2×, and the copy).
 	freeEntryBytes = 4
 	// A holder entry of the fleet's block index (16 bytes) per distinct key: the table grows
-	// at 5/8 load by doubling, so it is 5/16 to 5/8 full (3.2 entries a key at most), and the
-	// old table (1.6 a key) is live while it is rehashed: 5 entries a key bound both.
+	// at 3/4 load by doubling, so it is 3/8 to 3/4 full, and the old table is live while
+	// it is rehashed.
 	indexEntryBytes = kvcache.IndexEntryBytes
 	// A holder record (8 bytes) in a list of a key with two or more holders, sorted (slack up
 	// to 2×) or dense (fleet size × 8 bytes once an eighth of the fleet holds the key: up to
@@ -194,7 +194,7 @@ func (e *estimator) hostCaches() int64 {
 	return g2
 }
 
-// blockIndex counts the fleet-wide block index: an entry per distinct key (5 table slots at the
+// blockIndex counts the fleet-wide block index: an entry per distinct key (4 table slots at the
 // lowest load, with the old table while growing); for keys two or more workers hold, a list
 // header (with the lists' slack) and each record's room in its list: twice its size sorted, or
 // the whole fleet's once dense. A key one worker holds keeps its record in its entry.
@@ -204,7 +204,7 @@ func (e *estimator) blockIndex(slots int64) {
 	distinct := min(w.keys, records)
 	multi := min(w.multiRecords, records)
 	lists := min(w.multiKeys, multi/2)
-	bytes := distinct*5*indexEntryBytes + lists*holderListBytes*9/4 + multi*2*holderRecBytes*3/2
+	bytes := distinct*4*indexEntryBytes + lists*holderListBytes*9/4 + multi*2*holderRecBytes*3/2
 	if d := denseAt(e.workers); d > 0 {
 		bytes += min(w.denseKeys, multi/d) * e.workers * holderRecBytes
 	}

@@ -17,8 +17,7 @@ import (
 // A key held by one worker keeps that worker's record inline; two to four holders share a small
 // list of four places, without pointers; five or more go to a list that keeps each tier's member
 // count and fingerprint. Both are sorted by worker id. Open addressing with linear probing and
-// backward-shift deletion, growing at five-eighths load (probes stay short: at three-quarters,
-// the Mooncake run took a tenth more instructions), or three-quarters once it is large.
+// backward-shift deletion, growing at three-quarters load.
 type Index struct {
 	workers   int32 // fleet size, for dense lists
 	e         []holderEntry
@@ -286,7 +285,7 @@ func (x *Index) find(k uint64) int {
 
 // findOrInsert returns k's entry, inserting an empty one (rec 0) that the caller must fill.
 func (x *Index) findOrInsert(k uint64) int {
-	if x.full() {
+	if 4*(x.n+1) > 3*len(x.e) {
 		x.grow()
 	}
 	mask := len(x.e) - 1
@@ -301,20 +300,6 @@ func (x *Index) findOrInsert(k uint64) int {
 			return i
 		}
 	}
-}
-
-// bigTable is the table size from which the index grows at three-quarters load instead of
-// five-eighths: below it, shorter probes are worth the room; above it, the room is hundreds of
-// megabytes (a 2,048-worker fleet's index doubled from 8 M to 16 M entries at five-eighths, and
-// its peak memory rose by a fifth).
-const bigTable = 1 << 22
-
-// full reports whether inserting one more key must grow the table first.
-func (x *Index) full() bool {
-	if len(x.e) >= bigTable {
-		return 4*(x.n+1) > 3*len(x.e)
-	}
-	return 8*(x.n+1) > 5*len(x.e)
 }
 
 func (x *Index) grow() {

@@ -160,17 +160,20 @@ func (s *traceSource) pop() *arrival {
 	keys := make([]uint64, n)
 	prev := uint64(keyRoot)
 	per := s.tbt / s.bs
+	tb, off := 0, 0 // j / per and j % per, counted rather than divided
 	for j := 0; j < n; j++ {
-		tb := j / per
 		var content uint64
 		if tb < len(r.HashIDs) {
-			content = mix64(uint64(r.HashIDs[tb])*0x100000001b3 ^ uint64(j%per))
+			content = mix64(uint64(r.HashIDs[tb])*0x100000001b3 ^ uint64(off))
 		} else {
 			// The row names no content for this block: make it unique to the row.
 			content = mix64(uint64(s.next)<<20 ^ uint64(j) ^ 0x5bd1e995)
 		}
 		prev = chainKey(prev, content)
 		keys[j] = prev
+		if off++; off == per {
+			tb, off = tb+1, 0
+		}
 	}
 	return &arrival{id: "L" + strconv.Itoa(r.Line), atNS: at, keys: keys,
 		promptTokens: r.InputLength, outputTokens: r.OutputLength, routeTo: -1, session: -1, order: -1}

@@ -67,7 +67,9 @@ const (
 // NewIndex makes an empty index for a fleet of workers.
 func NewIndex(workers int) *Index { return &Index{workers: int32(workers)} }
 
-func recShift(tier int) uint { return recWorkerBits + uint(tier)*recSlotBits }
+// recShift is where tier's slot starts in a record (masked to 63 so that shifts by it compile
+// without the check for counts of 64 or more).
+func recShift(tier int) uint { return (recWorkerBits + uint(tier)*recSlotBits) & 63 }
 
 func (r holderRec) worker() int32       { return int32(r & (1<<recWorkerBits - 1)) }
 func (r holderRec) slot(tier int) int32 { return int32(r>>recShift(tier)&recSlotMask) - 1 }

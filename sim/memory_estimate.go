@@ -129,8 +129,17 @@ func (e *estimator) add(field, what string, bytes int64) {
 // one: a worker's G1 never holds more slots than the blocks of the requests routed to it, and a
 // block key k is held by at most min(workers, n(k)) workers, n(k) being the requests whose prompt
 // holds it (see workloadShape).
-func EstimateMemory(s *Scenario) MemoryEstimate {
-	e := &estimator{s: s, w: s.shape(), workers: s.cacheWorkers()}
+func EstimateMemory(s *Scenario) MemoryEstimate { return estimateMemory(s, true) }
+
+// EstimateMemoryBound is EstimateMemory without generating a requests or trace workload's
+// prompt keys (which costs a sort of every prompt block: a quarter of a Mooncake run's time
+// through the command): they are counted as if no two prompt blocks were alike, so the figure
+// is at least EstimateMemory's, and the same for a sessions workload. It answers "could this
+// run be large?" cheaply.
+func EstimateMemoryBound(s *Scenario) MemoryEstimate { return estimateMemory(s, false) }
+
+func estimateMemory(s *Scenario, exact bool) MemoryEstimate {
+	e := &estimator{s: s, w: s.shape(exact), workers: s.cacheWorkers()}
 	g1 := e.gpuCaches()
 	g2 := e.hostCaches()
 	e.blockIndex(g1 + g2)

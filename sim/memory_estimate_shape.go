@@ -45,23 +45,25 @@ func denseAt(workers int64) int64 {
 }
 
 // shape measures the workload on the fleet. A trace workload's rows must have been loaded
-// (Parse does).
-func (s *Scenario) shape() workloadShape {
+// (Parse does). With exact false, the prompt keys of a requests or trace workload are not
+// generated: they are counted as if no two prompt blocks were alike, which bounds every count
+// the exact shape has.
+func (s *Scenario) shape(exact bool) workloadShape {
 	var w workloadShape
 	switch s.Workload.Type {
 	case WorkloadRequests:
-		w = s.requestsShape()
+		w = s.requestsShape(exact)
 	case WorkloadSessions:
 		if s.Workload.Sessions != nil {
 			w = s.sessionsShape()
 		}
 	case WorkloadTrace:
-		w = s.traceShape()
+		w = s.traceShape(exact)
 	}
 	return w
 }
 
-func (s *Scenario) requestsShape() workloadShape {
+func (s *Scenario) requestsShape(exact bool) workloadShape {
 	bs := int64(max(s.Fleet.BlockSize, 1))
 	var w workloadShape
 	for _, r := range s.Workload.Requests {
@@ -74,11 +76,11 @@ func (s *Scenario) requestsShape() workloadShape {
 	w.inFlight, w.inFlightBlocks, w.inFlightPromptBlocks = w.requests, w.blocks, w.promptBlocks
 	w.field = "workload.requests"
 	w.what = fmt.Sprintf("%s scripted requests", groupDigits(w.requests))
-	s.countKeys(&w)
+	s.countKeys(&w, exact)
 	return w
 }
 
-func (s *Scenario) traceShape() workloadShape {
+func (s *Scenario) traceShape(exact bool) workloadShape {
 	bs := int64(max(s.Fleet.BlockSize, 1))
 	var w workloadShape
 	rows := s.traceRowsUsed()
@@ -98,7 +100,7 @@ func (s *Scenario) traceShape() workloadShape {
 	}
 	w.field = "workload.trace.limit"
 	w.what = fmt.Sprintf("%s trace requests", groupDigits(w.requests))
-	s.countKeys(&w)
+	s.countKeys(&w, exact)
 	return w
 }
 
@@ -188,10 +190,11 @@ func (s *Scenario) sessionsShape() workloadShape {
 const maxCountedKeys = 4 << 20
 
 // countKeys generates the prompt keys of a requests or trace workload as the run will and
-// counts, for each distinct key, the requests that hold it.
-func (s *Scenario) countKeys(w *workloadShape) {
+// counts, for each distinct key, the requests that hold it. With exact false, or beyond
+// maxCountedKeys, it counts them as if no two were alike.
+func (s *Scenario) countKeys(w *workloadShape, exact bool) {
 	workers := s.cacheWorkers()
-	if w.promptBlocks > maxCountedKeys {
+	if !exact || w.promptBlocks > maxCountedKeys {
 		w.keys, w.records = w.promptBlocks, w.promptBlocks
 		w.multiKeys, w.multiRecords = w.promptBlocks/2, w.promptBlocks
 		if d := denseAt(workers); d > 0 {

@@ -313,3 +313,29 @@ func TestMemoryCheckNamesTheDrivingFields(t *testing.T) {
 		t.Errorf("first problem %+v; want fleet.gpu_blocks with the worker count and the limit", first)
 	}
 }
+
+// The bound that skips generating prompt keys is never below the estimate, for every preset,
+// the measured scenarios, seeded random ones and the Mooncake trace; it equals it for sessions,
+// whose keys are never generated.
+func TestEstimateBoundCoversEstimate(t *testing.T) {
+	scenarios := memoryScenarios(t)
+	for _, p := range Presets() {
+		scenarios["preset "+p.Key] = mustParse(t, string(p.JSON))
+	}
+	rng := rand.New(rand.NewPCG(7, 7))
+	for i := range 8 {
+		name, s := randomMemoryScenario(t, rng)
+		scenarios[fmt.Sprint("random ", i, " ", name)] = s
+	}
+	scenarios["mooncake trace on 16 workers"] = mustParse(t, `{"fleet": {"workers": 16},
+		"workload": {"type": "trace", "trace": {"name": "mooncake-conversation"}}}`)
+	for name, s := range scenarios {
+		exact, bound := EstimateMemory(s), EstimateMemoryBound(s)
+		if bound.Bytes < exact.Bytes {
+			t.Errorf("%s: bound %d bytes is below the estimate %d bytes", name, bound.Bytes, exact.Bytes)
+		}
+		if s.Workload.Type == WorkloadSessions && bound.Bytes != exact.Bytes {
+			t.Errorf("%s: bound %d bytes differs from the estimate %d bytes", name, bound.Bytes, exact.Bytes)
+		}
+	}
+}

@@ -406,7 +406,9 @@ const (
 )
 
 func collectTighterIfLarge(s *sim.Scenario) {
-	if os.Getenv("GOGC") == "" && sim.EstimateMemory(s).Bytes >= largeRunBytes {
+	// The bound first: the exact estimate generates and sorts every prompt key of a trace.
+	if os.Getenv("GOGC") == "" && sim.EstimateMemoryBound(s).Bytes >= largeRunBytes &&
+		sim.EstimateMemory(s).Bytes >= largeRunBytes {
 		debug.SetGCPercent(largeRunGCPercent)
 	}
 }

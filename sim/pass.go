@@ -222,6 +222,7 @@ func (e *engine) scanQueue(w *worker, batch []*request, budget int) ([]*request,
 		k1, k2 := kvcache.Prefix(w.g1, w.g2, r.keys, r.reuse)
 		if len(r.landed) > 0 {
 			unpinAll(w.g2, r.landed, e.now)
+			e.keepSlots(r.landed)
 			r.landed = nil
 			changed = true
 		}
@@ -303,6 +304,9 @@ func (e *engine) admit(w *worker, r *request, k1, k2, need int) {
 	} else {
 		w.fresh.remove(r)
 	}
+	if r.blocks == nil { // room once for every block it will hold (its last token needs none)
+		r.blocks = make([]int32, 0, ceilDiv(int(r.prompt+r.output), bs))
+	}
 	r.blocks = w.g1.Acquire(r.blocks[:0], need)
 	r.admSeq = e.admSeq
 	e.admSeq++
@@ -332,13 +336,15 @@ func (e *engine) admit(w *worker, r *request, k1, k2, need int) {
 	e.setState(r, rsLoading)
 	w.loading++
 	r.restLo = k1
-	r.restore = r.restore[:0]
+	r.restore = e.takeSlots()
 	for p := k1; p < k1+k2; p++ {
 		s, _ := w.g2.ResidentSlot(r.keys[p])
 		w.g2.Pin(s)
 		r.restore = append(r.restore, s)
 	}
-	e.queueTransfer(w, &transfer{kind: trH2D, w: w, r: r}, int64(k2)*e.blockBytes)
+	tr := e.newTransfer()
+	*tr = transfer{kind: trH2D, w: w, r: r}
+	e.queueTransfer(w, tr, int64(k2)*e.blockBytes)
 }
 
 // preempt frees a running request's blocks and puts it back at the front of the queue, among
@@ -383,7 +389,7 @@ func (e *engine) endPass(w *worker) {
 				w.g1.Key(r.blocks[j], r.keys[j], j)
 			}
 			if w.g2 != nil && lo < hi {
-				var slots []int32
+				slots := e.takeSlots()
 				for j := lo; j < hi; j++ {
 					if w.g2.Holds(r.keys[j]) {
 						continue
@@ -395,7 +401,11 @@ func (e *engine) endPass(w *worker) {
 					slots = append(slots, s)
 				}
 				if len(slots) > 0 {
-					e.queueTransfer(w, &transfer{kind: trD2H, w: w, slots: slots}, int64(len(slots))*e.blockBytes)
+					tr := e.newTransfer()
+					*tr = transfer{kind: trD2H, w: w, slots: slots}
+					e.queueTransfer(w, tr, int64(len(slots))*e.blockBytes)
+				} else {
+					e.keepSlots(slots)
 				}
 			}
 		}

@@ -1,0 +1,81 @@
+package sim
+
+// Records the engine reuses instead of allocating one per transfer or pull: a run of 100,000
+// requests starts about as many pulls and twice as many lane transfers, each with slot lists.
+//
+// Who may still hold a record once it is kept for reuse:
+//   - A transfer is kept when it finishes: its single event has just been popped, its worker
+//     dropped it from its lane, and nothing else names it. A cancelled transfer is never
+//     kept (its event is still on the heap), so the collector takes it.
+//   - A pull is kept when it lands or is aborted, and events of that life may still be on the
+//     transfer heap (a start event of a pull aborted during its latency, land events a
+//     reshare made stale). A kept pull stays ended, so they are skipped; once reused, the
+//     pull has a new seq, and an event whose seq differs from its pull's is stale
+//     (event.stale).
+//   - A slot list is kept by whoever ends its last owner: a D2H transfer's when it finishes,
+//     a pull's source list when it ends, its target list when it is aborted or, after landing
+//     (the request then owns it as its landed entries), when the request's next scan releases
+//     those pins; a restore's when its H2D transfer finishes. Lists a migrated or ended
+//     request drops are left to the collector.
+
+// takeSlots returns an empty slot list, with room from an earlier use if one is kept.
+func (e *engine) takeSlots() []int32 {
+	n := len(e.spareSlots)
+	if n == 0 {
+		return nil
+	}
+	s := e.spareSlots[n-1]
+	e.spareSlots = e.spareSlots[:n-1]
+	return s
+}
+
+// keepSlots keeps a slot list that nothing refers to any more for takeSlots.
+func (e *engine) keepSlots(s []int32) {
+	if cap(s) > 0 && !e.noRecycle {
+		e.spareSlots = append(e.spareSlots, s[:0])
+	}
+}
+
+// newPull returns a pull record to fill, reused if one is kept.
+func (e *engine) newPull() *pull {
+	n := len(e.sparePulls)
+	if n == 0 {
+		return new(pull)
+	}
+	p := e.sparePulls[n-1]
+	e.sparePulls = e.sparePulls[:n-1]
+	return p
+}
+
+// keepPull keeps an ended pull and its slot lists; the target list is nil if its request
+// took it. The record keeps its seq and stays ended, for the events still naming it.
+func (e *engine) keepPull(p *pull) {
+	if e.noRecycle {
+		return
+	}
+	e.keepSlots(p.srcSlots)
+	e.keepSlots(p.dstSlots)
+	*p = pull{seq: p.seq, ended: true}
+	e.sparePulls = append(e.sparePulls, p)
+}
+
+// newTransfer returns a transfer record to fill, reused if one is kept.
+func (e *engine) newTransfer() *transfer {
+	n := len(e.spareTransfers)
+	if n == 0 {
+		return new(transfer)
+	}
+	tr := e.spareTransfers[n-1]
+	e.spareTransfers = e.spareTransfers[:n-1]
+	return tr
+}
+
+// keepTransfer keeps a finished transfer and its slot list.
+func (e *engine) keepTransfer(tr *transfer) {
+	if e.noRecycle {
+		return
+	}
+	e.keepSlots(tr.slots)
+	*tr = transfer{}
+	e.spareTransfers = append(e.spareTransfers, tr)
+}

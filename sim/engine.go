@@ -87,6 +87,7 @@ type engine struct {
 	bufLands, bufH2D, bufD2H, bufStarts []event
 	bufDue, bufReshare                  []*worker
 	// records and slot lists kept for reuse (recycle.go)
+	spareRequests  []*request
 	sparePulls     []*pull
 	spareTransfers []*transfer
 	spareSlots     [][]int32

@@ -304,8 +304,9 @@ func (e *engine) admit(w *worker, r *request, k1, k2, need int) {
 	} else {
 		w.fresh.remove(r)
 	}
-	if r.blocks == nil { // room once for every block it will hold (its last token needs none)
-		r.blocks = make([]int32, 0, ceilDiv(int(r.prompt+r.output), bs))
+	// Room once for every block it will hold (its last token needs none).
+	if n := ceilDiv(int(r.prompt+r.output), bs); cap(r.blocks) < n {
+		r.blocks = make([]int32, 0, n)
 	}
 	r.blocks = w.g1.Acquire(r.blocks[:0], need)
 	r.admSeq = e.admSeq
@@ -442,7 +443,6 @@ func (w *worker) prefetchKeys(keys []uint64) {
 func (e *engine) complete(w *worker, r *request) {
 	w.running = slices.DeleteFunc(w.running, func(x *request) bool { return x == r })
 	releaseBlocks(w, r.blocks, e.now)
-	r.blocks = nil
 	e.setState(r, rsCompleted)
 	r.done = e.now
 	w.nReq--
@@ -452,10 +452,14 @@ func (e *engine) complete(w *worker, r *request) {
 	e.e2e = append(e.e2e, e.now-r.atNS)
 	e.src.ended(&r.arrival, e.now, true)
 	e.release(r)
+	e.keepRequest(r)
 }
 
 // release drops what a finished request no longer needs.
 func (e *engine) release(r *request) {
+	if e.s.Report.PerRequest {
+		r.blocks = nil // only its row is read
+	}
 	r.keys = nil
 	r.landed = nil
 	r.restore = nil

@@ -1,7 +1,8 @@
 package sim
 
-// Records the engine reuses instead of allocating one per transfer or pull: a run of 100,000
-// requests starts about as many pulls and twice as many lane transfers, each with slot lists.
+// Records the engine reuses instead of allocating one per request, transfer or pull: a run of
+// 100,000 requests starts about as many pulls and twice as many lane transfers, each with slot
+// lists.
 //
 // Who may still hold a record once it is kept for reuse:
 //   - A transfer is kept when it finishes: its single event has just been popped, its worker
@@ -12,6 +13,12 @@ package sim
 //     reshare made stale). A kept pull stays ended, so they are skipped; once reused, the
 //     pull has a new seq, and an event whose seq differs from its pull's is stale
 //     (event.stale).
+//   - A request is kept when it completes, unless the report keeps it for its row: it has
+//     left its worker's running list and batch (endPass clears its pass fields after
+//     complete, before the batch is reset and before any arrival of the instant), no pull or
+//     transfer names it any more, and its session source has read its arrival. It keeps its
+//     block list's room for the next request; a killed request is left to the collector
+//     (a cancelled restore still names it).
 //   - A slot list is kept by whoever ends its last owner: a D2H transfer's when it finishes,
 //     a pull's source list when it ends, its target list when it is aborted or, after landing
 //     (the request then owns it as its landed entries), when the request's next scan releases
@@ -78,4 +85,25 @@ func (e *engine) keepTransfer(tr *transfer) {
 	e.keepSlots(tr.slots)
 	*tr = transfer{}
 	e.spareTransfers = append(e.spareTransfers, tr)
+}
+
+// newRequest returns a request record to fill, reused if one is kept; its block list is
+// empty, with the room of its earlier use.
+func (e *engine) newRequest() *request {
+	n := len(e.spareRequests)
+	if n == 0 {
+		return new(request)
+	}
+	r := e.spareRequests[n-1]
+	e.spareRequests = e.spareRequests[:n-1]
+	return r
+}
+
+// keepRequest keeps a completed request that no report row names.
+func (e *engine) keepRequest(r *request) {
+	if e.noRecycle || e.s.Report.PerRequest {
+		return
+	}
+	*r = request{blocks: r.blocks[:0]}
+	e.spareRequests = append(e.spareRequests, r)
 }

@@ -83,7 +83,8 @@ func TestReusedPullAfterAbortStartsOnItsOwnEvent(t *testing.T) {
 }
 
 // Recycling records changes no report: the random scenarios of the invariant test (small fleets
-// under pressure, pulls, forced removals that abort them) and the pinned ones give the same
+// under pressure, pulls, forced removals that abort them; no per-request rows, so requests are
+// reused too) and the pinned ones, with and without their rows, give the same
 // report with recycling and with every record allocated afresh. The runs with recycling must
 // reuse records while events of their earlier lives are still on the heap, or this test would
 // not test that case.
@@ -103,7 +104,11 @@ func TestRecyclingKeepsReports(t *testing.T) {
 		require.NoError(t, e.loop(context.Background()))
 		return e.report(), oldLives
 	}
-	scenarios := pinnedScenarios(t, nil)
+	scenarios := pinnedScenarios(t, nil) // per-request rows: requests are not reused
+	for name, s := range pinnedScenarios(t, nil) {
+		s.Report.PerRequest = false
+		scenarios[name+", no rows"] = s
+	}
 	for seed := uint64(1); seed <= uint64(invariantSeeds()); seed++ {
 		js, err := json.Marshal(randomScenario(seed))
 		require.NoError(t, err)

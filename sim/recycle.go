@@ -1,8 +1,7 @@
 package sim
 
-// Records the engine reuses instead of allocating one per request, transfer or pull: a run of
-// 100,000 requests starts about as many pulls and twice as many lane transfers, each with slot
-// lists.
+// Records the engine reuses instead of allocating one per request, lane transfer or pull, each
+// with its slot lists: most of a run's allocations were these (docs/performance.md, issue 18).
 //
 // Who may still hold a record once it is kept for reuse:
 //   - A transfer is kept when it finishes: its single event has just been popped, its worker
@@ -55,14 +54,15 @@ func (e *engine) newPull() *pull {
 }
 
 // keepPull keeps an ended pull and its slot lists; the target list is nil if its request
-// took it. The record keeps its seq and stays ended, for the events still naming it.
+// took it. The record keeps its seq and stays ended, for the events still naming it; its
+// other fields stay until it is filled again (see keepTransfer).
 func (e *engine) keepPull(p *pull) {
 	if e.noRecycle {
 		return
 	}
 	e.keepSlots(p.srcSlots)
 	e.keepSlots(p.dstSlots)
-	*p = pull{seq: p.seq, ended: true}
+	p.srcSlots, p.dstSlots = nil, nil
 	e.sparePulls = append(e.sparePulls, p)
 }
 
@@ -77,13 +77,15 @@ func (e *engine) newTransfer() *transfer {
 	return tr
 }
 
-// keepTransfer keeps a finished transfer and its slot list.
+// keepTransfer keeps a finished transfer and its slot list. Its other fields are left as they
+// are until it is filled again: clearing would cost write barriers while the collector marks,
+// and what they name (a worker, a request) is no larger than the record.
 func (e *engine) keepTransfer(tr *transfer) {
 	if e.noRecycle {
 		return
 	}
 	e.keepSlots(tr.slots)
-	*tr = transfer{}
+	tr.slots = nil
 	e.spareTransfers = append(e.spareTransfers, tr)
 }
 
@@ -104,6 +106,6 @@ func (e *engine) keepRequest(r *request) {
 	if e.noRecycle || e.s.Report.PerRequest {
 		return
 	}
-	*r = request{blocks: r.blocks[:0]}
+	r.blocks = r.blocks[:0] // the rest is overwritten when it is filled again (see keepTransfer)
 	e.spareRequests = append(e.spareRequests, r)
 }

@@ -14,8 +14,8 @@ package sim
 //     (event.stale).
 //   - A request is kept when it completes, unless the report keeps it for its row: it has
 //     left its worker's running list and batch (endPass clears its pass fields after
-//     complete, before the batch is reset and before any arrival of the instant), no pull or
-//     transfer names it any more, and its session source has read its arrival. It keeps its
+//     complete, before the batch is reset and before any arrival of the instant), no live pull
+//     or transfer names it, and its session source has read its arrival. It keeps its
 //     block list's room for the next request; a killed request is left to the collector
 //     (a cancelled restore still names it).
 //   - A slot list is kept by whoever ends its last owner: a D2H transfer's when it finishes,
@@ -23,6 +23,9 @@ package sim
 //     (the request then owns it as its landed entries), when the request's next scan releases
 //     those pins; a restore's when its H2D transfer finishes. Lists a migrated or ended
 //     request drops are left to the collector.
+//
+// A kept record keeps its other fields until it is filled again (see keepTransfer): nothing
+// reads a kept record, and a kept pull or transfer may still name a worker or a request.
 
 // takeSlots returns an empty slot list, with room from an earlier use if one is kept.
 func (e *engine) takeSlots() []int32 {

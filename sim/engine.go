@@ -86,6 +86,13 @@ type engine struct {
 	// reusable buffers of the steps
 	bufLands, bufH2D, bufD2H, bufStarts []event
 	bufDue, bufReshare                  []*worker
+	// records and slot lists kept for reuse (recycle.go)
+	spareRequests  []*request
+	sparePulls     []*pull
+	spareTransfers []*transfer
+	spareSlots     [][]int32
+	// noRecycle (tests) allocates every record and slot list afresh, as before recycle.go.
+	noRecycle bool
 
 	// perPass (tests) simulates every pass with an event of its own, as before stretches.
 	perPass bool
@@ -352,8 +359,9 @@ func (e *engine) stepTransfers() bool {
 	reshare := e.bufReshare[:0]
 	defer func() { e.bufReshare = reshare }()
 	for _, ev := range lands {
+		src := ev.p.src // land keeps the record for reuse
 		e.land(ev.p)
-		reshare = append(reshare, ev.p.src)
+		reshare = append(reshare, src)
 	}
 	for _, ev := range h2d {
 		e.finishH2D(ev.tr)

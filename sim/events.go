@@ -74,10 +74,10 @@ func (e *event) stale() bool {
 	switch e.kind {
 	case evTransfer:
 		return e.tr.cancelled
-	case evPullStart:
-		return e.p.ended
+	case evPullStart: // a pull record is reused with a new seq (recycle.go)
+		return e.p.ended || e.p.seq != e.seq
 	case evPullLand:
-		return e.p.ended || !e.p.moving || e.p.ver != e.ver
+		return e.p.ended || e.p.seq != e.seq || !e.p.moving || e.p.ver != e.ver
 	case evGrace:
 		return e.w.state != StateDraining || e.ver != e.w.graceVer
 	}

@@ -23,7 +23,7 @@ func (e *engine) stage(w *worker, r *request, k1, k2 int) bool {
 	}
 	// Reserving room never evicts entries of this request's blocks 0 … m−1.
 	protect := func(key uint64, depth int32) bool { return int(depth) < m && r.keys[depth] == key }
-	var srcSlots, dstSlots []int32
+	srcSlots, dstSlots := e.takeSlots(), e.takeSlots()
 	for p := m; p < r.reuse; p++ {
 		ss, ok := src.g2.ResidentSlot(r.keys[p])
 		if !ok || w.g2.Holds(r.keys[p]) {
@@ -38,6 +38,8 @@ func (e *engine) stage(w *worker, r *request, k1, k2 int) bool {
 	}
 	j := len(dstSlots)
 	if j == 0 {
+		e.keepSlots(srcSlots)
+		e.keepSlots(dstSlots)
 		r.outcome = ocMiss
 		e.kv.Miss++
 		return false
@@ -45,7 +47,8 @@ func (e *engine) stage(w *worker, r *request, k1, k2 int) bool {
 	for _, s := range srcSlots {
 		src.g2.Pin(s)
 	}
-	p := &pull{seq: e.seq, src: src, dst: w, r: r, srcSlots: srcSlots, dstSlots: dstSlots, lo: m,
+	p := e.newPull()
+	*p = pull{seq: e.seq, src: src, dst: w, r: r, srcSlots: srcSlots, dstSlots: dstSlots, lo: m,
 		bytes: float64(int64(j) * e.blockBytes), fromDraining: src.state == StateDraining}
 	e.seq++
 	r.pull = p
@@ -117,6 +120,8 @@ func (e *engine) land(p *pull) {
 	r.landed = p.dstSlots
 	r.pullLo, r.pullHi = p.lo, p.lo+len(p.dstSlots)
 	r.pull = nil
+	p.dstSlots = nil // the request's now
+	e.keepPull(p)
 	e.setState(r, rsWaiting)
 	e.inst.landed++
 	e.touch(dst)
@@ -143,9 +148,11 @@ func (e *engine) abortPull(p *pull, sourceGone bool) {
 		r.hint = -1
 		e.setState(r, rsWaiting)
 		e.markDirty(dst)
+		e.keepPull(p)
 		return
 	}
 	unpinAll(src.g2, p.srcSlots, e.now)
+	e.keepPull(p)
 	if wasMoving {
 		e.reshare(src)
 	}

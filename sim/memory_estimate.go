@@ -63,9 +63,10 @@ const (
 	holderListBytes = kvcache.HolderListBytes
 	// A draining worker's own block table entry (16 bytes), sized like the index.
 	drainEntryBytes = kvcache.TableEntryBytes
-	// Per request in flight: the request record, its arrival, its id, a heap entry, a share of
-	// the event heaps, transfers and pulls.
-	requestBytes = 768
+	// Per request in flight: the request record (its arrival copied in), its id, the heap entry
+	// that holds its arrival by value until it arrives, a share of the event heaps, transfers
+	// and pulls.
+	requestBytes = 800
 	// Per prompt block of a request in flight: its chained key (8), its G1 slot number (4,
 	// appended: up to 2×), and the slot numbers of its pull (source and destination), restore,
 	// landed entries and write-through transfer (4 each); per output block, its G1 slot

@@ -222,6 +222,7 @@ func (e *engine) scanQueue(w *worker, batch []*request, budget int) ([]*request,
 		k1, k2 := kvcache.Prefix(w.g1, w.g2, r.keys, r.reuse)
 		if len(r.landed) > 0 {
 			unpinAll(w.g2, r.landed, e.now)
+			e.keepSlots(r.landed)
 			r.landed = nil
 			changed = true
 		}
@@ -303,6 +304,10 @@ func (e *engine) admit(w *worker, r *request, k1, k2, need int) {
 	} else {
 		w.fresh.remove(r)
 	}
+	// Room once for every block it will hold (its last token needs none).
+	if n := ceilDiv(int(r.prompt+r.output), bs); cap(r.blocks) < n {
+		r.blocks = make([]int32, 0, n)
+	}
 	r.blocks = w.g1.Acquire(r.blocks[:0], need)
 	r.admSeq = e.admSeq
 	e.admSeq++
@@ -332,13 +337,15 @@ func (e *engine) admit(w *worker, r *request, k1, k2, need int) {
 	e.setState(r, rsLoading)
 	w.loading++
 	r.restLo = k1
-	r.restore = r.restore[:0]
+	r.restore = e.takeSlots()
 	for p := k1; p < k1+k2; p++ {
 		s, _ := w.g2.ResidentSlot(r.keys[p])
 		w.g2.Pin(s)
 		r.restore = append(r.restore, s)
 	}
-	e.queueTransfer(w, &transfer{kind: trH2D, w: w, r: r}, int64(k2)*e.blockBytes)
+	tr := e.newTransfer()
+	*tr = transfer{kind: trH2D, w: w, r: r}
+	e.queueTransfer(w, tr, int64(k2)*e.blockBytes)
 }
 
 // preempt frees a running request's blocks and puts it back at the front of the queue, among
@@ -384,6 +391,9 @@ func (e *engine) endPass(w *worker) {
 			// does both while the block's entry is at hand.
 			var slots []int32
 			through := w.g2 != nil
+			if through {
+				slots = e.takeSlots()
+			}
 			for j := lo; j < hi; j++ {
 				held := kvcache.KeyThrough(w.g1, w.g2, r.blocks[j], r.keys[j], j)
 				if !through || held {
@@ -397,7 +407,11 @@ func (e *engine) endPass(w *worker) {
 				slots = append(slots, s)
 			}
 			if len(slots) > 0 {
-				e.queueTransfer(w, &transfer{kind: trD2H, w: w, slots: slots}, int64(len(slots))*e.blockBytes)
+				tr := e.newTransfer()
+				*tr = transfer{kind: trD2H, w: w, slots: slots}
+				e.queueTransfer(w, tr, int64(len(slots))*e.blockBytes)
+			} else {
+				e.keepSlots(slots)
 			}
 		}
 		if r.passEmit {
@@ -433,7 +447,6 @@ func (w *worker) prefetchKeys(keys []uint64) {
 func (e *engine) complete(w *worker, r *request) {
 	w.running = slices.DeleteFunc(w.running, func(x *request) bool { return x == r })
 	releaseBlocks(w, r.blocks, e.now)
-	r.blocks = nil
 	e.setState(r, rsCompleted)
 	r.done = e.now
 	w.nReq--
@@ -443,10 +456,14 @@ func (e *engine) complete(w *worker, r *request) {
 	e.e2e = append(e.e2e, e.now-r.atNS)
 	e.src.ended(&r.arrival, e.now, true)
 	e.release(r)
+	e.keepRequest(r)
 }
 
 // release drops what a finished request no longer needs.
 func (e *engine) release(r *request) {
+	if e.s.Report.PerRequest {
+		r.blocks = nil // only its row is read
+	}
 	r.keys = nil
 	r.landed = nil
 	r.restore = nil

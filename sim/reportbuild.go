@@ -128,7 +128,7 @@ func workerRow(w *worker, duration int64) (WorkerRow, int64) {
 
 // requestRow is a finished request's row of the report.
 func requestRow(q *request) RequestRow {
-	row := RequestRow{ID: q.id, ArrivalMS: nsToMS(q.atNS), PromptTokens: int64(q.promptTokens),
+	row := RequestRow{ID: q.name(), ArrivalMS: nsToMS(q.atNS), PromptTokens: int64(q.promptTokens),
 		G1ReusedTokens: int64(q.g1), G2ReusedTokens: int64(q.g2), KVCRPulledTokens: int64(q.kv),
 		Preemptions: int64(q.preemptions), Migrations: int64(q.migrations)}
 	if q.admitted {

@@ -407,10 +407,11 @@ func (e *engine) enqueue(r *request, w *worker, m int) {
 }
 
 // arrive routes a new request and queues it on its target.
-func (e *engine) arrive(a *arrival) {
+func (e *engine) arrive(a arrival) {
 	bs := e.s.Fleet.BlockSize
-	r := &request{arrival: *a, idx: e.nextIdx, hint: -1, outcome: ocNone, firstToken: -1, done: -1,
-		prompt: int32(a.promptTokens), output: int32(a.outputTokens)}
+	r := e.newRequest()
+	*r = request{arrival: a, idx: e.nextIdx, hint: -1, outcome: ocNone, firstToken: -1, done: -1,
+		prompt: int32(a.promptTokens), output: int32(a.outputTokens), blocks: r.blocks}
 	e.nextIdx++
 	if r.order < 0 {
 		r.order = r.idx

@@ -65,7 +65,9 @@ func (e *engine) finishH2D(tr *transfer) {
 	}
 	unpinAll(w.g2, r.restore, e.now)
 	r.computed = int32((r.restLo + len(r.restore)) * bs)
-	r.restore = r.restore[:0]
+	e.keepSlots(r.restore)
+	r.restore = nil
+	e.keepTransfer(tr)
 	w.loading--
 	e.setState(r, rsRunning)
 	// Insert by admission sequence.
@@ -88,5 +90,6 @@ func (e *engine) finishD2H(tr *transfer) {
 	for i := len(tr.slots) - 1; i >= 0; i-- {
 		w.g2.MakeResident(tr.slots[i], e.now)
 	}
+	e.keepTransfer(tr)
 	e.markDirty(w)
 }

@@ -2,8 +2,6 @@ package sim
 
 import (
 	"cmp"
-	"container/heap"
-	"fmt"
 	"hash/fnv"
 	"math"
 	"math/rand/v2"
@@ -24,12 +22,21 @@ type arrival struct {
 	order        int64 // position in input order; -1: the order of arrival
 }
 
+// name is the request's id; a session turn's ("s<session>-t<turn>", turns from 1) is made
+// only when asked for, as most runs report no per-request rows.
+func (a *arrival) name() string {
+	if a.id == "" && a.session >= 0 {
+		return "s" + strconv.Itoa(int(a.session)) + "-t" + strconv.Itoa(int(a.turn)+1)
+	}
+	return a.id
+}
+
 // source yields arrivals in time order, then input order.
 type source interface {
 	// peek returns the time of the next arrival.
 	peek() (int64, bool)
 	// pop returns the next arrival; its index in input order is assigned by the engine.
-	pop() *arrival
+	pop() arrival
 	// ended tells the source a request left the system, so a session can schedule its next turn.
 	ended(a *arrival, atNS int64, completed bool)
 	// total is the number of requests expected (an upper bound), for progress.
@@ -103,11 +110,11 @@ func (s *scriptedSource) peek() (int64, bool) {
 	return s.reqs[s.next].atNS, true
 }
 
-func (s *scriptedSource) pop() *arrival {
+func (s *scriptedSource) pop() arrival {
 	a := s.reqs[s.next]
 	s.reqs[s.next] = nil
 	s.next++
-	return a
+	return *a
 }
 
 func (s *scriptedSource) ended(*arrival, int64, bool) {}
@@ -152,7 +159,7 @@ func (s *traceSource) peek() (int64, bool) {
 	return s.nextAt, true
 }
 
-func (s *traceSource) pop() *arrival {
+func (s *traceSource) pop() arrival {
 	r := &s.rows[s.next]
 	at := s.nextAt
 	s.advance(s.next + 1)
@@ -175,7 +182,7 @@ func (s *traceSource) pop() *arrival {
 			tb, off = tb+1, 0
 		}
 	}
-	return &arrival{id: "L" + strconv.Itoa(r.Line), atNS: at, keys: keys,
+	return arrival{id: "L" + strconv.Itoa(r.Line), atNS: at, keys: keys,
 		promptTokens: r.InputLength, outputTokens: r.OutputLength, routeTo: -1, session: -1, order: -1}
 }
 
@@ -242,7 +249,7 @@ func (d *sessionStarts) draw() (group int32, atNS int64) {
 	return group, atNS
 }
 
-func (s *sessionSource) turnArrival(session, group int32, turn int32, atNS int64) *arrival {
+func (s *sessionSource) turnArrival(session, group int32, turn int32, atNS int64) arrival {
 	c := s.cfg
 	prompt := c.SystemPromptTokens + int(turn)*(c.NewInputTokens+c.OutputTokens) + c.NewInputTokens
 	n := prompt / s.bs
@@ -258,7 +265,7 @@ func (s *sessionSource) turnArrival(session, group int32, turn int32, atNS int64
 		prev = chainKey(prev, content)
 		keys[j] = prev
 	}
-	return &arrival{id: fmt.Sprintf("s%d-t%d", session, turn+1), atNS: atNS, keys: keys,
+	return arrival{atNS: atNS, keys: keys, // its id is made when a report names it (arrival.name)
 		promptTokens: prompt, outputTokens: c.OutputTokens, routeTo: -1,
 		session: session, turn: turn, order: -1}
 }
@@ -274,8 +281,8 @@ func (s *sessionSource) fill() {
 	}
 }
 
-func (s *sessionSource) push(a *arrival) {
-	heap.Push(&s.pending, heapArrival{a, s.seq})
+func (s *sessionSource) push(a arrival) {
+	s.pending.push(heapArrival{a, s.seq})
 	s.seq++
 }
 
@@ -287,9 +294,9 @@ func (s *sessionSource) peek() (int64, bool) {
 	return s.pending[0].atNS, true
 }
 
-func (s *sessionSource) pop() *arrival {
+func (s *sessionSource) pop() arrival {
 	s.fill()
-	return heap.Pop(&s.pending).(heapArrival).arrival
+	return s.pending.pop().arrival
 }
 
 func (s *sessionSource) ended(a *arrival, atNS int64, completed bool) {
@@ -301,25 +308,56 @@ func (s *sessionSource) ended(a *arrival, atNS int64, completed bool) {
 
 func (s *sessionSource) total() int64 { return int64(s.cfg.Count) * int64(s.cfg.Turns) }
 
+// heapArrival is a pending arrival, held by value: the engine copies it into its request.
 type heapArrival struct {
-	*arrival
+	arrival
 	seq int64
 }
 
+// arrivalHeap is a binary min-heap by (atNS, seq).
 type arrivalHeap []heapArrival
 
-func (h arrivalHeap) Len() int { return len(h) }
-func (h arrivalHeap) Less(i, j int) bool {
+func (h arrivalHeap) less(i, j int) bool {
 	if h[i].atNS != h[j].atNS {
 		return h[i].atNS < h[j].atNS
 	}
 	return h[i].seq < h[j].seq
 }
-func (h arrivalHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
-func (h *arrivalHeap) Push(x any)   { *h = append(*h, x.(heapArrival)) }
-func (h *arrivalHeap) Pop() any {
-	old := *h
-	x := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return x
+
+func (h *arrivalHeap) push(a heapArrival) {
+	*h = append(*h, a)
+	s := *h
+	for i := len(s) - 1; i > 0; {
+		p := (i - 1) / 2
+		if !s.less(i, p) {
+			break
+		}
+		s[i], s[p] = s[p], s[i]
+		i = p
+	}
+}
+
+func (h *arrivalHeap) pop() heapArrival {
+	s := *h
+	top := s[0]
+	n := len(s) - 1
+	s[0] = s[n]
+	s[n] = heapArrival{}
+	s = s[:n]
+	for i := 0; ; {
+		c := 2*i + 1
+		if c >= n {
+			break
+		}
+		if c+1 < n && s.less(c+1, c) {
+			c++
+		}
+		if !s.less(c, i) {
+			break
+		}
+		s[i], s[c] = s[c], s[i]
+		i = c
+	}
+	*h = s
+	return top
 }

@@ -15,6 +15,8 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/scalein-planner/scalein/sim/internal/kvcache"
 )
 
@@ -338,4 +340,41 @@ func TestEstimateBoundCoversEstimate(t *testing.T) {
 			t.Errorf("%s: bound %d bytes differs from the estimate %d bytes", name, bound.Bytes, exact.Bytes)
 		}
 	}
+}
+
+// A trace's key census is kept for the next scenario on the same rows and block sizes, and an
+// estimate from the kept census is the estimate computed afresh; another limit or block size is
+// another census.
+func TestKeyCensusKeptPerTrace(t *testing.T) {
+	doc := func(workers int, extra string) *Scenario {
+		return mustParse(t, fmt.Sprintf(`{"fleet": {"workers": %d%s},
+			"workload": {"type": "trace", "trace": {"name": "mooncake-conversation", "limit": 4000}}}`, workers, extra))
+	}
+	s16, s64, s64bs := doc(16, ""), doc(64, ""), doc(64, `, "block_size": 32`)
+	censuses.reset()
+	fresh := EstimateMemory(s64)
+	censuses.reset()
+	EstimateMemory(s16)
+	id := traceCensusID(s64.traceRowsUsed(), s64.Fleet.BlockSize, s64.Workload.Trace.TraceBlockTokens)
+	kept, ok := censuses.get(id)
+	require.True(t, ok, "the census of the first scenario was not kept")
+	require.Equal(t, fresh, EstimateMemory(s64), "an estimate from the kept census differs from a fresh one")
+	require.NotEmpty(t, kept)
+	var keys int64
+	for _, c := range kept {
+		keys += c.keys
+	}
+	require.Positive(t, keys)
+
+	other := traceCensusID(s64bs.traceRowsUsed(), s64bs.Fleet.BlockSize, s64bs.Workload.Trace.TraceBlockTokens)
+	require.NotEqual(t, id, other, "another block size must be another census")
+	limited := doc(64, "")
+	limited.Workload.Trace.Limit = 3000
+	require.NotEqual(t, id, traceCensusID(limited.traceRowsUsed(), 16, limited.Workload.Trace.TraceBlockTokens))
+	_, ok = censuses.get(other)
+	require.False(t, ok)
+	censuses.reset()
+	want := EstimateMemory(s64bs)
+	EstimateMemory(s16) // a census of another block size in the cache does not answer for it
+	require.Equal(t, want, EstimateMemory(s64bs))
 }

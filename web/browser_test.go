@@ -75,13 +75,25 @@ func newBrowser(t *testing.T) *browserSession {
 		chromedp.Flag("dns-prefetch-disable", true),
 		chromedp.WindowSize(1280, 900),
 	)
-	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	ctx, cancel := chromedp.NewContext(allocCtx)
-	t.Cleanup(func() { cancel(); cancelAlloc() })
-
-	b := &browserSession{ctx: ctx}
-	_, err := chromedp.Call(ctx, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: watchCSPViolations})
+	// Chromium now and then crashes while starting on a busy machine (a segmentation fault
+	// before its first page, seen in CI): a start is tried three times before the test fails.
+	var ctx context.Context
+	var err error
+	for attempt := 1; attempt <= 3; attempt++ {
+		allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+		var cancel context.CancelFunc
+		ctx, cancel = chromedp.NewContext(allocCtx)
+		_, err = chromedp.Call(ctx, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: watchCSPViolations})
+		if err == nil {
+			t.Cleanup(func() { cancel(); cancelAlloc() })
+			break
+		}
+		cancel()
+		cancelAlloc()
+		t.Logf("starting the browser, attempt %d: %v", attempt, err)
+	}
 	require.NoError(t, err, "starting the browser")
+	b := &browserSession{ctx: ctx}
 	messages := chromedp.Console(ctx)
 	go func() {
 		for m, err := range messages {

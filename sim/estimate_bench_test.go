@@ -10,12 +10,12 @@ func BenchmarkEstimateMooncake(b *testing.B) {
 	s24 := mustParseB(b, `{"fleet": {"workers": 24}, "workload": {"type": "trace", "trace": {"name": "mooncake-conversation"}}}`)
 	b.Run("census", func(b *testing.B) {
 		for b.Loop() {
-			censuses.reset()
+			censuses.Purge()
 			EstimateMemory(s16)
 		}
 	})
 	b.Run("kept", func(b *testing.B) {
-		censuses.reset()
+		censuses.Purge()
 		EstimateMemory(s16)
 		for b.Loop() {
 			EstimateMemory(s24)

@@ -4,7 +4,8 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
-	"sync"
+
+	lru "github.com/hashicorp/golang-lru/v2"
 
 	"github.com/scalein-planner/scalein/sim/internal/kvcache"
 )
@@ -225,14 +226,14 @@ type keyCount struct{ requests, keys int64 }
 
 // keyCensus generates the prompt keys of a requests or trace workload as the run will, sorts
 // them, and counts how many distinct keys so many requests hold, by increasing requests. It does
-// not depend on the fleet's size, so a trace's census is kept (censusCache) for the next scenario
+// not depend on the fleet's size, so a trace's census is kept (censuses) for the next scenario
 // on the same rows and block sizes: a sweep or a plan over a trace estimates each of its
 // scenarios, and the census is most of an estimate (about 0.37 s for the Mooncake trace).
 func (s *Scenario) keyCensus(promptBlocks int64) []keyCount {
 	var id censusID
 	if s.Workload.Type == WorkloadTrace {
 		id = traceCensusID(s.traceRowsUsed(), s.Fleet.BlockSize, s.Workload.Trace.TraceBlockTokens)
-		if c, ok := censuses.get(id); ok {
+		if c, ok := censuses.Get(id); ok {
 			return c
 		}
 	}
@@ -265,7 +266,7 @@ func (s *Scenario) keyCensus(promptBlocks int64) []keyCount {
 	}
 	slices.SortFunc(census, func(a, b keyCount) int { return cmp.Compare(a.requests, b.requests) })
 	if s.Workload.Type == WorkloadTrace {
-		censuses.put(id, census)
+		censuses.Add(id, census)
 	}
 	return census
 }
@@ -293,47 +294,15 @@ func traceCensusID(rows []TraceRow, blockSize, traceBlockTokens int) censusID {
 	return censusID{a, b}
 }
 
-// censusCache keeps the key censuses of the last few traces estimated (a few hundred bytes
-// each), shared by every scenario of a process.
-type censusCache struct {
-	mu      sync.Mutex
-	entries [censusEntries]censusEntry
-	next    int
-}
-
-type censusEntry struct {
-	id     censusID
-	census []keyCount
-}
-
-const censusEntries = 16
-
-var censuses censusCache
-
-func (c *censusCache) get(id censusID) ([]keyCount, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for _, e := range c.entries {
-		if e.census != nil && e.id == id {
-			return e.census, true
-		}
+// censuses keeps the key censuses of the last traces estimated (a few hundred bytes each),
+// shared by every scenario of a process.
+var censuses = func() *lru.Cache[censusID, []keyCount] {
+	c, err := lru.New[censusID, []keyCount](16)
+	if err != nil {
+		panic(err) // only for a size below 1
 	}
-	return nil, false
-}
-
-// reset forgets every census (for tests).
-func (c *censusCache) reset() {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.entries, c.next = [censusEntries]censusEntry{}, 0
-}
-
-func (c *censusCache) put(id censusID, census []keyCount) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.entries[c.next] = censusEntry{id, census}
-	c.next = (c.next + 1) % censusEntries
-}
+	return c
+}()
 
 // promptBlocksBy bounds the prompt blocks of the requests that arrive at or before atNS. A
 // session's turn t arrives no earlier than its first turn plus t think times (each turn arrives

@@ -351,12 +351,12 @@ func TestKeyCensusKeptPerTrace(t *testing.T) {
 			"workload": {"type": "trace", "trace": {"name": "mooncake-conversation", "limit": 4000}}}`, workers, extra))
 	}
 	s16, s64, s64bs := doc(16, ""), doc(64, ""), doc(64, `, "block_size": 32`)
-	censuses.reset()
+	censuses.Purge()
 	fresh := EstimateMemory(s64)
-	censuses.reset()
+	censuses.Purge()
 	EstimateMemory(s16)
 	id := traceCensusID(s64.traceRowsUsed(), s64.Fleet.BlockSize, s64.Workload.Trace.TraceBlockTokens)
-	kept, ok := censuses.get(id)
+	kept, ok := censuses.Get(id)
 	require.True(t, ok, "the census of the first scenario was not kept")
 	require.Equal(t, fresh, EstimateMemory(s64), "an estimate from the kept census differs from a fresh one")
 	require.NotEmpty(t, kept)
@@ -371,9 +371,9 @@ func TestKeyCensusKeptPerTrace(t *testing.T) {
 	limited := doc(64, "")
 	limited.Workload.Trace.Limit = 3000
 	require.NotEqual(t, id, traceCensusID(limited.traceRowsUsed(), 16, limited.Workload.Trace.TraceBlockTokens))
-	_, ok = censuses.get(other)
+	_, ok = censuses.Get(other)
 	require.False(t, ok)
-	censuses.reset()
+	censuses.Purge()
 	want := EstimateMemory(s64bs)
 	EstimateMemory(s16) // a census of another block size in the cache does not answer for it
 	require.Equal(t, want, EstimateMemory(s64bs))

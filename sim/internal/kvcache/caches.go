@@ -129,9 +129,8 @@ func KeyThrough(g1 *GPU, g2 *Host, s int32, key uint64, depth int) (g2Holds bool
 		g1.Key(s, key, depth)
 		return g2 != nil && g2.Holds(key)
 	}
-	old := v.x.set(key, v.w, G1, s, false, true)
+	old := v.putNewIndexed(key, s)
 	if old.slot(G1) < 0 {
-		v.n++
 		sl.set(key, depth, true)
 	}
 	return g2 != nil && old.slot(G2) >= 0

@@ -155,11 +155,7 @@ func (v *keyTable) has(k uint64) bool {
 // both). A G2 entry starts pending (not resident).
 func (v *keyTable) putNew(k uint64, s int32) bool {
 	if v.x != nil {
-		if v.x.set(k, v.w, v.tier, s, false, true).slot(v.tier) >= 0 {
-			return false
-		}
-		v.n++
-		return true
+		return v.putNewIndexed(k, s).slot(v.tier) < 0
 	}
 	if v.t == nil {
 		v.t = &blockTable{}
@@ -171,6 +167,17 @@ func (v *keyTable) putNew(k uint64, s int32) bool {
 	en.slot[v.tier] = s
 	v.n++
 	return true
+}
+
+// putNewIndexed is putNew for an active worker (in the fleet's index): it returns the worker's
+// record for k before, whose slot in this tier says whether k was there already, and whose slot
+// in the other tier says whether that tier holds k.
+func (v *keyTable) putNewIndexed(k uint64, s int32) holderRec {
+	old := v.x.set(k, v.w, v.tier, s, false, true)
+	if old.slot(v.tier) < 0 {
+		v.n++
+	}
+	return old
 }
 
 // setResident records that the G2 entry of k, in slot s, is resident (routing sees it).

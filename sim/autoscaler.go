@@ -7,45 +7,118 @@ import (
 	"sort"
 
 	"github.com/scalein-planner/scalein/sim/internal/kvcache"
+	"github.com/scalein-planner/scalein/sim/podautoscaler"
 )
 
-// scaler is the autoscaler of SPEC §3.15 inside the engine: samples, decisions, the
-// stabilisation windows, and the workers it started that are still starting.
+// scaler is the autoscaler inside the engine (SPEC §3.15, §3.16): the samples, the
+// Kubernetes controller of package podautoscaler that decides, and the workers it started that
+// are still starting. The engine turns workers into pods and carries out each change.
 type scaler struct {
 	cfg        *Autoscaler
+	ctl        *podautoscaler.Controller
 	intervalNS int64
 	delayNS    int64
 	startupNS  int64
-	upNS       int64 // scale_up_window_ms
-	downNS     int64 // scale_down_window_ms
+	pendingNS  int64
 	k          int64 // the next decision is the k-th, at k × intervalNS
 
-	sampled    bool // the sample of decision k has been taken
-	sampleN    int
-	sampleLoad float64
-
-	// Recommendations kept with their instants, as two monotonic queues: up holds the
-	// candidates for the minimum over the scale-up window (values increasing), down those for
-	// the maximum over the scale-down window (values decreasing).
-	up, down []recEntry
+	sampled bool // the sample of decision k has been taken
+	smp     workerSample
 
 	starting []*worker // started and not yet active nor cancelled, in start order
 	stopped  bool
 	rows     []Decision
+	counts   AutoscalerSummary
 }
 
-type recEntry struct {
-	t int64
-	v int
+// workerSample is what one walk over the active workers at a sampling instant gathers, enough
+// for every metric and source: the active workers, and the requests and used blocks on them
+// (sums and maxima; kvMilli sums the per-worker milli-unit samples).
+type workerSample struct {
+	n                  int
+	reqs, maxReqs      int64
+	used, maxUsed      int64
+	kvMilli            int64
+	waiting, running   int64
+	maxWait, maxRunnin int64
 }
 
-func newScaler(a *Autoscaler, fleetWorkers int) *scaler {
-	c := &scaler{cfg: a, intervalNS: msToNS(a.IntervalMS), delayNS: msToNS(a.MetricDelayMS),
-		startupNS: msToNS(a.StartupMS), upNS: msToNS(a.ScaleUpWindowMS), downNS: msToNS(a.ScaleDownWindowMS), k: 1}
-	// The history starts with (0, fleet.workers).
-	c.up = []recEntry{{0, fleetWorkers}}
-	c.down = []recEntry{{0, fleetWorkers}}
-	return c
+func newScaler(a *Autoscaler) *scaler {
+	return &scaler{cfg: a, ctl: podautoscaler.New(a.ControllerSettings()), intervalNS: msToNS(a.IntervalMS),
+		delayNS: msToNS(a.MetricDelayMS), startupNS: msToNS(a.StartupMS), pendingNS: msToNS(a.PendingMS), k: 1}
+}
+
+// ControllerSettings turns the scenario's fields into the controller's (SPEC §3.16): the
+// behavior with Kubernetes' defaults filled, the model-3 shorthand translated, or none (the
+// legacy path).
+func (a *Autoscaler) ControllerSettings() podautoscaler.Settings {
+	st := podautoscaler.Settings{
+		TargetMilli:       int64(math.Round(a.Target * 1000)),
+		Tolerance:         a.Tolerance,
+		DownscaleWindowNS: msToNS(a.DownscaleWindowMS),
+		MinReplicas:       a.MinWorkers,
+		MaxReplicas:       a.MaxWorkers,
+	}
+	if a.Source == SourceExternal {
+		st.Source = podautoscaler.SourceExternal
+	}
+	switch {
+	case a.Behavior != nil:
+		st.Behavior = &podautoscaler.Behavior{
+			Up:   a.Behavior.ScaleUp.rules(0, podautoscaler.DefaultUpPolicies(), a.Tolerance),
+			Down: a.Behavior.ScaleDown.rules(st.DownscaleWindowNS, podautoscaler.DefaultDownPolicies(), a.Tolerance),
+		}
+	case a.UsesShorthand():
+		period := msToNS(a.IntervalMS)
+		up := podautoscaler.Rules{Tolerance: a.Tolerance, Policies: []podautoscaler.Policy{{Type: podautoscaler.PolicyPods, Value: a.MaxWorkers, PeriodNS: period}}}
+		down := podautoscaler.Rules{Tolerance: a.Tolerance, WindowNS: st.DownscaleWindowNS,
+			Policies: []podautoscaler.Policy{{Type: podautoscaler.PolicyPercent, Value: 100, PeriodNS: period}}}
+		if a.ScaleUpWindowMS != nil {
+			up.WindowNS = msToNS(*a.ScaleUpWindowMS)
+		}
+		if a.ScaleDownWindowMS != nil {
+			down.WindowNS = msToNS(*a.ScaleDownWindowMS)
+		}
+		if k := a.MaxAddPerTick.Ptr(); k != nil {
+			up.Policies[0].Value = *k
+		}
+		if k := a.MaxRemovePerTick.Ptr(); k != nil {
+			down.Policies[0] = podautoscaler.Policy{Type: podautoscaler.PolicyPods, Value: *k, PeriodNS: period}
+		}
+		st.Behavior = &podautoscaler.Behavior{Up: up, Down: down}
+	}
+	return st
+}
+
+// rules fills one direction's unset fields with Kubernetes' defaults.
+func (r *ScalingRules) rules(windowNS int64, policies []podautoscaler.Policy, tolerance float64) podautoscaler.Rules {
+	out := podautoscaler.Rules{WindowNS: windowNS, Policies: policies, Tolerance: tolerance}
+	if r == nil {
+		return out
+	}
+	if r.WindowMS != nil {
+		out.WindowNS = *r.WindowMS * 1_000_000
+	}
+	switch r.Select {
+	case SelectPolicyMin:
+		out.Select = podautoscaler.SelectMin
+	case SelectPolicyDisabled:
+		out.Select = podautoscaler.SelectDisabled
+	}
+	if len(r.Policies) > 0 {
+		out.Policies = make([]podautoscaler.Policy, len(r.Policies))
+		for i, p := range r.Policies {
+			t := podautoscaler.PolicyPods
+			if p.Type == PolicyTypePercent {
+				t = podautoscaler.PolicyPercent
+			}
+			out.Policies[i] = podautoscaler.Policy{Type: t, Value: p.Value, PeriodNS: p.PeriodMS * 1_000_000}
+		}
+	}
+	if r.Tolerance != nil {
+		out.Tolerance = *r.Tolerance
+	}
+	return out
 }
 
 func (c *scaler) decisionAt() int64 { return c.k * c.intervalNS }
@@ -64,26 +137,6 @@ func (c *scaler) next() (int64, bool) {
 		t = min(t, c.starting[0].activeAt)
 	}
 	return t, true
-}
-
-// record adds a recommendation at t and returns the minimum over the scale-up window and the
-// maximum over the scale-down window, both including it.
-func (c *scaler) record(t int64, v int) (up, down int) {
-	for len(c.up) > 0 && c.up[len(c.up)-1].v >= v {
-		c.up = c.up[:len(c.up)-1]
-	}
-	c.up = append(c.up, recEntry{t, v})
-	for c.up[0].t < t-c.upNS {
-		c.up = c.up[1:]
-	}
-	for len(c.down) > 0 && c.down[len(c.down)-1].v <= v {
-		c.down = c.down[:len(c.down)-1]
-	}
-	c.down = append(c.down, recEntry{t, v})
-	for c.down[0].t < t-c.downNS {
-		c.down = c.down[1:]
-	}
-	return c.up[0].v, c.down[0].v
 }
 
 // stepActivations follows step 2 (SPEC §3.15 event order): starting workers whose startup ends
@@ -135,7 +188,7 @@ func (e *engine) stepAutoscaler() bool {
 	}
 	if !c.sampled && c.sampleAt() <= e.now {
 		c.sampled = true
-		c.sampleN, c.sampleLoad = e.sample()
+		c.smp = e.sample()
 		e.events++
 	}
 	if !c.sampled || c.decisionAt() > e.now {
@@ -151,81 +204,93 @@ func (e *engine) stepAutoscaler() bool {
 	return changed
 }
 
-// sample is step 1 of a decision: the active workers and their total load. It walks the active
-// workers once per sample (not per request).
-func (e *engine) sample() (n int, load float64) {
-	n = len(e.activeIDs)
-	if e.as.cfg.Metric == MetricKVUsage {
-		var used int64
-		for _, id := range e.activeIDs {
-			used += int64(e.usedBlocks[id])
-		}
-		return n, float64(used) / float64(e.s.Fleet.GPUBlocks)
-	}
-	var reqs int64
+// sample walks the active workers once at a sampling instant and gathers what every metric
+// needs (SPEC §3.16 "Samples").
+func (e *engine) sample() workerSample {
+	smp := workerSample{n: len(e.activeIDs)}
+	g := int64(e.s.Fleet.GPUBlocks)
 	for _, id := range e.activeIDs {
-		reqs += int64(e.ws[id].nReq)
+		w := e.ws[id]
+		reqs, run := int64(w.nReq), int64(len(w.running))
+		used := int64(e.usedBlocks[id])
+		smp.reqs += reqs
+		smp.maxReqs = max(smp.maxReqs, reqs)
+		smp.running += run
+		smp.maxRunnin = max(smp.maxRunnin, run)
+		smp.waiting += reqs - run
+		smp.maxWait = max(smp.maxWait, reqs-run)
+		smp.used += used
+		smp.maxUsed = max(smp.maxUsed, used)
+		smp.kvMilli += ceilDiv64(1000*used, g)
 	}
-	return n, float64(reqs)
+	return smp
 }
 
-// decide is one autoscaler decision at e.now (SPEC §3.15 steps 2–5). It reports whether the
-// fleet changed.
+// milli is the metric the controller reads from a sample, in milli-units (SPEC §3.16): the sum
+// of the ready pods' samples for a Pods metric, or the aggregate of the per-worker values
+// (exact rationals) for an External one.
+func (a *Autoscaler) milli(smp workerSample, gpuBlocks int64) int64 {
+	var sum, most int64 // request counts
+	switch a.Metric {
+	case MetricRequestsWaiting:
+		sum, most = smp.waiting, smp.maxWait
+	case MetricRequestsRunning:
+		sum, most = smp.running, smp.maxRunnin
+	case MetricKVUsage:
+		if a.Source != SourceExternal {
+			return smp.kvMilli
+		}
+		switch a.Aggregate {
+		case AggregateAvg:
+			return ceilDiv64(1000*smp.used, gpuBlocks*int64(max(smp.n, 1)))
+		case AggregateMax:
+			return ceilDiv64(1000*smp.maxUsed, gpuBlocks)
+		}
+		return ceilDiv64(1000*smp.used, gpuBlocks)
+	default:
+		sum, most = smp.reqs, smp.maxReqs
+	}
+	if a.Source == SourceExternal {
+		switch a.Aggregate {
+		case AggregateAvg:
+			return ceilDiv64(1000*sum, int64(max(smp.n, 1)))
+		case AggregateMax:
+			return 1000 * most
+		}
+	}
+	return 1000 * sum
+}
+
+// decide is one autoscaler decision at e.now: the workers become pods, the controller decides,
+// and the engine carries out the change (SPEC §3.16 step 5, §3.15 step 4). It reports whether
+// the fleet changed.
 func (e *engine) decide() bool {
 	c := e.as
 	a := c.cfg
-	n, load := c.sampleN, c.sampleLoad
 	current := int(e.active + e.startingN)
-	row := Decision{TMS: nsToMS(e.now), N: n, Load: load, Current: current,
+	pending := 0
+	for _, w := range c.starting {
+		if e.now-w.startedAt < c.pendingNS {
+			pending++
+		}
+	}
+	smp := podautoscaler.Sample{
+		Ready:   c.smp.n,
+		Unready: pending,
+		// Starting workers past Pending, and workers that became active since the sample.
+		Missing: (int(e.startingN) - pending) + (int(e.active) - c.smp.n),
+		Milli:   a.milli(c.smp, int64(e.s.Fleet.GPUBlocks)),
+	}
+	d := c.ctl.Decide(e.now, current, smp)
+	row := Decision{TMS: nsToMS(e.now), Ready: d.Ready, Unready: d.Unready, Missing: d.Missing,
+		Usage: d.Usage, Ratio: d.Ratio, NewRatio: d.NewRatio, Rec: d.Rec, Stab: d.Stab, Up: d.Up,
+		Down: d.Down, Limit: d.Limit, Current: current, Desired: d.Desired, Reason: d.Reason,
 		Drained: []int{}, Cancelled: []int{}, Reactivated: []int{}, Started: []int{}}
-
-	ratio := math.Inf(1)
-	if n > 0 {
-		ratio = (load / float64(n)) / a.Target
-	}
-	within := math.Abs(ratio-1) <= a.Tolerance
-	var rec int
-	if within {
-		rec = current
-	} else {
-		rec = int(math.Min(math.Ceil(load/a.Target), float64(MaxWorkers+1)))
-	}
-	clamped := min(max(rec, a.MinWorkers), a.MaxWorkers)
-	atBound := clamped != rec
-	rec = clamped
-	row.Recommendation = rec
-
-	up, down := c.record(e.now, rec)
-	desired := current
-	switch {
-	case up > current:
-		desired = up
-	case down < current:
-		desired = down
-	}
-	row.Desired = desired
-
-	switch {
-	case desired > current:
-		row.Reason = ReasonScaleUp
-	case desired < current:
-		row.Reason = ReasonScaleDown
-	case within:
-		row.Reason = ReasonWithinTolerance
-	case atBound:
-		row.Reason = ReasonAtBound
-	case rec != current:
-		row.Reason = ReasonStabilized
-	default:
-		row.Reason = ReasonNoChange
-	}
+	c.counts.add(row)
 
 	changed := false
-	if desired < current {
-		k := current - desired
-		if a.MaxRemovePerTick != nil {
-			k = min(k, *a.MaxRemovePerTick)
-		}
+	if d.Desired < current {
+		k := current - d.Desired
 		for k > 0 && len(c.starting) > 0 {
 			w := c.starting[len(c.starting)-1]
 			c.starting = c.starting[:len(c.starting)-1]
@@ -241,11 +306,8 @@ func (e *engine) decide() bool {
 				changed = true
 			}
 		}
-	} else if desired > current {
-		k := desired - current
-		if a.MaxAddPerTick != nil {
-			k = min(k, *a.MaxAddPerTick)
-		}
+	} else if d.Desired > current {
+		k := d.Desired - current
 		if a.ReuseDraining && k > 0 {
 			cands := slices.Clone(e.draining)
 			// The most recently marked first, ties to the lowest id.

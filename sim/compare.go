@@ -100,12 +100,13 @@ func cloneScenario(s *Scenario) *Scenario {
 	}
 	if s.Autoscaler != nil {
 		a := *s.Autoscaler
-		for _, p := range []**int{&a.MaxRemovePerTick, &a.MaxAddPerTick} {
+		for _, p := range []**float64{&a.ScaleDownWindowMS, &a.ScaleUpWindowMS} {
 			if *p != nil {
 				v := **p
 				*p = &v
 			}
 		}
+		a.Behavior = a.Behavior.Clone()
 		if a.GraceMS != nil {
 			g := *a.GraceMS
 			a.GraceMS = &g

@@ -160,7 +160,7 @@ func newEngine(s *Scenario, opt RunOptions) (*engine, error) {
 	e.usedBlocks = make([]int32, f.Workers)
 	e.peakWorkers = f.Workers
 	if s.Autoscaler != nil {
-		e.as = newScaler(s.Autoscaler, f.Workers)
+		e.as = newScaler(s.Autoscaler)
 		// Room for the workers it may start before the counts array must move.
 		e.usedBlocks = make([]int32, f.Workers, max(f.Workers, s.Autoscaler.MaxWorkers)+8)
 	}

@@ -277,8 +277,8 @@ func pinnedScenarios(t *testing.T, kvTerm *float64) map[string]*Scenario {
 // digests were c570c517… and 42454119…). Change them only with a change to the model, and say so.
 func TestReportDigestsPinned(t *testing.T) {
 	want := map[string]string{
-		"sessions with scale-in": "3683705944cc297f281d38b11ea893fffa88aa744857d4e51634e48eebac078c",
-		"mooncake-16to12":        "ffe809dc50966c9695fe176d769b9da4e045162ad060b3608cc9dce8130187b1",
+		"sessions with scale-in": "81f391912c2b856a0a619c0ef8f50c350d065371d07bf77de616d3f725685bdc",
+		"mooncake-16to12":        "ba6c3c9d24f5d05ca201fb80104e0a694e98dce8de5e04a049e510f694a33d61",
 	}
 	for name, s := range pinnedScenarios(t, nil) {
 		rep, err := Run(context.Background(), s, RunOptions{})
@@ -292,11 +292,13 @@ func TestReportDigestsPinned(t *testing.T) {
 // model 2 these digests without those two members were model 1's (e5a13157… and cec54fa1…,
 // from full digests b3d41fe6… and e5f10f10…); model 3 adds report members, so they are
 // re-pinned here, and TestModel3WithoutNewFieldsIsModel2 ("pinned:…:nokv") shows that the
-// reports without those members are still model 2's, hence model 1's.
+// reports without those members are still model 2's, hence model 1's. Model 4 adds
+// summary.autoscaler (null here) and re-pins them once more; TestModel4WithoutAutoscalerIsModel3
+// shows the reports are otherwise model 3's byte for byte.
 func TestModel2WithoutKVTermIsModel1(t *testing.T) {
 	want := map[string]string{
-		"sessions with scale-in": "d1a3ca62cfb8c8d9ee7635cfd8c1817f29fda85e9d12db31d31a1edfb139b640",
-		"mooncake-16to12":        "1d0c8dfdf80ad41a254b0d38cdeb1d95b9739f66691a221b3cb9f6957b797153",
+		"sessions with scale-in": "3fa4db602f7646aa1eb6d4726da2beb7a8d5eeef37171d74631353b963b3693b",
+		"mooncake-16to12":        "6cc4cc9e0f1ca86e9235ed234a4ec7b638bf05cbd79a77ce08a30a986d49f23a",
 	}
 	zero := 0.0
 	for name, s := range pinnedScenarios(t, &zero) {

@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/scalein-planner/scalein/sim/internal/kvcache"
+	"github.com/scalein-planner/scalein/sim/podautoscaler"
 )
 
 // randomScenario builds a valid scripted scenario from a seed: a small fleet under pressure,
@@ -420,32 +422,7 @@ func checkModel3(t *testing.T, s *Scenario, rep *Report) {
 		return
 	}
 	require.NotNil(t, rep.Autoscaler)
-	inBounds := s.Fleet.Workers >= a.MinWorkers && s.Fleet.Workers <= a.MaxWorkers
-	prev := s.Fleet.Workers
-	for i, d := range rep.Autoscaler.Decisions {
-		require.Equal(t, prev, d.Current, "decision %d: current is what the last decision left", i)
-		after := d.Current + len(d.Started) + len(d.Reactivated) - len(d.Cancelled) - len(d.Drained)
-		require.GreaterOrEqual(t, after, min(d.Current, d.Desired), "decision %d", i)
-		require.LessOrEqual(t, after, max(d.Current, d.Desired), "decision %d", i)
-		if d.Desired > d.Current {
-			require.Empty(t, d.Cancelled)
-			require.Empty(t, d.Drained)
-			if a.MaxAddPerTick == nil {
-				require.Equal(t, d.Desired, after, "decision %d: unlimited scale-up", i)
-			}
-		}
-		if d.Desired < d.Current && a.MaxRemovePerTick == nil {
-			require.Equal(t, d.Desired, after, "decision %d: unlimited scale-down", i)
-		}
-		require.GreaterOrEqual(t, d.Recommendation, a.MinWorkers)
-		require.LessOrEqual(t, d.Recommendation, a.MaxWorkers)
-		if inBounds {
-			require.GreaterOrEqual(t, after, a.MinWorkers, "decision %d below min_workers", i)
-			require.LessOrEqual(t, after, a.MaxWorkers, "decision %d above max_workers", i)
-		}
-		require.GreaterOrEqual(t, after-len(d.Started), 1, "decision %d left no active worker", i)
-		prev = after
-	}
+	checkDecisions(t, s, rep.Autoscaler.Decisions)
 	startup := float64(msToNS(a.StartupMS)) / 1e6
 	for _, w := range rep.Workers[s.Fleet.Workers:] {
 		require.NotNil(t, w.StartedAtMS, "worker %d", w.ID)
@@ -460,4 +437,110 @@ func checkModel3(t *testing.T, s *Scenario, rep *Report) {
 		}
 	}
 	require.GreaterOrEqual(t, rep.Summary.Workers.Peak, max(rep.Summary.Workers.Initial, rep.Summary.Workers.Final))
+}
+
+// checkDecisions holds every decision against the rules of SPEC §3.16, recomputed from the
+// report alone: the change carried out is desired − current; desired lies in [min, max]; on
+// the behavior path desired respects the policy limits computed from the earlier decisions'
+// changes; and no window lets through a change that a recommendation inside it contradicts.
+func checkDecisions(t *testing.T, s *Scenario, ds []Decision) {
+	t.Helper()
+	a := s.Autoscaler
+	st := a.ControllerSettings()
+	prev := s.Fleet.Workers
+	type rec struct {
+		t int64
+		v int
+	}
+	var recs []rec
+	var changes []scaleChange
+	for i, d := range ds {
+		tNS := msToNS(d.TMS)
+		if i == 0 {
+			recs = append(recs, rec{tNS, d.Current}) // the seed
+		}
+		require.Equal(t, prev, d.Current, "decision %d: current is what the last decision left", i)
+		after := d.Current + len(d.Started) + len(d.Reactivated) - len(d.Cancelled) - len(d.Drained)
+		require.Equal(t, d.Desired, after, "decision %d: the change carried out is desired − current", i)
+		if d.Desired > d.Current {
+			require.Empty(t, d.Cancelled)
+			require.Empty(t, d.Drained)
+		}
+		require.GreaterOrEqual(t, d.Desired, a.MinWorkers, "decision %d below min_workers", i)
+		require.LessOrEqual(t, d.Desired, a.MaxWorkers, "decision %d above max_workers", i)
+		require.GreaterOrEqual(t, after-len(d.Started), 1, "decision %d left no active worker", i)
+		if d.Rec != nil {
+			b := st.Behavior
+			inWindow := func(w int64) []int {
+				var out []int
+				for _, r := range recs {
+					if r.t > tNS-w {
+						out = append(out, r.v)
+					}
+				}
+				return out
+			}
+			if b != nil && d.Desired > d.Current {
+				for _, v := range inWindow(b.Up.WindowNS) {
+					require.LessOrEqual(t, d.Desired, v, "decision %d: scale-up past a recommendation in the window", i)
+				}
+				require.LessOrEqual(t, d.Desired, policyLimit(changes, tNS, d.Current, b.Up, true), "decision %d: scale-up past the policies", i)
+			}
+			if d.Desired < d.Current {
+				w := st.DownscaleWindowNS
+				if b != nil {
+					w = b.Down.WindowNS
+					require.GreaterOrEqual(t, d.Desired, policyLimit(changes, tNS, d.Current, b.Down, false), "decision %d: scale-down past the policies", i)
+				}
+				for _, v := range inWindow(w) {
+					require.GreaterOrEqual(t, d.Desired, min(v, d.Current), "decision %d: scale-down past a recommendation in the window", i)
+				}
+			}
+			recs = append(recs, rec{tNS, *d.Rec})
+		}
+		if d.Desired != d.Current {
+			changes = append(changes, scaleChange{tNS, d.Desired - d.Current})
+		}
+		prev = after
+	}
+}
+
+type scaleChange struct {
+	t int64
+	k int
+}
+
+// policyLimit recomputes a direction's limit from the recorded changes, independently of the
+// controller's bookkeeping.
+func policyLimit(changes []scaleChange, t int64, current int, r podautoscaler.Rules, up bool) int {
+	if r.Select == podautoscaler.SelectDisabled {
+		return current
+	}
+	var out []int
+	for _, p := range r.Policies {
+		start := current
+		for _, c := range changes {
+			if c.t > t-p.PeriodNS {
+				start -= c.k
+			}
+		}
+		switch {
+		case up && p.Type == podautoscaler.PolicyPods:
+			out = append(out, start+p.Value)
+		case up:
+			out = append(out, int(math.Ceil(float64(start)*(1+float64(p.Value)/100))))
+		case p.Type == podautoscaler.PolicyPods:
+			out = append(out, start-p.Value)
+		default:
+			out = append(out, int(float64(start)*(1-float64(p.Value)/100)))
+		}
+	}
+	pick := slices.Max(out)
+	if (r.Select == podautoscaler.SelectMin) == up {
+		pick = slices.Min(out)
+	}
+	if up {
+		return max(pick, current)
+	}
+	return min(pick, current)
 }

@@ -73,10 +73,8 @@ func (e *estimator) autoscalerRows() {
 	decisions := int64(math.Min((e.s.arrivalSpanMS()+decisionTailMS)/a.IntervalMS+1, 1e12))
 	e.add("autoscaler.interval_ms", fmt.Sprintf("%s decision rows (one per interval over the workload and an hour after it)", groupDigits(decisions)),
 		satMul(decisions, decisionRowBytes+decisionRowJSONBytes*jsonCopies))
+	// A decision starts at most max_workers workers (its desired is at most max_workers).
 	starts := int64(a.MaxWorkers)
-	if a.MaxAddPerTick != nil {
-		starts = min(starts, int64(*a.MaxAddPerTick))
-	}
 	starts = min(satMul(starts, decisions), MaxWorkers)
 	e.add("autoscaler.max_workers", fmt.Sprintf("records and report rows of up to %s started workers", groupDigits(starts)),
 		starts*(workerBytes+workerRowJSONBytes*jsonCopies))

@@ -57,8 +57,8 @@ func TestE5WindowHoldsScaleDown(t *testing.T) {
 		"within_tolerance", "within_tolerance", "within_tolerance", "within_tolerance", "within_tolerance"}, reasons(rep))
 	d := rep.Autoscaler.Decisions[2]
 	assert.Equal(t, []int{2, 1}, d.Drained)
-	assert.Equal(t, 3, d.N)
-	assert.Equal(t, 1.0, d.Load)
+	assert.Equal(t, 3, *d.Ready)
+	assert.Equal(t, 0.333, *d.Usage)
 	assert.Equal(t, 30.0, ms(rep.Workers[1].RemovedAtMS))
 	assert.Equal(t, 30.0, ms(rep.Workers[2].RemovedAtMS))
 	assert.Equal(t, 102.0, ms(reqRow(t, rep, "r0").DoneMS))
@@ -84,7 +84,10 @@ func TestE6ColdStart(t *testing.T) {
 	rep := mustRun(t, m3(t, 1, "", as, "", fmt.Sprintf(fourAt, 0.0)))
 	require.Len(t, rep.Autoscaler.Decisions, 4)
 	d := rep.Autoscaler.Decisions[0]
-	assert.Equal(t, Decision{TMS: 10, N: 1, Load: 4, Recommendation: 2, Desired: 2, Current: 1, Reason: ReasonScaleUp,
+	one, two, three, four, zero := 1, 2, 3, 4.0, 0
+	ratio := 2.0
+	assert.Equal(t, Decision{TMS: 10, Ready: &one, Unready: &zero, Missing: &zero, Usage: &four, Ratio: &ratio,
+		Rec: &two, Stab: &two, Up: &two, Down: &two, Limit: &three, Desired: 2, Current: 1, Reason: ReasonScaleUp,
 		Drained: []int{}, Cancelled: []int{}, Reactivated: []int{}, Started: []int{1}}, d)
 	assert.Equal(t, []string{"scale_up", "within_tolerance", "within_tolerance", "within_tolerance"}, reasons(rep))
 	w1 := rep.Workers[1]
@@ -179,22 +182,28 @@ func TestAutoscalerCancelsStartingFirst(t *testing.T) {
 	require.GreaterOrEqual(t, len(ds), 2)
 	assert.Equal(t, []int{1, 2}, ds[0].Started)
 	assert.Equal(t, 3, ds[0].Desired)
+	// Model 4: at 20 ms the ready pod is idle (ratio 0) and the two starting pods are missing,
+	// counted at the target on a scale-down: floor(2000 / 3) = 666, new_ratio 0.666, rec
+	// ceil(1.998) = 2: w2 (the newest) is cancelled. At 30 ms: floor(1000 / 2): rec 1, w1.
 	assert.Equal(t, ReasonScaleDown, ds[1].Reason)
 	assert.Equal(t, 3, ds[1].Current)
-	assert.Equal(t, []int{2, 1}, ds[1].Cancelled)
+	assert.Equal(t, 2, *ds[1].Missing)
+	assert.Equal(t, 0.666, *ds[1].NewRatio)
+	assert.Equal(t, []int{2}, ds[1].Cancelled)
+	assert.Equal(t, []int{1}, ds[2].Cancelled)
 	assert.Empty(t, ds[1].Drained)
 	for _, id := range []int{1, 2} {
 		w := rep.Workers[id]
 		assert.Equal(t, StateRemoved, w.FinalState)
-		assert.Equal(t, 20.0, ms(w.RemovedAtMS))
+		assert.Equal(t, float64(40-10*id), ms(w.RemovedAtMS))
 		assert.Nil(t, w.MarkedAtMS)
 		assert.Nil(t, w.ActiveAtMS)
 		assert.Nil(t, w.DrainMS)
 		assert.Nil(t, w.PinWaitMS)
 	}
-	// w0 over the run (to 33 ms), w1 and w2 from 10 to 20.
+	// w0 over the run (to 33 ms), w1 from 10 to 30, w2 from 10 to 20.
 	assert.Equal(t, 33.0, rep.Summary.DurationMS)
-	assert.Equal(t, 0.053, rep.Summary.WorkerSeconds)
+	assert.Equal(t, 0.063, rep.Summary.WorkerSeconds)
 	assert.Equal(t, WorkerCounts{Initial: 1, Peak: 3, Final: 1}, rep.Summary.Workers)
 }
 
@@ -212,10 +221,12 @@ func TestAutoscalerReusesDrainingWorker(t *testing.T) {
 	// 10 ms: 2 active, 1 request: ratio 0.5, recommendation 1: w1 drained (it keeps "long").
 	assert.Equal(t, ReasonScaleDown, ds[0].Reason)
 	assert.Equal(t, []int{1}, ds[0].Drained)
-	// 20 ms: only w0 counts: 3 requests ask for 3, clamped to 2: w1 is made active again.
-	assert.Equal(t, 1, ds[1].N)
-	assert.Equal(t, 3.0, ds[1].Load)
-	assert.Equal(t, 2, ds[1].Recommendation)
+	// 20 ms: only w0 counts (w1 is draining: ignored): 3 requests ask for 3, bounded by
+	// max_workers 2: w1 is made active again.
+	assert.Equal(t, 1, *ds[1].Ready)
+	assert.Equal(t, 3.0, *ds[1].Usage)
+	assert.Equal(t, 3, *ds[1].Rec)
+	assert.Equal(t, 2, ds[1].Desired)
 	assert.Equal(t, ReasonScaleUp, ds[1].Reason)
 	assert.Equal(t, []int{1}, ds[1].Reactivated)
 	assert.Empty(t, ds[1].Started)
@@ -242,9 +253,10 @@ func TestAutoscalerRemoveLimit(t *testing.T) {
 	rep := mustRun(t, m3(t, 4, "", as, "", req))
 	ds := rep.Autoscaler.Decisions
 	require.GreaterOrEqual(t, len(ds), 4)
+	// Model 4: the limit is a policy [pods 1 per interval_ms], so desired is what it allows.
 	for i, want := range [][]int{{3}, {2}, {1}, {}} {
 		assert.Equal(t, want, ds[i].Drained, "decision %d", i)
-		assert.Equal(t, 1, ds[i].Desired, "decision %d", i)
+		assert.Equal(t, max(3-i, 1), ds[i].Desired, "decision %d", i)
 	}
 	assert.Equal(t, ReasonWithinTolerance, ds[3].Reason)
 }
@@ -256,20 +268,22 @@ func TestAutoscalerMetricDelay(t *testing.T) {
 	assert.Equal(t, ReasonScaleUp, rep.Autoscaler.Decisions[0].Reason)
 	rep = mustRun(t, m3(t, 1, "", fmt.Sprintf(as, 5.0), "", fmt.Sprintf(fourAt, 6.0)))
 	d := rep.Autoscaler.Decisions[0]
-	assert.Equal(t, 0.0, d.Load)
-	assert.Equal(t, 1, d.Recommendation)
-	assert.Equal(t, ReasonAtBound, d.Reason) // ceil(0 / 2) = 0, clamped to min_workers 1
+	assert.Equal(t, 0.0, *d.Usage)
+	assert.Equal(t, 0, *d.Rec)
+	// The legacy window (300000 ms) holds the seed (10 ms, 1): stab 1 = current.
+	assert.Equal(t, ReasonStabilized, d.Reason)
 	assert.Equal(t, ReasonScaleUp, rep.Autoscaler.Decisions[1].Reason)
 }
 
 // kv_usage: the sum of the active workers' used blocks over gpu_blocks.
 func TestAutoscalerKVUsage(t *testing.T) {
-	as := `{"interval_ms": 10, "metric": "kv_usage", "target": 0.0625, "tolerance": 0, "max_workers": 4, "startup_ms": 5}`
+	as := `{"interval_ms": 10, "metric": "kv_usage", "target": 0.065, "tolerance": 0, "max_workers": 4, "startup_ms": 5}`
 	rep := mustRun(t, m3(t, 1, "", as, "", fmt.Sprintf(fourAt, 0.0)))
 	d := rep.Autoscaler.Decisions[0]
 	// At 10 ms each request has 16 + 8 tokens: 2 blocks, 8 of 64 in all.
-	assert.Equal(t, 0.125, d.Load)
-	assert.Equal(t, 2, d.Recommendation)
+	// One pod samples ceil(1000 × 8 / 64) = 125 milli; 125 / 65 = 1.92: rec 2.
+	assert.Equal(t, 0.125, *d.Usage)
+	assert.Equal(t, 2, *d.Rec)
 	assert.Equal(t, []int{1}, d.Started)
 }
 

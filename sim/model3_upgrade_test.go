@@ -29,6 +29,7 @@ func comparableHash(t *testing.T, rep *Report) string {
 	sum := m["summary"].(map[string]any)
 	delete(sum, "workers")
 	delete(sum, "gpu_hours")
+	delete(sum, "autoscaler") // model 4
 	delete(sum["requests"].(map[string]any), "migrated")
 	strip := func(list any, keys ...string) {
 		l, _ := list.([]any)

@@ -120,6 +120,18 @@ func TestParseInvalidExamples(t *testing.T) {
 		"rate-stages-empty.json":                          {"workload.sessions.rate_stages", "at least one stage"},
 		"rate-stage-duration-zero.json":                   {"workload.sessions.rate_stages[0].duration_ms", "must be > 0"},
 		"rate-stage-rate-negative.json":                   {"workload.sessions.rate_stages[0].rate_per_s", "must be ≥ 0"},
+		// model 4 (SPEC §3.16)
+		"autoscaler-aggregate-without-external.json": {"autoscaler.aggregate", "only with source external"},
+		"autoscaler-behavior-select-unknown.json":    {"autoscaler.behavior.scale_down.select", "must be max, min or disabled"},
+		"autoscaler-behavior-with-shorthand.json":    {"autoscaler.behavior", "not together with the shorthand field scale_down_window_ms"},
+		"autoscaler-eleven-policies.json":            {"autoscaler.behavior.scale_up.policies", "must be a list of 1 to 10 policies"},
+		"autoscaler-kv-usage-target-percent.json":    {"autoscaler.target", "a kv_usage target is a fraction: 70 % is 0.7"},
+		"autoscaler-pending-above-startup.json":      {"autoscaler.pending_ms", "must be <= autoscaler.startup_ms"},
+		"autoscaler-policy-percent-zero.json":        {"autoscaler.behavior.scale_up.policies[0].value", "must be an integer >= 1"},
+		"autoscaler-policy-period-zero.json":         {"autoscaler.behavior.scale_down.policies[0].period_ms", "must be an integer in [1, 1800000]"},
+		"autoscaler-target-not-milli.json":           {"autoscaler.target", "must be a multiple of 0.001"},
+		"autoscaler-unknown-source.json":             {"autoscaler.source", "must be one of pods, external"},
+		"autoscaler-window-above-hour.json":          {"autoscaler.behavior.scale_down.window_ms", "must be an integer in [0, 3600000]"},
 	}
 	files, err := filepath.Glob(examplesPath(t, "invalid", "*.json"))
 	require.NoError(t, err)

@@ -1,5 +1,11 @@
 package sim
 
+import (
+	"strconv"
+
+	"github.com/scalein-planner/scalein/sim/podautoscaler"
+)
+
 // ReportSchema is the value of Report.Schema.
 const ReportSchema = "scalein.report.v1"
 
@@ -32,6 +38,8 @@ type Summary struct {
 	WorkerSeconds float64       `json:"worker_seconds"`
 	GPUHours      float64       `json:"gpu_hours"`
 	Workers       WorkerCounts  `json:"workers"`
+	// Autoscaler counts the decisions and their reasons (null without an autoscaler).
+	Autoscaler *AutoscalerSummary `json:"autoscaler"`
 }
 
 // WorkerCounts counts workers holding GPUs (active + starting + draining, SPEC §3.15).
@@ -41,34 +49,88 @@ type WorkerCounts struct {
 	Final   int `json:"final"`
 }
 
-// AutoscalerReport records every autoscaler decision (SPEC §3.15).
+// AutoscalerReport records every autoscaler decision (SPEC §3.16 "Report").
 type AutoscalerReport struct {
 	Decisions []Decision `json:"decisions"`
 }
 
-// Decision reasons (SPEC §3.15 step 5).
+// Decision reasons (SPEC §3.16 "Report"), in the order the report tests them.
 const (
-	ReasonScaleUp         = "scale_up"
-	ReasonScaleDown       = "scale_down"
-	ReasonWithinTolerance = "within_tolerance"
-	ReasonAtBound         = "at_bound"
-	ReasonStabilized      = "stabilized"
-	ReasonNoChange        = "no_change"
+	ReasonAboveMax        = podautoscaler.ReasonAboveMax
+	ReasonBelowMin        = podautoscaler.ReasonBelowMin
+	ReasonNoMetrics       = podautoscaler.ReasonNoMetrics
+	ReasonScaleUp         = podautoscaler.ReasonScaleUp
+	ReasonScaleDown       = podautoscaler.ReasonScaleDown
+	ReasonWithinTolerance = podautoscaler.ReasonWithinTolerance
+	ReasonHeldByStarting  = podautoscaler.ReasonHeldByStarting
+	ReasonStabilized      = podautoscaler.ReasonStabilized
+	ReasonLimited         = podautoscaler.ReasonLimited
+	ReasonAtBound         = podautoscaler.ReasonAtBound
+	ReasonNoChange        = podautoscaler.ReasonNoChange
 )
 
-// Decision is one autoscaler decision; the lists are worker ids in the order they were handled.
+// Decision is one autoscaler decision: the pods the controller saw, the chain rec → stab →
+// limit → desired, and the workers handled (ids, in the order they were handled). Pointers are
+// null where the controller computed no value.
 type Decision struct {
-	TMS            float64 `json:"t_ms"`
-	N              int     `json:"n"`
-	Load           float64 `json:"load"`
-	Recommendation int     `json:"recommendation"`
-	Desired        int     `json:"desired"`
-	Current        int     `json:"current"`
-	Reason         string  `json:"reason"`
-	Drained        []int   `json:"drained"`
-	Cancelled      []int   `json:"cancelled"`
-	Reactivated    []int   `json:"reactivated"`
-	Started        []int   `json:"started"`
+	TMS         float64  `json:"t_ms"`
+	Ready       *int     `json:"ready"`
+	Unready     *int     `json:"unready"`
+	Missing     *int     `json:"missing"`
+	Usage       *float64 `json:"usage"`
+	Ratio       *float64 `json:"ratio"`
+	NewRatio    *float64 `json:"new_ratio"`
+	Rec         *int     `json:"rec"`
+	Stab        *int     `json:"stab"`
+	Up          *int     `json:"up"`
+	Down        *int     `json:"down"`
+	Limit       *int     `json:"limit"`
+	Current     int      `json:"current"`
+	Desired     int      `json:"desired"`
+	Reason      string   `json:"reason"`
+	Drained     []int    `json:"drained"`
+	Cancelled   []int    `json:"cancelled"`
+	Reactivated []int    `json:"reactivated"`
+	Started     []int    `json:"started"`
+}
+
+// AutoscalerSummary counts the decisions (summary.autoscaler).
+type AutoscalerSummary struct {
+	Decisions  int64        `json:"decisions"`
+	ScaleUps   int64        `json:"scale_ups"`
+	ScaleDowns int64        `json:"scale_downs"`
+	Reasons    ReasonCounts `json:"reasons"`
+}
+
+func (s *AutoscalerSummary) add(d Decision) {
+	s.Decisions++
+	if d.Desired > d.Current {
+		s.ScaleUps++
+	} else if d.Desired < d.Current {
+		s.ScaleDowns++
+	}
+	if s.Reasons == nil {
+		s.Reasons = ReasonCounts{}
+	}
+	s.Reasons[d.Reason]++
+}
+
+// ReasonCounts maps every reason to its number of decisions; it encodes every reason, in
+// report order, 0 included.
+type ReasonCounts map[string]int64
+
+// MarshalJSON writes the reasons in report order.
+func (r ReasonCounts) MarshalJSON() ([]byte, error) {
+	b := []byte{'{'}
+	for i, k := range podautoscaler.Reasons {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = strconv.AppendQuote(b, k)
+		b = append(b, ':')
+		b = strconv.AppendInt(b, r[k], 10)
+	}
+	return append(b, '}'), nil
 }
 
 // RequestCounts counts requests by how they ended.
@@ -214,4 +276,14 @@ type RequestRow struct {
 type SimStats struct {
 	Events int64   `json:"events"`
 	WallMS float64 `json:"wall_ms"`
+}
+
+// PerWorker is the metric per worker the decision compared with target (ratio × target: the
+// pods' average for a Pods metric, the value over current replicas for an External one); ok is
+// false where no sample was read.
+func (d Decision) PerWorker(target float64) (v float64, ok bool) {
+	if d.Ratio == nil {
+		return 0, false
+	}
+	return *d.Ratio * target, true
 }

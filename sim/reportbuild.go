@@ -76,6 +76,11 @@ func (e *engine) report() *Report {
 		Final: int(e.active + e.startingN + e.drainingN)}
 	if e.as != nil {
 		r.Autoscaler = &AutoscalerReport{Decisions: append([]Decision{}, e.as.rows...)}
+		counts := e.as.counts
+		if counts.Reasons == nil {
+			counts.Reasons = ReasonCounts{}
+		}
+		r.Summary.Autoscaler = &counts
 	}
 	if e.s.Report.PerRequest {
 		rows := e.rows

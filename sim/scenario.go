@@ -4,9 +4,16 @@
 // It is pure: no HTTP, no SQL, and no file access except through TraceSource.
 package sim
 
+import (
+	"encoding/json"
+	"math"
+	"slices"
+	"strconv"
+)
+
 // ModelVersion names the semantics of the model. It is part of every scenario_id, so a change
 // to the model gives new ids instead of silently changing stored results.
-const ModelVersion = "scalein-model/3"
+const ModelVersion = "scalein-model/4"
 
 // Scenario is a complete, validated what-if: fleet, KVCR, router, scale-in schedule and workload
 // (SPEC §3.12). Parse fills every default, so a stored Scenario is complete.
@@ -80,30 +87,177 @@ type Router struct {
 	MigrationLimit int `json:"migration_limit"`
 }
 
-// Autoscaler metrics (SPEC §3.15).
+// Autoscaler metrics (SPEC §3.15, §3.16).
 const (
 	MetricRequestsPerWorker = "requests_per_worker"
+	MetricRequestsWaiting   = "requests_waiting"
+	MetricRequestsRunning   = "requests_running"
 	MetricKVUsage           = "kv_usage"
 )
 
-// Autoscaler is an HPA-style control loop in the simulation (SPEC §3.15). Parse fills every
-// default; a nil pointer limit means no limit, a nil GraceMS no grace.
+// Autoscaler metric sources and external aggregates (SPEC §3.16).
+const (
+	SourcePods     = "pods"
+	SourceExternal = "external"
+	AggregateSum   = "sum"
+	AggregateAvg   = "avg"
+	AggregateMax   = "max"
+)
+
+// Autoscaler is the Kubernetes HPA controller in the simulation (SPEC §3.16, amending §3.15).
+// Parse fills every default of the top-level fields; a nil GraceMS is no grace. Behavior nil
+// is the legacy path (an HPA without spec.behavior) unless a model-3 shorthand field is
+// present; the shorthand fields keep their presence (absent stays absent), so a stored
+// scenario reads as it was written.
 type Autoscaler struct {
-	IntervalMS        float64  `json:"interval_ms"`
-	Metric            string   `json:"metric"`
-	Target            float64  `json:"target"`
-	Tolerance         float64  `json:"tolerance"`
-	MetricDelayMS     float64  `json:"metric_delay_ms"`
-	MinWorkers        int      `json:"min_workers"`
-	MaxWorkers        int      `json:"max_workers"`
-	ScaleDownWindowMS float64  `json:"scale_down_window_ms"`
-	ScaleUpWindowMS   float64  `json:"scale_up_window_ms"`
-	MaxRemovePerTick  *int     `json:"max_remove_per_tick"`
-	MaxAddPerTick     *int     `json:"max_add_per_tick"`
+	IntervalMS    float64 `json:"interval_ms"`
+	Metric        string  `json:"metric"`
+	Source        string  `json:"source"`
+	Aggregate     string  `json:"aggregate,omitempty"`
+	Target        float64 `json:"target"`
+	Tolerance     float64 `json:"tolerance"`
+	MetricDelayMS float64 `json:"metric_delay_ms"`
+	MinWorkers    int     `json:"min_workers"`
+	MaxWorkers    int     `json:"max_workers"`
+	// DownscaleWindowMS is the controller's --horizontal-pod-autoscaler-downscale-stabilization:
+	// the legacy window and the default scale-down window of a behavior.
+	DownscaleWindowMS float64   `json:"downscale_window_ms"`
+	Behavior          *Behavior `json:"behavior,omitempty"`
+	// Model-3 shorthand for a behavior (SPEC §3.16 "Fields"): nil / zero when absent.
+	ScaleDownWindowMS *float64 `json:"scale_down_window_ms,omitempty"`
+	ScaleUpWindowMS   *float64 `json:"scale_up_window_ms,omitempty"`
+	MaxRemovePerTick  PerTick  `json:"max_remove_per_tick,omitzero"`
+	MaxAddPerTick     PerTick  `json:"max_add_per_tick,omitzero"`
 	Select            string   `json:"select"`
 	GraceMS           *float64 `json:"grace_ms"`
 	StartupMS         float64  `json:"startup_ms"`
+	PendingMS         float64  `json:"pending_ms"`
 	ReuseDraining     bool     `json:"reuse_draining"`
+}
+
+// UsesShorthand reports whether a model-3 shorthand field is present: the scenario then takes
+// the behavior path.
+func (a *Autoscaler) UsesShorthand() bool {
+	return a.ScaleDownWindowMS != nil || a.ScaleUpWindowMS != nil || a.MaxRemovePerTick.Present() || a.MaxAddPerTick.Present()
+}
+
+// Behavior is spec.behavior of an HPA, in ms (SPEC §3.16); every field optional.
+type Behavior struct {
+	ScaleUp   *ScalingRules `json:"scale_up,omitempty"`
+	ScaleDown *ScalingRules `json:"scale_down,omitempty"`
+}
+
+// Clone returns a deep copy (nil for nil).
+func (b *Behavior) Clone() *Behavior {
+	if b == nil {
+		return nil
+	}
+	c := &Behavior{ScaleUp: b.ScaleUp.Clone(), ScaleDown: b.ScaleDown.Clone()}
+	return c
+}
+
+// Clone returns a deep copy (nil for nil).
+func (r *ScalingRules) Clone() *ScalingRules {
+	if r == nil {
+		return nil
+	}
+	c := *r
+	if r.WindowMS != nil {
+		w := *r.WindowMS
+		c.WindowMS = &w
+	}
+	if r.Tolerance != nil {
+		t := *r.Tolerance
+		c.Tolerance = &t
+	}
+	c.Policies = slices.Clone(r.Policies)
+	return &c
+}
+
+// Behavior select policies (selectPolicy).
+const (
+	SelectPolicyMax      = "max"
+	SelectPolicyMin      = "min"
+	SelectPolicyDisabled = "disabled"
+)
+
+// Scaling policy types.
+const (
+	PolicyTypePods    = "pods"
+	PolicyTypePercent = "percent"
+)
+
+// ScalingRules is one direction of a behavior; nil and empty mean Kubernetes' default.
+type ScalingRules struct {
+	WindowMS  *int64          `json:"window_ms,omitempty"`
+	Select    string          `json:"select,omitempty"`
+	Policies  []ScalingPolicy `json:"policies,omitempty"`
+	Tolerance *float64        `json:"tolerance,omitempty"`
+}
+
+// ScalingPolicy allows a change of Value workers (pods) or Value percent per PeriodMS.
+type ScalingPolicy struct {
+	Type     string `json:"type"`
+	Value    int    `json:"value"`
+	PeriodMS int64  `json:"period_ms"`
+}
+
+// PerTick is a model-3 shorthand limit as written: absent (the zero value), null (no limit)
+// or a count ≥ 1.
+type PerTick struct {
+	set bool
+	n   int
+}
+
+// PerTickOf returns a present limit of k (k ≤ 0: null, no limit).
+func PerTickOf(k int) PerTick { return PerTick{set: true, n: max(k, 0)} }
+
+// PerTickNone returns a present null limit.
+func PerTickNone() PerTick { return PerTick{set: true} }
+
+// PerTickPtr returns a present limit from a pointer (nil: null).
+func PerTickPtr(k *int) PerTick {
+	if k == nil {
+		return PerTickNone()
+	}
+	return PerTickOf(*k)
+}
+
+// Present reports whether the field was written.
+func (p PerTick) Present() bool { return p.set }
+
+// IsZero reports an absent field (omitzero).
+func (p PerTick) IsZero() bool { return !p.set }
+
+// Ptr is the limit as model 3 read it: nil for null or absent.
+func (p PerTick) Ptr() *int {
+	if p.n == 0 {
+		return nil
+	}
+	k := p.n
+	return &k
+}
+
+// MarshalJSON writes null or the count.
+func (p PerTick) MarshalJSON() ([]byte, error) {
+	if p.n == 0 {
+		return []byte("null"), nil
+	}
+	return []byte(strconv.Itoa(p.n)), nil
+}
+
+// UnmarshalJSON reads null or a count (a stored canonical scenario).
+func (p *PerTick) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		*p = PerTickNone()
+		return nil
+	}
+	var k int
+	if err := json.Unmarshal(b, &k); err != nil {
+		return err
+	}
+	*p = PerTickOf(k)
+	return nil
 }
 
 // Scale-in selection policies (SPEC §3.8).
@@ -201,4 +355,58 @@ type TraceRow struct {
 // Trace returns the raw JSONL content of the uploaded trace with this SHA-256 (lower-case hex).
 type TraceSource interface {
 	Trace(sha256 string) ([]byte, error)
+}
+
+// ScaleDownWindow is the scale-down stabilisation window in ms that a decision uses: the
+// behavior's, the shorthand's, or downscale_window_ms.
+func (a *Autoscaler) ScaleDownWindow() float64 {
+	switch {
+	case a.Behavior != nil && a.Behavior.ScaleDown != nil && a.Behavior.ScaleDown.WindowMS != nil:
+		return float64(*a.Behavior.ScaleDown.WindowMS)
+	case a.ScaleDownWindowMS != nil:
+		return *a.ScaleDownWindowMS
+	}
+	return a.DownscaleWindowMS
+}
+
+// ScaleDownStep is the scale-down limit as workers per decision when it is one (the shorthand
+// max_remove_per_tick, or a behavior whose one scale-down policy is Pods per interval); nil
+// otherwise.
+func (a *Autoscaler) ScaleDownStep() *int {
+	if a.MaxRemovePerTick.Present() {
+		return a.MaxRemovePerTick.Ptr()
+	}
+	if b := a.Behavior; b != nil && b.ScaleDown != nil && len(b.ScaleDown.Policies) == 1 {
+		if p := b.ScaleDown.Policies[0]; p.Type == PolicyTypePods {
+			v := p.Value
+			return &v
+		}
+	}
+	return nil
+}
+
+// SetScaleDown sets the scale-down window (ms) and the workers one decision may remove (nil:
+// no limit), in the scenario's own terms: inside its behavior when it has one (the window
+// rounded to whole ms, the policy per interval_ms), else as the model-3 shorthand.
+func (a *Autoscaler) SetScaleDown(windowMS float64, step *int) {
+	if a.Behavior == nil {
+		w := windowMS
+		a.ScaleDownWindowMS = &w
+		a.MaxRemovePerTick = PerTickPtr(step)
+		return
+	}
+	a.Behavior = a.Behavior.Clone()
+	r := a.Behavior.ScaleDown.Clone()
+	if r == nil {
+		r = &ScalingRules{}
+	}
+	w := min(max(int64(math.Round(windowMS)), 0), MaxBehaviorWindowMS)
+	r.WindowMS = &w
+	period := min(max(int64(math.Round(a.IntervalMS)), 1), MaxPolicyPeriodMS)
+	if step == nil {
+		r.Policies = []ScalingPolicy{{Type: PolicyTypePercent, Value: 100, PeriodMS: period}}
+	} else {
+		r.Policies = []ScalingPolicy{{Type: PolicyTypePods, Value: *step, PeriodMS: period}}
+	}
+	a.Behavior.ScaleDown = r
 }

@@ -33,10 +33,11 @@ func autoscalerView(rep *sim.Report, q url.Values, path string) *templates.Autos
 	}
 	v.Verdicts = autoscalerVerdicts(rep)
 	t := templates.DataTable{
-		Caption: "Autoscaler decisions: the sample it saw (active workers, load), its recommendation, the stabilised size and what it did",
-		Columns: []templates.Column{{Label: "At (ms)", Num: true}, {Label: "Active (n)", Num: true}, {Label: "Load", Num: true},
-			{Label: "Recommendation", Num: true}, {Label: "Desired", Num: true}, {Label: "Current", Num: true},
-			{Label: "Reason"}, {Label: "Workers"}},
+		Caption: "Autoscaler decisions: the pods the HPA controller saw, the metric per worker against the target, the chain recommendation → stabilised → limit → desired, and why",
+		Columns: []templates.Column{{Label: "At (ms)", Num: true}, {Label: "Pods: ready · starting (pending, missing)"},
+			{Label: "Usage (per pod, or the External value)", Num: true}, {Label: "Ratio", Num: true},
+			{Label: "rec → stab → limit → desired"}, {Label: "Current", Num: true},
+			{Label: "Why"}, {Label: "Workers"}},
 	}
 	for _, d := range rep.Autoscaler.Decisions {
 		changed := decisionChanged(d)
@@ -46,9 +47,15 @@ func autoscalerView(rep *sim.Report, q url.Values, path string) *templates.Autos
 		if v.ChangesOnly && !changed {
 			continue
 		}
-		t.Rows = append(t.Rows, []string{format.Table(d.TMS), strconv.Itoa(d.N), format.Table(d.Load),
-			strconv.Itoa(d.Recommendation), strconv.Itoa(d.Desired), strconv.Itoa(d.Current),
-			strings.ReplaceAll(d.Reason, "_", " "), decisionWorkers(d)})
+		usage, ratio := "—", "—"
+		if d.Usage != nil {
+			usage = format.Table(*d.Usage)
+		}
+		if d.Ratio != nil {
+			ratio = format.Table(*d.Ratio)
+		}
+		t.Rows = append(t.Rows, []string{format.Table(d.TMS), decisionPods(d), usage, ratio,
+			decisionChain(d), strconv.Itoa(d.Current), reasonWords(d), decisionWorkers(d)})
 	}
 	v.Decisions = t
 	v.Decisions.Rows, v.Pager = paginateBy(t.Rows, q, path, "dpage", "decisions", decisionsPerPage)
@@ -169,4 +176,77 @@ func autoscalerVerdicts(rep *sim.Report) []string {
 			rep.Summary.Workers.Initial, format.Share(1-saved), format.Share(saved)))
 	}
 	return out
+}
+
+// decisionPods says which pods the controller saw ("4 · 2 (0, 2)").
+func decisionPods(d sim.Decision) string {
+	if d.Ready == nil {
+		return "not read"
+	}
+	return fmt.Sprintf("%d · %d (%d, %d)", *d.Ready, *d.Unready+*d.Missing, *d.Unready, *d.Missing)
+}
+
+// decisionChain is "rec → stab → limit → desired" with a dash where a step was not computed.
+func decisionChain(d sim.Decision) string {
+	n := func(p *int) string {
+		if p == nil {
+			return "—"
+		}
+		return strconv.Itoa(*p)
+	}
+	return n(d.Rec) + " → " + n(d.Stab) + " → " + n(d.Limit) + " → " + strconv.Itoa(d.Desired)
+}
+
+// reasonWords puts a decision's reason in words after its name ("stabilized: held by the
+// scale-down window (max 9 recommended)").
+func reasonWords(d sim.Decision) string {
+	return strings.ReplaceAll(d.Reason, "_", " ") + ": " + reasonSentence(d)
+}
+
+func reasonSentence(d sim.Decision) string {
+	starting := 0
+	if d.Unready != nil {
+		starting = *d.Unready + *d.Missing
+	}
+	switch d.Reason {
+	case sim.ReasonAboveMax:
+		return fmt.Sprintf("above max_workers: set to %d without reading the metric", d.Desired)
+	case sim.ReasonBelowMin:
+		return fmt.Sprintf("below min_workers: set to %d without reading the metric", d.Desired)
+	case sim.ReasonNoMetrics:
+		return "no ready worker had a sample: no change"
+	case sim.ReasonScaleUp, sim.ReasonScaleDown:
+		verb := "scaled up"
+		if d.Reason == sim.ReasonScaleDown {
+			verb = "scaled down"
+		}
+		s := fmt.Sprintf("%s from %d to %d", verb, d.Current, d.Desired)
+		if d.Stab != nil && *d.Stab != d.Desired {
+			s += fmt.Sprintf(" (%d stabilised; cut by a limit or bound)", *d.Stab)
+		}
+		return s
+	case sim.ReasonWithinTolerance:
+		return "within tolerance: the ratio is close enough to 1"
+	case sim.ReasonHeldByStarting:
+		return fmt.Sprintf("held: %d starting workers would flip the ratio", starting)
+	case sim.ReasonStabilized:
+		if d.Rec != nil && *d.Rec < d.Current {
+			if d.Down != nil {
+				return fmt.Sprintf("held by the scale-down window (max %d recommended)", *d.Down)
+			}
+			return fmt.Sprintf("held by the downscale window (max %d recommended)", *d.Stab)
+		}
+		if d.Up != nil {
+			return fmt.Sprintf("held by the scale-up window (min %d recommended)", *d.Up)
+		}
+		return "held by the stabilisation window"
+	case sim.ReasonLimited:
+		if d.Limit != nil {
+			return fmt.Sprintf("limited: the policies allow %d now (changes inside their periods used the rest)", *d.Limit)
+		}
+		return "limited by the policies"
+	case sim.ReasonAtBound:
+		return "at the min_workers / max_workers bound"
+	}
+	return "no change"
 }

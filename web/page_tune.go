@@ -128,8 +128,8 @@ func settingsTable(best, yours whatif.Candidate) templates.DataTable {
 	}
 	rows := [][3]string{
 		{"autoscaler.target", format.Number(a.Target), format.Number(b.Target)},
-		{"autoscaler.scale_down_window_ms", whatif.FormatMS(a.ScaleDownWindowMS), whatif.FormatMS(b.ScaleDownWindowMS)},
-		{"autoscaler.max_remove_per_tick", limit(a.MaxRemovePerTick), limit(b.MaxRemovePerTick)},
+		{"scale-down window", whatif.FormatMS(a.ScaleDownWindow()), whatif.FormatMS(b.ScaleDownWindow())},
+		{"workers removed per decision", limit(a.ScaleDownStep()), limit(b.ScaleDownStep())},
 		{"autoscaler.select", a.Select, b.Select},
 		{"autoscaler.grace_ms", grace(a.GraceMS), grace(b.GraceMS)},
 		{"router.migration_limit", format.Number(float64(*best.MigrationLimit)), format.Number(float64(*yours.MigrationLimit))},

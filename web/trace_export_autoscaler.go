@@ -29,7 +29,8 @@ func autoscalerTrace(rep *sim.Report) []traceEvent {
 	}
 	for _, d := range rep.Autoscaler.Decisions {
 		ev = append(ev, traceEvent{Name: "decision: " + d.Reason, Cat: "autoscaler", Ph: "i", S: "p", TS: usOf(d.TMS),
-			PID: tracePIDFleet, TID: 2, Args: map[string]any{"n": d.N, "load": d.Load, "recommendation": d.Recommendation,
+			PID: tracePIDFleet, TID: 2, Args: map[string]any{"ready": d.Ready, "unready": d.Unready, "missing": d.Missing, "usage": d.Usage,
+				"ratio": d.Ratio, "new_ratio": d.NewRatio, "rec": d.Rec, "stab": d.Stab, "limit": d.Limit,
 				"desired": d.Desired, "current": d.Current, "drained": d.Drained, "cancelled": d.Cancelled,
 				"reactivated": d.Reactivated, "started": d.Started}})
 	}

@@ -58,6 +58,18 @@ func TestSimInvalidExamplesExitTwo(t *testing.T) {
 		"rate-stage-duration-zero.json":                   "workload.sessions.rate_stages[0].duration_ms",
 		"rate-stage-rate-negative.json":                   "workload.sessions.rate_stages[0].rate_per_s",
 		"rate-stages-empty.json":                          "workload.sessions.rate_stages",
+		// model 4 (SPEC §3.16)
+		"autoscaler-aggregate-without-external.json": "autoscaler.aggregate",
+		"autoscaler-behavior-select-unknown.json":    "autoscaler.behavior.scale_down.select",
+		"autoscaler-behavior-with-shorthand.json":    "autoscaler.behavior",
+		"autoscaler-eleven-policies.json":            "autoscaler.behavior.scale_up.policies",
+		"autoscaler-kv-usage-target-percent.json":    "autoscaler.target",
+		"autoscaler-pending-above-startup.json":      "autoscaler.pending_ms",
+		"autoscaler-policy-percent-zero.json":        "autoscaler.behavior.scale_up.policies[0].value",
+		"autoscaler-policy-period-zero.json":         "autoscaler.behavior.scale_down.policies[0].period_ms",
+		"autoscaler-target-not-milli.json":           "autoscaler.target",
+		"autoscaler-unknown-source.json":             "autoscaler.source",
+		"autoscaler-window-above-hour.json":          "autoscaler.behavior.scale_down.window_ms",
 	}
 	files, err := filepath.Glob(filepath.Join(examples, "invalid", "*.json"))
 	require.NoError(t, err)

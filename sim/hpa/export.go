@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/scalein-planner/scalein/sim"
+	"github.com/scalein-planner/scalein/sim/podautoscaler"
 )
 
 // Metric names Export writes and Import recognises (by these substrings) for the model's two
@@ -123,25 +124,35 @@ func exportHPA(s Settings, period int32) (*autoscalingv2.HorizontalPodAutoscaler
 	if a.Metric == sim.MetricKVUsage {
 		name = MetricKVUsage
 	}
-	tolerance, err := resource.ParseQuantity(strconv.FormatFloat(a.Tolerance, 'f', -1, 64))
-	if err != nil {
-		return nil, nil, fmt.Errorf("hpa: tolerance %v is not a Kubernetes quantity: %w", a.Tolerance, err)
+	seconds := func(ns int64, what string) int32 {
+		w := int32(math.Ceil(float64(ns) / 1e9))
+		if int64(w)*1_000_000_000 != ns {
+			notes = append(notes, fmt.Sprintf("the %s %s is not whole seconds: written as %d s", what, formatMS(float64(ns)/1e6), w))
+		}
+		return w
 	}
-	rules := func(windowMS float64, limit *int, what string) *autoscalingv2.HPAScalingRules {
-		w := int32(math.Ceil(windowMS / 1000))
-		if float64(w)*1000 != windowMS {
-			notes = append(notes, fmt.Sprintf("the %s window %v ms is not whole seconds: stabilizationWindowSeconds is %d", what, windowMS, w))
+	rules := func(r podautoscaler.Rules, what string) *autoscalingv2.HPAScalingRules {
+		w := seconds(r.WindowNS, what+" window")
+		sel := map[podautoscaler.Select]autoscalingv2.ScalingPolicySelect{podautoscaler.SelectMax: autoscalingv2.MaxChangePolicySelect,
+			podautoscaler.SelectMin: autoscalingv2.MinChangePolicySelect, podautoscaler.SelectDisabled: autoscalingv2.DisabledPolicySelect}[r.Select]
+		out := &autoscalingv2.HPAScalingRules{StabilizationWindowSeconds: &w, SelectPolicy: &sel}
+		if r.Tolerance != a.Tolerance || a.Tolerance != 0.1 {
+			if tq, err := resource.ParseQuantity(strconv.FormatFloat(r.Tolerance, 'f', -1, 64)); err == nil {
+				out.Tolerance = &tq
+			}
 		}
-		// No limit is a Pods policy of maxReplicas a period: never binding, and explicit (an
-		// HPA without policies has Kubernetes' own, which limit scale-up).
-		value := int32(a.MaxWorkers)
-		if limit != nil {
-			value = int32(min(*limit, a.MaxWorkers))
+		for _, p := range r.Policies {
+			typ := autoscalingv2.PodsScalingPolicy
+			if p.Type == podautoscaler.PolicyPercent {
+				typ = autoscalingv2.PercentScalingPolicy
+			}
+			out.Policies = append(out.Policies, autoscalingv2.HPAScalingPolicy{Type: typ, Value: int32(p.Value), PeriodSeconds: seconds(p.PeriodNS, what+" policy period")})
 		}
-		max := autoscalingv2.MaxChangePolicySelect
-		tol := tolerance.DeepCopy()
-		return &autoscalingv2.HPAScalingRules{StabilizationWindowSeconds: &w, SelectPolicy: &max, Tolerance: &tol,
-			Policies: []autoscalingv2.HPAScalingPolicy{{Type: autoscalingv2.PodsScalingPolicy, Value: value, PeriodSeconds: period}}}
+		return out
+	}
+	var behavior *autoscalingv2.HorizontalPodAutoscalerBehavior
+	if b := a.ControllerSettings().Behavior; b != nil {
+		behavior = &autoscalingv2.HorizontalPodAutoscalerBehavior{ScaleDown: rules(b.Down, "scale-down"), ScaleUp: rules(b.Up, "scale-up")}
 	}
 	minReplicas := int32(a.MinWorkers)
 	h := &autoscalingv2.HorizontalPodAutoscaler{
@@ -155,10 +166,7 @@ func exportHPA(s Settings, period int32) (*autoscalingv2.HorizontalPodAutoscaler
 				Metric: autoscalingv2.MetricIdentifier{Name: name},
 				Target: autoscalingv2.MetricTarget{Type: autoscalingv2.AverageValueMetricType, AverageValue: &target},
 			}}},
-			Behavior: &autoscalingv2.HorizontalPodAutoscalerBehavior{
-				ScaleDown: rules(a.ScaleDownWindowMS, a.MaxRemovePerTick, "scale-down"),
-				ScaleUp:   rules(a.ScaleUpWindowMS, a.MaxAddPerTick, "scale-up"),
-			},
+			Behavior: behavior,
 		},
 	}
 	return h, notes, nil

@@ -16,7 +16,7 @@ func ptr[T any](v T) *T { return &v }
 // defaults is an autoscaler with SPEC §3.15's defaults on a 16-worker fleet.
 func defaults() sim.Autoscaler {
 	return sim.Autoscaler{IntervalMS: 15000, Metric: sim.MetricRequestsPerWorker, Target: 32, Tolerance: 0.1,
-		MinWorkers: 1, MaxWorkers: 16, ScaleDownWindowMS: 300000, Select: sim.SelectHighestID, GraceMS: ptr(30000.0), StartupMS: 120000}
+		MinWorkers: 1, MaxWorkers: 16, DownscaleWindowMS: 300000, Source: sim.SourcePods, Select: sim.SelectHighestID, GraceMS: ptr(30000.0), StartupMS: 120000}
 }
 
 func TestExportImportRoundTrip(t *testing.T) {
@@ -27,13 +27,13 @@ func TestExportImportRoundTrip(t *testing.T) {
 		"defaults": {defaults(), 0},
 		"tuned": {func() sim.Autoscaler {
 			a := defaults()
-			a.Target, a.ScaleDownWindowMS, a.ScaleUpWindowMS, a.Tolerance = 6, 60000, 15000, 0.05
-			a.MinWorkers, a.MaxWorkers, a.MaxRemovePerTick, a.MaxAddPerTick, a.GraceMS = 2, 24, ptr(2), ptr(4), ptr(45000.0)
+			a.Target, a.ScaleDownWindowMS, a.ScaleUpWindowMS, a.Tolerance = 6, ptr(60000.0), ptr(15000.0), 0.05
+			a.MinWorkers, a.MaxWorkers, a.MaxRemovePerTick, a.MaxAddPerTick, a.GraceMS = 2, 24, sim.PerTickOf(2), sim.PerTickOf(4), ptr(45000.0)
 			return a
 		}(), 3},
 		"kv usage": {func() sim.Autoscaler {
 			a := defaults()
-			a.Metric, a.Target, a.Tolerance, a.MaxRemovePerTick = sim.MetricKVUsage, 0.525, 0, ptr(1)
+			a.Metric, a.Target, a.Tolerance, a.MaxRemovePerTick = sim.MetricKVUsage, 0.525, 0, sim.PerTickOf(1)
 			return a
 		}(), 1},
 	}
@@ -45,7 +45,11 @@ func TestExportImportRoundTrip(t *testing.T) {
 			assert.True(t, strings.HasPrefix(text, "# Autoscaler settings from the Scale-in Planner: plan p1, run r1\n"), text)
 			assert.Contains(t, text, "kind: HorizontalPodAutoscaler")
 			assert.Contains(t, text, "type: Pods")
-			assert.Contains(t, text, "stabilizationWindowSeconds:")
+			if tc.a.UsesShorthand() {
+				assert.Contains(t, text, "stabilizationWindowSeconds:")
+			} else {
+				assert.NotContains(t, text, "behavior:", "no behavior stays no behavior")
+			}
 			assert.Contains(t, text, "terminationGracePeriodSeconds:")
 			assert.Contains(t, text, "name: DYN_MIGRATION_LIMIT")
 			assert.NotContains(t, text, "creationTimestamp")
@@ -56,12 +60,18 @@ func TestExportImportRoundTrip(t *testing.T) {
 			im, err := hpa.Import(out, start)
 			require.NoError(t, err)
 			assert.Empty(t, im.Problems)
-			assert.Equal(t, tc.a, im.Autoscaler)
+			// The same controller: the model-3 shorthand comes back as the behavior it stands for.
+			want, got := tc.a.ControllerSettings(), im.Autoscaler.ControllerSettings()
+			if want.Behavior != nil {
+				want.Tolerance, got.Tolerance = 0, 0 // per direction inside the behavior
+			}
+			assert.Equal(t, want, got)
+			assert.Equal(t, tc.a.Metric, im.Autoscaler.Metric)
+			assert.Equal(t, tc.a.GraceMS, im.Autoscaler.GraceMS)
 			require.NotNil(t, im.MigrationLimit)
 			assert.Equal(t, tc.migration, *im.MigrationLimit)
 			assert.ElementsMatch(t, []string{"autoscaler.min_workers", "autoscaler.max_workers", "autoscaler.metric", "autoscaler.target",
-				"autoscaler.scale_down_window_ms", "autoscaler.scale_up_window_ms", "autoscaler.max_remove_per_tick",
-				"autoscaler.max_add_per_tick", "autoscaler.tolerance", "autoscaler.grace_ms", "router.migration_limit"}, im.Filled)
+				"autoscaler.behavior", "autoscaler.tolerance", "autoscaler.grace_ms", "router.migration_limit"}, im.Filled)
 		})
 	}
 }
@@ -125,17 +135,20 @@ func TestImportNamesWhatItCannotRepresent(t *testing.T) {
 	assert.Equal(t, 8.0, im.Autoscaler.Target)
 	assert.Equal(t, 2, im.Autoscaler.MinWorkers)
 	assert.Equal(t, 10, im.Autoscaler.MaxWorkers)
-	assert.Equal(t, 120000.0, im.Autoscaler.ScaleDownWindowMS)
-	assert.Equal(t, ptr(2), im.Autoscaler.MaxRemovePerTick)
+	// Model 4 takes the behavior whole: both policies, and no scale-up rules (Kubernetes'
+	// defaults, filled by the controller).
+	b := im.Autoscaler.Behavior
+	require.NotNil(t, b)
+	assert.Equal(t, ptr(int64(120000)), b.ScaleDown.WindowMS)
+	assert.Equal(t, []sim.ScalingPolicy{{Type: "percent", Value: 10, PeriodMS: 60000}, {Type: "pods", Value: 2, PeriodMS: 15000}}, b.ScaleDown.Policies)
+	assert.Nil(t, b.ScaleUp)
 	assert.Nil(t, im.MigrationLimit)
 	paths := map[string]string{}
 	for _, p := range im.Problems {
 		paths[p.Path] = p.Message
 	}
 	assert.Contains(t, paths["spec.metrics[0]"], "a Resource (cpu) metric: the model scales on one Pods metric")
-	assert.Contains(t, paths["spec.behavior.scaleDown.policies[0]"], "a Percent policy (10 % per 60 s)")
-	assert.Contains(t, paths["spec.behavior.scaleUp.policies"], "Kubernetes' default applies")
-	assert.Len(t, im.Problems, 3, "%v", im.Problems)
+	assert.Len(t, im.Problems, 1, "%v", im.Problems)
 }
 
 func TestImportErrors(t *testing.T) {

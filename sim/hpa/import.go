@@ -23,8 +23,7 @@ const MaxManifestBytes = 1 << 20
 // Kubernetes' defaults where an HPA leaves a field out (the model shares the windows and the
 // tolerance).
 const (
-	k8sScaleDownWindowS = 300
-	k8sTolerance        = 0.1
+	k8sTolerance = 0.1
 )
 
 // Problem is a part of a manifest the model cannot represent, and what Import did about it.
@@ -164,19 +163,19 @@ func (im *Imported) readHPA(h *autoscalingv2.HorizontalPodAutoscaler) error {
 	if err := im.readMetrics(s.Metrics); err != nil {
 		return err
 	}
-	var down, up *autoscalingv2.HPAScalingRules
+	// A behavior is taken whole (SPEC §3.16); no behavior stays no behavior (the legacy path).
+	a.ScaleDownWindowMS, a.ScaleUpWindowMS = nil, nil
+	a.MaxRemovePerTick, a.MaxAddPerTick = sim.PerTick{}, sim.PerTick{}
+	a.Behavior = nil
 	if s.Behavior != nil {
-		down, up = s.Behavior.ScaleDown, s.Behavior.ScaleUp
+		a.Behavior = &sim.Behavior{
+			ScaleUp:   im.rules(s.Behavior.ScaleUp, "spec.behavior.scaleUp"),
+			ScaleDown: im.rules(s.Behavior.ScaleDown, "spec.behavior.scaleDown"),
+		}
 	}
-	a.ScaleDownWindowMS = im.window(down, k8sScaleDownWindowS)
-	a.ScaleUpWindowMS = im.window(up, 0)
-	im.fill("autoscaler.scale_down_window_ms")
-	im.fill("autoscaler.scale_up_window_ms")
-	a.MaxRemovePerTick = im.limit(down, "spec.behavior.scaleDown", true)
-	a.MaxAddPerTick = im.limit(up, "spec.behavior.scaleUp", false)
-	im.fill("autoscaler.max_remove_per_tick")
-	im.fill("autoscaler.max_add_per_tick")
-	im.readTolerance(down, up)
+	im.fill("autoscaler.behavior")
+	a.Tolerance = k8sTolerance
+	im.fill("autoscaler.tolerance")
 	return nil
 }
 
@@ -235,93 +234,64 @@ func (im *Imported) readMetrics(ms []autoscalingv2.MetricSpec) error {
 	return nil
 }
 
-// window reads a stabilization window, or Kubernetes' default.
-func (im *Imported) window(r *autoscalingv2.HPAScalingRules, defaultS int32) float64 {
-	if r == nil || r.StabilizationWindowSeconds == nil {
-		return float64(defaultS) * 1000
-	}
-	return float64(*r.StabilizationWindowSeconds) * 1000
-}
-
-// limit reads the policies of one direction as a per-decision limit (nil: none). A Pods policy
-// per interval_ms is exact; one per another period is taken as the limit per decision, named;
-// a Percent policy is exact only at 100 % or more on scale-down (no limit), and named otherwise.
-func (im *Imported) limit(r *autoscalingv2.HPAScalingRules, path string, down bool) *int {
-	a := &im.Autoscaler
-	if r == nil || len(r.Policies) == 0 {
-		if !down {
-			im.problem(path+".policies", "none, so Kubernetes' default applies (the larger of 4 pods and 100 %% every 15 s), which the model cannot express; taken as no limit")
-		}
-		return nil // scale-down's default is 100 % every 15 s: no limit
-	}
-	if r.SelectPolicy != nil && *r.SelectPolicy == autoscalingv2.DisabledPolicySelect {
-		im.problem(path+".selectPolicy", "Disabled: the model cannot switch off one direction of scaling; taken as no limit")
+// rules reads one direction of a behavior, in ms, keeping what is unset unset (Kubernetes'
+// defaults are filled by the controller).
+func (im *Imported) rules(r *autoscalingv2.HPAScalingRules, path string) *sim.ScalingRules {
+	if r == nil {
 		return nil
 	}
-	useMin := r.SelectPolicy != nil && *r.SelectPolicy == autoscalingv2.MinChangePolicySelect
-	var values []int // per decision; -1 = no limit
+	out := &sim.ScalingRules{}
+	if w := r.StabilizationWindowSeconds; w != nil {
+		if *w < 0 || *w > sim.MaxBehaviorWindowMS/1000 {
+			im.problem(path+".stabilizationWindowSeconds", "must be in [0, 3600] as Kubernetes requires (got %d); left out", *w)
+		} else {
+			ms := int64(*w) * 1000
+			out.WindowMS = &ms
+		}
+	}
+	if sp := r.SelectPolicy; sp != nil {
+		switch *sp {
+		case autoscalingv2.MaxChangePolicySelect:
+			out.Select = sim.SelectPolicyMax
+		case autoscalingv2.MinChangePolicySelect:
+			out.Select = sim.SelectPolicyMin
+		case autoscalingv2.DisabledPolicySelect:
+			out.Select = sim.SelectPolicyDisabled
+		default:
+			im.problem(path+".selectPolicy", "%q is not Max, Min or Disabled; left out", *sp)
+		}
+	}
 	for i, p := range r.Policies {
 		pp := fmt.Sprintf("%s.policies[%d]", path, i)
+		var typ string
 		switch p.Type {
 		case autoscalingv2.PodsScalingPolicy:
-			if float64(p.PeriodSeconds)*1000 != a.IntervalMS {
-				im.problem(pp, "%d pods per %d s: the model limits each decision (every %s, interval_ms); taken as %d per decision", p.Value, p.PeriodSeconds, formatMS(a.IntervalMS), p.Value)
-			}
-			values = append(values, int(p.Value))
+			typ = sim.PolicyTypePods
 		case autoscalingv2.PercentScalingPolicy:
-			if down && p.Value >= 100 {
-				values = append(values, -1)
-				continue
-			}
-			im.problem(pp, "a Percent policy (%d %% per %d s): the model limits a decision by a number of workers, which cannot express a share exactly; left out", p.Value, p.PeriodSeconds)
+			typ = sim.PolicyTypePercent
 		default:
-			im.problem(pp, "policy type %q is not one Kubernetes knows; left out", p.Type)
+			im.problem(pp, "policy type %q is not one Kubernetes knows (Pods or Percent); left out", p.Type)
+			continue
 		}
-	}
-	if len(values) == 0 {
-		return nil
-	}
-	pick := values[0]
-	for _, v := range values[1:] {
-		switch {
-		case useMin && (pick == -1 || (v != -1 && v < pick)):
-			pick = v
-		case !useMin && pick != -1 && (v == -1 || v > pick):
-			pick = v
+		if p.Value < 1 || p.PeriodSeconds < 1 || p.PeriodSeconds > sim.MaxPolicyPeriodMS/1000 {
+			im.problem(pp, "Kubernetes requires value ≥ 1 and periodSeconds in [1, 1800] (got value %d, periodSeconds %d); left out", p.Value, p.PeriodSeconds)
+			continue
 		}
+		out.Policies = append(out.Policies, sim.ScalingPolicy{Type: typ, Value: int(p.Value), PeriodMS: int64(p.PeriodSeconds) * 1000})
 	}
-	if pick == -1 || pick >= a.MaxWorkers {
-		return nil
+	if len(out.Policies) > sim.MaxPolicies {
+		im.problem(path+".policies", "%d policies: Kubernetes allows at most %d; the first %d are used", len(out.Policies), sim.MaxPolicies, sim.MaxPolicies)
+		out.Policies = out.Policies[:sim.MaxPolicies]
 	}
-	if pick < 1 {
-		im.problem(path+".policies", "a limit of %d pods would never let the fleet change; taken as no limit", pick)
-		return nil
-	}
-	return &pick
-}
-
-// readTolerance reads the one tolerance of the model from scaleDown and scaleUp.
-func (im *Imported) readTolerance(down, up *autoscalingv2.HPAScalingRules) {
-	get := func(r *autoscalingv2.HPAScalingRules) *float64 {
-		if r == nil || r.Tolerance == nil {
-			return nil
-		}
+	if r.Tolerance != nil {
 		v := r.Tolerance.AsApproximateFloat64()
-		return &v
+		if v < 0 || math.IsNaN(v) || math.IsInf(v, 0) {
+			im.problem(path+".tolerance", "must be ≥ 0 (got %s); left out", r.Tolerance.String())
+		} else {
+			out.Tolerance = &v
+		}
 	}
-	d, u := get(down), get(up)
-	t := k8sTolerance
-	switch {
-	case d != nil && u != nil && *d != *u:
-		im.problem("spec.behavior.scaleUp.tolerance", "%v differs from scaleDown's %v: the model has one tolerance for both; took scaleDown's", *u, *d)
-		t = *d
-	case d != nil:
-		t = *d
-	case u != nil:
-		t = *u
-	}
-	im.Autoscaler.Tolerance = t
-	im.fill("autoscaler.tolerance")
+	return out
 }
 
 // readDeployments takes the grace from the HPA's target Deployment and the migration limit from

@@ -56,8 +56,15 @@ var choiceFields = map[string][]string{
 	"router.policy":     {sim.PolicyKVAware, sim.PolicyRoundRobin, sim.PolicyLeastLoaded},
 	"scale_in[].select": {sim.SelectHighestID, sim.SelectLeastLoaded, sim.SelectLeastCached},
 	// model 3 (SPEC §3.15)
-	"autoscaler.metric": {sim.MetricRequestsPerWorker, sim.MetricKVUsage},
+	"autoscaler.metric": {sim.MetricRequestsPerWorker, sim.MetricRequestsWaiting, sim.MetricRequestsRunning, sim.MetricKVUsage},
 	"autoscaler.select": {sim.SelectHighestID, sim.SelectLeastLoaded, sim.SelectLeastCached},
+	// model 4 (SPEC §3.16)
+	"autoscaler.source":                              {sim.SourcePods, sim.SourceExternal},
+	"autoscaler.aggregate":                           {sim.AggregateSum, sim.AggregateAvg, sim.AggregateMax},
+	"autoscaler.behavior.scale_up.select":            {sim.SelectPolicyMax, sim.SelectPolicyMin, sim.SelectPolicyDisabled},
+	"autoscaler.behavior.scale_down.select":          {sim.SelectPolicyMax, sim.SelectPolicyMin, sim.SelectPolicyDisabled},
+	"autoscaler.behavior.scale_up.policies[].type":   {sim.PolicyTypePods, sim.PolicyTypePercent},
+	"autoscaler.behavior.scale_down.policies[].type": {sim.PolicyTypePods, sim.PolicyTypePercent},
 }
 
 // optionalNumbers are number fields that a scenario may leave out and a sweep may still set.
@@ -68,6 +75,13 @@ var optionalNumbers = map[string]bool{
 	"autoscaler.grace_ms":            true,
 	"autoscaler.max_remove_per_tick": true,
 	"autoscaler.max_add_per_tick":    true,
+	// model 4: the shorthand windows, and a behavior's fields inside a direction that exists
+	"autoscaler.scale_down_window_ms":          true,
+	"autoscaler.scale_up_window_ms":            true,
+	"autoscaler.behavior.scale_down.window_ms": true,
+	"autoscaler.behavior.scale_up.window_ms":   true,
+	"autoscaler.behavior.scale_down.tolerance": true,
+	"autoscaler.behavior.scale_up.tolerance":   true,
 }
 
 // segment is one step of a path: an object key, or a list index when key is empty.

@@ -17,18 +17,18 @@ func TestExpandModel3Axes(t *testing.T) {
 	require.True(t, ok)
 	base, err := sim.Parse(p.JSON, sim.ParseEnv{})
 	require.NoError(t, err)
-	base.Autoscaler.MaxRemovePerTick = nil // null in the base: the axis still sets it
+	base.Autoscaler.MaxRemovePerTick = sim.PerTickNone() // null in the base: the axis still sets it
 	axes := []whatif.Axis{
 		{Path: "autoscaler.grace_ms", Values: []any{num("2000"), num("30000")}},
-		{Path: "autoscaler.metric", Values: []any{"kv_usage"}},
+		{Path: "autoscaler.metric", Values: []any{"requests_waiting"}},
 		{Path: "autoscaler.max_remove_per_tick", Values: []any{num("1")}},
 	}
 	points, err := whatif.Expand(base, axes, sim.ParseEnv{}, 0)
 	require.NoError(t, err)
 	require.Len(t, points, 2)
 	assert.Equal(t, 30000.0, *points[1].Scenario.Autoscaler.GraceMS)
-	assert.Equal(t, sim.MetricKVUsage, points[0].Scenario.Autoscaler.Metric)
-	assert.Equal(t, 1, *points[0].Scenario.Autoscaler.MaxRemovePerTick)
+	assert.Equal(t, sim.MetricRequestsWaiting, points[0].Scenario.Autoscaler.Metric)
+	assert.Equal(t, 1, *points[0].Scenario.Autoscaler.MaxRemovePerTick.Ptr())
 
 	axes = []whatif.Axis{
 		{Path: "router.migration_limit", Values: []any{num("0"), num("3")}},

@@ -122,7 +122,7 @@ func tune(ctx context.Context, r Runner, base *sim.Scenario, req Request) (*Resu
 // settingOf reads the searched settings from a scenario with an autoscaler.
 func settingOf(sc *sim.Scenario) setting {
 	a := sc.Autoscaler
-	return setting{target: a.Target, windowMS: a.ScaleDownWindowMS, maxRemove: a.MaxRemovePerTick,
+	return setting{target: a.Target, windowMS: a.ScaleDownWindow(), maxRemove: a.ScaleDownStep(),
 		sel: a.Select, grace: a.GraceMS, migration: sc.Router.MigrationLimit}
 }
 
@@ -315,7 +315,7 @@ func withDim(dst, src setting, d int) setting {
 // settingFromCandidate reads a tune candidate's setting back.
 func settingFromCandidate(c Candidate) setting {
 	a := c.Autoscaler
-	return setting{target: a.Target, windowMS: a.ScaleDownWindowMS, maxRemove: a.MaxRemovePerTick,
+	return setting{target: a.Target, windowMS: a.ScaleDownWindow(), maxRemove: a.ScaleDownStep(),
 		sel: a.Select, grace: a.GraceMS, migration: *c.MigrationLimit}
 }
 
@@ -325,7 +325,8 @@ func settingFromCandidate(c Candidate) setting {
 func (t *tuner) candidate(st setting, stage string) *Candidate {
 	sc := *t.base // a shallow copy: the scenario's shared parts are read-only
 	a := *t.base.Autoscaler
-	a.Target, a.ScaleDownWindowMS, a.MaxRemovePerTick, a.Select, a.GraceMS = st.target, st.windowMS, st.maxRemove, st.sel, st.grace
+	a.Target, a.Select, a.GraceMS = st.target, st.sel, st.grace
+	a.SetScaleDown(st.windowMS, st.maxRemove)
 	sc.Autoscaler = &a
 	sc.Router.MigrationLimit = st.migration
 	sc.ScaleIn = []sim.ScaleInAction{}

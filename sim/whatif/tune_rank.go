@@ -157,7 +157,7 @@ func (t *tuner) recommend(ranked, baselines []Candidate) (*Recommendation, strin
 	best := ranked[0]
 	a := best.Autoscaler
 	var b strings.Builder
-	b.WriteString("Set " + targetPhrase(a) + " and " + windowPhrase(a.ScaleDownWindowMS) + ", " + stepPhrase(a.MaxRemovePerTick) +
+	b.WriteString("Set " + targetPhrase(a) + " and " + windowPhrase(a.ScaleDownWindow()) + ", " + stepPhrase(a.ScaleDownStep()) +
 		", " + selectPhrase(a.Select) + ", " + gracePhrase(a.GraceMS) + ", " + migrationPhrase(*best.MigrationLimit) + ": ")
 	if best.Fleet.SavedVsFixedPct == nil {
 		b.WriteString(formatFloat(roundSignificant(best.Fleet.GPUHours, 3)) + " GPU-hours")

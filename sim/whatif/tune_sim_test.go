@@ -27,7 +27,7 @@ func TestTuneLullByHand(t *testing.T) {
 	require.NotNil(t, res.Recommended, res.Reason)
 	best := res.Candidates[0]
 	assert.Equal(t, 12.0, best.Autoscaler.Target)
-	assert.Equal(t, 0.0, best.Autoscaler.ScaleDownWindowMS)
+	assert.Equal(t, 0.0, best.Autoscaler.ScaleDownWindow())
 	// Nothing is killed whatever the grace or migration limit: those stay as in the scenario
 	// (the same outcome goes to the fewer settings changed).
 	assert.Equal(t, 30000.0, *best.Autoscaler.GraceMS)
@@ -40,7 +40,7 @@ func TestTuneLullByHand(t *testing.T) {
 	byLabel := map[string]whatif.Candidate{}
 	for _, c := range res.Candidates {
 		byLabel[c.Label] = c
-		if c.Autoscaler.ScaleDownWindowMS == 300000 {
+		if c.Autoscaler.ScaleDownWindow() == 300000 {
 			assert.InDelta(t, fixed, c.Fleet.GPUHours, 1e-12, "a window longer than the lull saves nothing: %s", c.Label)
 			assert.Zero(t, c.Fleet.FleetChanges, c.Label)
 		}

@@ -55,10 +55,10 @@ func fakeOutcome(sc *sim.Scenario) whatif.Outcome {
 		return o
 	}
 	f := a.Target / 32
-	gpu := 10 - 2*f + a.ScaleDownWindowMS/300000
+	gpu := 10 - 2*f + a.ScaleDownWindow()/300000
 	ttft := 500 * f
 	changes := 6
-	if a.MaxRemovePerTick == nil {
+	if a.ScaleDownStep() == nil {
 		gpu -= 0.5
 		ttft += 100
 		changes = 3
@@ -86,7 +86,7 @@ func autoscaled(t *testing.T) *sim.Scenario {
 	base := mustScenario(t, "testdata/four-workers.json")
 	grace := 30000.0
 	base.Autoscaler = &sim.Autoscaler{IntervalMS: 15000, Metric: sim.MetricRequestsPerWorker, Target: 32, Tolerance: 0.1,
-		MinWorkers: 1, MaxWorkers: 4, ScaleDownWindowMS: 300000, Select: sim.SelectHighestID, GraceMS: &grace, StartupMS: 120000}
+		MinWorkers: 1, MaxWorkers: 4, DownscaleWindowMS: 300000, Source: sim.SourcePods, Select: sim.SelectHighestID, GraceMS: &grace, StartupMS: 120000}
 	return base
 }
 
@@ -113,7 +113,7 @@ func TestTuneFakeKnownBest(t *testing.T) {
 		"26 % fewer GPU-hours than a fixed fleet of 4 workers (and 14 % fewer than your settings), TTFT p99 600 ms (limit 800 ms), nothing killed, 2 requests migrated.",
 		res.Recommended.Reason)
 	require.NotNil(t, res.Recommended.Autoscaler)
-	assert.Equal(t, 0.0, res.Recommended.Autoscaler.ScaleDownWindowMS)
+	assert.Equal(t, 0.0, res.Recommended.Autoscaler.ScaleDownWindow())
 	assert.Equal(t, sim.SelectLeastLoaded, res.Recommended.Autoscaler.Select)
 	assert.Equal(t, 2, *res.Recommended.MigrationLimit)
 
@@ -294,7 +294,7 @@ func TestTuneNormalizeErrors(t *testing.T) {
 // A sweep varies the autoscaler's numbers, its choice fields and its nullable limit and grace.
 func TestExpandAutoscalerFields(t *testing.T) {
 	base := mustScenario(t, "testdata/lull.json")
-	require.Nil(t, base.Autoscaler.MaxRemovePerTick)
+	require.Nil(t, base.Autoscaler.ScaleDownStep())
 	axes := []whatif.Axis{
 		{Path: "autoscaler.target", Values: []any{num("6"), num("18")}},
 		{Path: "autoscaler.select", Values: []any{"least_cached"}},
@@ -306,8 +306,8 @@ func TestExpandAutoscalerFields(t *testing.T) {
 	a := points[1].Scenario.Autoscaler
 	assert.Equal(t, 18.0, a.Target)
 	assert.Equal(t, sim.SelectLeastCached, a.Select)
-	require.NotNil(t, a.MaxRemovePerTick)
-	assert.Equal(t, 2, *a.MaxRemovePerTick)
+	require.NotNil(t, a.ScaleDownStep())
+	assert.Equal(t, 2, *a.ScaleDownStep())
 
 	_, err = whatif.Expand(base, []whatif.Axis{{Path: "autoscaler.select", Values: []any{"random"}}}, sim.ParseEnv{}, 0)
 	require.Error(t, err)

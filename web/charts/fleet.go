@@ -31,10 +31,7 @@ func Fleet(rep *sim.Report, a *sim.Autoscaler) (templates.Chart, bool) {
 	table := templates.Table{Caption: "Autoscaler decisions: the fleet it saw and the load per worker against the target",
 		Columns: []string{"decision (ms)", "active + starting (workers)", "load per worker", "target", "changed the fleet"}}
 	for _, d := range ds {
-		per := 0.0
-		if d.N > 0 {
-			per = d.Load / float64(d.N)
-		}
+		per, _ := d.PerWorker(a.Target)
 		changed := "no"
 		if len(d.Drained)+len(d.Cancelled)+len(d.Reactivated)+len(d.Started) > 0 {
 			changed = "yes"
@@ -57,8 +54,8 @@ func Fleet(rep *sim.Report, a *sim.Autoscaler) (templates.Chart, bool) {
 	line.SetGlobalOptions(cart.globalOpts()...)
 	maxLoad := a.Target * (1 + a.Tolerance)
 	for _, d := range ds {
-		if d.N > 0 {
-			maxLoad = math.Max(maxLoad, d.Load/float64(d.N))
+		if per, ok := d.PerWorker(a.Target); ok {
+			maxLoad = math.Max(maxLoad, per)
 		}
 	}
 	line.ExtendYAxis(opts.YAxis{Type: "value", Name: "load per worker", NameLocation: "middle", NameGap: 40, Min: 0,
@@ -81,8 +78,8 @@ func Fleet(rep *sim.Report, a *sim.Autoscaler) (templates.Chart, bool) {
 	}
 	var load, lo, hi, marks []opts.LineData
 	for _, d := range ds {
-		if d.N > 0 {
-			load = append(load, opts.LineData{Value: []any{d.TMS, d.Load / float64(d.N)}})
+		if per, ok := d.PerWorker(a.Target); ok {
+			load = append(load, opts.LineData{Value: []any{d.TMS, per}})
 		}
 		lo = append(lo, opts.LineData{Value: []any{d.TMS, a.Target * (1 - a.Tolerance)}})
 		hi = append(hi, opts.LineData{Value: []any{d.TMS, a.Target * (1 + a.Tolerance)}})

@@ -17,7 +17,10 @@ import (
 func TestFormStartsOnlyWhereTheSimulatorHasNoDefault(t *testing.T) {
 	noDefault := map[string]bool{workloadTypeField.Path: true, TraceSourceField: true, "workload.trace.limit": true, "workload.requests": true,
 		// the scale-in choice is the form's own; max_workers follows fleet.workers when empty
-		ScaleInModePath: true, "autoscaler.max_workers": true}
+		ScaleInModePath: true, "autoscaler.max_workers": true,
+		// model 4: the model-3 shorthand has no default (absent stays absent: the legacy path)
+		"autoscaler.scale_down_window_ms": true, "autoscaler.scale_up_window_ms": true,
+		"autoscaler.max_remove_per_tick": true, "autoscaler.max_add_per_tick": true}
 	singleFields(func(fs fieldSpec) {
 		def, has := formDefaults[fs.Path]
 		assert.Equal(t, !noDefault[fs.Path], has, "%s: has a simulator default (%q)", fs.Path, def)
@@ -136,7 +139,7 @@ func TestFormAutoscaler(t *testing.T) {
 	assert.Empty(t, sc.ScaleIn)
 	assert.Equal(t, 8.0, sc.Autoscaler.Target)
 	assert.Nil(t, sc.Autoscaler.GraceMS)
-	assert.Equal(t, 2, *sc.Autoscaler.MaxAddPerTick)
+	assert.Equal(t, 2, *sc.Autoscaler.MaxAddPerTick.Ptr())
 	assert.Equal(t, sc.Fleet.Workers, sc.Autoscaler.MaxWorkers, "empty max_workers follows the fleet")
 	assert.Equal(t, []sim.RateStage{{DurationMS: 30000, RatePerS: 1}, {DurationMS: 30000, RatePerS: 10}}, sc.Workload.Sessions.RateStages)
 

@@ -89,15 +89,64 @@ func randomScenario(seed uint64) map[string]any {
 			"startup_ms":     pick(0, 3, 10, 40),
 			"reuse_draining": rng.IntN(2) == 0,
 		}
-		if rng.IntN(2) == 0 {
+		switch rng.IntN(4) {
+		case 0:
 			autoscaler["metric"], autoscaler["target"] = "kv_usage", pick(0.05, 0.2, 0.5)
-		} else {
+		case 1:
+			autoscaler["metric"], autoscaler["target"] = "requests_waiting", pick(0.5, 1, 2)
+		case 2:
+			autoscaler["metric"], autoscaler["target"] = "requests_running", pick(1, 2, 4)
+		default:
 			autoscaler["target"] = pick(0.5, 1, 2, 4)
 		}
-		for _, k := range []string{"max_remove_per_tick", "max_add_per_tick"} {
-			if rng.IntN(2) == 0 {
-				autoscaler[k] = 1 + rng.IntN(2)
+		if rng.IntN(3) == 0 { // KEDA: an External metric (SPEC §3.16)
+			autoscaler["source"] = "external"
+			autoscaler["aggregate"] = []string{"sum", "avg", "max"}[rng.IntN(3)]
+		}
+		autoscaler["pending_ms"] = float64(rng.IntN(int(autoscaler["startup_ms"].(float64)) + 1))
+		switch rng.IntN(3) {
+		case 0: // model 3's shorthand: the behavior path
+			for _, k := range []string{"max_remove_per_tick", "max_add_per_tick"} {
+				if rng.IntN(2) == 0 {
+					autoscaler[k] = 1 + rng.IntN(2)
+				}
 			}
+		case 1: // no behavior: the legacy path
+			delete(autoscaler, "scale_down_window_ms")
+			delete(autoscaler, "scale_up_window_ms")
+			autoscaler["downscale_window_ms"] = pick(0, 10, 30)
+		default: // a behavior with random policies
+			delete(autoscaler, "scale_down_window_ms")
+			delete(autoscaler, "scale_up_window_ms")
+			rules := func() map[string]any {
+				r := map[string]any{}
+				if rng.IntN(2) == 0 {
+					r["window_ms"] = []int{0, 10, 20, 30}[rng.IntN(4)]
+				}
+				if rng.IntN(2) == 0 {
+					r["select"] = []string{"max", "min", "disabled"}[rng.IntN(3)]
+				}
+				if rng.IntN(3) == 0 {
+					r["tolerance"] = pick(0, 0.2)
+				}
+				if rng.IntN(3) > 0 {
+					var ps []any
+					for range 1 + rng.IntN(3) {
+						ps = append(ps, map[string]any{"type": []string{"pods", "percent"}[rng.IntN(2)],
+							"value": []int{1, 2, 50, 100, 200}[rng.IntN(5)], "period_ms": []int{5, 10, 20, 40}[rng.IntN(4)]})
+					}
+					r["policies"] = ps
+				}
+				return r
+			}
+			b := map[string]any{}
+			if rng.IntN(3) > 0 {
+				b["scale_up"] = rules()
+			}
+			if rng.IntN(3) > 0 {
+				b["scale_down"] = rules()
+			}
+			autoscaler["behavior"] = b
 		}
 		autoscaler["grace_ms"] = []any{nil, 0.0, 5.0, 20.0}[rng.IntN(4)]
 	}

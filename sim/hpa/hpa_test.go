@@ -70,7 +70,7 @@ func TestExportImportRoundTrip(t *testing.T) {
 			assert.Equal(t, tc.a.GraceMS, im.Autoscaler.GraceMS)
 			require.NotNil(t, im.MigrationLimit)
 			assert.Equal(t, tc.migration, *im.MigrationLimit)
-			assert.ElementsMatch(t, []string{"autoscaler.min_workers", "autoscaler.max_workers", "autoscaler.metric", "autoscaler.target",
+			assert.ElementsMatch(t, []string{"autoscaler.min_workers", "autoscaler.max_workers", "autoscaler.metric", "autoscaler.source", "autoscaler.target",
 				"autoscaler.behavior", "autoscaler.tolerance", "autoscaler.grace_ms", "router.migration_limit"}, im.Filled)
 		})
 	}
@@ -147,7 +147,7 @@ func TestImportNamesWhatItCannotRepresent(t *testing.T) {
 	for _, p := range im.Problems {
 		paths[p.Path] = p.Message
 	}
-	assert.Contains(t, paths["spec.metrics[0]"], "a Resource (cpu) metric: the model scales on one Pods metric")
+	assert.Contains(t, paths["spec.metrics[0]"], "a Resource (cpu) metric: the model scales on one Pods or External metric")
 	assert.Len(t, im.Problems, 1, "%v", im.Problems)
 }
 
@@ -155,12 +155,12 @@ func TestImportErrors(t *testing.T) {
 	onlyCPU := strings.Replace(cpuHPA, "  - type: Pods\n    pods:\n      metric:\n        name: vllm_num_requests_running_and_waiting\n      target:\n        type: AverageValue\n        averageValue: \"8\"\n", "", 1)
 	require.NotEqual(t, cpuHPA, onlyCPU)
 	cases := map[string]struct{ doc, want string }{
-		"CPU only":      {onlyCPU, "spec.metrics: no Pods metric with an averageValue target the model can use (spec.metrics[0]: a Resource (cpu) metric"},
+		"CPU only":      {onlyCPU, "document 1 (HorizontalPodAutoscaler \"vllm\"): spec.metrics: no Pods or External metric with an averageValue target the model can use (spec.metrics[0]: a Resource (cpu) metric"},
 		"no metrics":    {strings.Split(cpuHPA, "  metrics:")[0], "spec.metrics: none, so Kubernetes scales on CPU"},
 		"unknown field": {strings.Replace(cpuHPA, "minReplicas: 2", "minReplica: 2", 1), `unknown field "minReplica"`},
-		"v1":            {"apiVersion: autoscaling/v1\nkind: HorizontalPodAutoscaler\nspec:\n  maxReplicas: 3\n", "only autoscaling/v2 HPAs are read"},
+		"v1":            {"apiVersion: autoscaling/v1\nkind: HorizontalPodAutoscaler\nspec:\n  maxReplicas: 3\n", "only autoscaling/v2 and v2beta2 HPAs are read"},
 		"not YAML":      {"{: [", "document 1: not YAML"},
-		"nothing":       {"# just a comment\n", "no autoscaling/v2 HorizontalPodAutoscaler"},
+		"nothing":       {"# just a comment\n", "no autoscaler in the manifest"},
 		"min above max": {strings.Replace(cpuHPA, "minReplicas: 2", "minReplicas: 20", 1), "spec.minReplicas 20 is above spec.maxReplicas 10"},
 	}
 	for name, tc := range cases {

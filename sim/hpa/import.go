@@ -1,7 +1,6 @@
 package hpa
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -9,10 +8,8 @@ import (
 	"strconv"
 	"strings"
 
-	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/yaml"
+	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/scalein-planner/scalein/sim"
 )
@@ -26,6 +23,9 @@ const (
 	k8sTolerance = 0.1
 )
 
+// maxTarget is the largest target the scenario accepts.
+const maxTarget = 1e9
+
 // Problem is a part of a manifest the model cannot represent, and what Import did about it.
 type Problem struct {
 	Path    string `json:"path"`
@@ -35,76 +35,207 @@ type Problem struct {
 func (p Problem) String() string { return p.Path + ": " + p.Message }
 
 // Imported is what a manifest gave: the autoscaler (the fields it covers set, the others as in
-// the autoscaler passed to Import), the migration limit when a Deployment sets
-// DYN_MIGRATION_LIMIT, the scenario fields it filled, and what it could not represent.
+// the autoscaler passed to Import), the migration limit when a workload sets
+// DYN_MIGRATION_LIMIT, the scenario fields it filled (each once), what it could not represent,
+// and the user's objects (Origin) so that Export writes them back under their own names.
 type Imported struct {
 	Autoscaler     sim.Autoscaler `json:"autoscaler"`
 	MigrationLimit *int           `json:"migration_limit"`
 	Filled         []string       `json:"filled"`
 	Problems       []Problem      `json:"problems"`
+	Origin         *Origin        `json:"origin"`
 }
 
-// Import reads YAML documents (an autoscaling/v2 HorizontalPodAutoscaler, and optionally the
-// Deployments of Export) into autoscaler settings on top of base, whose interval_ms says which
-// policy period is "one decision". It fails only when there is no usable HPA: bad YAML, a field
-// the API does not have, no autoscaling/v2 HPA, no Pods metric, no maxReplicas.
+// Origin is the user's autoscaler object as imported and the workloads its settings came from:
+// Export replaces only the fields the model holds in it.
+type Origin struct {
+	// Kind is HorizontalPodAutoscaler or ScaledObject; Document is the object as JSON (an
+	// autoscaling/v2beta2 HPA converted to v2), without its status.
+	Kind     string          `json:"kind"`
+	Document json.RawMessage `json:"document"`
+	// MetricIndex is the spec.metrics or spec.triggers entry used; Metric and Aggregate are
+	// what it read as, so that Export keeps the name and query while they stay the same.
+	MetricIndex int    `json:"metric_index"`
+	Metric      string `json:"metric"`
+	Aggregate   string `json:"aggregate,omitempty"`
+	// Grace and Migration are the workloads terminationGracePeriodSeconds and
+	// DYN_MIGRATION_LIMIT were read from (nil when none).
+	Grace     *WorkloadRef `json:"grace,omitempty"`
+	Migration *WorkloadRef `json:"migration,omitempty"`
+}
+
+// WorkloadRef names a workload (and, for the migration limit, its container; for a
+// DynamoGraphDeployment, its service).
+type WorkloadRef struct {
+	APIVersion string `json:"api_version"`
+	Kind       string `json:"kind"`
+	Name       string `json:"name"`
+	Namespace  string `json:"namespace,omitempty"`
+	Container  string `json:"container,omitempty"`
+	Service    string `json:"service,omitempty"`
+}
+
+// Import reads a stream of YAML or JSON documents (HPAs of autoscaling/v2 or v2beta2, KEDA
+// ScaledObjects, Lists of them, and the Deployments, StatefulSets, LeaderWorkerSets and
+// DynamoGraphDeployments that carry the workers' grace and migration limit) into autoscaler
+// settings on top of base. It fails when there is no usable autoscaler or a field is outside
+// what Kubernetes itself accepts; the message names the document and the field.
 func Import(data []byte, base sim.Autoscaler) (*Imported, error) {
 	if len(data) > MaxManifestBytes {
 		return nil, fmt.Errorf("the manifest is %d bytes; at most %d", len(data), MaxManifestBytes)
 	}
-	im := &Imported{Autoscaler: base, Filled: []string{}, Problems: []Problem{}}
-	var hpas []*autoscalingv2.HorizontalPodAutoscaler
-	var deployments []*appsv1.Deployment
-	for i, doc := range splitDocuments(data) {
-		path := fmt.Sprintf("document %d", i+1)
-		var tm metav1.TypeMeta
-		if err := yaml.Unmarshal(doc, &tm); err != nil {
-			return nil, fmt.Errorf("%s: not YAML a manifest can be read from: %v", path, err)
-		}
-		switch {
-		case tm.Kind == "HorizontalPodAutoscaler" && tm.APIVersion == "autoscaling/v2":
-			var h autoscalingv2.HorizontalPodAutoscaler
-			if err := yaml.UnmarshalStrict(doc, &h); err != nil {
-				return nil, fmt.Errorf("%s (HorizontalPodAutoscaler): %v", path, err)
-			}
-			hpas = append(hpas, &h)
-		case tm.Kind == "HorizontalPodAutoscaler":
-			im.problem(path, "apiVersion %q: only autoscaling/v2 HPAs are read (autoscaling/v1 scales on CPU only); convert it with kubectl convert or write it as autoscaling/v2", tm.APIVersion)
-		case tm.Kind == "Deployment" && tm.APIVersion == "apps/v1":
-			var d appsv1.Deployment
-			if err := yaml.UnmarshalStrict(doc, &d); err != nil {
-				return nil, fmt.Errorf("%s (Deployment): %v", path, err)
-			}
-			deployments = append(deployments, &d)
-		case tm.Kind == "":
-			im.problem(path, "has no kind; left out")
-		default:
-			im.problem(path, "kind %s (%s) is not used: only a HorizontalPodAutoscaler and Deployments are read", tm.Kind, tm.APIVersion)
-		}
+	objs, err := objects(data)
+	if err != nil {
+		return nil, err
 	}
-	if len(hpas) == 0 {
-		msg := "no autoscaling/v2 HorizontalPodAutoscaler in the manifest"
+	im := &Imported{Autoscaler: base, Filled: []string{}, Problems: []Problem{}}
+	var scalers []scaler
+	var loads []workload
+	for _, o := range objs {
+		s, w, err := im.decode(o)
+		if err != nil {
+			return nil, err
+		}
+		if s != nil {
+			scalers = append(scalers, *s)
+		}
+		loads = append(loads, w...)
+	}
+	scalers = im.dropGenerated(scalers)
+	if len(scalers) == 0 {
+		msg := "no autoscaler in the manifest: import an autoscaling/v2 HorizontalPodAutoscaler or a KEDA ScaledObject (kubectl get hpa NAME -o yaml, kubectl get scaledobject NAME -o yaml)"
 		if len(im.Problems) > 0 {
 			msg += " (" + joinProblems(im.Problems) + ")"
 		}
 		return nil, errors.New(msg)
 	}
-	for i := range hpas[1:] {
-		im.problem(fmt.Sprintf("document with HPA %q", hpas[i+1].Name), "a second HPA: only the first (%q) is read", hpas[0].Name)
+	for _, s := range scalers[1:] {
+		im.problem(s.path, "a second autoscaler (%s %q): only the first (%s %q) is read", s.kind, s.name, scalers[0].kind, scalers[0].name)
 	}
-	h := hpas[0]
-	if err := im.readHPA(h); err != nil {
-		return nil, err
+	s := scalers[0]
+	if err := s.read(im); err != nil {
+		return nil, fmt.Errorf("%s (%s %q): %w", s.path, s.kind, s.name, err)
 	}
-	im.readDeployments(deployments, h.Spec.ScaleTargetRef.Name)
+	im.readWorkloads(loads, s.target)
 	return im, nil
+}
+
+// scaler is an autoscaler object of the input.
+type scaler struct {
+	path, kind, name string
+	target           WorkloadRef
+	// generatedBy names the ScaledObject that made this HPA ("" for one written by hand).
+	generatedBy string
+	read        func(im *Imported) error
+}
+
+// decode reads one object strictly: an autoscaler, workloads, or a problem naming what it is.
+func (im *Imported) decode(o object) (*scaler, []workload, error) {
+	kind, apiVersion := o.tm.Kind, o.tm.APIVersion
+	fail := func(err error) (*scaler, []workload, error) {
+		return nil, nil, fmt.Errorf("%s (%s): %v", o.path, kind, err)
+	}
+	switch {
+	case kind == "HorizontalPodAutoscaler" && (apiVersion == "autoscaling/v2" || apiVersion == "autoscaling/v2beta2"):
+		var h autoscalingv2.HorizontalPodAutoscaler
+		// v2beta2 (no longer in k8s.io/api) has v2's fields but tolerance, so v2's type decodes it.
+		if err := strictJSON(o.json, &h); err != nil {
+			return fail(err)
+		}
+		if apiVersion == "autoscaling/v2beta2" {
+			if b := h.Spec.Behavior; b != nil && ((b.ScaleUp != nil && b.ScaleUp.Tolerance != nil) || (b.ScaleDown != nil && b.ScaleDown.Tolerance != nil)) {
+				return fail(errors.New("spec.behavior tolerance is an autoscaling/v2 field (Kubernetes 1.33+), not v2beta2: write apiVersion autoscaling/v2"))
+			}
+			h.APIVersion = "autoscaling/v2"
+		}
+		s := &scaler{path: o.path, kind: kind, name: h.Name,
+			target: WorkloadRef{APIVersion: h.Spec.ScaleTargetRef.APIVersion, Kind: h.Spec.ScaleTargetRef.Kind, Name: h.Spec.ScaleTargetRef.Name, Namespace: h.Namespace}}
+		for _, ref := range h.OwnerReferences {
+			if ref.Kind == "ScaledObject" {
+				s.generatedBy = ref.Name
+			}
+		}
+		if n := h.Labels["scaledobject.keda.sh/name"]; n != "" {
+			s.generatedBy = n
+		}
+		s.read = func(im *Imported) error { return im.readHPA(&h) }
+		return s, nil, nil
+	case kind == "HorizontalPodAutoscaler":
+		im.problem(o.path, "apiVersion %q: only autoscaling/v2 and v2beta2 HPAs are read (autoscaling/v1 scales on CPU only); write it as autoscaling/v2 with a Pods metric", apiVersion)
+	case kind == "ScaledObject" && strings.HasPrefix(apiVersion, "keda.sh/"):
+		var so scaledObject
+		if err := strictJSON(o.json, &so); err != nil {
+			return fail(err)
+		}
+		s := &scaler{path: o.path, kind: kind, name: so.Name}
+		if ref := so.Spec.ScaleTargetRef; ref != nil {
+			s.target = WorkloadRef{APIVersion: ref.APIVersion, Kind: ref.Kind, Name: ref.Name, Namespace: so.Namespace}
+			if s.target.Kind == "" {
+				s.target.Kind = "Deployment" // KEDA's default
+			}
+		}
+		s.read = func(im *Imported) error { return im.readScaledObject(&so) }
+		return s, nil, nil
+	case kind == "":
+		im.problem(o.path, "has no kind; left out")
+	default:
+		w, known, err := decodeWorkload(o)
+		if err != nil {
+			return fail(err)
+		}
+		if !known {
+			im.problem(o.path, "%s", notAnAutoscaler(kind, apiVersion))
+		}
+		return nil, w, nil
+	}
+	return nil, nil, nil
+}
+
+// notAnAutoscaler says what to import instead of an object of another kind.
+func notAnAutoscaler(kind, apiVersion string) string {
+	switch kind {
+	case "PodAutoscaler":
+		return fmt.Sprintf("kind PodAutoscaler (%s) is AIBrix's autoscaler, which the model does not simulate; left out. With its HPA strategy, import the HPA it creates (kubectl get hpa -o yaml)", apiVersion)
+	case "InferenceService":
+		return fmt.Sprintf("kind InferenceService (%s) is KServe's; left out. Import the HPA or KEDA ScaledObject KServe creates for it (kubectl get hpa,scaledobject -o yaml)", apiVersion)
+	case "ScaledJob":
+		return "kind ScaledJob scales Jobs, not serving workers; left out"
+	}
+	return fmt.Sprintf("kind %s (%s) is not used: only HorizontalPodAutoscalers, KEDA ScaledObjects, and the Deployments, StatefulSets, LeaderWorkerSets and DynamoGraphDeployments that carry the grace and DYN_MIGRATION_LIMIT are read", kind, apiVersion)
+}
+
+// dropGenerated leaves out the HPAs KEDA made from a ScaledObject that is in the input too.
+func (im *Imported) dropGenerated(ss []scaler) []scaler {
+	objects := map[string]bool{}
+	for _, s := range ss {
+		if s.kind == "ScaledObject" {
+			objects[s.name] = true
+		}
+	}
+	var out []scaler
+	for _, s := range ss {
+		if s.generatedBy != "" && objects[s.generatedBy] {
+			im.problem(s.path, "HPA %q was generated by KEDA from ScaledObject %q, which is read instead", s.name, s.generatedBy)
+			continue
+		}
+		out = append(out, s)
+	}
+	return out
 }
 
 func (im *Imported) problem(path, format string, a ...any) {
 	im.Problems = append(im.Problems, Problem{Path: path, Message: fmt.Sprintf(format, a...)})
 }
 
-func (im *Imported) fill(field string) { im.Filled = append(im.Filled, field) }
+// fill records a filled scenario field, once.
+func (im *Imported) fill(field string) {
+	for _, f := range im.Filled {
+		if f == field {
+			return
+		}
+	}
+	im.Filled = append(im.Filled, field)
+}
 
 func joinProblems(ps []Problem) string {
 	s := make([]string, len(ps))
@@ -114,64 +245,68 @@ func joinProblems(ps []Problem) string {
 	return strings.Join(s, "; ")
 }
 
-// splitDocuments splits YAML at "---" lines and drops documents that hold only comments.
-func splitDocuments(data []byte) [][]byte {
-	var docs [][]byte
-	var cur []byte
-	flush := func() {
-		for line := range bytes.Lines(cur) {
-			t := bytes.TrimSpace(line)
-			if len(t) > 0 && t[0] != '#' {
-				docs = append(docs, cur)
-				break
-			}
-		}
-		cur = nil
-	}
-	for line := range bytes.Lines(data) {
-		t := bytes.TrimRight(line, " \t\r\n")
-		if bytes.Equal(t, []byte("---")) || bytes.HasPrefix(t, []byte("--- ")) {
-			flush()
-			continue
-		}
-		cur = append(cur, line...)
-	}
-	flush()
-	return docs
-}
-
-// readHPA fills what the HPA covers.
-func (im *Imported) readHPA(h *autoscalingv2.HorizontalPodAutoscaler) error {
+// replicas reads min and max replicas.
+func (im *Imported) replicas(minR *int32, maxR int32, minPath, maxPath string) error {
 	a := &im.Autoscaler
-	s := h.Spec
-	if s.MaxReplicas < 1 {
-		return fmt.Errorf("spec.maxReplicas: must be at least 1 (got %d)", s.MaxReplicas)
+	if maxR < 1 {
+		return fmt.Errorf("%s: must be at least 1 (got %d)", maxPath, maxR)
 	}
 	a.MinWorkers = 1 // Kubernetes' default
-	if s.MinReplicas != nil {
-		if *s.MinReplicas < 1 {
-			return fmt.Errorf("spec.minReplicas: must be at least 1: the model never scales to zero (got %d)", *s.MinReplicas)
+	if minR != nil {
+		if *minR < 1 {
+			return fmt.Errorf("%s: must be at least 1: the model never scales to zero (got %d)", minPath, *minR)
 		}
-		a.MinWorkers = int(*s.MinReplicas)
+		a.MinWorkers = int(*minR)
 	}
-	if a.MinWorkers > int(s.MaxReplicas) {
-		return fmt.Errorf("spec.minReplicas %d is above spec.maxReplicas %d", a.MinWorkers, s.MaxReplicas)
+	if a.MinWorkers > int(maxR) {
+		return fmt.Errorf("%s %d is above %s %d", minPath, a.MinWorkers, maxPath, maxR)
 	}
-	a.MaxWorkers = int(s.MaxReplicas)
+	a.MaxWorkers = int(maxR)
 	im.fill("autoscaler.min_workers")
 	im.fill("autoscaler.max_workers")
-	if err := im.readMetrics(s.Metrics); err != nil {
+	return nil
+}
+
+// readHPA fills what an HPA covers.
+func (im *Imported) readHPA(h *autoscalingv2.HorizontalPodAutoscaler) error {
+	s := h.Spec
+	if err := im.replicas(s.MinReplicas, s.MaxReplicas, "spec.minReplicas", "spec.maxReplicas"); err != nil {
 		return err
 	}
-	// A behavior is taken whole (SPEC §3.16); no behavior stays no behavior (the legacy path).
+	used, err := im.readMetrics(s.Metrics)
+	if err != nil {
+		return err
+	}
+	if err := im.readBehavior(s.Behavior, "spec.behavior"); err != nil {
+		return err
+	}
+	h.Status = autoscalingv2.HorizontalPodAutoscalerStatus{}
+	h.ManagedFields = nil
+	doc, err := json.Marshal(h)
+	if err != nil {
+		return err
+	}
+	im.Origin = &Origin{Kind: "HorizontalPodAutoscaler", Document: doc, MetricIndex: used, Metric: im.Autoscaler.Metric, Aggregate: im.Autoscaler.Aggregate}
+	return nil
+}
+
+// readBehavior takes a behavior whole (SPEC §3.16); no behavior stays no behavior (the legacy
+// path). The cluster's tolerance is Kubernetes' default.
+func (im *Imported) readBehavior(b *autoscalingv2.HorizontalPodAutoscalerBehavior, path string) error {
+	a := &im.Autoscaler
 	a.ScaleDownWindowMS, a.ScaleUpWindowMS = nil, nil
 	a.MaxRemovePerTick, a.MaxAddPerTick = sim.PerTick{}, sim.PerTick{}
 	a.Behavior = nil
-	if s.Behavior != nil {
-		a.Behavior = &sim.Behavior{
-			ScaleUp:   im.rules(s.Behavior.ScaleUp, "spec.behavior.scaleUp"),
-			ScaleDown: im.rules(s.Behavior.ScaleDown, "spec.behavior.scaleDown"),
+	if b != nil {
+		up, err := im.rules(b.ScaleUp, path+".scaleUp")
+		if err != nil {
+			return err
 		}
+		down, err := im.rules(b.ScaleDown, path+".scaleDown")
+		if err != nil {
+			return err
+		}
+		a.Behavior = &sim.Behavior{ScaleUp: up, ScaleDown: down}
 	}
 	im.fill("autoscaler.behavior")
 	a.Tolerance = k8sTolerance
@@ -179,16 +314,25 @@ func (im *Imported) readHPA(h *autoscalingv2.HorizontalPodAutoscaler) error {
 	return nil
 }
 
-// readMetrics takes the target from the first Pods metric and names every other metric.
-func (im *Imported) readMetrics(ms []autoscalingv2.MetricSpec) error {
+// readMetrics takes the target from the first metric the model can use (a Pods or External
+// metric with an AverageValue target) and names every other metric. It returns the index used.
+func (im *Imported) readMetrics(ms []autoscalingv2.MetricSpec) (int, error) {
 	if len(ms) == 0 {
-		return errors.New("spec.metrics: none, so Kubernetes scales on CPU (80 % utilisation), which the model cannot represent; add a Pods metric with an averageValue target (requests per worker or KV-cache usage)")
+		return 0, errors.New("spec.metrics: none, so Kubernetes scales on CPU (80 % utilisation), which the model cannot represent; add a Pods metric with an averageValue target (" + knownNames() + ")")
 	}
 	used := -1
+	var firstErr error
 	for i, m := range ms {
 		path := fmt.Sprintf("spec.metrics[%d]", i)
+		var id autoscalingv2.MetricIdentifier
+		var target autoscalingv2.MetricTarget
+		source := sim.SourcePods
 		switch {
-		case m.Type != autoscalingv2.PodsMetricSourceType || m.Pods == nil:
+		case m.Type == autoscalingv2.PodsMetricSourceType && m.Pods != nil:
+			id, target, path = m.Pods.Metric, m.Pods.Target, path+".pods"
+		case m.Type == autoscalingv2.ExternalMetricSourceType && m.External != nil:
+			id, target, path, source = m.External.Metric, m.External.Target, path+".external", sim.SourceExternal
+		default:
 			what := string(m.Type)
 			if m.Resource != nil {
 				what += " (" + string(m.Resource.Name) + ")"
@@ -196,58 +340,105 @@ func (im *Imported) readMetrics(ms []autoscalingv2.MetricSpec) error {
 			if m.ContainerResource != nil {
 				what += " (" + string(m.ContainerResource.Name) + ")"
 			}
-			im.problem(path, "a %s metric: the model scales on one Pods metric (requests per worker or KV-cache usage), not on CPU, memory or object metrics; left out", what)
-		case used >= 0:
-			im.problem(path, "a second Pods metric (%s): the model scales on one metric; only spec.metrics[%d] is used", m.Pods.Metric.Name, used)
-		case m.Pods.Target.Type != autoscalingv2.AverageValueMetricType || m.Pods.Target.AverageValue == nil:
-			im.problem(path, "target type %s: the model's target is an averageValue per pod; left out", m.Pods.Target.Type)
-		default:
-			used = i
+			im.problem(path, "a %s metric: the model scales on one Pods or External metric of vLLM (requests or KV-cache usage), not on CPU, memory or object metrics; left out", what)
+			continue
 		}
+		if used >= 0 {
+			im.problem(path, "another metric (%s): the model scales on one metric; only spec.metrics[%d] is used", id.Name, used)
+			continue
+		}
+		metric, err := metricOfName(id.Name)
+		if err != nil && strings.HasPrefix(id.Name, "s") && strings.Contains(id.Name, "-prometheus") {
+			err = fmt.Errorf("%q is a metric KEDA generated for a ScaledObject's Prometheus trigger; the query is in the ScaledObject: import it (kubectl get scaledobject -o yaml) instead of this HPA", id.Name)
+		}
+		if err != nil {
+			im.problem(path+".metric.name", "%v; left out", err)
+			firstErr = cmpErr(firstErr, fmt.Errorf("%s.metric.name: %w", path, err))
+			continue
+		}
+		if target.Type == autoscalingv2.ValueMetricType && source == sim.SourceExternal {
+			err := fmt.Errorf("%s.target.type: Value compares the metric's whole value with the target and scales the current replicas by their ratio (ceil(current × value / target)); the model's external source is AverageValue (ceil(value / target)): write type AverageValue with averageValue = the per-worker value", path)
+			im.problem(path+".target.type", "%v; left out", err)
+			firstErr = cmpErr(firstErr, err)
+			continue
+		}
+		if target.Type != autoscalingv2.AverageValueMetricType || target.AverageValue == nil {
+			err := fmt.Errorf("%s.target: type %s: the model's target is an averageValue per pod", path, target.Type)
+			im.problem(path+".target", "type %s: the model's target is an averageValue per pod; left out", target.Type)
+			firstErr = cmpErr(firstErr, err)
+			continue
+		}
+		v, err := im.readTarget(target.AverageValue.AsApproximateFloat64(), target.AverageValue.String(), metric, path+".target.averageValue")
+		if err != nil {
+			return 0, err
+		}
+		a := &im.Autoscaler
+		a.Metric, a.Target, a.Source, a.Aggregate = metric, v, source, ""
+		if source == sim.SourceExternal {
+			a.Aggregate = sim.AggregateSum
+			im.problem(path, "an External metric's name does not say how it aggregates the workers: read as the sum over workers (aggregate sum); import the KEDA ScaledObject or adapter rule with the query to read it")
+		}
+		if id.Selector != nil {
+			im.problem(path+".metric.selector", "the model reads one fleet; the selector is kept on export but not simulated")
+		}
+		used = i
 	}
 	if used < 0 {
-		return fmt.Errorf("spec.metrics: no Pods metric with an averageValue target the model can use (%s)", joinProblems(im.Problems))
+		if firstErr != nil {
+			return 0, firstErr
+		}
+		return 0, fmt.Errorf("spec.metrics: no Pods or External metric with an averageValue target the model can use (%s)", joinProblems(im.Problems))
 	}
-	p := ms[used].Pods
-	path := fmt.Sprintf("spec.metrics[%d].pods", used)
-	a := &im.Autoscaler
-	name := strings.ToLower(p.Metric.Name)
-	switch {
-	case strings.Contains(name, "kv_cache_usage") || strings.Contains(name, "gpu_cache_usage"):
-		a.Metric = sim.MetricKVUsage
-	case strings.Contains(name, "num_requests"):
-		a.Metric = sim.MetricRequestsPerWorker
-	default:
-		a.Metric = sim.MetricRequestsPerWorker
-		im.problem(path+".metric.name", "%q is not a metric the model knows (%s or %s); taken as requests per worker", p.Metric.Name, MetricRequests, MetricKVUsage)
-	}
-	if p.Metric.Selector != nil {
-		im.problem(path+".metric.selector", "the model has no metric selector; left out")
-	}
-	v := p.Target.AverageValue.AsApproximateFloat64()
-	if v <= 0 || math.IsNaN(v) || math.IsInf(v, 0) {
-		return fmt.Errorf("%s.target.averageValue: must be above 0 (got %s)", path, p.Target.AverageValue.String())
-	}
-	a.Target = v
 	im.fill("autoscaler.metric")
+	im.fill("autoscaler.source")
 	im.fill("autoscaler.target")
-	return nil
+	return used, nil
 }
 
+func cmpErr(first, err error) error {
+	if first != nil {
+		return first
+	}
+	return err
+}
+
+// readTarget checks a target against what the model reads: above 0, at most maxTarget, a
+// fraction for kv_usage, in milli-units (rounded with a note).
+func (im *Imported) readTarget(v float64, text, metric, path string) (float64, error) {
+	switch {
+	case math.IsNaN(v) || v <= 0:
+		return 0, fmt.Errorf("%s: must be above 0 (got %s)", path, text)
+	case math.IsInf(v, 0) || v > maxTarget:
+		return 0, fmt.Errorf("%s: %s is too large: the model reads targets up to %g", path, text, float64(maxTarget))
+	case metric == sim.MetricKVUsage && v > 1:
+		return 0, fmt.Errorf("%s: %s looks like a percentage: the KV-cache usage target is a fraction, %s; write %s", path, text, fracOf(v), fracOf(v))
+	}
+	milli := math.Round(v * 1000)
+	if milli < 1 {
+		return 0, fmt.Errorf("%s: %s is below 0.001 (1m), the smallest target the controller reads (it reads targets in milli-units)", path, text)
+	}
+	r := milli / 1000
+	if math.Abs(r-v) > 1e-12*math.Max(1, v) {
+		im.problem(path, "%s rounded to %s: the controller reads targets in milli-units", text, strconv.FormatFloat(r, 'f', -1, 64))
+	}
+	return r, nil
+}
+
+func fracOf(percent float64) string { return strconv.FormatFloat(percent/100, 'f', -1, 64) }
+
 // rules reads one direction of a behavior, in ms, keeping what is unset unset (Kubernetes'
-// defaults are filled by the controller).
-func (im *Imported) rules(r *autoscalingv2.HPAScalingRules, path string) *sim.ScalingRules {
+// defaults are filled by the controller). Values Kubernetes itself refuses are errors.
+func (im *Imported) rules(r *autoscalingv2.HPAScalingRules, path string) (*sim.ScalingRules, error) {
 	if r == nil {
-		return nil
+		return nil, nil
 	}
 	out := &sim.ScalingRules{}
 	if w := r.StabilizationWindowSeconds; w != nil {
 		if *w < 0 || *w > sim.MaxBehaviorWindowMS/1000 {
-			im.problem(path+".stabilizationWindowSeconds", "must be in [0, 3600] as Kubernetes requires (got %d); left out", *w)
-		} else {
-			ms := int64(*w) * 1000
-			out.WindowMS = &ms
+			return nil, fmt.Errorf("%s.stabilizationWindowSeconds: Kubernetes requires 0 to 3600 (got %d)", path, *w)
 		}
+		ms := int64(*w) * 1000
+		out.WindowMS = &ms
 	}
 	if sp := r.SelectPolicy; sp != nil {
 		switch *sp {
@@ -258,8 +449,11 @@ func (im *Imported) rules(r *autoscalingv2.HPAScalingRules, path string) *sim.Sc
 		case autoscalingv2.DisabledPolicySelect:
 			out.Select = sim.SelectPolicyDisabled
 		default:
-			im.problem(path+".selectPolicy", "%q is not Max, Min or Disabled; left out", *sp)
+			return nil, fmt.Errorf("%s.selectPolicy: %q is not Max, Min or Disabled", path, *sp)
 		}
+	}
+	if len(r.Policies) > sim.MaxPolicies {
+		return nil, fmt.Errorf("%s.policies: %d policies; Kubernetes allows at most %d", path, len(r.Policies), sim.MaxPolicies)
 	}
 	for i, p := range r.Policies {
 		pp := fmt.Sprintf("%s.policies[%d]", path, i)
@@ -270,56 +464,151 @@ func (im *Imported) rules(r *autoscalingv2.HPAScalingRules, path string) *sim.Sc
 		case autoscalingv2.PercentScalingPolicy:
 			typ = sim.PolicyTypePercent
 		default:
-			im.problem(pp, "policy type %q is not one Kubernetes knows (Pods or Percent); left out", p.Type)
-			continue
+			return nil, fmt.Errorf("%s.type: %q is not Pods or Percent", pp, p.Type)
 		}
-		if p.Value < 1 || p.PeriodSeconds < 1 || p.PeriodSeconds > sim.MaxPolicyPeriodMS/1000 {
-			im.problem(pp, "Kubernetes requires value ≥ 1 and periodSeconds in [1, 1800] (got value %d, periodSeconds %d); left out", p.Value, p.PeriodSeconds)
-			continue
+		if p.Value < 1 {
+			return nil, fmt.Errorf("%s.value: Kubernetes requires at least 1 (got %d); to stop scaling in this direction write selectPolicy: Disabled", pp, p.Value)
+		}
+		if p.PeriodSeconds < 1 || p.PeriodSeconds > sim.MaxPolicyPeriodMS/1000 {
+			return nil, fmt.Errorf("%s.periodSeconds: Kubernetes requires 1 to 1800 (got %d)", pp, p.PeriodSeconds)
 		}
 		out.Policies = append(out.Policies, sim.ScalingPolicy{Type: typ, Value: int(p.Value), PeriodMS: int64(p.PeriodSeconds) * 1000})
 	}
-	if len(out.Policies) > sim.MaxPolicies {
-		im.problem(path+".policies", "%d policies: Kubernetes allows at most %d; the first %d are used", len(out.Policies), sim.MaxPolicies, sim.MaxPolicies)
-		out.Policies = out.Policies[:sim.MaxPolicies]
-	}
 	if r.Tolerance != nil {
 		v := r.Tolerance.AsApproximateFloat64()
-		if v < 0 || math.IsNaN(v) || math.IsInf(v, 0) {
-			im.problem(path+".tolerance", "must be ≥ 0 (got %s); left out", r.Tolerance.String())
-		} else {
-			out.Tolerance = &v
+		if v < 0 || math.IsNaN(v) || math.IsInf(v, 0) || v > 1e6 {
+			return nil, fmt.Errorf("%s.tolerance: must be 0 or more and not too large (got %s)", path, r.Tolerance.String())
 		}
+		out.Tolerance = &v
 	}
-	return out
+	return out, nil
 }
 
-// readDeployments takes the grace from the HPA's target Deployment and the migration limit from
-// any container's DYN_MIGRATION_LIMIT.
-func (im *Imported) readDeployments(ds []*appsv1.Deployment, target string) {
-	for _, d := range ds {
-		path := fmt.Sprintf("Deployment %q", d.Name)
-		pod := d.Spec.Template.Spec
-		if d.Name == target && pod.TerminationGracePeriodSeconds != nil {
-			g := float64(*pod.TerminationGracePeriodSeconds) * 1000
-			im.Autoscaler.GraceMS = &g
-			im.fill("autoscaler.grace_ms")
-		}
-		for _, c := range pod.Containers {
-			for _, e := range c.Env {
-				if e.Name != MigrationLimitEnv {
-					continue
-				}
-				n, err := strconv.Atoi(e.Value)
-				if err != nil || n < 0 {
-					im.problem(path+" env "+MigrationLimitEnv, "%q is not a whole number of 0 or more; left out", e.Value)
-					continue
-				}
-				im.MigrationLimit = &n
-				im.fill("router.migration_limit")
-			}
+// readScaledObject fills what a KEDA ScaledObject covers: its one Prometheus trigger (the
+// query's outer aggregation and series), threshold, replica bounds and the behavior of
+// advanced.horizontalPodAutoscalerConfig. KEDA's own features the model has no counterpart
+// for are named.
+func (im *Imported) readScaledObject(so *scaledObject) error {
+	s := so.Spec
+	if s.ScaleTargetRef == nil || s.ScaleTargetRef.Name == "" {
+		return errors.New("spec.scaleTargetRef.name: required (the workload KEDA scales)")
+	}
+	if s.MinReplicaCount != nil && *s.MinReplicaCount == 0 {
+		im.problem("spec.minReplicaCount", "0 (scale to zero on activation): the model never scales to zero; read as 1")
+		one := int32(1)
+		s.MinReplicaCount = &one
+	}
+	maxR := int32(100) // KEDA's default maxReplicaCount
+	if s.MaxReplicaCount != nil {
+		maxR = *s.MaxReplicaCount
+	} else {
+		im.problem("spec.maxReplicaCount", "not set: KEDA's default 100 is used")
+	}
+	if err := im.replicas(s.MinReplicaCount, maxR, "spec.minReplicaCount", "spec.maxReplicaCount"); err != nil {
+		return err
+	}
+	for _, f := range []struct {
+		v    *int32
+		path string
+		what string
+	}{{s.CooldownPeriod, "spec.cooldownPeriod", "only applies to scaling to and from zero"},
+		{s.PollingInterval, "spec.pollingInterval", "is how often KEDA checks activation; the HPA's sync period (interval_ms) decides the scaling"},
+		{s.InitialCooldownPeriod, "spec.initialCooldownPeriod", "only applies to scaling to zero"},
+		{s.IdleReplicaCount, "spec.idleReplicaCount", "is a replica count when idle, which the model has not"}} {
+		if f.v != nil {
+			im.problem(f.path, "%d %s; not simulated", *f.v, f.what)
 		}
 	}
+	if s.Fallback != nil {
+		im.problem("spec.fallback", "replicas when the metric fails: the model's metrics never fail; not simulated")
+	}
+	if len(s.Triggers) == 0 {
+		return errors.New("spec.triggers: none; add a prometheus trigger on a vLLM series (" + knownNames() + ")")
+	}
+	used := -1
+	var firstErr error
+	for i, t := range s.Triggers {
+		path := fmt.Sprintf("spec.triggers[%d]", i)
+		if used >= 0 {
+			im.problem(path, "another trigger (%s): the model scales on one metric; only spec.triggers[%d] is used", t.Type, used)
+			continue
+		}
+		if err := im.readTrigger(t, path); err != nil {
+			im.problem(path, "%v; left out", err)
+			firstErr = cmpErr(firstErr, fmt.Errorf("%s: %w", path, err))
+			continue
+		}
+		used = i
+	}
+	if used < 0 {
+		return firstErr
+	}
+	if adv := s.Advanced; adv != nil {
+		if adv.ScalingModifiers != nil {
+			im.problem("spec.advanced.scalingModifiers", "a formula over triggers is not simulated; the trigger's own value is used")
+		}
+		var b *autoscalingv2.HorizontalPodAutoscalerBehavior
+		if adv.HorizontalPodAutoscalerConfig != nil {
+			b = adv.HorizontalPodAutoscalerConfig.Behavior
+		}
+		if err := im.readBehavior(b, "spec.advanced.horizontalPodAutoscalerConfig.behavior"); err != nil {
+			return err
+		}
+	} else if err := im.readBehavior(nil, ""); err != nil {
+		return err
+	}
+	so.Status = nil
+	so.ManagedFields = nil
+	doc, err := json.Marshal(so)
+	if err != nil {
+		return err
+	}
+	im.Origin = &Origin{Kind: "ScaledObject", Document: doc, MetricIndex: used, Metric: im.Autoscaler.Metric, Aggregate: im.Autoscaler.Aggregate}
+	return nil
+}
+
+// readTrigger reads a prometheus trigger into an external source.
+func (im *Imported) readTrigger(t kedaTrigger, path string) error {
+	if t.Type != "prometheus" {
+		return fmt.Errorf("a %s trigger: the model reads a prometheus trigger on a vLLM series", t.Type)
+	}
+	switch t.MetricType {
+	case "", autoscalingv2.AverageValueMetricType:
+	case autoscalingv2.ValueMetricType:
+		return errors.New("metricType Value: the HPA compares the query's whole value with the threshold and scales the current replicas by their ratio (ceil(current × value / threshold)), which the model cannot represent; use AverageValue (the default: ceil(value / threshold))")
+	default:
+		return fmt.Errorf("metricType %s: a prometheus trigger's target is AverageValue", t.MetricType)
+	}
+	q, err := readQuery(t.Metadata["query"])
+	if err != nil {
+		return fmt.Errorf("metadata.query: %w", err)
+	}
+	thr, err := strconv.ParseFloat(strings.TrimSpace(t.Metadata["threshold"]), 64)
+	if err != nil {
+		return fmt.Errorf("metadata.threshold: %q is not a number; the per-worker target is required", t.Metadata["threshold"])
+	}
+	v, err := im.readTarget(thr, t.Metadata["threshold"], q.metric, path+".metadata.threshold")
+	if err != nil {
+		return err
+	}
+	for _, n := range q.notes {
+		im.problem(path+".metadata.query", "%s", n)
+	}
+	if at := t.Metadata["activationThreshold"]; at != "" {
+		im.problem(path+".metadata.activationThreshold", "%s only applies to scaling to and from zero; not simulated", at)
+	}
+	a := &im.Autoscaler
+	a.Metric, a.Target, a.Source, a.Aggregate = q.metric, v, sim.SourceExternal, q.aggregate
+	im.fill("autoscaler.metric")
+	im.fill("autoscaler.source")
+	im.fill("autoscaler.aggregate")
+	im.fill("autoscaler.target")
+	return nil
+}
+
+// quantity is v as a Kubernetes quantity.
+func quantity(v float64) (resource.Quantity, error) {
+	return resource.ParseQuantity(strconv.FormatFloat(v, 'f', -1, 64))
 }
 
 // MarshalJSON keeps Filled and Problems lists (never null) for the API.

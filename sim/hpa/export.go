@@ -3,15 +3,14 @@ package hpa
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"strconv"
 	"strings"
 
-	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 
@@ -41,20 +40,27 @@ const (
 const MigrationLimitEnv = "DYN_MIGRATION_LIMIT"
 
 // Settings are what Export writes: the autoscaler (complete, as Parse fills it), the migration
-// limit, the names of the workloads and where the settings came from.
+// limit, the user's objects when the settings were imported (Origin), else the names to give
+// them, and where the settings came from.
 type Settings struct {
 	Autoscaler     sim.Autoscaler
 	MigrationLimit int
-	// Workers and Frontend name the worker and frontend Deployments (defaults above).
-	Workers, Frontend string
+	// Origin is Imported.Origin: Export then writes the same kind of object under the user's
+	// names, with only the fields the model holds replaced.
+	Origin *Origin
+	// Workers, Namespace and Frontend name the objects when there is no Origin (Workers and
+	// Frontend default to the placeholders above).
+	Workers, Namespace, Frontend string
+	// Kind is "hpa" (default) or "keda" (a ScaledObject) when there is no Origin.
+	Kind string
 	// Source is written as the first comment, e.g. "plan abc…, candidate …, run xyz…".
 	Source string
 }
 
-// Export writes the settings as three YAML documents: the HorizontalPodAutoscaler of the
-// worker Deployment, a patch of that Deployment with terminationGracePeriodSeconds, and a
-// patch of the Dynamo frontend with DYN_MIGRATION_LIMIT. Comments say where they came from and
-// what no manifest can hold.
+// Export writes the settings as YAML documents: the autoscaler (the imported HPA or KEDA
+// ScaledObject with its fields replaced, or a new HPA), a patch of the workload that holds the
+// grace, and a patch of the one that holds DYN_MIGRATION_LIMIT. Comments say where they came
+// from and what no manifest can hold.
 func Export(s Settings) ([]byte, error) {
 	a := s.Autoscaler
 	if s.Workers == "" {
@@ -66,18 +72,33 @@ func Export(s Settings) ([]byte, error) {
 	if a.Target <= 0 || a.MinWorkers < 1 || a.MaxWorkers < a.MinWorkers || a.IntervalMS <= 0 {
 		return nil, fmt.Errorf("hpa: the autoscaler is incomplete (target %v, min_workers %d, max_workers %d, interval_ms %v); pass one Parse filled", a.Target, a.MinWorkers, a.MaxWorkers, a.IntervalMS)
 	}
-	var notes []string
-	period := int32(math.Ceil(a.IntervalMS / 1000))
-	if float64(period)*1000 != a.IntervalMS {
-		notes = append(notes, fmt.Sprintf("interval_ms %v is not whole seconds: the policies use periodSeconds %d", a.IntervalMS, period))
+	kind := "HorizontalPodAutoscaler"
+	switch {
+	case s.Origin != nil:
+		kind = s.Origin.Kind
+	case s.Kind == "keda":
+		kind = "ScaledObject"
+	case s.Kind != "" && s.Kind != "hpa":
+		return nil, fmt.Errorf("hpa: kind %q: hpa or keda", s.Kind)
 	}
-	hpa, hpaNotes, err := exportHPA(s, period)
+	var notes []string
+	var scaler any
+	var target WorkloadRef
+	var err error
+	if kind == "ScaledObject" {
+		scaler, target, notes, err = exportScaledObject(s)
+	} else {
+		scaler, target, notes, err = exportHPA(s)
+	}
 	if err != nil {
 		return nil, err
 	}
-	notes = append(notes, hpaNotes...)
 
-	grace := corev1.PodSpec{Containers: []corev1.Container{{Name: DefaultWorkerContainer}}}
+	graceRef := target
+	if s.Origin != nil && s.Origin.Grace != nil {
+		graceRef = *s.Origin.Grace
+	}
+	var grace any
 	if a.GraceMS == nil {
 		notes = append(notes, "grace_ms is null (drains are never forced): Kubernetes has no unlimited grace, so terminationGracePeriodSeconds is left out (its default is 30 s); set one long enough for your longest request")
 	} else {
@@ -85,11 +106,14 @@ func Export(s Settings) ([]byte, error) {
 		if float64(secs)*1000 != *a.GraceMS {
 			notes = append(notes, fmt.Sprintf("grace_ms %v is not whole seconds: terminationGracePeriodSeconds is %d", *a.GraceMS, secs))
 		}
-		grace.TerminationGracePeriodSeconds = &secs
+		grace = secs
 	}
-	workers := deployment(s.Workers, grace)
-	frontend := deployment(s.Frontend, corev1.PodSpec{Containers: []corev1.Container{{Name: DefaultFrontendContainer,
-		Env: []corev1.EnvVar{{Name: MigrationLimitEnv, Value: strconv.Itoa(s.MigrationLimit)}}}}})
+	migRef := WorkloadRef{APIVersion: "apps/v1", Kind: "Deployment", Name: s.Frontend, Namespace: s.Namespace, Container: DefaultFrontendContainer}
+	if s.Origin != nil && s.Origin.Migration != nil {
+		migRef = *s.Origin.Migration
+	}
+	docs := []any{scaler, workloadPatch(graceRef, grace, nil),
+		workloadPatch(migRef, nil, &corev1.EnvVar{Name: MigrationLimitEnv, Value: strconv.Itoa(s.MigrationLimit)})}
 
 	notes = append(notes, notInManifests(a)...)
 	var b bytes.Buffer
@@ -97,11 +121,11 @@ func Export(s Settings) ([]byte, error) {
 	if s.Source != "" {
 		b.WriteString(": " + oneLine(s.Source))
 	}
-	b.WriteString("\n# The two Deployments are patches: merge them into yours (kubectl patch, kustomize).\n")
+	b.WriteString("\n# The workloads are patches: merge them into yours (kubectl patch, kustomize).\n")
 	for _, n := range notes {
 		b.WriteString("# Note: " + oneLine(n) + "\n")
 	}
-	for i, doc := range []any{hpa, workers, frontend} {
+	for i, doc := range docs {
 		out, err := manifestYAML(doc)
 		if err != nil {
 			return nil, fmt.Errorf("hpa: encode document %d: %w", i+1, err)
@@ -112,18 +136,10 @@ func Export(s Settings) ([]byte, error) {
 	return b.Bytes(), nil
 }
 
-// exportHPA builds the HorizontalPodAutoscaler.
-func exportHPA(s Settings, period int32) (*autoscalingv2.HorizontalPodAutoscaler, []string, error) {
-	a := s.Autoscaler
+// exportBehavior is the autoscaler's effective behavior as the API writes it (nil for the
+// legacy path), with its notes.
+func exportBehavior(a sim.Autoscaler) (*autoscalingv2.HorizontalPodAutoscalerBehavior, []string) {
 	var notes []string
-	target, err := resource.ParseQuantity(strconv.FormatFloat(a.Target, 'f', -1, 64))
-	if err != nil {
-		return nil, nil, fmt.Errorf("hpa: target %v is not a Kubernetes quantity: %w", a.Target, err)
-	}
-	name := MetricRequests
-	if a.Metric == sim.MetricKVUsage {
-		name = MetricKVUsage
-	}
 	seconds := func(ns int64, what string) int32 {
 		w := int32(math.Ceil(float64(ns) / 1e9))
 		if int64(w)*1_000_000_000 != ns {
@@ -136,8 +152,8 @@ func exportHPA(s Settings, period int32) (*autoscalingv2.HorizontalPodAutoscaler
 		sel := map[podautoscaler.Select]autoscalingv2.ScalingPolicySelect{podautoscaler.SelectMax: autoscalingv2.MaxChangePolicySelect,
 			podautoscaler.SelectMin: autoscalingv2.MinChangePolicySelect, podautoscaler.SelectDisabled: autoscalingv2.DisabledPolicySelect}[r.Select]
 		out := &autoscalingv2.HPAScalingRules{StabilizationWindowSeconds: &w, SelectPolicy: &sel}
-		if r.Tolerance != a.Tolerance || a.Tolerance != 0.1 {
-			if tq, err := resource.ParseQuantity(strconv.FormatFloat(r.Tolerance, 'f', -1, 64)); err == nil {
+		if r.Tolerance != a.Tolerance || a.Tolerance != k8sTolerance {
+			if tq, err := quantity(r.Tolerance); err == nil {
 				out.Tolerance = &tq
 			}
 		}
@@ -150,34 +166,163 @@ func exportHPA(s Settings, period int32) (*autoscalingv2.HorizontalPodAutoscaler
 		}
 		return out
 	}
-	var behavior *autoscalingv2.HorizontalPodAutoscalerBehavior
-	if b := a.ControllerSettings().Behavior; b != nil {
-		behavior = &autoscalingv2.HorizontalPodAutoscalerBehavior{ScaleDown: rules(b.Down, "scale-down"), ScaleUp: rules(b.Up, "scale-up")}
+	b := a.ControllerSettings().Behavior
+	if b == nil {
+		return nil, nil
 	}
-	minReplicas := int32(a.MinWorkers)
-	h := &autoscalingv2.HorizontalPodAutoscaler{
-		TypeMeta:   metav1.TypeMeta{APIVersion: "autoscaling/v2", Kind: "HorizontalPodAutoscaler"},
-		ObjectMeta: metav1.ObjectMeta{Name: s.Workers},
-		Spec: autoscalingv2.HorizontalPodAutoscalerSpec{
-			ScaleTargetRef: autoscalingv2.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Name: s.Workers},
-			MinReplicas:    &minReplicas,
-			MaxReplicas:    int32(a.MaxWorkers),
-			Metrics: []autoscalingv2.MetricSpec{{Type: autoscalingv2.PodsMetricSourceType, Pods: &autoscalingv2.PodsMetricSource{
-				Metric: autoscalingv2.MetricIdentifier{Name: name},
-				Target: autoscalingv2.MetricTarget{Type: autoscalingv2.AverageValueMetricType, AverageValue: &target},
-			}}},
-			Behavior: behavior,
-		},
-	}
-	return h, notes, nil
+	return &autoscalingv2.HorizontalPodAutoscalerBehavior{ScaleDown: rules(b.Down, "scale-down"), ScaleUp: rules(b.Up, "scale-up")}, notes
 }
 
-func deployment(name string, pod corev1.PodSpec) *appsv1.Deployment {
-	return &appsv1.Deployment{
-		TypeMeta:   metav1.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"},
-		ObjectMeta: metav1.ObjectMeta{Name: name},
-		Spec:       appsv1.DeploymentSpec{Template: corev1.PodTemplateSpec{Spec: pod}},
+// exportHPA builds the HorizontalPodAutoscaler: the imported one with the model's fields
+// replaced, or a new one.
+func exportHPA(s Settings) (*autoscalingv2.HorizontalPodAutoscaler, WorkloadRef, []string, error) {
+	a := s.Autoscaler
+	target, err := quantity(a.Target)
+	if err != nil {
+		return nil, WorkloadRef{}, nil, fmt.Errorf("hpa: target %v is not a Kubernetes quantity: %w", a.Target, err)
 	}
+	behavior, notes := exportBehavior(a)
+	h := &autoscalingv2.HorizontalPodAutoscaler{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "autoscaling/v2", Kind: "HorizontalPodAutoscaler"},
+		ObjectMeta: metav1.ObjectMeta{Name: s.Workers, Namespace: s.Namespace},
+		Spec: autoscalingv2.HorizontalPodAutoscalerSpec{
+			ScaleTargetRef: autoscalingv2.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Name: s.Workers},
+		},
+	}
+	index := 0
+	keep := false
+	if o := s.Origin; o != nil {
+		h = &autoscalingv2.HorizontalPodAutoscaler{}
+		if err := json.Unmarshal(o.Document, h); err != nil {
+			return nil, WorkloadRef{}, nil, fmt.Errorf("hpa: the imported HPA: %w", err)
+		}
+		index, keep = o.MetricIndex, o.Metric == a.Metric && o.Aggregate == a.Aggregate && o.MetricIndex < len(h.Spec.Metrics)
+	}
+	minReplicas := int32(a.MinWorkers)
+	h.Spec.MinReplicas, h.Spec.MaxReplicas, h.Spec.Behavior = &minReplicas, int32(a.MaxWorkers), behavior
+	mt := autoscalingv2.MetricTarget{Type: autoscalingv2.AverageValueMetricType, AverageValue: &target}
+	switch {
+	case keep && h.Spec.Metrics[index].Pods != nil:
+		h.Spec.Metrics[index].Pods.Target = mt
+	case keep && h.Spec.Metrics[index].External != nil:
+		h.Spec.Metrics[index].External.Target = mt
+	default:
+		id := autoscalingv2.MetricIdentifier{Name: exportNames[a.Metric]}
+		m := autoscalingv2.MetricSpec{Type: autoscalingv2.PodsMetricSourceType, Pods: &autoscalingv2.PodsMetricSource{Metric: id, Target: mt}}
+		if a.Source == sim.SourceExternal {
+			m = autoscalingv2.MetricSpec{Type: autoscalingv2.ExternalMetricSourceType, External: &autoscalingv2.ExternalMetricSource{Metric: id, Target: mt}}
+			notes = append(notes, fmt.Sprintf("the External metric %s must be the %s over the workers of %s (your adapter's rule)", id.Name, a.Aggregate, a.Metric))
+		}
+		if index < len(h.Spec.Metrics) {
+			h.Spec.Metrics[index] = m
+		} else {
+			h.Spec.Metrics = []autoscalingv2.MetricSpec{m}
+		}
+	}
+	r := h.Spec.ScaleTargetRef
+	return h, WorkloadRef{APIVersion: r.APIVersion, Kind: r.Kind, Name: r.Name, Namespace: h.Namespace}, notes, nil
+}
+
+// exportScaledObject builds the KEDA ScaledObject: the imported one with the model's fields
+// replaced, or a new one with a Prometheus trigger.
+func exportScaledObject(s Settings) (*scaledObject, WorkloadRef, []string, error) {
+	a := s.Autoscaler
+	behavior, notes := exportBehavior(a)
+	so := &scaledObject{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "keda.sh/v1alpha1", Kind: "ScaledObject"},
+		ObjectMeta: metav1.ObjectMeta{Name: s.Workers, Namespace: s.Namespace},
+		Spec: scaledObjectSpec{ScaleTargetRef: &kedaScaleTarget{Name: s.Workers},
+			Triggers: []kedaTrigger{{Type: "prometheus", Metadata: map[string]string{"serverAddress": "http://prometheus.monitoring:9090"}}}},
+	}
+	if s.Origin == nil {
+		notes = append(notes, "serverAddress http://prometheus.monitoring:9090 is a placeholder: write your Prometheus' address")
+	}
+	index, keep := 0, false
+	if o := s.Origin; o != nil {
+		so = &scaledObject{}
+		if err := json.Unmarshal(o.Document, so); err != nil {
+			return nil, WorkloadRef{}, nil, fmt.Errorf("hpa: the imported ScaledObject: %w", err)
+		}
+		index, keep = o.MetricIndex, o.Metric == a.Metric && o.Aggregate == a.Aggregate
+	}
+	if index >= len(so.Spec.Triggers) || so.Spec.ScaleTargetRef == nil {
+		return nil, WorkloadRef{}, nil, errors.New("hpa: the imported ScaledObject has no such trigger")
+	}
+	minR, maxR := int32(a.MinWorkers), int32(a.MaxWorkers)
+	so.Spec.MinReplicaCount, so.Spec.MaxReplicaCount = &minR, &maxR
+	t := &so.Spec.Triggers[index]
+	if t.Metadata == nil {
+		t.Metadata = map[string]string{}
+	}
+	t.Metadata["threshold"] = strconv.FormatFloat(a.Target, 'f', -1, 64)
+	if !keep {
+		agg := a.Aggregate
+		if a.Source != sim.SourceExternal {
+			agg = sim.AggregateSum
+			notes = append(notes, "source pods is written as a KEDA trigger on the sum over workers with an AverageValue threshold, which is the same per-worker average")
+		}
+		t.Metadata["query"] = exportQuery(a.Metric, agg)
+	}
+	if behavior != nil {
+		if so.Spec.Advanced == nil {
+			so.Spec.Advanced = &kedaAdvanced{}
+		}
+		if so.Spec.Advanced.HorizontalPodAutoscalerConfig == nil {
+			so.Spec.Advanced.HorizontalPodAutoscalerConfig = &kedaHPAConfig{}
+		}
+		so.Spec.Advanced.HorizontalPodAutoscalerConfig.Behavior = behavior
+	} else if adv := so.Spec.Advanced; adv != nil && adv.HorizontalPodAutoscalerConfig != nil {
+		adv.HorizontalPodAutoscalerConfig.Behavior = nil
+	}
+	ref := so.Spec.ScaleTargetRef
+	kind, api := ref.Kind, ref.APIVersion
+	if kind == "" {
+		kind, api = "Deployment", "apps/v1"
+	}
+	return so, WorkloadRef{APIVersion: api, Kind: kind, Name: ref.Name, Namespace: so.Namespace}, notes, nil
+}
+
+// workloadPatch is a patch of a workload's pod template setting the grace (when grace is not
+// nil) or a container's environment variable, written on the workload's own kind.
+func workloadPatch(ref WorkloadRef, grace any, env *corev1.EnvVar) map[string]any {
+	if ref.APIVersion == "" {
+		ref.APIVersion = "apps/v1"
+	}
+	if ref.Kind == "" {
+		ref.Kind = "Deployment"
+	}
+	podSpec := map[string]any{}
+	if grace != nil {
+		podSpec["terminationGracePeriodSeconds"] = grace
+	}
+	container := ref.Container
+	if container == "" {
+		container = DefaultWorkerContainer
+	}
+	if env != nil {
+		podSpec["containers"] = []any{map[string]any{"name": container, "env": []any{map[string]any{"name": env.Name, "value": env.Value}}}}
+	}
+	var spec map[string]any
+	switch ref.Kind {
+	case "LeaderWorkerSet":
+		spec = map[string]any{"leaderWorkerTemplate": map[string]any{"workerTemplate": map[string]any{"spec": podSpec}}}
+	case "DynamoGraphDeployment":
+		svc := map[string]any{}
+		if grace != nil {
+			svc["extraPodSpec"] = map[string]any{"terminationGracePeriodSeconds": grace}
+		}
+		if env != nil {
+			svc["envs"] = []any{map[string]any{"name": env.Name, "value": env.Value}}
+		}
+		spec = map[string]any{"services": map[string]any{ref.Service: svc}}
+	default:
+		spec = map[string]any{"template": map[string]any{"spec": podSpec}}
+	}
+	meta := map[string]any{"name": ref.Name}
+	if ref.Namespace != "" {
+		meta["namespace"] = ref.Namespace
+	}
+	return map[string]any{"apiVersion": ref.APIVersion, "kind": ref.Kind, "metadata": meta, "spec": spec}
 }
 
 // notInManifests names the settings no manifest holds.

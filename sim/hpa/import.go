@@ -587,7 +587,7 @@ func (im *Imported) readTrigger(t kedaTrigger, path string) error {
 	if err != nil {
 		return fmt.Errorf("metadata.threshold: %q is not a number; the per-worker target is required", t.Metadata["threshold"])
 	}
-	v, err := im.readTarget(thr, t.Metadata["threshold"], q.metric, path+".metadata.threshold")
+	v, err := im.readTarget(thr, t.Metadata["threshold"], q.metric, "metadata.threshold")
 	if err != nil {
 		return err
 	}

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -267,6 +268,7 @@ func (o *optionalFloat) Set(s string) error {
 type planOptions struct {
 	config, out string
 	hpa         string
+	force       bool
 	parallel    int
 	timing      bool
 	req         whatif.Request
@@ -279,12 +281,13 @@ func parsePlanFlags(args []string, stderr io.Writer) (o planOptions, code int, o
 	var startMS float64
 	var maxKilled int64
 	var ttft, e2e optionalFloat
-	fs := newCommandFlags("plan", "scalein plan -config FILE|- (-remove N -start-ms T | -tune autoscaler) [-ttft-p99-ms X] [-e2e-p99-ms X] [-max-killed K] [-max-runs M] [-search JSON] [-out FILE] [-hpa FILE] [-parallel N] [-timing]", stderr)
+	fs := newCommandFlags("plan", "scalein plan -config FILE|- (-remove N -start-ms T | -tune autoscaler) [-ttft-p99-ms X] [-e2e-p99-ms X] [-max-killed K] [-max-runs M] [-search JSON] [-out FILE] [-hpa FILE [-force]] [-parallel N] [-timing]", stderr)
 	fs.StringVar(&o.config, "config", "", "scenario JSON file, or - for stdin (required; its scale_in is replaced, or with -tune its autoscaler's settings searched)")
 	fs.IntVar(&remove, "remove", 0, "how many workers to drain (required unless -tune)")
 	fs.Float64Var(&startMS, "start-ms", 0, "drain no worker before this instant (ms)")
 	fs.StringVar(&tune, "tune", "", `"autoscaler": search the scenario's autoscaler settings for the fewest GPU-hours within the limits instead of a drain (docs/planning.md)`)
 	fs.StringVar(&o.hpa, "hpa", "", "with -tune, also write the recommended settings as Kubernetes manifests (HPA and Deployment patches) to this file")
+	fs.BoolVar(&o.force, "force", false, "with -hpa, replace the file if it exists (without it an existing file is refused: it may be your own manifest)")
 	fs.Var(&ttft, "ttft-p99-ms", "feasible only with TTFT p99 at or below this (ms); no limit by default")
 	fs.Var(&e2e, "e2e-p99-ms", "feasible only with end-to-end p99 at or below this (ms); no limit by default")
 	fs.Int64Var(&maxKilled, "max-killed", 0, "feasible only with at most this many killed requests")
@@ -307,6 +310,14 @@ func parsePlanFlags(args []string, stderr io.Writer) (o planOptions, code int, o
 		return o, fs.usageError("-remove and -start-ms are for a drain plan; leave them out with -tune"), false
 	case tune == "" && o.hpa != "":
 		return o, fs.usageError("-hpa writes a tune plan's recommended settings: use it with -tune autoscaler"), false
+	case o.force && o.hpa == "":
+		return o, fs.usageError("-force replaces the -hpa file: use it with -hpa"), false
+	case o.hpa != "" && !o.force && fileExists(o.hpa):
+		return o, fs.usageError("-hpa %s: the file exists and is not replaced (it may be your own manifest, to import); name a new file, or add -force to replace it", o.hpa), false
+	case o.force && o.hpa == "":
+		return o, fs.usageError("-force replaces the -hpa file: use it with -hpa"), false
+	case o.hpa != "" && !o.force && fileExists(o.hpa):
+		return o, fs.usageError("-hpa %s: the file exists and is not replaced (it may be your own manifest, to import with scalein import); name a new file, or add -force to replace it", o.hpa), false
 	case o.parallel < 0:
 		return o, fs.usageError("-parallel must be 0 (one per CPU) or more (got %d)", o.parallel), false
 	}
@@ -371,4 +382,10 @@ func clearRunIDs(res *whatif.Result) {
 	for i := range res.Baselines {
 		res.Baselines[i].RunID = ""
 	}
+}
+
+// fileExists reports whether path names anything (a file, a directory, a device).
+func fileExists(path string) bool {
+	_, err := os.Lstat(path)
+	return err == nil
 }

@@ -109,7 +109,7 @@ func TestScenarioFormImportsHPA(t *testing.T) {
 	rec = postFormMultipart(t, s, fields, "")
 	require.Equal(t, http.StatusBadRequest, rec.Code)
 	doc = parseHTML(t, rec.Body)
-	assert.Contains(t, byTestID(doc, "form-notice").Text(), "manifest: spec.metrics: no Pods metric")
+	assert.Contains(t, byTestID(doc, "form-notice").Text(), "spec.metrics: no Pods or External metric")
 	assert.Contains(t, byTestID(doc, "form-hpa-manifest").Text(), "averageUtilization: 70")
 
 	// A form with a problem is not imported: the problem is shown at its field.

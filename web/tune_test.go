@@ -233,7 +233,7 @@ func TestPlanFormImportsHPA(t *testing.T) {
 	rec := do(t, s.Handler(), req)
 	require.Equal(t, http.StatusBadRequest, rec.Code)
 	doc := parseHTML(t, rec.Body)
-	assert.Contains(t, byTestID(doc, "whatif-errors").Text(), "manifest: spec.metrics: no Pods metric")
+	assert.Contains(t, byTestID(doc, "whatif-errors").Text(), "spec.metrics: no Pods or External metric")
 	assert.Contains(t, byTestID(doc, "hpa-manifest").Text(), "averageUtilization: 70")
 
 	// The same through the API.

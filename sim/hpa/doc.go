@@ -1,4 +1,4 @@
-// Package hpa turns the model's autoscaler settings (SPEC §3.15) into the manifests operators
+// Package hpa turns the model's autoscaler settings (SPEC §3.16) into the manifests operators
 // deploy, and reads such manifests back into settings.
 //
 // The model's autoscaler is the Kubernetes HorizontalPodAutoscaler's algorithm on one Pods
@@ -20,8 +20,12 @@
 // interval, which is the controller's --horizontal-pod-autoscaler-sync-period; the metric
 // delay; the startup time; the drain selection) is named in comments.
 //
-// Import reads an HPA (and optionally those Deployments) with the real API types and fills
-// every field it covers; whatever the model cannot represent (a CPU metric, several metrics, a
-// Percent policy it cannot express exactly, a policy period other than the interval, …) comes
-// back as a Problem naming the field, so nothing is silently dropped.
+// Import reads a stream of documents (YAML or JSON, kind: List and *List unwrapped): an
+// autoscaling/v2 or v2beta2 HPA (Pods or External metric) or a KEDA ScaledObject (its
+// Prometheus query read with Prometheus' own PromQL parser: outer sum/avg/max → aggregate),
+// and the Deployments, StatefulSets, LeaderWorkerSets and DynamoGraphDeployments that carry the
+// grace and DYN_MIGRATION_LIMIT (metrics.go holds the exact name table: no substrings).
+// Kubernetes' own bounds are errors naming the document and field; whatever the model cannot
+// represent comes back as a Problem. Imported.Origin keeps the user's object, so Export writes
+// the same kind back under the user's names with only the model's fields replaced.
 package hpa

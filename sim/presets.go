@@ -38,19 +38,34 @@ var presetCatalog = []struct{ key, title, description string }{
 		"25,000 synthetic four-turn chat sessions on 2,048 workers; at 60 s the 256 least-loaded workers drain with a 30 s grace period. A test of scale: it takes a while to run.",
 	},
 	{
+		"autoscaler-legacy",
+		"An HPA without behavior",
+		"What most clusters run: an HPA with no spec.behavior (Kubernetes' legacy rules) on the compressed day, target 8 requests per worker. It holds every scale-down for the 300 s downscale stabilisation and scales up at once, to at most max(2 × current, 4).",
+	},
+	{
+		"autoscaler-defaults",
+		"An HPA with Kubernetes' defaults (behavior: {})",
+		"The same HPA with an empty behavior: Kubernetes fills its defaults (scale up at most 4 workers or 100 % per 15 s, no window; scale down 100 % per 15 s after the 300 s window).",
+	},
+	{
 		"autoscaler-day",
 		"A compressed day with an HPA",
-		"Session load follows a day (24 stages of 30 s: a trough of 1 session/s at 04:00, a peak of 10 at 16:00) on 8 workers under an HPA-style autoscaler (target 8 requests per worker, 60 s scale-down window, 30 s cold start, 30 s grace): it drains workers as load falls and starts cold ones as it rises.",
+		"Session load follows a day (24 stages of 30 s: a trough of 1 session/s at 04:00, a peak of 10 at 16:00) on 8 workers under an HPA with a 60 s scale-down window (behavior.scale_down.window_ms; Kubernetes' other defaults), target 8 requests per worker, 30 s cold start, 30 s grace: it drains workers as load falls and starts cold ones as it rises.",
+	},
+	{
+		"autoscaler-keda",
+		"KEDA on num_requests_waiting",
+		"The day under a KEDA ScaledObject: an External metric, the sum of vllm:num_requests_waiting over the fleet, target 2 waiting requests per worker, no behavior (the legacy rules).",
 	},
 	{
 		"autoscaler-dynamo",
 		"Dynamo planner-like",
-		"The same day under a planner-like loop: KV-cache usage as the metric, one worker added or removed per decision, a 30 s window before scaling up and 60 s before scaling down, a 60 s cold start, least-loaded workers drained without a deadline.",
+		"The same day under a planner-like loop: KV-cache usage as the metric, Pods policies of one worker per 10 s interval each way, a 30 s window before scaling up and 60 s before scaling down, a 60 s cold start, least-loaded workers drained without a deadline.",
 	},
 	{
 		"autoscaler-grace",
 		"Grace too short",
-		"The day with long answers (512 tokens) and a 2 s grace: drains outlast the grace, forced removals would kill requests, and router.migration_limit 2 moves them to other workers instead (set it to 0 to see the kills).",
+		"The day with long answers (512 tokens), a 30 s scale-down window and a 2 s grace: drains outlast the grace, forced removals would kill requests, and router.migration_limit 2 moves them to other workers instead (set it to 0 to see the kills).",
 	},
 }
 

@@ -11,7 +11,8 @@ func TestPresetsParse(t *testing.T) {
 	presets := Presets()
 	require.NotEmpty(t, presets)
 	order := map[string]int{"incident": 0, "e2": 1, "mooncake-16to12": 2, "large-fleet": 3,
-		"autoscaler-day": 4, "autoscaler-dynamo": 5, "autoscaler-grace": 6}
+		"autoscaler-legacy": 4, "autoscaler-defaults": 5, "autoscaler-day": 6, "autoscaler-keda": 7,
+		"autoscaler-dynamo": 8, "autoscaler-grace": 9}
 	last := -1
 	for _, p := range presets {
 		t.Run(p.Key, func(t *testing.T) {

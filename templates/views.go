@@ -120,6 +120,13 @@ type FormPage struct {
 	// ScaleInMode chooses the schedule or the autoscaler (SPEC §3.15); Autoscaler is its fields.
 	ScaleInMode Field
 	Autoscaler  Fieldset
+	// AvgWarning is shown when an external source averages (KEDA then divides an average by the
+	// replicas); app.js shows and hides it as the source and aggregate change.
+	AvgWarning bool
+	// Behavior is the HPA behavior's editor; Shorthand, when set, the model-3 shorthand fields a
+	// behavior cannot hold exactly.
+	Behavior  BehaviorEditor
+	Shorthand *Fieldset
 	// HPAManifest is the manifest pasted into the autoscaler's "Import an HPA manifest", kept
 	// when the import failed; HPAProblems is what the last import could not represent.
 	HPAManifest string
@@ -132,6 +139,30 @@ type FormPage struct {
 	RawJSON      Field
 	Presets      []PresetLink
 	Recent       []RunLink
+}
+
+// BehaviorEditor is "no behavior" or a behavior, per direction.
+type BehaviorEditor struct {
+	Mode       Field
+	Directions []BehaviorDirection
+}
+
+// BehaviorDirection is one direction of a behavior: its fields, its policy rows, and the
+// number of rows shown (posted back so that "Add policy" keeps them).
+type BehaviorDirection struct {
+	Key      string // scale_up or scale_down
+	Legend   string
+	Note     string
+	Fields   []Field
+	Policies []PolicyRow
+	RowsName string
+}
+
+// PolicyRow is one policy (type, value, period) with what it allows in words.
+type PolicyRow struct {
+	Index  int
+	Fields []Field
+	Help   string
 }
 
 // Column is a table column; Num right-aligns it.

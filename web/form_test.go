@@ -161,7 +161,9 @@ func TestFormOffersTheAutoscaler(t *testing.T) {
 	s := newTestServer(t, runs.Config{}, false)
 	doc := parseHTML(t, get(t, s, "/").Body)
 	assert.Equal(t, 1, doc.Find(`select[data-scale-in-mode][name="scale_in_mode"]`).Length())
-	for _, name := range []string{"autoscaler.target", "autoscaler.scale_down_window_ms", "autoscaler.grace_ms", "autoscaler.startup_ms", "router.migration_limit", "workload.sessions.rate_stages", "fleet.gpus_per_worker"} {
+	for _, name := range []string{"autoscaler.target", "autoscaler.metric", "autoscaler.source", "autoscaler.aggregate",
+		"autoscaler.pending_ms", "autoscaler.downscale_window_ms", "autoscaler.behavior", "autoscaler.behavior.scale_down.window_ms",
+		"autoscaler.behavior.scale_up.tolerance", "autoscaler.behavior.scale_up.select", "autoscaler.behavior.scale_down.policies[0].value", "autoscaler.grace_ms", "autoscaler.startup_ms", "router.migration_limit", "workload.sessions.rate_stages", "fleet.gpus_per_worker"} {
 		assert.Equal(t, 1, doc.Find(`[name="`+name+`"]`).Length(), name)
 	}
 	assert.Contains(t, byTestID(doc, "autoscaler").Text(), "stabilizationWindowSeconds")
@@ -193,4 +195,57 @@ func TestFormOffersTheAutoscaler(t *testing.T) {
 	assert.Equal(t, 4.0, sc.Autoscaler.Target)
 	assert.Len(t, sc.Workload.Sessions.RateStages, 24)
 	assert.Empty(t, sc.ScaleIn)
+}
+
+// The behavior editor through the page: "Add policy" (a submit button, no JavaScript) gives a
+// second scale-down row, two policies filled in run as the behavior, and a bad policy value
+// comes back beside its field with the others kept.
+func TestFormBehaviorEditor(t *testing.T) {
+	s := newTestServer(t, runs.Config{}, false)
+	doc := parseHTML(t, get(t, s, "/").Body)
+	assert.Equal(t, 1, doc.Find(`[data-testid="add-policy-scale_down"]`).Length())
+	assert.Equal(t, 1, doc.Find(`[data-testid^="policy-scale_down-"]`).Length(), "one row: Kubernetes' default as placeholders")
+	assert.Contains(t, byTestID(doc, "behavior-scale_down").Text(), "at most 100 % of the workers removed per 15 s")
+	assert.Contains(t, byTestID(doc, "field-autoscaler.metric").Text(), "vllm:num_requests_waiting")
+	assert.Equal(t, 1, doc.Find(`[data-testid="autoscaler-avg-warning"][hidden]`).Length(), "no warning with a pods source")
+
+	values := submittedValues(doc)
+	values.Set("scale_in_mode", "autoscaler")
+	values.Set("autoscaler.behavior.scale_down.policies[0].type", "pods")
+	values.Set("autoscaler.behavior.scale_down.policies[0].value", "1")
+	values.Set("autoscaler.behavior.scale_down.policies[0].period_ms", "60000")
+	values.Set("action", "add_policy:scale_down")
+	rec := postForm(t, s, "/", values)
+	require.Equal(t, http.StatusOK, rec.Code)
+	added := parseHTML(t, rec.Body)
+	require.Equal(t, 2, added.Find(`[data-testid^="policy-scale_down-"]`).Length())
+	assert.Equal(t, "At most 1 worker removed per 60 s.", byTestID(added, "policy-help-scale_down-0").Text())
+	assert.Equal(t, form.BehaviorSet, formFields(added)[form.BehaviorModePath], "adding a policy chooses a behavior")
+
+	values = submittedValues(added)
+	values.Set("autoscaler.behavior.scale_down.policies[1].type", "percent")
+	values.Set("autoscaler.behavior.scale_down.policies[1].value", "x")
+	values.Set("autoscaler.behavior.scale_down.policies[1].period_ms", "30000")
+	values.Set("autoscaler.source", "external")
+	values.Set("autoscaler.aggregate", "avg")
+	values.Set("workload.sessions.count", "50")
+	rec = postForm(t, s, "/runs", values)
+	require.Equal(t, http.StatusUnprocessableEntity, rec.Code)
+	bad := parseHTML(t, rec.Body)
+	assert.Contains(t, byTestID(bad, "error-autoscaler.behavior.scale_down.policies[1].value").Text(), "must be a number")
+	assert.Equal(t, 0, bad.Find(`[data-testid="autoscaler-avg-warning"][hidden]`).Length(), "KEDA's avg warning shown")
+	assert.Equal(t, 1, byTestID(bad, "autoscaler-avg-warning").Length())
+
+	values = submittedValues(bad)
+	values.Set("autoscaler.behavior.scale_down.policies[1].value", "10")
+	rec = postForm(t, s, "/runs", values)
+	require.Equal(t, http.StatusSeeOther, rec.Code, rec.Body.String())
+	run, err := s.store.GetRun(context.Background(), strings.TrimPrefix(rec.Header().Get("Location"), "/runs/"))
+	require.NoError(t, err)
+	sc, err := sim.Parse(run.ScenarioJSON, sim.ParseEnv{})
+	require.NoError(t, err)
+	require.NotNil(t, sc.Autoscaler.Behavior)
+	assert.Equal(t, []sim.ScalingPolicy{{Type: "pods", Value: 1, PeriodMS: 60000}, {Type: "percent", Value: 10, PeriodMS: 30000}},
+		sc.Autoscaler.Behavior.ScaleDown.Policies)
+	assert.Equal(t, sim.AggregateAvg, sc.Autoscaler.Aggregate)
 }

@@ -96,6 +96,8 @@ func (s *Server) handleFormEdit(w http.ResponseWriter, r *http.Request) error {
 		f.AddRow()
 	case action == "fill_day":
 		f.FillDay()
+	case strings.HasPrefix(action, "add_policy:"):
+		f.AddPolicy(strings.TrimPrefix(action, "add_policy:"))
 	case strings.HasPrefix(action, "remove_row:"):
 		i, err := strconv.Atoi(strings.TrimPrefix(action, "remove_row:"))
 		if err != nil {

@@ -46,34 +46,74 @@ var migrationLimitField = fieldSpec{Path: MigrationLimitPath, Label: "Migration 
 var gpusPerWorkerField = fieldSpec{Path: "fleet.gpus_per_worker", Label: "GPUs per worker", Unit: "GPUs", Kind: kindInt,
 	Help: "Turns worker-seconds into GPU-hours (a tensor-parallel worker holds several); changes nothing else."}
 
-// autoscalerGroup lists the autoscaler's fields with the HPA field each maps to.
+// autoscalerGroup lists the autoscaler's fields with the HPA field each maps to (SPEC §3.16);
+// the behavior has its own editor (behavior.go).
 var autoscalerGroup = fieldGroup{Legend: "Autoscaler",
-	Note: "Every interval it samples the active workers' load, recommends ceil(load ÷ target) workers (none within the tolerance), clamps it to the bounds, holds it through the stabilisation windows as an HPA does, then drains (cancelling starting workers first) or starts workers. Starting workers hold GPUs but take no requests until their startup ends. Every decision is recorded on the run page.",
+	Note: "The Kubernetes HPA controller, rule for rule: every interval it reads the metric of the ready workers, recommends ceil(usage ÷ target × ready) workers (none within the tolerance), holds the recommendation through the stabilisation windows and the behavior's policies, then drains (cancelling starting workers first) or starts workers. Starting workers hold GPUs but take no requests until their cold start ends. Every decision is recorded on the run page.",
 	Fields: []fieldSpec{
 		{Path: "autoscaler.interval_ms", Label: "Interval", Unit: "ms", Kind: kindFloat, Help: "Time between decisions (the HPA controller's sync period, 15 s)."},
 		{Path: "autoscaler.metric", Label: "Metric", Kind: kindSelect,
-			Help:    "requests_per_worker: requests queued or running on a worker (vLLM's num_requests_running + num_requests_waiting, what KEDA setups scale on); kv_usage: the GPU KV-cache blocks they hold ÷ gpu_blocks (a fraction: set a target such as 0.7).",
-			Options: [][2]string{{sim.MetricRequestsPerWorker, "requests_per_worker"}, {sim.MetricKVUsage, "kv_usage (fraction of G1)"}}},
-		{Path: "autoscaler.target", Label: "Target per worker", Kind: kindFloat, Help: "The desired metric value per worker (target.averageValue); > 0. For kv_usage a fraction such as 0.7."},
-		{Path: "autoscaler.tolerance", Label: "Tolerance", Kind: kindFloat, Help: "No change while load per worker ÷ target is within 1 ± tolerance (--horizontal-pod-autoscaler-tolerance)."},
+			Help: "The per-worker value the HPA scales on; kv_usage is a fraction: set a target such as 0.7.",
+			Options: [][2]string{
+				{sim.MetricRequestsPerWorker, "requests_per_worker (vllm:num_requests_running + num_requests_waiting)"},
+				{sim.MetricRequestsWaiting, "requests_waiting (vllm:num_requests_waiting)"},
+				{sim.MetricRequestsRunning, "requests_running (vllm:num_requests_running)"},
+				{sim.MetricKVUsage, "kv_usage (vllm:gpu_cache_usage_perc, a fraction)"},
+			}},
+		{Path: SourcePath, Label: "Metric source", Kind: kindSelect,
+			Help: "pods: a Pods metric averaged over the ready workers (a Prometheus adapter); external: one value over the fleet, as a KEDA ScaledObject creates, compared with target × current workers.",
+			Options: [][2]string{{sim.SourcePods, "pods (Pods metric, AverageValue)"}, {sim.SourceExternal, "external (KEDA / External metric)"}}},
+		{Path: AggregatePath, Label: "Aggregate", Kind: kindSelect,
+			Help: "Only with an external source: how the workers' values make the one metric (a PromQL sum, avg or max). With avg KEDA divides an average by the replicas: the ratio falls as the fleet grows, whatever the load.",
+			Options: [][2]string{{sim.AggregateSum, "sum"}, {sim.AggregateAvg, "avg"}, {sim.AggregateMax, "max"}}},
+		{Path: TargetPath, Label: "Target per worker", Kind: kindFloat, Help: "target.averageValue: the metric value wanted per worker, a multiple of 0.001; for kv_usage a fraction such as 0.7."},
+		{Path: "autoscaler.tolerance", Label: "Tolerance", Kind: kindFloat, Help: "No change while usage ÷ target is within 1 ± tolerance (--horizontal-pod-autoscaler-tolerance)."},
 		{Path: "autoscaler.metric_delay_ms", Label: "Metric delay", Unit: "ms", Kind: kindFloat, Help: "A decision sees the sample taken this long before it (scrape and pipeline lag); below the interval."},
 		{Path: "autoscaler.min_workers", Label: "Min workers", Unit: "workers", Kind: kindInt, Help: "minReplicas: bound on active + starting workers."},
 		{Path: "autoscaler.max_workers", Label: "Max workers", Unit: "workers", Kind: kindInt, Help: "maxReplicas; empty = the fleet's workers."},
-		{Path: "autoscaler.scale_down_window_ms", Label: "Scale-down window", Unit: "ms", Kind: kindFloat, Help: "behavior.scaleDown.stabilizationWindowSeconds (in ms): scale down only to the largest recommendation of this window."},
-		{Path: "autoscaler.scale_up_window_ms", Label: "Scale-up window", Unit: "ms", Kind: kindFloat, Help: "behavior.scaleUp.stabilizationWindowSeconds (in ms): scale up only to the smallest recommendation of this window."},
-		{Path: "autoscaler.max_remove_per_tick", Label: "Max removed per decision", Unit: "workers", Kind: kindNullableInt, Help: "A behavior.scaleDown Pods policy; none = no limit."},
-		{Path: "autoscaler.max_add_per_tick", Label: "Max added per decision", Unit: "workers", Kind: kindNullableInt, Help: "A behavior.scaleUp Pods policy; none = no limit."},
+		{Path: DownscaleWindowPath, Label: "Downscale stabilisation", Unit: "ms", Kind: kindFloat, Help: "--horizontal-pod-autoscaler-downscale-stabilization (in ms): the window without a behavior, and a behavior's default scale-down window."},
 		{Path: "autoscaler.select", Label: "Drain", Kind: kindSelect, Help: "Which active workers it drains: highest_id (the newest, as a ReplicaSet deletes), least_loaded or least_cached.",
 			Options: [][2]string{{sim.SelectHighestID, sim.SelectHighestID}, {sim.SelectLeastLoaded, sim.SelectLeastLoaded}, {sim.SelectLeastCached, sim.SelectLeastCached}}},
 		{Path: "autoscaler.grace_ms", Label: "Grace", Unit: "ms", Kind: kindNullableFloat, Help: "terminationGracePeriodSeconds (in ms): a drain still running then is forced and its requests killed (or migrated); none = wait for the drain."},
 		{Path: "autoscaler.startup_ms", Label: "Cold start", Unit: "ms", Kind: kindFloat, Help: "From starting a worker to its readiness: scheduling, image pull, model load."},
+		{Path: "autoscaler.pending_ms", Label: "Pending", Unit: "ms", Kind: kindFloat, Help: "The first part of the cold start a new worker is Pending (scheduling, image pull); then Running without a sample until ready. At most the cold start."},
 		{Path: "autoscaler.reuse_draining", Label: "Reuse draining workers", Kind: kindBool, Help: "On scale-up, make draining workers active again (with their caches) before starting cold ones. No autoscaler does this today."},
+	}}
+
+// Autoscaler paths the form treats specially.
+const (
+	SourcePath          = "autoscaler.source"
+	AggregatePath       = "autoscaler.aggregate"
+	TargetPath          = "autoscaler.target"
+	MetricPath          = "autoscaler.metric"
+	DownscaleWindowPath = "autoscaler.downscale_window_ms"
+)
+
+// shorthandGroup is the model-3 shorthand (SPEC §3.16 "Fields"). A scenario's shorthand is
+// converted to the behavior it stands for when it prefills the form (shorthandAsBehavior); these
+// fields are shown only for a shorthand the behavior cannot hold exactly (a window of a
+// fraction of a ms, an interval that is not a whole ms), so that such a scenario still submits
+// to the same controller.
+var shorthandGroup = fieldGroup{Legend: "Model-3 shorthand",
+	Note: "This scenario writes its behavior in model 3's fields, which a behavior cannot hold exactly. They stand for a behavior (and are refused together with one): clear them to use the behavior editor.",
+	Fields: []fieldSpec{
+		{Path: "autoscaler.scale_down_window_ms", Label: "Scale-down window", Unit: "ms", Kind: kindFloat, Help: "behavior.scale_down.window_ms."},
+		{Path: "autoscaler.scale_up_window_ms", Label: "Scale-up window", Unit: "ms", Kind: kindFloat, Help: "behavior.scale_up.window_ms."},
+		{Path: "autoscaler.max_remove_per_tick", Label: "Max removed per decision", Unit: "workers", Kind: kindNullableInt, Help: "A scale-down Pods policy per interval; none = 100 % per interval."},
+		{Path: "autoscaler.max_add_per_tick", Label: "Max added per decision", Unit: "workers", Kind: kindNullableInt, Help: "A scale-up Pods policy per interval; none = no limit."},
 	}}
 
 // model3Fields calls fn for the single fields model 3 adds outside the general groups.
 func model3Fields(fn func(fieldSpec)) {
 	fn(scaleInModeField)
 	for _, fs := range autoscalerGroup.Fields {
+		fn(fs)
+	}
+	for _, fs := range shorthandGroup.Fields {
+		fn(fs)
+	}
+	fn(behaviorModeField)
+	for _, fs := range behaviorFields() {
 		fn(fs)
 	}
 }
@@ -93,6 +133,8 @@ func autoscalerDefaults(defaults map[string]string) {
 	}
 	// max_workers defaults to fleet.workers: an empty field follows the fleet.
 	delete(defaults, "autoscaler.max_workers")
+	// The aggregate's default is filled in only with an external source.
+	defaults[AggregatePath] = sim.AggregateSum
 	defaults[RateStagesPath] = ""
 }
 
@@ -103,9 +145,17 @@ func (f *Form) autoscalerJSON(root map[string]any, put func(fs fieldSpec, name, 
 	}
 	a := map[string]any{}
 	for _, fs := range autoscalerGroup.Fields {
+		if fs.Path == AggregatePath && strings.TrimSpace(f.values[SourcePath]) != sim.SourceExternal {
+			continue // refused with a pods source; the choice stays in the form
+		}
 		_, key := mapAt(map[string]any{}, fs.Path)
 		put(fs, fs.Path, f.values[fs.Path], a, key)
 	}
+	for _, fs := range shorthandGroup.Fields {
+		_, key := mapAt(map[string]any{}, fs.Path)
+		put(fs, fs.Path, f.values[fs.Path], a, key)
+	}
+	f.behaviorJSON(a, put)
 	root["autoscaler"] = a
 	return true
 }

@@ -16,6 +16,7 @@ func (v *formView) model3View() {
 	// app.js shows the schedule or the autoscaler as this select chooses.
 	v.page.ScaleInMode.Attrs = templ.Attributes{"data-scale-in-mode": true}
 	v.page.Autoscaler = v.fieldset(autoscalerGroup, "")
+	v.behaviorView()
 	helper := []struct{ name, label, unit, def, help string }{
 		{DayTroughField, "Trough rate", "sessions/s", "1", "Session arrival rate at 04:00."},
 		{DayPeakField, "Peak rate", "sessions/s", "10", "Session arrival rate at 16:00."},

@@ -30,6 +30,9 @@ func FromValues(v url.Values) *Form {
 			continue
 		}
 		val := vals[0]
+		if policyKey.MatchString(key) {
+			continue // read by readPolicies
+		}
 		if m := rowKey.FindStringSubmatch(key); m != nil {
 			i := strings.TrimLeft(m[1], "0")
 			if rows[i] == nil {
@@ -44,6 +47,10 @@ func FromValues(v url.Values) *Form {
 		f.shown = min(max(n, 0), maxScheduleRows)
 	}
 	delete(f.values, "scale_in_rows")
+	f.readPolicies(v)
+	for _, dir := range directions {
+		delete(f.values, policyRowsKey(dir))
+	}
 	delete(f.values, "action")
 	delete(f.values, "kind")
 	idx := make([]string, 0, len(rows))

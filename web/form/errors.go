@@ -151,6 +151,9 @@ func fieldForPath(path string, rowOf []int) (string, bool) {
 	case path == "workload" || path == "workload.sessions":
 		return workloadTypeField.Path, true
 	}
+	if policyKey.MatchString(path) {
+		return path, true
+	}
 	known := map[string]bool{}
 	singleFields(func(fs fieldSpec) { known[fs.Path] = true })
 	for p := path; p != ""; {

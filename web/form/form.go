@@ -30,6 +30,10 @@ type Form struct {
 	// rowsDropped counts the schedule rows of a post beyond maxScheduleRows: they are not kept,
 	// and the schedule says so.
 	rowsDropped int
+	// policies are the behavior's policy rows by direction (scale_up, scale_down), empty rows
+	// dropped; policyShown is how many rows each direction displayed.
+	policies    map[string][]map[string]string
+	policyShown map[string]int
 }
 
 func rowIsEmpty(row map[string]string) bool {

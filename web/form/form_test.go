@@ -20,7 +20,12 @@ func TestFormStartsOnlyWhereTheSimulatorHasNoDefault(t *testing.T) {
 		ScaleInModePath: true, "autoscaler.max_workers": true,
 		// model 4: the model-3 shorthand has no default (absent stays absent: the legacy path)
 		"autoscaler.scale_down_window_ms": true, "autoscaler.scale_up_window_ms": true,
-		"autoscaler.max_remove_per_tick": true, "autoscaler.max_add_per_tick": true}
+		"autoscaler.max_remove_per_tick": true, "autoscaler.max_add_per_tick": true,
+		// the behavior is absent by default (the legacy path); its fields have none either
+		BehaviorModePath: true}
+	for _, fs := range behaviorFields() {
+		noDefault[fs.Path] = true
+	}
 	singleFields(func(fs fieldSpec) {
 		def, has := formDefaults[fs.Path]
 		assert.Equal(t, !noDefault[fs.Path], has, "%s: has a simulator default (%q)", fs.Path, def)

@@ -25,6 +25,13 @@ func Default() *Form {
 // defaults so that the fields of the other workload types stay sensible.
 func FromScenario(sc *sim.Scenario) *Form {
 	f := Default()
+	if sc.Autoscaler != nil {
+		// The model-3 shorthand is shown as the behavior it stands for, where a behavior
+		// holds it exactly (shorthandAsBehavior): the same controller, in model 4's terms.
+		c := *sc
+		c.Autoscaler = shorthandAsBehavior(sc.Autoscaler)
+		sc = &c
+	}
 	canonical := sc.CanonicalJSON()
 	tree := scenarioTree(sc)
 	singleFields(func(fs fieldSpec) {
@@ -49,6 +56,7 @@ func FromScenario(sc *sim.Scenario) *Form {
 	if _, ok := tree["autoscaler"]; ok {
 		f.values[ScaleInModePath] = ModeAutoscaler
 	}
+	f.behaviorPrefill(sc.Autoscaler)
 	actions, _ := tree["scale_in"].([]any)
 	for _, a := range actions {
 		obj, _ := a.(map[string]any)

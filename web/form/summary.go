@@ -48,8 +48,13 @@ func scaleInInputs(sc *sim.Scenario, item func(label, value string) templates.Sc
 	if sc.Autoscaler != nil {
 		items := []templates.ScenarioItem{item(scaleInModeField.Label, ModeAutoscaler)}
 		for _, fs := range autoscalerGroup.Fields {
+			if fs.Path == AggregatePath && sc.Autoscaler.Source != sim.SourceExternal {
+				items = append(items, item(fs.Label, "not used (pods source)"))
+				continue
+			}
 			items = append(items, field(fs))
 		}
+		items = append(items, behaviorInputs(sc.Autoscaler, item)...)
 		return templates.ScenarioGroup{Title: autoscalerGroup.Legend, Items: items}
 	}
 	sched := []templates.ScenarioItem{item(scaleInModeField.Label, ModeSchedule)}
@@ -124,4 +129,50 @@ func shortSHA(s string) string {
 		return s[:12]
 	}
 	return s
+}
+
+// behaviorInputs summarises the behavior (and the model-3 shorthand, as the behavior it stands
+// for) in one item per direction: the form's behavior fields are summarised together.
+func behaviorInputs(a *sim.Autoscaler, item func(label, value string) templates.ScenarioItem) []templates.ScenarioItem {
+	a = shorthandAsBehavior(a)
+	if a.Behavior == nil {
+		if a.UsesShorthand() {
+			return []templates.ScenarioItem{item(behaviorModeField.Label, "model-3 shorthand (a behavior)")}
+		}
+		return []templates.ScenarioItem{item(behaviorModeField.Label, "none: Kubernetes' legacy rules")}
+	}
+	items := []templates.ScenarioItem{item(behaviorModeField.Label, "set")}
+	for _, dir := range directions {
+		r := a.Behavior.ScaleUp
+		window := "0 ms"
+		if dir == dirDown {
+			r = a.Behavior.ScaleDown
+			window = format.Quantity(a.DownscaleWindowMS, "ms")
+		}
+		var rr sim.ScalingRules
+		if r != nil {
+			rr = *r
+		}
+		if rr.WindowMS != nil {
+			window = format.Quantity(float64(*rr.WindowMS), "ms")
+		}
+		policies := rr.Policies
+		if len(policies) == 0 {
+			policies = defaultPolicies[dir]
+		}
+		var words []string
+		for _, p := range policies {
+			words = append(words, policyHelp(dir, p.Type, strconv.Itoa(p.Value), strconv.FormatInt(p.PeriodMS, 10)))
+		}
+		sel := rr.Select
+		if sel == "" {
+			sel = sim.SelectPolicyMax
+		}
+		text := fmt.Sprintf("window %s; select %s; %v", window, sel, words)
+		if rr.Tolerance != nil {
+			text += "; tolerance " + format.Number(*rr.Tolerance)
+		}
+		items = append(items, item(directionLabel(dir), text))
+	}
+	return items
 }

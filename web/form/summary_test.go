@@ -60,9 +60,12 @@ func TestScenarioSummaryListsEveryFormField(t *testing.T) {
 				otherWorkloads += len(w.Group.Fields)
 			}
 		}
-		modeless := len(autoscalerGroup.Fields)
+		// The behavior's fields and the model-3 shorthand are summarised together, by direction.
+		together := 1 + len(behaviorFields()) + len(shorthandGroup.Fields)
+		modeless := len(autoscalerGroup.Fields) + together
 		if sc.Autoscaler != nil {
-			modeless = 0
+			modeless = together
+			assert.NotEmpty(t, shown[autoscalerGroup.Legend][behaviorModeField.Label], name)
 		}
 		assert.Equal(t, single, wanted+otherWorkloads+modeless, "%s: a single field of the form is in no group the summary shows", name)
 		for title, fields := range want {

@@ -148,6 +148,47 @@
     sync();
   }
 
+  // Autoscaler: KEDA's avg warning follows the source and aggregate; a kv_usage metric proposes
+  // a fraction target (0.7) when the target is not one; the behavior's directions show only
+  // with a behavior chosen. Without JavaScript the server renders the same from the post.
+  function setupAutoscaler() {
+    var source = document.querySelector("select[data-autoscaler-source]");
+    var aggregate = document.querySelector("select[data-autoscaler-aggregate]");
+    var warning = document.querySelector("[data-avg-warning]");
+    function syncWarning() {
+      if (source && aggregate && warning) {
+        warning.hidden = !(source.value === "external" && aggregate.value === "avg");
+      }
+    }
+    [source, aggregate].forEach(function (el) {
+      if (el) {
+        el.addEventListener("change", syncWarning);
+      }
+    });
+    syncWarning();
+    var metric = document.querySelector("select[data-autoscaler-metric]");
+    var target = document.querySelector("input[data-autoscaler-target]");
+    if (metric && target) {
+      metric.addEventListener("change", function () {
+        var t = parseFloat(target.value);
+        if (metric.value === "kv_usage" && !(t > 0 && t <= 1)) {
+          target.value = "0.7";
+        }
+        target.placeholder = metric.value === "kv_usage" ? "0.7" : "";
+      });
+    }
+    var mode = document.querySelector("select[data-behavior-mode]");
+    if (mode) {
+      var sync = function () {
+        document.querySelectorAll("[data-behavior-rules]").forEach(function (fs) {
+          fs.hidden = mode.value !== "set";
+        });
+      };
+      mode.addEventListener("change", sync);
+      sync();
+    }
+  }
+
   // Error summary: it takes the focus when the page loads (a screen reader announces it, and
   // Tab goes on into its links); a link moves the focus into its field, not only the view.
   function setupErrorSummary(summary) {
@@ -183,6 +224,7 @@
     if (mode) {
       setupScaleInMode(mode);
     }
+    setupAutoscaler();
     var summary = document.querySelector("[data-error-summary]");
     if (summary) {
       setupErrorSummary(summary);

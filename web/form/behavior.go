@@ -63,7 +63,7 @@ func behaviorFields() []fieldSpec {
 			fieldSpec{Path: rulesPath(dir, "tolerance"), Label: "Tolerance", Kind: kindFloat,
 				Help: fmt.Sprintf("No scale-%s while the ratio is within this tolerance; empty = the autoscaler's tolerance.", verb)},
 			fieldSpec{Path: rulesPath(dir, "select"), Label: "Select", Kind: kindSelect,
-				Help: "selectPolicy: max takes the policy allowing the biggest change, min the smallest; disabled allows none.",
+				Help:    "selectPolicy: max takes the policy allowing the biggest change, min the smallest; disabled allows none.",
 				Options: [][2]string{{"", "(default: max)"}, {sim.SelectPolicyMax, "max"}, {sim.SelectPolicyMin, "min"}, {sim.SelectPolicyDisabled, "disabled"}}},
 		)
 	}

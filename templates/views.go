@@ -210,6 +210,10 @@ type RunPage struct {
 	LargeDrain bool
 	// Cost is the run's GPU-hours at the page's price.
 	Cost CostView
+	// Glance and FleetChart lead an autoscaler run's page (GPU-hours and money, p99s, workers,
+	// scale events, killed); the drain cards follow them.
+	Glance     []Card
+	FleetChart []Chart
 	// Autoscaler is the autoscaler's section; nil for a run without one.
 	Autoscaler *AutoscalerView
 }

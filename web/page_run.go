@@ -86,7 +86,10 @@ func (s *Server) buildRunPage(ctx context.Context, u *url.URL, id string) (built
 		all := charts.OfSummary(sum)
 		if scErr == nil {
 			if fleet, ok := charts.Fleet(rep, sc.Autoscaler); ok {
-				all = append([]templates.Chart{fleet}, all...)
+				// An autoscaler run leads with the night at a glance and its fleet chart.
+				price, _, _ := s.pagePrice(&http.Request{URL: u})
+				p.Glance = glanceCards(rep, sc.Autoscaler, price)
+				p.FleetChart = charts.BoundTables([]templates.Chart{fleet})
 			}
 		}
 		p.Charts = charts.BoundTables(all)

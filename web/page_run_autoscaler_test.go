@@ -36,6 +36,16 @@ func TestRunPageShowsTheAutoscaler(t *testing.T) {
 	assert.Contains(t, text, "In 10 decisions the autoscaler drained 2 workers in 1 decision")
 	assert.Contains(t, text, "from 3 to 1 workers")
 	assert.Equal(t, 1, byTestID(doc, "chart-fleet").Length(), "the fleet chart is drawn")
+
+	// The page leads with the night at a glance, then the fleet chart, then the drains.
+	page := get(t, s, "/runs/"+sc.ID()).Body.String()
+	glance, fleet, drains := strings.Index(page, `data-testid="glance"`), strings.Index(page, `data-testid="fleet-chart-lead"`), strings.Index(page, `data-testid="drain-cards"`)
+	require.True(t, glance >= 0 && fleet > glance && drains > fleet, "glance %d, fleet chart %d, drains %d", glance, fleet, drains)
+	lead := byTestID(doc, "glance").Text()
+	for _, want := range []string{"GPU-hours", " GPU-h", "per GPU-hour", "TTFT p99", "end-to-end p99", "peak 3", "final 1", "Scale events", "0 up, 1 down", "under a behavior; most held: within tolerance", "Requests killed", "migrated"} {
+		assert.Contains(t, lead, want)
+	}
+	assert.Equal(t, 0, byTestID(doc, "charts").Find(`[data-testid="chart-fleet"]`).Length(), "the fleet chart is not drawn twice")
 	assert.Equal(t, 1, byTestID(doc, "counterpart-autoscaler").Length(), "the run page offers the autoscaler pair")
 	rows := byTestID(doc, "decisions-table").Find("tbody tr")
 	assert.Equal(t, 10, rows.Length())
@@ -57,6 +67,15 @@ func TestRunPageShowsTheAutoscaler(t *testing.T) {
 	plainPage := get(t, s, "/runs/"+plain.ID()).Body.String()
 	assert.False(t, strings.Contains(plainPage, `data-testid="autoscaler-section"`))
 	assert.False(t, strings.Contains(plainPage, `data-testid="counterpart-autoscaler"`), "no autoscaler pair without an autoscaler")
+}
+
+// Times a person reads: a unit by size, about three significant digits.
+func TestReadableMS(t *testing.T) {
+	for in, want := range map[float64]string{0: "0 ms", 109.21356: "109 ms", 0.5: "0.5 ms", 3: "3 ms", 49130.835501: "49.1 s",
+		786093.37: "786 s", 1_500_000: "25 min", 86_175_694: "23:56:16 h", -2500: "-2.5 s"} {
+		assert.Equal(t, want, readableMS(&in), "%v", in)
+	}
+	assert.Equal(t, "—", readableMS(nil))
 }
 
 // The decisions table pages by 25.

@@ -112,6 +112,32 @@ func (s *Server) checkUploadQuota(ctx context.Context, size int64) error {
 	return nil
 }
 
+// uploadFramingBytes is the most a multipart upload's framing (boundaries, part headers, the
+// name field) is taken to add to its file, when the quota is judged from Content-Length.
+const uploadFramingBytes = 4 << 10
+
+// checkUploadQuotaAhead refuses an upload from its Content-Length alone, before its body is
+// read (finding H1): when even the smallest file the body can hold (contentLength less framing
+// bytes) would pass the user's upload quota. An unknown length (-1) passes; the body is then
+// checked once spooled, still before it is read into memory or parsed.
+func (s *Server) checkUploadQuotaAhead(ctx context.Context, contentLength, framing int64) error {
+	limit, user := s.cfg.Access.Quotas.UploadBytes, identityOf(ctx).user
+	least := contentLength - framing
+	if limit <= 0 || user == "" || least <= 0 {
+		return nil
+	}
+	u, err := s.store.UsageOf(ctx, user)
+	if err != nil {
+		return err
+	}
+	if u.UploadBytes+least > limit {
+		return quotaError("stored uploads", fmt.Sprintf(
+			"you have stored %s of traces and calibration inputs, and this upload of %s (its Content-Length; it was not read) would pass the %s each user may store (-quota-upload-bytes); uploads are kept, so the quota does not free by itself: reuse a trace or calibration you uploaded (it need not be uploaded again), or ask an admin to raise the quota",
+			format.BinaryBytes(u.UploadBytes), format.BinaryBytes(contentLength), format.BinaryBytes(limit)), 0)
+	}
+	return nil
+}
+
 // checkTraceQuota is checkUploadQuota for a trace, which costs nothing when it is stored already.
 func (s *Server) checkTraceQuota(ctx context.Context, sha string, size int64) error {
 	if s.cfg.Access.Quotas.UploadBytes <= 0 {

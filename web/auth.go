@@ -133,7 +133,11 @@ func (s *Server) identify(next http.Handler) http.Handler {
 				}
 			}
 		}
-		next.ServeHTTP(w, r.WithContext(context.WithValue(store.WithOwner(r.Context(), user), identityKey{}, id)))
+		ctx := store.WithOwner(r.Context(), user)
+		if a.Quotas != (Quotas{}) {
+			ctx = store.WithQuota(ctx, s.storeQuota())
+		}
+		next.ServeHTTP(w, r.WithContext(context.WithValue(ctx, identityKey{}, id)))
 	})
 }
 

@@ -189,13 +189,18 @@ func (s *Server) requireAdmin(next http.Handler) http.Handler {
 	})
 }
 
-// rateKey is what the run-creation rate limit counts by: the user when there are identities
-// (behind a proxy every request comes from the proxy's address), else the client's address.
-func rateKey(r *http.Request) (string, error) {
+// rateKey is what the run-creation rate limit counts by (clientKey).
+func rateKey(r *http.Request) (string, error) { return clientKey(r), nil }
+
+// clientKey is what every per-client cap counts by (the rate limits, progress streams,
+// exports): the user when there are identities (behind the proxy every request comes from the
+// proxy's address, so an address key would share one cap among all users: finding M3), else
+// the client's address.
+func clientKey(r *http.Request) string {
 	if u := identityOf(r.Context()).user; u != "" {
-		return "user:" + u, nil
+		return "user:" + u
 	}
-	return httprate.CanonicalizeIP(middleware.GetClientIP(r.Context())), nil
+	return httprate.CanonicalizeIP(middleware.GetClientIP(r.Context()))
 }
 
 // kindWords names a kind of row in messages.

@@ -7,7 +7,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/go-chi/chi/v5/middleware"
 	"github.com/go-chi/httprate"
 
 	"github.com/scalein-planner/scalein/sim"
@@ -62,7 +61,7 @@ func (s *Server) exports() *exportGate {
 // release gives both back.
 func (s *Server) admitExport(w http.ResponseWriter, r *http.Request, sc *sim.Scenario) (release func(), err error) {
 	g := s.exports()
-	key := "export:" + httprate.CanonicalizeIP(middleware.GetClientIP(r.Context()))
+	key := "export:" + clientKey(r)
 	if g.limit.OnLimit(w, r, key) {
 		return nil, &Error{Status: http.StatusTooManyRequests, Title: "Too many exports",
 			Message:    fmt.Sprintf("you asked for more than %d exports that simulate a run again (passes.jsonl, trace.json) in the last minute; wait a minute and try again", s.cfg.RunsPerMinute),

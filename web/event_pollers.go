@@ -6,7 +6,6 @@ import (
 	"sync"
 	"time"
 
-
 	"github.com/scalein-planner/scalein/runs"
 	"github.com/scalein-planner/scalein/store"
 )

@@ -35,18 +35,24 @@ const (
 type exportGate struct {
 	wait       time.Duration // exportWait; tests shorten it
 	uploadWait time.Duration // uploadWait (uploads.go); tests shorten it
-	slots      chan struct{}
-	limit      *httprate.RateLimiter
-	traces     *bodyCache
+	// bodyGrace and minBodyRate are uploadBodyGrace and minUploadBytesPerSecond
+	// (upload_body.go); tests shorten them.
+	bodyGrace   time.Duration
+	minBodyRate int64
+	slots       chan struct{}
+	limit       *httprate.RateLimiter
+	traces      *bodyCache
 }
 
 func newExportGate(perMinute int) *exportGate {
 	return &exportGate{
-		wait:       exportWait,
-		uploadWait: uploadWait,
-		slots:      make(chan struct{}, maxExportsAtOnce),
-		limit:      httprate.NewRateLimiter(perMinute, time.Minute),
-		traces:     newBodyCache(traceCacheBytes),
+		wait:        exportWait,
+		uploadWait:  uploadWait,
+		bodyGrace:   uploadBodyGrace,
+		minBodyRate: minUploadBytesPerSecond,
+		slots:       make(chan struct{}, maxExportsAtOnce),
+		limit:       httprate.NewRateLimiter(perMinute, time.Minute),
+		traces:      newBodyCache(traceCacheBytes),
 	}
 }
 

@@ -66,6 +66,7 @@ func (s *Server) handleUploadTrace(w http.ResponseWriter, r *http.Request) error
 	if err := s.checkUploadQuotaAhead(r.Context(), r.ContentLength, uploadFramingBytes); err != nil {
 		return err
 	}
+	s.guardUploadBody(w, r)
 	unreadable, done, err := traceUpload.parseForm(r)
 	if err != nil {
 		return err

@@ -3,7 +3,6 @@ package web
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"io"
 	"mime/multipart"
@@ -26,14 +25,13 @@ type upload struct {
 // admitted (admitUpload), so it must cost little memory per connection.
 const uploadFormMemory = 256 << 10
 
-// parseForm parses the multipart form, spooling its file to disk. A body past the limit is the
-// 413; another error is returned as the message the form shows (unreadable). done removes the
+// parseForm parses the multipart form, spooling its file to disk (guardUploadBody bounds how
+// long that may take). A body past the limit is the 413, one too slow the 408; another error is returned as the message the form shows (unreadable). done removes the
 // form's temporary files.
 func (u upload) parseForm(r *http.Request) (unreadable string, done func(), err error) {
 	if err := r.ParseMultipartForm(uploadFormMemory); err != nil {
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
-			return "", nil, u.tooLarge
+		if p := uploadReadError(err, u.tooLarge); p != nil {
+			return "", nil, p
 		}
 		return "the upload could not be read (" + err.Error() + "); choose a file and try again", nil, nil
 	}
@@ -93,15 +91,4 @@ func (f spooledFile) read() ([]byte, error) {
 		return nil, fmt.Errorf("read uploaded %s: %w", f.what, err)
 	}
 	return content, nil
-}
-
-// readFile reads the form's file whole; missing is true when the form has none. name is the
-// file's base name, for a display name the user left empty.
-func (u upload) readFile(r *http.Request) (content []byte, name string, missing bool, err error) {
-	f, missing, err := u.spooled(r)
-	if missing || err != nil {
-		return nil, "", missing, err
-	}
-	content, err = f.read()
-	return content, f.name(), false, err
 }

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/netip"
 	"slices"
+	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -114,6 +115,15 @@ func (s *Server) identify(next http.Handler) http.Handler {
 				Message: "this server takes requests only through its authenticating proxy; open it by the proxy's address (the server's operator can list more proxy addresses with -auth-proxy-addrs)"})
 			return
 		}
+		// A proxy that appends rather than replaces would let a client's own header through
+		// beside the proxy's; with two values nobody can tell which is true (finding L2).
+		for _, h := range []string{a.UserHeader, a.GroupsHeader} {
+			if h != "" && len(r.Header.Values(h)) > 1 {
+				s.writeError(w, r, &Error{Status: http.StatusBadRequest, Title: "Two identities",
+					Message: "the request has " + strconv.Itoa(len(r.Header.Values(h))) + " " + h + " headers; the proxy in front of this server must replace that header, not add to it (check its configuration)"})
+				return
+			}
+		}
 		user := strings.TrimSpace(r.Header.Get(a.UserHeader))
 		if user == "" {
 			s.writeError(w, r, &Error{Status: http.StatusUnauthorized, Title: "Not signed in",
@@ -151,6 +161,12 @@ func checkUserName(user string) string {
 	}
 	if strings.ContainsFunc(user, unicode.IsControl) {
 		return "contains control characters"
+	}
+	// Format characters (bidi overrides, zero-width spaces and joiners) make a name that looks
+	// like another's ("root" + U+200B) or reorders the page's text (U+202E): finding L3.
+	if i := strings.IndexFunc(user, func(r rune) bool { return unicode.Is(unicode.Cf, r) }); i >= 0 {
+		r, _ := utf8.DecodeRuneInString(user[i:])
+		return fmt.Sprintf("contains the invisible format character U+%04X (bidi overrides and zero-width characters are refused); check the identity provider's user names", r)
 	}
 	return ""
 }

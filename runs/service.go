@@ -50,6 +50,10 @@ type Config struct {
 	// DriveRescan is how often a process on PostgreSQL looks for sweeps and plans that no
 	// process drives (their driver died) and checks it still holds its leases (default 5 s).
 	DriveRescan time.Duration
+	// QuotaQueuedRuns bounds the runs one user may have queued or running (-quota-queued-runs;
+	// 0: no quota). A plan driven here submits its candidates within its owner's remaining quota
+	// and waits for room, as it waits for room in the queue (plan_driver.go).
+	QuotaQueuedRuns int
 	// Simulate is the simulator as the queue sees it (default sim.Run); tests pass a fake that
 	// blocks, to hold runs running.
 	Simulate RunFunc

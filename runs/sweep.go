@@ -14,6 +14,7 @@ import (
 // the sweep id, the number of points, and whether every point was already done. Axes that do
 // not validate give a *RequestError.
 func (s *Service) CreateSweep(ctx context.Context, name string, base *sim.Scenario, axes []whatif.Axis) (id string, points int, allDone bool, err error) {
+	ctx = store.WithoutRunQuota(ctx) // a sweep's points count against the quota of sweep points
 	pts, err := whatif.Expand(base, axes, sim.ParseEnv{Traces: s.store}, s.cfg.MaxSweepPoints)
 	if err != nil {
 		return "", 0, false, InvalidRequest("sweep", err)

@@ -70,7 +70,7 @@ func (e *engine) stage(w *worker, r *request, k1, k2 int) bool {
 	w.pullsReceived++
 	src.outPulls = append(src.outPulls, p)
 	e.setState(r, rsPulling)
-	e.transfers.push(event{t: e.now + e.latencyNS, seq: p.seq, kind: evPullStart, p: p})
+	e.transfers.push(event{t: addNS(e.now, e.latencyNS), seq: p.seq, kind: evPullStart, p: p})
 	return true
 }
 
@@ -89,7 +89,7 @@ func (e *engine) reshare(src *worker) {
 		}
 		p.rate = rate
 		p.tLast = e.now
-		p.landAt = e.now + transferNS(p.remaining, rate)
+		p.landAt = addNS(e.now, transferNS(p.remaining, rate))
 		p.ver++
 		e.transfers.push(event{t: p.landAt, seq: p.seq, kind: evPullLand, ver: p.ver, p: p})
 	}

@@ -37,7 +37,7 @@ func (e *engine) startPass(w *worker) bool {
 	if e.opt.Pass != nil {
 		e.recordPass(w, P, D, K, dur)
 	}
-	w.passStart, w.passEnd, w.passK, w.continued = e.now, e.now+dur, K, false
+	w.passStart, w.passEnd, w.passK, w.continued = e.now, addNS(e.now, dur), K, false
 	w.stretchLeft = 0
 	// Zero-length passes would end at this same instant, one per repetition of it (§3.14), which
 	// a stretch cannot tell apart by time: they are simulated one by one. Later passes of a
@@ -59,7 +59,7 @@ func (e *engine) schedulePass(w *worker) {
 		D, K := len(w.batch), w.passK
 		for range w.stretchLeft {
 			K += D
-			end += msToNS(t.PassMS(0, D, K))
+			end = addNS(end, msToNS(t.PassMS(0, D, K)))
 		}
 	}
 	e.passVer[w.id]++
@@ -110,7 +110,7 @@ func (e *engine) settle(w *worker, t int64) {
 		w.stretchLeft--
 		w.passK += D
 		w.passStart = w.passEnd
-		w.passEnd += msToNS(timing.PassMS(0, D, w.passK))
+		w.passEnd = addNS(w.passEnd, msToNS(timing.PassMS(0, D, w.passK)))
 	}
 	for _, r := range w.batch {
 		r.emitted += n

@@ -9,7 +9,7 @@ const MinRateGBps = 1e-6
 // maxTransferNS bounds one transfer's duration in nanoseconds (about 146 years): a transfer
 // longer than that saturates here, far past any virtual-time limit, so a slower link always
 // ends later (or at the limit), never sooner through an overflow.
-const maxTransferNS = 1 << 62
+const maxTransferNS = maxTimeNS
 
 // transferNS is the duration of moving bytes at rate (bytes per ns, which is GB/s), rounded
 // up and saturated at maxTransferNS.

@@ -219,7 +219,7 @@ func (e *engine) markDraining(w *worker, graceMS *float64) {
 	e.drainingN++
 	if graceMS != nil {
 		w.hasGrace = true
-		w.graceAt = e.now + msToNS(*graceMS)
+		w.graceAt = addNS(e.now, msToNS(*graceMS))
 		w.graceVer++
 		e.graces.push(event{t: w.graceAt, seq: int64(w.id), kind: evGrace, ver: w.graceVer, w: w})
 	}

@@ -47,7 +47,7 @@ func (c *stageClock) after(t int64, rng *rand.Rand) int64 {
 			continue
 		}
 		gap := msToNS(float64(rng.ExpFloat64()/r) * 1000)
-		if at := t + gap; at < c.ends[i] {
+		if at := addNS(t, gap); at < c.ends[i] {
 			return at
 		}
 		t = c.ends[i]

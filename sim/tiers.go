@@ -33,7 +33,7 @@ func (e *engine) queueTransfer(w *worker, tr *transfer, bytes int64) {
 	if gbps > 0 {
 		dur = transferNS(float64(bytes), gbps)
 	}
-	tr.end = start + dur
+	tr.end = addNS(start, dur)
 	*free = tr.end
 	tr.seq = e.seq
 	e.seq++

@@ -3,7 +3,6 @@ package sim
 import (
 	"cmp"
 	"hash/fnv"
-	"math"
 	"math/rand/v2"
 	"slices"
 	"strconv"
@@ -62,11 +61,6 @@ func labelHash(label string) uint64 {
 	h := fnv.New64a()
 	h.Write([]byte(label))
 	return mix64(h.Sum64())
-}
-
-// msToNS converts a configured time: ns = floor(ms × 1e6 + 0.5) (SPEC §3.14).
-func msToNS(ms float64) int64 {
-	return int64(math.Floor(float64(ms*1e6) + 0.5))
 }
 
 func nsToMS(ns int64) float64 { return float64(ns) / 1e6 }
@@ -244,7 +238,7 @@ func (d *sessionStarts) draw() (group int32, atNS int64) {
 	if d.stages != nil {
 		d.next = d.stages.after(atNS, d.rng)
 	} else {
-		d.next += d.gap()
+		d.next = addNS(d.next, d.gap())
 	}
 	return group, atNS
 }
@@ -303,7 +297,7 @@ func (s *sessionSource) ended(a *arrival, atNS int64, completed bool) {
 	if !completed || int(a.turn)+1 >= s.cfg.Turns {
 		return
 	}
-	s.push(s.turnArrival(a.session, s.groups[a.session], a.turn+1, atNS+s.thinkNS))
+	s.push(s.turnArrival(a.session, s.groups[a.session], a.turn+1, addNS(atNS, s.thinkNS)))
 }
 
 func (s *sessionSource) total() int64 { return int64(s.cfg.Count) * int64(s.cfg.Turns) }

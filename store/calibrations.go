@@ -45,6 +45,17 @@ func (s *Store) PutCalibration(ctx context.Context, c CalibrationInfo, content [
 		return false, fmt.Errorf("store: put calibration %s: compress: %w", c.SHA256, err)
 	}
 	err = s.write(ctx, func(tx *sql.Tx) error {
+		// An input the owner stored already (fitted with other options) costs nothing more.
+		var mine int
+		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM calibrations WHERE sha256 = ? AND owner = ?`,
+			c.SHA256, OwnerFrom(ctx)).Scan(&mine); err != nil {
+			return err
+		}
+		if mine == 0 {
+			if err := checkUploadQuota(ctx, tx, int64(len(content))); err != nil {
+				return err
+			}
+		}
 		// The content is stored once per sha256, whatever the options it is fitted with.
 		if _, err := tx.ExecContext(ctx, `
 			INSERT INTO calibration_contents (sha256, size_bytes, content_gzip, created_at) VALUES (?, ?, ?, ?)

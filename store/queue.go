@@ -65,10 +65,14 @@ func (s *Store) SubmitRuns(ctx context.Context, runs []NewRun, capacity int, now
 		if err := checkQueueRoom(ctx, tx, ids, capacity); err != nil {
 			return err
 		}
+		added := 0
 		for _, r := range runs {
 			run, created, err := submitOne(ctx, tx, r, now)
 			if err != nil {
 				return err
+			}
+			if created {
+				added++
 			}
 			if created && enqueue != nil {
 				jobID, err := enqueue(ctx, tx, r.ID)
@@ -82,7 +86,7 @@ func (s *Store) SubmitRuns(ctx context.Context, runs []NewRun, capacity int, now
 			}
 			out = append(out, Submitted{Run: run, Created: created})
 		}
-		return nil
+		return checkRunQuota(ctx, tx, added)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("store: submit runs: %w", err)

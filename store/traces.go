@@ -40,6 +40,15 @@ func (s *Store) PutTrace(ctx context.Context, sha256Hex, name string, content []
 		return false, fmt.Errorf("store: put trace %s: compress: %w", sha256Hex, err)
 	}
 	err = s.write(ctx, func(tx *sql.Tx) error {
+		var stored int
+		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM traces WHERE sha256 = ?`, sha256Hex).Scan(&stored); err != nil {
+			return err
+		}
+		if stored == 0 {
+			if err := checkUploadQuota(ctx, tx, int64(len(content))); err != nil {
+				return err
+			}
+		}
 		res, err := tx.ExecContext(ctx, `
 			INSERT INTO traces (sha256, name, size_bytes, rows, content_gzip, created_at, owner)
 			VALUES (?, ?, ?, ?, ?, ?, ?)

@@ -45,6 +45,9 @@ func (s *Store) CreateSweep(ctx context.Context, sw Sweep, points []SweepPoint, 
 			_, err := tx.ExecContext(ctx, `UPDATE sweeps SET cancelled = 0 WHERE id = ?`, sw.ID)
 			return err
 		}
+		if err := checkSweepQuota(ctx, tx, sw.AxesJSON); err != nil {
+			return err
+		}
 		if _, err := tx.ExecContext(ctx, `
 			INSERT INTO sweeps (id, name, scenario_json, axes_json, cancelled, created_at, owner)
 			VALUES (?, ?, ?, ?, 0, ?, ?)`, sw.ID, sw.Name, sw.ScenarioJSON, sw.AxesJSON, toUnixMS(now), OwnerFrom(ctx)); err != nil {

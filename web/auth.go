@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/netip"
 	"slices"
+	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -114,6 +115,15 @@ func (s *Server) identify(next http.Handler) http.Handler {
 				Message: "this server takes requests only through its authenticating proxy; open it by the proxy's address (the server's operator can list more proxy addresses with -auth-proxy-addrs)"})
 			return
 		}
+		// A proxy that appends rather than replaces would let a client's own header through
+		// beside the proxy's; with two values nobody can tell which is true (finding L2).
+		for _, h := range []string{a.UserHeader, a.GroupsHeader} {
+			if h != "" && len(r.Header.Values(h)) > 1 {
+				s.writeError(w, r, &Error{Status: http.StatusBadRequest, Title: "Two identities",
+					Message: "the request has " + strconv.Itoa(len(r.Header.Values(h))) + " " + h + " headers; the proxy in front of this server must replace that header, not add to it (check its configuration)"})
+				return
+			}
+		}
 		user := strings.TrimSpace(r.Header.Get(a.UserHeader))
 		if user == "" {
 			s.writeError(w, r, &Error{Status: http.StatusUnauthorized, Title: "Not signed in",
@@ -133,7 +143,11 @@ func (s *Server) identify(next http.Handler) http.Handler {
 				}
 			}
 		}
-		next.ServeHTTP(w, r.WithContext(context.WithValue(store.WithOwner(r.Context(), user), identityKey{}, id)))
+		ctx := store.WithOwner(r.Context(), user)
+		if a.Quotas != (Quotas{}) {
+			ctx = store.WithQuota(ctx, s.storeQuota())
+		}
+		next.ServeHTTP(w, r.WithContext(context.WithValue(ctx, identityKey{}, id)))
 	})
 }
 
@@ -147,6 +161,12 @@ func checkUserName(user string) string {
 	}
 	if strings.ContainsFunc(user, unicode.IsControl) {
 		return "contains control characters"
+	}
+	// Format characters (bidi overrides, zero-width spaces and joiners) make a name that looks
+	// like another's ("root" + U+200B) or reorders the page's text (U+202E): finding L3.
+	if i := strings.IndexFunc(user, func(r rune) bool { return unicode.Is(unicode.Cf, r) }); i >= 0 {
+		r, _ := utf8.DecodeRuneInString(user[i:])
+		return fmt.Sprintf("contains the invisible format character U+%04X (bidi overrides and zero-width characters are refused); check the identity provider's user names", r)
 	}
 	return ""
 }
@@ -185,13 +205,18 @@ func (s *Server) requireAdmin(next http.Handler) http.Handler {
 	})
 }
 
-// rateKey is what the run-creation rate limit counts by: the user when there are identities
-// (behind a proxy every request comes from the proxy's address), else the client's address.
-func rateKey(r *http.Request) (string, error) {
+// rateKey is what the run-creation rate limit counts by (clientKey).
+func rateKey(r *http.Request) (string, error) { return clientKey(r), nil }
+
+// clientKey is what every per-client cap counts by (the rate limits, progress streams,
+// exports): the user when there are identities (behind the proxy every request comes from the
+// proxy's address, so an address key would share one cap among all users: finding M3), else
+// the client's address.
+func clientKey(r *http.Request) string {
 	if u := identityOf(r.Context()).user; u != "" {
-		return "user:" + u, nil
+		return "user:" + u
 	}
-	return httprate.CanonicalizeIP(middleware.GetClientIP(r.Context())), nil
+	return httprate.CanonicalizeIP(middleware.GetClientIP(r.Context()))
 }
 
 // kindWords names a kind of row in messages.

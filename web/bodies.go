@@ -19,10 +19,17 @@ func (s *Server) parseBody(ctx context.Context, size int64, parse func() error) 
 	if size <= bigBodyBytes {
 		return parse()
 	}
+	// The body is read already (the wait is for parsing it); a wait as long as an upload's,
+	// then "uploads are busy" (finding M4: it used to wait as long as the client would).
+	wait, cancel := context.WithTimeout(ctx, s.exports().uploadWait)
+	defer cancel()
 	select {
 	case s.bodies.slots <- struct{}{}:
-	case <-ctx.Done():
-		return ctx.Err()
+	case <-wait.Done():
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return uploadsBusy()
 	}
 	defer func() {
 		<-s.bodies.slots

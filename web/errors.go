@@ -57,6 +57,7 @@ func classify(err error) *Error {
 	var invalid *sim.ValidationError
 	var request *runs.RequestError
 	var missing *runs.NotFoundError
+	var quota *store.QuotaError
 	switch {
 	case errors.As(err, &e):
 		return e
@@ -75,6 +76,8 @@ func classify(err error) *Error {
 		return &Error{Status: http.StatusBadRequest, Title: "Invalid scenario",
 			Message: fmt.Sprintf("the scenario is invalid: %d %s; each is listed with its field path", len(invalid.Errors), format.Plural(int64(len(invalid.Errors)), "problem", "problems")),
 			Fields:  invalid.Errors}
+	case errors.As(err, &quota):
+		return quotaProblem(quota)
 	case errors.Is(err, runs.ErrQueueFull):
 		return &Error{Status: http.StatusTooManyRequests, Title: "The run queue is full",
 			Message: "every worker is busy and the queue is full; try again in a minute, or cancel a run you no longer need"}

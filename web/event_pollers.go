@@ -6,9 +6,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/go-chi/chi/v5/middleware"
-	"github.com/go-chi/httprate"
-
 	"github.com/scalein-planner/scalein/runs"
 	"github.com/scalein-planner/scalein/store"
 )
@@ -18,7 +15,8 @@ import (
 // transactions a second). Now one poller per run reads it every ssePoll and fans the state out
 // to every stream of that run, and one client may hold at most maxStreamsPerClient streams.
 
-// maxStreamsPerClient bounds the open progress streams of one client address.
+// maxStreamsPerClient bounds the open progress streams of one client (clientKey: the user when
+// there are identities, else the address).
 const maxStreamsPerClient = 32
 
 // runPollers are the shared pollers of this process, by run id, and the streams per client.
@@ -47,7 +45,7 @@ func (s *Server) pollers() *runPollers {
 
 // openStream counts a stream of the request's client; false when it already has its maximum.
 func (p *runPollers) openStream(r *http.Request) (closeStream func(), ok bool) {
-	key := httprate.CanonicalizeIP(middleware.GetClientIP(r.Context()))
+	key := clientKey(r)
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.clients[key] >= maxStreamsPerClient {

@@ -7,7 +7,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/go-chi/chi/v5/middleware"
 	"github.com/go-chi/httprate"
 
 	"github.com/scalein-planner/scalein/sim"
@@ -36,18 +35,24 @@ const (
 type exportGate struct {
 	wait       time.Duration // exportWait; tests shorten it
 	uploadWait time.Duration // uploadWait (uploads.go); tests shorten it
-	slots      chan struct{}
-	limit      *httprate.RateLimiter
-	traces     *bodyCache
+	// bodyGrace and minBodyRate are uploadBodyGrace and minUploadBytesPerSecond
+	// (upload_body.go); tests shorten them.
+	bodyGrace   time.Duration
+	minBodyRate int64
+	slots       chan struct{}
+	limit       *httprate.RateLimiter
+	traces      *bodyCache
 }
 
 func newExportGate(perMinute int) *exportGate {
 	return &exportGate{
-		wait:       exportWait,
-		uploadWait: uploadWait,
-		slots:      make(chan struct{}, maxExportsAtOnce),
-		limit:      httprate.NewRateLimiter(perMinute, time.Minute),
-		traces:     newBodyCache(traceCacheBytes),
+		wait:        exportWait,
+		uploadWait:  uploadWait,
+		bodyGrace:   uploadBodyGrace,
+		minBodyRate: minUploadBytesPerSecond,
+		slots:       make(chan struct{}, maxExportsAtOnce),
+		limit:       httprate.NewRateLimiter(perMinute, time.Minute),
+		traces:      newBodyCache(traceCacheBytes),
 	}
 }
 
@@ -62,7 +67,7 @@ func (s *Server) exports() *exportGate {
 // release gives both back.
 func (s *Server) admitExport(w http.ResponseWriter, r *http.Request, sc *sim.Scenario) (release func(), err error) {
 	g := s.exports()
-	key := "export:" + httprate.CanonicalizeIP(middleware.GetClientIP(r.Context()))
+	key := "export:" + clientKey(r)
 	if g.limit.OnLimit(w, r, key) {
 		return nil, &Error{Status: http.StatusTooManyRequests, Title: "Too many exports",
 			Message:    fmt.Sprintf("you asked for more than %d exports that simulate a run again (passes.jsonl, trace.json) in the last minute; wait a minute and try again", s.cfg.RunsPerMinute),

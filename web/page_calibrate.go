@@ -161,11 +161,7 @@ var fpmUpload = upload{what: "FPM file", maxBytes: maxFPMBytes,
 // handleUploadCalibration is POST /calibrations: a multipart upload, fitted, stored, then 303 to
 // its permalink; bad lines answer 422 with the form and every bad line's number.
 func (s *Server) handleUploadCalibration(w http.ResponseWriter, r *http.Request) error {
-	release, err := s.admitUpload(r.Context(), r.ContentLength)
-	if err != nil {
-		return err
-	}
-	defer release()
+	s.guardUploadBody(w, r)
 	unreadable, done, err := fpmUpload.parseForm(r)
 	if err != nil {
 		return err
@@ -185,7 +181,7 @@ func (s *Server) handleUploadCalibration(w http.ResponseWriter, r *http.Request)
 		}
 		k.Skip = n
 	}
-	content, filename, missing, err := fpmUpload.readFile(r)
+	file, missing, err := fpmUpload.spooled(r)
 	if missing {
 		p.Error = "Choose an FPM file to upload (JSON lines, one forward pass per line)."
 		return s.renderCalibrations(w, r, http.StatusUnprocessableEntity, p)
@@ -193,9 +189,19 @@ func (s *Server) handleUploadCalibration(w http.ResponseWriter, r *http.Request)
 	if err != nil {
 		return err
 	}
+	// The body has arrived (spooled): only now does it wait for a slot and memory.
+	release, err := s.admitUpload(r.Context(), file.size())
+	if err != nil {
+		return err
+	}
+	defer release()
+	content, err := file.read()
+	if err != nil {
+		return err
+	}
 	name := p.Name
 	if name == "" {
-		name = filename
+		name = file.name()
 	}
 	_, k, _, err = s.storeCalibration(r, content, name, k)
 	var ie *calibrationInputError
@@ -301,14 +307,27 @@ func (s *Server) apiCreateCalibration(w http.ResponseWriter, r *http.Request) er
 		}
 		k.Skip = n
 	}
-	release, err := s.admitUpload(r.Context(), r.ContentLength)
+	if err := s.checkUploadQuotaAhead(r.Context(), r.ContentLength, 0); err != nil {
+		return err
+	}
+	// The body is spooled to disk first, so a slow client holds no slot (finding M4).
+	s.guardUploadBody(w, r)
+	spool, size, done, err := spoolBody(r)
+	if err != nil {
+		if p := uploadReadError(err, fpmUpload.tooLarge); p != nil {
+			return p
+		}
+		return err
+	}
+	defer done()
+	release, err := s.admitUpload(r.Context(), size)
 	if err != nil {
 		return err
 	}
 	defer release()
-	content, err := io.ReadAll(r.Body)
-	if err != nil {
-		return err
+	content := make([]byte, size)
+	if _, err := io.ReadFull(spool, content); err != nil {
+		return fmt.Errorf("read spooled calibration upload: %w", err)
 	}
 	name := q.Get("name")
 	if name == "" {

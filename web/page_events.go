@@ -34,8 +34,12 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) error {
 	}
 	closeStream, ok := s.pollers().openStream(r)
 	if !ok {
+		who := "your address has"
+		if s.identities() {
+			who = "you have"
+		}
 		return &Error{Status: http.StatusTooManyRequests, Title: "Too many progress streams",
-			Message:    fmt.Sprintf("your address has %d progress streams open already; close some run pages and reload this one", maxStreamsPerClient),
+			Message:    fmt.Sprintf("%s %d progress streams open already; close some run pages and reload this one", who, maxStreamsPerClient),
 			RetryAfter: 5}
 	}
 	defer closeStream()

@@ -1,8 +1,6 @@
 package web
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"net/http"
 	"net/url"
 	"strings"
@@ -60,8 +58,15 @@ var traceUpload = upload{what: "trace", maxBytes: maxTraceBytes,
 		Message: "the trace is larger than the 64 MiB limit; upload the first part of it"}}
 
 // handleUploadTrace is POST /traces: a multipart upload, validated with sim.ParseTrace and stored
-// once by SHA-256.
+// once by SHA-256. It takes the calibration upload's bounds (finding H1): the quota is judged
+// from Content-Length before the body is read, the body is spooled to disk and hashed (so a
+// trace stored already costs no quota), and only then does the upload wait for a large-body
+// slot and a memory grant to read and parse it. The route counts as run creation (routes.go).
 func (s *Server) handleUploadTrace(w http.ResponseWriter, r *http.Request) error {
+	if err := s.checkUploadQuotaAhead(r.Context(), r.ContentLength, uploadFramingBytes); err != nil {
+		return err
+	}
+	s.guardUploadBody(w, r)
 	unreadable, done, err := traceUpload.parseForm(r)
 	if err != nil {
 		return err
@@ -71,7 +76,7 @@ func (s *Server) handleUploadTrace(w http.ResponseWriter, r *http.Request) error
 	}
 	defer done()
 	name := strings.TrimSpace(r.FormValue("name"))
-	content, filename, missing, err := traceUpload.readFile(r)
+	file, missing, err := traceUpload.spooled(r)
 	if missing {
 		return s.renderTraces(w, r, http.StatusUnprocessableEntity, "", "choose a trace file to upload (a Mooncake-format JSONL file)", name)
 	}
@@ -79,17 +84,28 @@ func (s *Server) handleUploadTrace(w http.ResponseWriter, r *http.Request) error
 		return err
 	}
 	if name == "" {
-		name = filename
+		name = file.name()
 	}
 	name = traceName(name)
+	sha, err := file.hash()
+	if err != nil {
+		return err
+	}
+	if err := s.checkTraceQuota(r.Context(), sha, file.size()); err != nil {
+		return err
+	}
+	release, err := s.admitUpload(r.Context(), file.size())
+	if err != nil {
+		return err
+	}
+	defer release()
+	content, err := file.read()
+	if err != nil {
+		return err
+	}
 	rows, err := sim.ParseTrace(content)
 	if err != nil {
 		return s.renderTraces(w, r, http.StatusUnprocessableEntity, "", "The trace was not stored: "+err.Error(), name)
-	}
-	sum := sha256.Sum256(content)
-	sha := hex.EncodeToString(sum[:])
-	if err := s.checkTraceQuota(r.Context(), sha, int64(len(content))); err != nil {
-		return err
 	}
 	created, err := s.store.PutTrace(r.Context(), sha, name, content, len(rows), s.now())
 	if err != nil {

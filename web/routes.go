@@ -79,7 +79,7 @@ func (s *Server) routes() http.Handler {
 	s.whatIfRoutes(r, createLimit)
 	r.Get("/traces", s.page(s.handleTraces))
 	r.With(s.requireAdmin).Get("/admin/queue", s.page(s.handleQueue))
-	r.Post("/traces", s.page(s.handleUploadTrace))
+	r.With(createLimit).Post("/traces", s.page(s.handleUploadTrace)) // counted like run creation
 	r.Get("/calibrations", s.page(s.handleCalibrations))
 	r.With(createLimit).Post("/calibrations", s.page(s.handleUploadCalibration)) // counted like run creation
 	r.Get("/calibrations/{sha}", s.page(s.handleCalibration))

@@ -1,9 +1,11 @@
 package web
 
 import (
-	"errors"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"io"
+	"mime/multipart"
 	"net/http"
 	"path/filepath"
 )
@@ -18,33 +20,75 @@ type upload struct {
 	tooLarge, tooLargeFile *Error
 }
 
-// parseForm parses the multipart form. A body past the limit is the 413; another error is
-// returned as the message the form shows (unreadable). done removes the form's temporary files.
+// uploadFormMemory is how much of an upload form's file parts the multipart reader keeps in
+// memory; the rest is spooled to a temporary file. Spooling happens before the upload is
+// admitted (admitUpload), so it must cost little memory per connection.
+const uploadFormMemory = 256 << 10
+
+// parseForm parses the multipart form, spooling its file to disk (guardUploadBody bounds how
+// long that may take). A body past the limit is the 413, one too slow the 408; another error is returned as the message the form shows (unreadable). done removes the
+// form's temporary files.
 func (u upload) parseForm(r *http.Request) (unreadable string, done func(), err error) {
-	if err := r.ParseMultipartForm(8 << 20); err != nil {
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
-			return "", nil, u.tooLarge
+	if err := r.ParseMultipartForm(uploadFormMemory); err != nil {
+		if p := uploadReadError(err, u.tooLarge); p != nil {
+			return "", nil, p
 		}
 		return "the upload could not be read (" + err.Error() + "); choose a file and try again", nil, nil
 	}
 	return "", func() { _ = r.MultipartForm.RemoveAll() }, nil
 }
 
-// readFile reads the form's file whole; missing is true when the form has none. name is the
-// file's base name, for a display name the user left empty.
-func (u upload) readFile(r *http.Request) (content []byte, name string, missing bool, err error) {
-	file, header, err := r.FormFile("file")
+// spooledFile is the form's file as the multipart reader left it (in memory up to
+// uploadFormMemory, on disk beyond): its size and SHA-256 are known before its content is read
+// into memory.
+type spooledFile struct {
+	header *multipart.FileHeader
+	what   string
+}
+
+// spooled finds the form's file; missing is true when the form has none. A file over maxBytes
+// is tooLargeFile.
+func (u upload) spooled(r *http.Request) (f spooledFile, missing bool, err error) {
+	if r.MultipartForm == nil || len(r.MultipartForm.File["file"]) == 0 {
+		return f, true, nil
+	}
+	f = spooledFile{header: r.MultipartForm.File["file"][0], what: u.what}
+	if f.header.Size > int64(u.maxBytes) {
+		return f, false, u.tooLargeFile
+	}
+	return f, false, nil
+}
+
+// size is the file's size in bytes.
+func (f spooledFile) size() int64 { return f.header.Size }
+
+// hash is the file's SHA-256 in hex, read from where it was spooled.
+func (f spooledFile) hash() (string, error) {
+	file, err := f.header.Open()
 	if err != nil {
-		return nil, "", true, nil
+		return "", fmt.Errorf("open uploaded %s: %w", f.what, err)
 	}
 	defer file.Close()
-	content, err = io.ReadAll(io.LimitReader(file, int64(u.maxBytes)+1))
+	h := sha256.New()
+	if _, err := io.Copy(h, file); err != nil {
+		return "", fmt.Errorf("hash uploaded %s: %w", f.what, err)
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// name is the file's base name, for a display name the user left empty.
+func (f spooledFile) name() string { return filepath.Base(f.header.Filename) }
+
+// read reads the spooled file into memory, in one allocation of its size.
+func (f spooledFile) read() ([]byte, error) {
+	file, err := f.header.Open()
 	if err != nil {
-		return nil, "", false, fmt.Errorf("read uploaded %s: %w", u.what, err)
+		return nil, fmt.Errorf("open uploaded %s: %w", f.what, err)
 	}
-	if len(content) > u.maxBytes {
-		return nil, "", false, u.tooLargeFile
+	defer file.Close()
+	content := make([]byte, f.header.Size)
+	if _, err := io.ReadFull(file, content); err != nil {
+		return nil, fmt.Errorf("read uploaded %s: %w", f.what, err)
 	}
-	return content, filepath.Base(header.Filename), false, nil
+	return content, nil
 }

@@ -27,14 +27,13 @@ const (
 )
 
 // admitUpload waits for a large-body slot and a memory grant for a body of size bytes (-1 when
-// the client did not say: the largest allowed). release gives both back.
+// the client did not say: the largest allowed). release gives both back. Callers read the body
+// first (upload_body.go), so a slow client never holds a slot.
 func (s *Server) admitUpload(ctx context.Context, size int64) (release func(), err error) {
 	if size < 0 || size > maxUploadBodySize {
 		size = maxUploadBodySize
 	}
-	busy := &Error{Status: http.StatusServiceUnavailable, Title: "Uploads busy",
-		Message:    "the server is fitting other uploads or running big runs and has no memory for this upload now; try again in a few seconds",
-		RetryAfter: exportRetryAfterSeconds}
+	busy := uploadsBusy()
 	ctx, cancel := context.WithTimeout(ctx, s.exports().uploadWait)
 	defer cancel()
 	select {
@@ -51,6 +50,14 @@ func (s *Server) admitUpload(ctx context.Context, size int64) (release func(), e
 		grant()
 		<-s.bodies.slots
 	}, nil
+}
+
+// uploadsBusy is the 503 of a big body that found no large-body slot or memory in time.
+func uploadsBusy() *Error {
+	return &Error{Status: http.StatusServiceUnavailable, Title: "Uploads busy",
+		Message: fmt.Sprintf("uploads are busy, retry in %d s: the server is reading other large uploads or requests, or running big runs, and has no room for this one now",
+			exportRetryAfterSeconds),
+		RetryAfter: exportRetryAfterSeconds}
 }
 
 // checkCalibrationRoom refuses new content once the stored calibration inputs reach the cap

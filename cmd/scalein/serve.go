@@ -79,7 +79,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 
 	cfg := runs.Config{Store: st, Logger: logger, Workers: max(*workers, 0), NoWorkers: *workers == 0,
 		QueueSize: *queue, RunTimeout: *limits.runTimeout, RescueAfter: *limits.rescueAfter,
-		MaxSweepPoints: *maxSweepPoints, MaxPlanRuns: *maxPlanRuns}
+		MaxSweepPoints: *maxSweepPoints, MaxPlanRuns: *maxPlanRuns, QuotaQueuedRuns: access.Quotas.QueuedRuns}
 	if !(*gpuHourPrice > 0) || *gpuHourPrice > web.MaxGPUHourPrice {
 		fmt.Fprintf(stderr, "scalein serve: -gpu-hour-price must be above 0 and at most %v (got %v)\n", web.MaxGPUHourPrice, *gpuHourPrice)
 		return 2

@@ -25,6 +25,7 @@ func runWorker(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	fs.SetOutput(stderr)
 	dbURL := fs.String("db", os.Getenv("SCALEIN_DB"), "the PostgreSQL database shared with the serve processes, postgres://USER:PASSWORD@HOST/DB (env SCALEIN_DB)")
 	concurrency := fs.Int("concurrency", runtime.NumCPU(), "runs this worker executes at once")
+	quotaRuns := fs.Int("quota-queued-runs", 0, "runs one user may have queued or running, as the serve processes' flag: a plan this worker drives submits its runs within its owner's quota (0: no quota)")
 	limits := addRunFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -38,6 +39,10 @@ func runWorker(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	}
 	if !store.IsPostgresDSN(*dbURL) {
 		fmt.Fprintf(stderr, "scalein worker: -db must be a postgres:// URL (got %q): workers share a PostgreSQL database with the serve processes; with a SQLite file, scalein serve works the runs itself\n", *dbURL)
+		return 2
+	}
+	if *quotaRuns < 0 {
+		fmt.Fprintf(stderr, "scalein worker: -quota-queued-runs must be 0 (no quota) or more (got %d)\n", *quotaRuns)
 		return 2
 	}
 	if *concurrency < 1 {
@@ -55,7 +60,7 @@ func runWorker(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		return 1
 	}
 	defer st.Close()
-	cfg := runs.Config{Store: st, Logger: logger, Workers: *concurrency,
+	cfg := runs.Config{Store: st, Logger: logger, Workers: *concurrency, QuotaQueuedRuns: *quotaRuns,
 		RunTimeout: *limits.runTimeout, RescueAfter: *limits.rescueAfter}
 	if err := limits.memory(&cfg); err != nil {
 		fmt.Fprintf(stderr, "scalein worker: %v\n", err)

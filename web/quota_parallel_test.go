@@ -1,0 +1,128 @@
+package web
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/scalein-planner/scalein/internal/pgtest"
+	"github.com/scalein-planner/scalein/runs"
+	"github.com/scalein-planner/scalein/store"
+)
+
+// parallelCodes sends n requests at once (made by req(i)) as user and counts the answers by
+// status.
+func parallelCodes(t *testing.T, s *Server, user string, n int, req func(i int) *http.Request) map[int]int {
+	t.Helper()
+	reqs := make([]*http.Request, n)
+	for i := range reqs {
+		reqs[i] = req(i)
+		reqs[i].Header.Set("X-Forwarded-User", user)
+	}
+	codes := make([]int, n)
+	var start, done sync.WaitGroup
+	start.Add(1)
+	for i := range n {
+		done.Go(func() {
+			start.Wait()
+			codes[i] = do(t, s.Handler(), reqs[i]).Code
+		})
+	}
+	start.Done()
+	done.Wait()
+	out := map[int]int{}
+	for _, c := range codes {
+		out[c]++
+	}
+	return out
+}
+
+// testParallelQuotas is finding M2's reproduction on one store: N requests at once, each of
+// which alone fits, admit exactly the quota.
+func testParallelQuotas(t *testing.T, open func(t *testing.T) *store.Store) {
+	t.Run("QueuedRuns", func(t *testing.T) {
+		s := newAccessServer(t, runs.Config{Store: open(t)}, withUsers(Access{Quotas: Quotas{QueuedRuns: 3}}), 0)
+		codes := parallelCodes(t, s, "alice", 10, func(i int) *http.Request {
+			return jsonReq(http.MethodPost, "/api/v1/runs", testScenario(fmt.Sprintf("parallel %d", i)))
+		})
+		assert.Equal(t, map[int]int{http.StatusAccepted: 3, http.StatusTooManyRequests: 7}, codes)
+		u, err := s.store.UsageOf(context.Background(), "alice")
+		require.NoError(t, err)
+		assert.Equal(t, 3, u.UnfinishedRuns)
+	})
+	t.Run("SweepPoints", func(t *testing.T) {
+		s := newAccessServer(t, runs.Config{Store: open(t)}, withUsers(Access{Quotas: Quotas{SweepPoints: 10}}), 0)
+		scenario := fourWorkers(t, `[{"at_ms": 100, "count": 1}]`)
+		codes := parallelCodes(t, s, "carol", 8, func(i int) *http.Request {
+			return jsonReq(http.MethodPost, "/api/v1/sweeps", sweepBody(scenario,
+				fmt.Sprintf(`[{"path": "kvcr.bandwidth_gbps", "values": [%d, %d]}]`, 10+2*i, 11+2*i)))
+		})
+		assert.Equal(t, map[int]int{http.StatusAccepted: 5, http.StatusTooManyRequests: 3}, codes)
+	})
+	t.Run("UploadBytes", func(t *testing.T) {
+		size := int64(len(traceLines(20, 10)))
+		s := newAccessServer(t, runs.Config{Store: open(t)}, withUsers(Access{Quotas: Quotas{UploadBytes: 2*size + size/2}}), 0)
+		codes := parallelCodes(t, s, "dave", 6, func(i int) *http.Request {
+			return traceUploadRequest(t, traceLines(20, 10+i)) // six files of one size
+		})
+		assert.Equal(t, map[int]int{http.StatusSeeOther: 2, http.StatusTooManyRequests: 4}, codes)
+		u, err := s.store.UsageOf(context.Background(), "dave")
+		require.NoError(t, err)
+		assert.Equal(t, 2*size, u.UploadBytes)
+	})
+}
+
+func TestParallelQuotasOnSQLite(t *testing.T) {
+	testParallelQuotas(t, func(t *testing.T) *store.Store { return openStore(t, filepath.Join(t.TempDir(), "test.db")) })
+}
+
+func TestParallelQuotasOnPostgres(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short")
+	}
+	cluster := pgtest.Require(t)
+	testParallelQuotas(t, func(t *testing.T) *store.Store {
+		st, err := store.Open(context.Background(), cluster.NewDatabase(t))
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = st.Close() })
+		return st
+	})
+}
+
+// Finding M2: a plan's runs count against its owner's quota of queued runs. The driver submits
+// only within the owner's remaining quota and waits for room, so a tune plan of up to 16 runs
+// never has more than the quota's 3 queued or running, and the owner's own runs count too.
+func TestPlanRunsStayWithinTheOwnersQuota(t *testing.T) {
+	fake := newBlockingRun()
+	cfg := runs.Config{Workers: 1, Simulate: fake.Run, QuotaQueuedRuns: 3}
+	s := newAccessServer(t, cfg, withUsers(Access{Quotas: Quotas{QueuedRuns: 3}}), 0)
+	require.NoError(t, s.startRuns(context.Background()))
+	defer close(fake.Release)
+
+	rec := as(t, s, "alice", jsonReq(http.MethodPost, "/api/v1/runs", testScenario("alice's own")))
+	require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
+	body := planBody(lullScenario(t), `"goal": {"tune": "autoscaler"}, "search": {"max_runs": 10}`)
+	rec = as(t, s, "alice", jsonReq(http.MethodPost, "/api/v1/plans", body))
+	require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
+
+	peak := 0
+	deadline := time.Now().Add(2 * time.Second)
+	for time.Now().Before(deadline) {
+		u, err := s.store.UsageOf(context.Background(), "alice")
+		require.NoError(t, err)
+		peak = max(peak, u.UnfinishedRuns)
+		time.Sleep(20 * time.Millisecond)
+	}
+	assert.Equal(t, 3, peak, "the plan fills the quota and goes no further while the runs are held")
+
+	// Bob's plan is his own: alice's full quota does not hold it back.
+	rec = as(t, s, "bob", jsonReq(http.MethodPost, "/api/v1/runs", testScenario("bob's own")))
+	assert.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
+}

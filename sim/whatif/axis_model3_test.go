@@ -17,7 +17,7 @@ func TestExpandModel3Axes(t *testing.T) {
 	require.True(t, ok)
 	base, err := sim.Parse(p.JSON, sim.ParseEnv{})
 	require.NoError(t, err)
-	base.Autoscaler.Behavior = nil                      // the model-3 shorthand instead of the preset's behavior
+	base.Autoscaler.Behavior = nil                       // the model-3 shorthand instead of the preset's behavior
 	base.Autoscaler.MaxRemovePerTick = sim.PerTickNone() // null in the base: the axis still sets it
 	axes := []whatif.Axis{
 		{Path: "autoscaler.grace_ms", Values: []any{num("2000"), num("30000")}},

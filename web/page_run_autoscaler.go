@@ -111,7 +111,7 @@ func decisionWorkers(d sim.Decision) string {
 // autoscalerVerdicts says in words what the autoscaler did and what it cost ("the autoscaler
 // drained 11 workers in 6 decisions; 3 drains waited 9.5 s on peers pulling from them; a 30 s
 // grace killed 4 requests, migration moved 7").
-func autoscalerVerdicts(rep *sim.Report) []string {
+func autoscalerVerdicts(rep *sim.Report) (out []string) {
 	var drained, started, reactivated, cancelled, downs, ups int
 	for _, d := range rep.Autoscaler.Decisions {
 		drained += len(d.Drained)
@@ -127,10 +127,10 @@ func autoscalerVerdicts(rep *sim.Report) []string {
 	}
 	n := len(rep.Autoscaler.Decisions)
 	if drained+started+reactivated+cancelled == 0 {
-		return []string{fmt.Sprintf("The autoscaler made %s and changed nothing: the fleet stayed at %s.",
-			format.Count(int64(n), "decisions"), format.Count(int64(rep.Summary.Workers.Initial), "workers"))}
+		return append([]string{fmt.Sprintf("The autoscaler made %s and changed nothing: the fleet stayed at %s.",
+			format.Count(int64(n), "decisions"), format.Count(int64(rep.Summary.Workers.Initial), "workers"))}, ruleVerdicts(rep)...)
 	}
-	var out []string
+	defer func() { out = append(out, ruleVerdicts(rep)...) }()
 	s := fmt.Sprintf("In %s the autoscaler drained %s in %s", format.Count(int64(n), "decisions"),
 		format.Count(int64(drained), "workers"), format.Count(int64(downs), "decisions"))
 	if cancelled > 0 {
@@ -249,4 +249,50 @@ func reasonSentence(d sim.Decision) string {
 		return "at the min_workers / max_workers bound"
 	}
 	return "no change"
+}
+
+// ruleVerdicts names the controller's rules that shaped the run, from the decisions alone:
+// the legacy path scaling up towards an old spike, starting workers holding a scale-down, the
+// windows, the policies and the bounds.
+func ruleVerdicts(rep *sim.Report) []string {
+	var out []string
+	var pushed, held, stabilized, limited, atMax int
+	var first *sim.Decision
+	for i, d := range rep.Autoscaler.Decisions {
+		switch {
+		case d.Reason == sim.ReasonScaleUp && d.Rec != nil && d.Up == nil && *d.Rec < d.Desired:
+			// The legacy path: the window's maximum, not this sample, asked for the growth.
+			pushed++
+			if first == nil {
+				first = &rep.Autoscaler.Decisions[i]
+			}
+		case d.Reason == sim.ReasonHeldByStarting:
+			held++
+		case d.Reason == sim.ReasonStabilized:
+			stabilized++
+		case d.Reason == sim.ReasonLimited:
+			limited++
+		case d.Reason == sim.ReasonAtBound && d.Stab != nil && *d.Stab > d.Current:
+			atMax++
+		}
+	}
+	if pushed > 0 {
+		out = append(out, fmt.Sprintf("The legacy path (an HPA without behavior) scaled up to %d at %s although the metric asked for %d: "+
+			"the downscale window's maximum from an earlier peak drives scale-ups too (%s). Set a behavior to avoid it.",
+			first.Desired, format.ShortMS(first.TMS), *first.Rec, format.Count(int64(pushed), "decisions")))
+	}
+	if held > 0 {
+		out = append(out, fmt.Sprintf("Starting workers held %s: without a sample they would flip the ratio, so Kubernetes keeps the size (set pending_ms or a shorter start-up to see them sooner).",
+			format.Count(int64(held), "decisions")))
+	}
+	if stabilized > 0 {
+		out = append(out, fmt.Sprintf("A stabilisation window held %s that the metric alone would have changed.", format.Count(int64(stabilized), "decisions")))
+	}
+	if limited > 0 {
+		out = append(out, fmt.Sprintf("The scaling policies limited %s: changes inside a policy's period use up what it allows.", format.Count(int64(limited), "decisions")))
+	}
+	if atMax > 0 {
+		out = append(out, fmt.Sprintf("%s wanted more workers than max_workers allows.", format.Count(int64(atMax), "decisions")))
+	}
+	return out
 }

@@ -506,6 +506,16 @@ func TestFleetChart(t *testing.T) {
 		assert.Contains(t, c.OptionJSON, want)
 	}
 	assert.Len(t, c.Table.Rows, len(rep.Autoscaler.Decisions))
+	// Each decision that held the fleet is marked by its reason.
+	for reason, n := range rep.Summary.Autoscaler.Reasons {
+		name := `"held: ` + strings.ReplaceAll(reason, "_", " ") + `"`
+		marked := reason == sim.ReasonStabilized || reason == sim.ReasonHeldByStarting || reason == sim.ReasonLimited || reason == sim.ReasonAtBound
+		if marked && n > 0 {
+			assert.Contains(t, c.OptionJSON, name)
+		} else if n == 0 {
+			assert.NotContains(t, c.OptionJSON, name)
+		}
+	}
 	_, ok = Fleet(rep, nil)
 	assert.False(t, ok, "no autoscaler, no fleet chart")
 }

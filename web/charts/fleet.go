@@ -2,6 +2,7 @@ package charts
 
 import (
 	"math"
+	"strings"
 
 	"github.com/go-echarts/go-echarts/v2/charts"
 	"github.com/go-echarts/go-echarts/v2/opts"
@@ -17,6 +18,16 @@ const (
 	colorFleetLoad = "#7c3aed" // violet: sampled load per worker
 	colorDecision  = "#dc2626" // red: a decision that changed the fleet
 )
+
+// heldMarks are the reasons a decision kept the fleet, each with its marker on the fleet chart.
+var heldMarks = []struct{ reason, symbol, color string }{
+	{sim.ReasonStabilized, "circle", "#2563eb"},      // a window held it
+	{sim.ReasonHeldByStarting, "diamond", "#0891b2"}, // starting pods would flip the ratio
+	{sim.ReasonLimited, "rect", "#d97706"},           // a policy's period used up
+	{sim.ReasonAtBound, "pin", "#111827"},            // min_workers / max_workers
+	{sim.ReasonAboveMax, "pin", "#7c2d12"},
+	{sim.ReasonBelowMin, "pin", "#7c2d12"},
+}
 
 // Fleet draws an autoscaler run's fleet over time (SPEC §3.15): active, starting and draining
 // workers stacked (what holds GPUs), the load per worker each decision saw with the target band
@@ -105,5 +116,22 @@ func Fleet(rep *sim.Report, a *sim.Autoscaler) (templates.Chart, bool) {
 		charts.WithLineChartOpts(opts.LineChart{ShowSymbol: opts.Bool(true), Symbol: "triangle", SymbolSize: 10}),
 		charts.WithItemStyleOpts(opts.ItemStyle{Color: colorDecision}),
 		charts.WithLineStyleOpts(opts.LineStyle{Width: 0, Opacity: opts.Float(0)}))
+	// Every decision that held the fleet, marked by the rule that held it (SPEC §3.16 reasons),
+	// at the fleet size it left.
+	for _, m := range heldMarks {
+		var pts []opts.LineData
+		for _, d := range ds {
+			if d.Reason == m.reason {
+				pts = append(pts, opts.LineData{Value: []any{d.TMS, d.Desired}})
+			}
+		}
+		if len(pts) == 0 {
+			continue
+		}
+		line.AddSeries("held: "+strings.ReplaceAll(m.reason, "_", " "), pts,
+			charts.WithLineChartOpts(opts.LineChart{ShowSymbol: opts.Bool(true), Symbol: m.symbol, SymbolSize: 7}),
+			charts.WithItemStyleOpts(opts.ItemStyle{Color: m.color}),
+			charts.WithLineStyleOpts(opts.LineStyle{Width: 0, Opacity: opts.Float(0)}))
+	}
 	return templates.Chart{ID: idFleet, Title: title, OptionJSON: encodeOption(line, wholeAxis), Table: table, HeightPX: chartHeightPX}, true
 }

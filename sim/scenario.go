@@ -410,3 +410,39 @@ func (a *Autoscaler) SetScaleDown(windowMS float64, step *int) {
 	}
 	a.Behavior.ScaleDown = r
 }
+
+// ScaleDownPolicies are the behavior's own scale-down policies, nil when it sets none (or has
+// no behavior).
+func (a *Autoscaler) ScaleDownPolicies() []ScalingPolicy {
+	if a.Behavior == nil || a.Behavior.ScaleDown == nil || len(a.Behavior.ScaleDown.Policies) == 0 {
+		return nil
+	}
+	return slices.Clone(a.Behavior.ScaleDown.Policies)
+}
+
+// SetScaleDownPolicies sets the scale-down policies, turning the autoscaler into the behavior
+// it stands for when it has none: the shorthand becomes the behavior it meant (windows rounded
+// to whole ms, periods of interval_ms); an autoscaler on the legacy path gets a behavior with
+// only these policies (Kubernetes' defaults elsewhere).
+func (a *Autoscaler) SetScaleDownPolicies(ps []ScalingPolicy) {
+	if a.Behavior == nil {
+		st := a.ControllerSettings()
+		b := &Behavior{ScaleDown: &ScalingRules{}}
+		if st.Behavior != nil { // the shorthand
+			w := st.Behavior.Down.WindowNS / 1_000_000
+			b.ScaleDown.WindowMS = &w
+			uw := st.Behavior.Up.WindowNS / 1_000_000
+			period := min(max(int64(math.Round(a.IntervalMS)), 1), MaxPolicyPeriodMS)
+			b.ScaleUp = &ScalingRules{WindowMS: &uw, Policies: []ScalingPolicy{{Type: PolicyTypePods, Value: st.Behavior.Up.Policies[0].Value, PeriodMS: period}}}
+		}
+		a.ScaleDownWindowMS, a.ScaleUpWindowMS = nil, nil
+		a.MaxRemovePerTick, a.MaxAddPerTick = PerTick{}, PerTick{}
+		a.Behavior = b
+	} else {
+		a.Behavior = a.Behavior.Clone()
+		if a.Behavior.ScaleDown == nil {
+			a.Behavior.ScaleDown = &ScalingRules{}
+		}
+	}
+	a.Behavior.ScaleDown.Policies = slices.Clone(ps)
+}

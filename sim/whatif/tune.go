@@ -33,6 +33,10 @@ type setting struct {
 	target    float64
 	windowMS  float64
 	maxRemove *int
+	// policies, when set, are the scale-down policies in place of maxRemove's (policyKey names
+	// them, "" when unset).
+	policies  []sim.ScalingPolicy
+	policyKey string
 	sel       string
 	grace     *float64
 	migration int
@@ -41,6 +45,7 @@ type setting struct {
 // dims are the settings the refine stage varies one at a time, in this order.
 const (
 	dimMaxRemove = iota
+	dimPolicies
 	dimSelect
 	dimGrace
 	dimMigration
@@ -122,8 +127,9 @@ func tune(ctx context.Context, r Runner, base *sim.Scenario, req Request) (*Resu
 // settingOf reads the searched settings from a scenario with an autoscaler.
 func settingOf(sc *sim.Scenario) setting {
 	a := sc.Autoscaler
-	return setting{target: a.Target, windowMS: a.ScaleDownWindow(), maxRemove: a.ScaleDownStep(),
+	st := setting{target: a.Target, windowMS: a.ScaleDownWindow(), maxRemove: a.ScaleDownStep(),
 		sel: a.Select, grace: a.GraceMS, migration: sc.Router.MigrationLimit}
+	return withPolicies(st, a.ScaleDownPolicies())
 }
 
 // with returns the setting with dimension d set to the i-th value of its search list.
@@ -132,6 +138,9 @@ func (t *tuner) with(st setting, d, i int) setting {
 	switch d {
 	case dimMaxRemove:
 		st.maxRemove = s.MaxRemovePerTick[i]
+		st = withPolicies(st, nil) // the step limit alone
+	case dimPolicies:
+		st = withPolicies(st, s.ScaleDownPolicies[i])
 	case dimSelect:
 		st.sel = s.Selections[i]
 	case dimGrace:
@@ -145,7 +154,7 @@ func (t *tuner) with(st setting, d, i int) setting {
 // dimValues is how many values dimension d's search list has.
 func (t *tuner) dimValues(d int) int {
 	s := t.req.Search
-	return [numDims]int{len(s.MaxRemovePerTick), len(s.Selections), len(s.GraceMS), len(s.MigrationLimits)}[d]
+	return [numDims]int{len(s.MaxRemovePerTick), len(s.ScaleDownPolicies), len(s.Selections), len(s.GraceMS), len(s.MigrationLimits)}[d]
 }
 
 // same says whether two settings agree on dimension d.
@@ -153,6 +162,8 @@ func same(a, b setting, d int) bool {
 	switch d {
 	case dimMaxRemove:
 		return equalPtr(a.maxRemove, b.maxRemove)
+	case dimPolicies:
+		return a.policyKey == b.policyKey
 	case dimSelect:
 		return a.sel == b.sel
 	case dimGrace:
@@ -302,6 +313,8 @@ func withDim(dst, src setting, d int) setting {
 	switch d {
 	case dimMaxRemove:
 		dst.maxRemove = src.maxRemove
+	case dimPolicies:
+		dst = withPolicies(dst, src.policies)
 	case dimSelect:
 		dst.sel = src.sel
 	case dimGrace:
@@ -315,8 +328,9 @@ func withDim(dst, src setting, d int) setting {
 // settingFromCandidate reads a tune candidate's setting back.
 func settingFromCandidate(c Candidate) setting {
 	a := c.Autoscaler
-	return setting{target: a.Target, windowMS: a.ScaleDownWindow(), maxRemove: a.ScaleDownStep(),
+	st := setting{target: a.Target, windowMS: a.ScaleDownWindow(), maxRemove: a.ScaleDownStep(),
 		sel: a.Select, grace: a.GraceMS, migration: *c.MigrationLimit}
+	return withPolicies(st, a.ScaleDownPolicies())
 }
 
 // candidate makes the tune candidate of a setting: the base scenario with that autoscaler and
@@ -327,6 +341,9 @@ func (t *tuner) candidate(st setting, stage string) *Candidate {
 	a := *t.base.Autoscaler
 	a.Target, a.Select, a.GraceMS = st.target, st.sel, st.grace
 	a.SetScaleDown(st.windowMS, st.maxRemove)
+	if st.policies != nil {
+		a.SetScaleDownPolicies(st.policies)
+	}
 	sc.Autoscaler = &a
 	sc.Router.MigrationLimit = st.migration
 	sc.ScaleIn = []sim.ScaleInAction{}
@@ -368,6 +385,9 @@ func (t *tuner) label(st setting) string {
 	if st.maxRemove != nil {
 		step = Workers(*st.maxRemove) + " a step"
 	}
+	if st.policies != nil {
+		step = PolicyPhrase(st.policies)
+	}
 	grace := "no grace"
 	if st.grace != nil {
 		grace = "grace " + FormatMS(*st.grace)
@@ -382,4 +402,35 @@ func sum(v []int) int {
 		n += x
 	}
 	return n
+}
+
+// withPolicies sets a setting's scale-down policies (nil: none, the step limit applies).
+func withPolicies(st setting, ps []sim.ScalingPolicy) setting {
+	st.policies, st.policyKey = nil, ""
+	if ps != nil {
+		st.policies = slices.Clone(ps)
+		st.policyKey = PolicyPhrase(ps)
+	}
+	return st
+}
+
+// PolicyPhrase says what scale-down policies allow: "at most 1 worker removed per 1 min",
+// "at most 10 % of the workers removed per 1 min or 2 workers per 15 s (the larger)".
+func PolicyPhrase(ps []sim.ScalingPolicy) string {
+	parts := make([]string, len(ps))
+	for i, p := range ps {
+		what := Workers(p.Value)
+		if p.Type == sim.PolicyTypePercent {
+			what = fmt.Sprintf("%d %% of the workers", p.Value)
+		}
+		parts[i] = what + " removed per " + FormatMS(float64(p.PeriodMS))
+	}
+	out := "at most " + parts[0]
+	for _, p := range parts[1:] {
+		out += " or " + p
+	}
+	if len(parts) > 1 {
+		out += " (the larger)"
+	}
+	return out
 }

@@ -157,7 +157,7 @@ func (t *tuner) recommend(ranked, baselines []Candidate) (*Recommendation, strin
 	best := ranked[0]
 	a := best.Autoscaler
 	var b strings.Builder
-	b.WriteString("Set " + targetPhrase(a) + " and " + windowPhrase(a.ScaleDownWindow()) + ", " + stepPhrase(a.ScaleDownStep()) +
+	b.WriteString("Set " + targetPhrase(a) + " and " + windowPhrase(a.ScaleDownWindow()) + ", " + scaleDownPhrase(a) +
 		", " + selectPhrase(a.Select) + ", " + gracePhrase(a.GraceMS) + ", " + migrationPhrase(*best.MigrationLimit) + ": ")
 	if best.Fleet.SavedVsFixedPct == nil {
 		b.WriteString(formatFloat(roundSignificant(best.Fleet.GPUHours, 3)) + " GPU-hours")
@@ -211,6 +211,14 @@ func windowPhrase(ms float64) string {
 		return "no scale-down window"
 	}
 	return "a " + roundedMS(ms) + " scale-down window"
+}
+
+// scaleDownPhrase names the scale-down limit: the behavior's policies, or the step limit.
+func scaleDownPhrase(a *sim.Autoscaler) string {
+	if ps := a.ScaleDownPolicies(); ps != nil {
+		return PolicyPhrase(ps)
+	}
+	return stepPhrase(a.ScaleDownStep())
 }
 
 func stepPhrase(n *int) string {

@@ -102,6 +102,30 @@ func normalizeTune(base *sim.Scenario, req Request) (Request, error) {
 			add(fmt.Sprintf("search.max_remove_per_tick[%d]", i), "must be a number of workers from 1 to 1e6, or null for no limit (got %d)", *v)
 		}
 	}
+	if s.ScaleDownPolicies == nil && a.Behavior != nil {
+		s.ScaleDownPolicies = DefaultScaleDownPolicies()
+	}
+	if s.ScaleDownPolicies != nil {
+		checkList(add, "search.scale_down_policies", len(s.ScaleDownPolicies))
+	}
+	for i, list := range s.ScaleDownPolicies {
+		lp := fmt.Sprintf("search.scale_down_policies[%d]", i)
+		if len(list) == 0 || len(list) > sim.MaxPolicies {
+			add(lp, `must be a list of 1 to %d policies like [{"type": "percent", "value": 10, "period_ms": 60000}]`, sim.MaxPolicies)
+		}
+		for j, pol := range list {
+			pp := fmt.Sprintf("%s[%d]", lp, j)
+			if pol.Type != sim.PolicyTypePods && pol.Type != sim.PolicyTypePercent {
+				add(pp+".type", `must be "pods" or "percent" (got %q)`, pol.Type)
+			}
+			if pol.Value < 1 {
+				add(pp+".value", "must be an integer >= 1 (got %d)", pol.Value)
+			}
+			if pol.PeriodMS < 1 || pol.PeriodMS > sim.MaxPolicyPeriodMS {
+				add(pp+".period_ms", "must be an integer in [1, %d] (got %d)", sim.MaxPolicyPeriodMS, pol.PeriodMS)
+			}
+		}
+	}
 	if s.Selections == nil {
 		s.Selections = slices.Clone(tunePolicies)
 	}
@@ -149,6 +173,18 @@ func normalizeTune(base *sim.Scenario, req Request) (Request, error) {
 	return Request{Goal: g, Constraints: c, Search: s}, nil
 }
 
+// DefaultScaleDownPolicies are the scale-down policy lists a tune plan tries on a scenario
+// with a behavior: one worker a minute, 10 % and 50 % of the fleet a minute, and Kubernetes'
+// default (100 % per 15 s).
+func DefaultScaleDownPolicies() [][]sim.ScalingPolicy {
+	return [][]sim.ScalingPolicy{
+		{{Type: sim.PolicyTypePods, Value: 1, PeriodMS: 60000}},
+		{{Type: sim.PolicyTypePercent, Value: 10, PeriodMS: 60000}},
+		{{Type: sim.PolicyTypePercent, Value: 50, PeriodMS: 60000}},
+		{{Type: sim.PolicyTypePercent, Value: 100, PeriodMS: 15000}},
+	}
+}
+
 // rejectTuneSearch names the tune plan's search fields in a drain plan's request.
 func rejectTuneSearch(add func(string, string, ...any), s Search) {
 	for _, f := range []struct {
@@ -157,6 +193,7 @@ func rejectTuneSearch(add func(string, string, ...any), s Search) {
 	}{
 		{"search.targets", s.Targets != nil}, {"search.scale_down_windows_ms", s.ScaleDownWindowsMS != nil},
 		{"search.max_remove_per_tick", s.MaxRemovePerTick != nil}, {"search.migration_limits", s.MigrationLimits != nil},
+		{"search.scale_down_policies", s.ScaleDownPolicies != nil},
 		{"search.refine_top", s.RefineTop != 0},
 	} {
 		if f.set {

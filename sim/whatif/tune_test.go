@@ -74,6 +74,9 @@ func fakeOutcome(sc *sim.Scenario) whatif.Outcome {
 		}
 	}
 	gpu -= 0.05 * float64(sc.Router.MigrationLimit)
+	if ps := a.ScaleDownPolicies(); len(ps) == 1 && ps[0].Type == sim.PolicyTypePercent && ps[0].Value == 10 {
+		gpu -= 0.3 // a behavior's scale-down policy of 10 % a minute (TestTuneSearchesScaleDownPolicies)
+	}
 	o.Headline = []sim.Figure{fig("ttft_p99_ms", ttft), fig("e2e_p99_ms", 4000), fig("requests_killed", killed)}
 	o.Fleet = whatif.FleetFigures{GPUHours: gpu, FleetChanges: changes, Migrated: int64(sc.Router.MigrationLimit), PeakWorkers: 4}
 	return o
@@ -312,4 +315,36 @@ func TestExpandAutoscalerFields(t *testing.T) {
 	_, err = whatif.Expand(base, []whatif.Axis{{Path: "autoscaler.select", Values: []any{"random"}}}, sim.ParseEnv{}, 0)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "axes[0].values[0]")
+}
+
+// On a scenario with a behavior, a tune plan searches scale-down policies too (SPEC §3.16):
+// the fake makes "10 % per 60 s" save 0.3 GPU-hours, so the recommendation names that policy,
+// and every candidate is a valid scenario (a behavior, never with the shorthand).
+func TestTuneSearchesScaleDownPolicies(t *testing.T) {
+	base := autoscaled(t)
+	w := int64(300000)
+	base.Autoscaler.Behavior = &sim.Behavior{ScaleDown: &sim.ScalingRules{WindowMS: &w}}
+	req, err := whatif.Normalize(base, tuneRequest(800))
+	require.NoError(t, err)
+	assert.Equal(t, whatif.DefaultScaleDownPolicies(), req.Search.ScaleDownPolicies)
+	res, err := whatif.Plan(context.Background(), &fakeTuneRunner{}, base, tuneRequest(800))
+	require.NoError(t, err)
+	require.NotNil(t, res.Recommended, res.Reason)
+	assert.Contains(t, res.Candidates[0].Label, "at most 10 % of the workers removed per 60 s")
+	assert.Contains(t, res.Recommended.Reason, "at most 10 % of the workers removed per 60 s")
+	assert.Equal(t, []sim.ScalingPolicy{{Type: sim.PolicyTypePercent, Value: 10, PeriodMS: 60000}}, res.Recommended.Autoscaler.ScaleDownPolicies())
+	for _, c := range res.Candidates {
+		sc := *base
+		sc.Autoscaler = c.Autoscaler
+		_, err := sim.Parse(sc.CanonicalJSON(), sim.ParseEnv{})
+		require.NoError(t, err, c.Label)
+	}
+
+	// A bad policy list is named by its path.
+	bad := tuneRequest(800)
+	bad.Search.ScaleDownPolicies = [][]sim.ScalingPolicy{{{Type: "pods", Value: 0, PeriodMS: 0}}}
+	_, err = whatif.Normalize(base, bad)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "search.scale_down_policies[0][0].value: must be an integer >= 1")
+	assert.Contains(t, err.Error(), "search.scale_down_policies[0][0].period_ms")
 }

@@ -79,11 +79,28 @@ func TestBrowserAutoscalerRun(t *testing.T) {
 	b.screenshot(t, "autoscaler-form-1280")
 	b.chartShot(t, "hpa_manifest", "autoscaler-form-hpa-import-1280")
 
+	// A behavior with two scale-down policies, built in the form: the first row, then "Add
+	// policy" (a submit that comes back with one more row), then the second.
+	b.do(t, "choose a behavior", chromedp.SetValue(chromedp.CSS(`[id="autoscaler.behavior"]`), "set"),
+		chromedp.Evaluate[chromedp.Void](`document.getElementById('autoscaler.behavior').dispatchEvent(new Event('change', {bubbles: true}))`))
+	setField(t, b, "autoscaler.behavior.scale_down.window_ms", "20000")
+	setField(t, b, "autoscaler.behavior.scale_down.policies[0].type", "pods")
+	setField(t, b, "autoscaler.behavior.scale_down.policies[0].value", "2")
+	setField(t, b, "autoscaler.behavior.scale_down.policies[0].period_ms", "10000")
+	b.do(t, "add a scale-down policy", chromedp.Click(chromedp.CSS(`[data-testid="add-policy-scale_down"]`)))
+	b.waitFor(t, "the form back with a second policy row", `document.readyState === 'complete' && !!document.querySelector('[data-testid="policy-scale_down-1"]')`, 20*time.Second)
+	require.Equal(t, "At most 2 workers removed per 10 s.", strings.TrimSpace(browserEval[string](t, b, `document.querySelector('[data-testid="policy-help-scale_down-0"]').textContent`)))
+	setField(t, b, "autoscaler.behavior.scale_down.policies[1].type", "percent")
+	setField(t, b, "autoscaler.behavior.scale_down.policies[1].value", "50")
+	setField(t, b, "autoscaler.behavior.scale_down.policies[1].period_ms", "20000")
+	require.Equal(t, "autoscaler", browserEval[string](t, b, `document.querySelector('select[data-scale-in-mode]').value`), "the choice survives adding a policy")
+	b.chartShot(t, "autoscaler.behavior", "autoscaler-form-behavior-1280")
+
 	// A decision every 5 s over 240 s and what follows: about 50 decisions, two pages of the table.
 	for id, v := range map[string]string{
 		"workload.sessions.count": "2500", "fleet.workers": "8",
 		"autoscaler.interval_ms": "5000", "autoscaler.target": "8", "autoscaler.min_workers": "2", "autoscaler.max_workers": "12",
-		"autoscaler.scale_down_window_ms": "20000", "autoscaler.startup_ms": "10000", "autoscaler.grace_ms": "30000",
+		"autoscaler.startup_ms": "10000", "autoscaler.grace_ms": "30000",
 	} {
 		setField(t, b, id, v)
 	}
@@ -95,6 +112,7 @@ func TestBrowserAutoscalerRun(t *testing.T) {
 	id := strings.TrimPrefix(runURL, ts.URL+"/runs/")
 	rep := fetchReport(t, ts.URL, id)
 	require.NotNil(t, rep.Autoscaler, "the run has an autoscaler")
+	require.Contains(t, browserEval[string](t, b, `document.body.textContent`), "2 workers removed per 10 s", "the run's summary names the behavior")
 	n := len(rep.Autoscaler.Decisions)
 	require.Greater(t, n, decisionsPerPage, "two pages of decisions")
 	require.LessOrEqual(t, n, 2*decisionsPerPage, "two pages of decisions")

@@ -20,10 +20,7 @@ func (s *Server) whatIfFormPage(r *http.Request, kind string) (templates.WhatIfN
 	}
 	p := templates.WhatIfNewPage{Page: s.pageInfo(title, "new"), Kind: kind, Remove: "1", MaxKilled: "0",
 		MaxRuns: strconv.Itoa(s.runs.MaxPlanRuns())}
-	p.AxisPaths, p.AxisLists = make([]string, maxFormAxes), make([]string, maxFormAxes)
-	p.AxisStarts, p.AxisStops, p.AxisSteps = make([]string, maxFormAxes), make([]string, maxFormAxes), make([]string, maxFormAxes)
-	p.AxisPaths[0], p.AxisLists[0] = "kvcr.bandwidth_gbps", "5, 10, 20, 40"
-	p.AxisPaths[1], p.AxisLists[1] = "kvcr.reject_draining_sources", "true, false"
+	form.DefaultSweep().Fill(&p, form.JobErrors{})
 	var sc *sim.Scenario
 	q := r.URL.Query()
 	switch {
@@ -102,4 +99,15 @@ func problemMessages(err error) ([]string, bool) {
 		out = append(out, fe.String())
 	}
 	return out, true
+}
+
+// refusedOnForm turns the run service's refusal of a sweep or plan form's request into the
+// form's problems, placed by place; an error that is not the user's to fix (not a 400) is
+// returned for the error page.
+func refusedOnForm(err error, place func(message string, fields []sim.FieldError) form.JobErrors) (form.JobErrors, error) {
+	p := problemOf(err)
+	if p.Status != http.StatusBadRequest {
+		return form.JobErrors{}, err
+	}
+	return place(p.Message, p.Fields), nil
 }

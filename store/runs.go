@@ -6,8 +6,8 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"strings"
 	"math"
+	"strings"
 	"time"
 )
 
@@ -401,7 +401,7 @@ func findRun(ctx context.Context, tx *sql.Tx, id string, withBlobs bool) (Run, e
 // scanRun reads the columns of runColumns (then runColumnsWithBlobs' extra ones when withBlobs).
 func scanRun(row interface{ Scan(...any) error }, withBlobs bool) (Run, error) {
 	var (
-		r                                Run
+		r                                 Run
 		created, started, finished, jobID sql.NullInt64
 	)
 	dest := []any{&r.ID, &r.Name, &r.Status, &r.Error, &r.Progress, &created, &started, &finished, &r.Attempts, &jobID, &r.Worker}

@@ -1,6 +1,7 @@
 // Package sim is the discrete-event simulator of docs/model.md: a fleet of LLM inference
 // workers with G1 (GPU) and G2 (host) KV caches, KVCR peer pulls guided by router hints,
-// scale-in, and (model 3) load that changes, an autoscaler in the loop and migration.
+// scale-in, load that changes and migration (model 3), and the Kubernetes HPA controller in the
+// loop (model 4).
 //
 // It is pure: no HTTP, no SQL, and no file access except through TraceSource.
 //
@@ -17,13 +18,15 @@
 //	workers           worker.go; request.go (a request's states and queues)
 //	tiers             tiers.go (the G1↔G2 lanes: H2D restores, D2H write-through); the caches
 //	                  themselves are internal/kvcache (GPU, Host, Index, Prefix)
-//	pulls (KVCR)      kvcr.go (staging, sharing a source's bandwidth, landing, aborting)
+//	pulls (KVCR)      kvcr.go (staging, sharing a source's bandwidth, landing, aborting),
+//	                  util.go (durations rounded up to whole nanoseconds)
 //	routing           router.go (overlaps and the cost), routeloads.go (the ordered loads)
 //	the pass loop     engine.go (Run, the instant loop and its steps), run.go (RunOptions),
 //	                  events.go (the heaps),
 //	                  pass.go (a pass: scan, admit, preempt, end), recycle.go (reused records)
 //	drain and removal scalein.go (actions, selection, removal, forced removal, kills)
-//	the autoscaler    autoscaler.go (samples, recommendations, windows, cold starts)
+//	the autoscaler    autoscaler.go (the workers as pods, samples, carrying out a decision,
+//	                  cold starts); the decision itself is podautoscaler (the HPA controller)
 //	migration         migration.go
 //	the memory        memory_estimate.go (MemoryEstimate, an upper bound before a run),
 //	estimate          memory_estimate_shape.go (block-key counts), memory_estimate_model3.go
@@ -31,8 +34,9 @@
 //	                  timeseries.go, headline.go (the headline figures), format.go
 //	pairs of runs     compare.go, compare_autoscaler.go (counterparts: hints, guard, autoscaler)
 //
-// Beside the package: whatif (sweeps, drain and tune plans over many runs), hpa (Kubernetes
-// manifests in and out), calibrate (timing fitted from measured passes).
+// Beside the package: podautoscaler (one sync of the Kubernetes HPA controller), whatif
+// (sweeps, drain and tune plans over many runs), hpa (Kubernetes manifests in and out),
+// calibrate (timing fitted from measured passes), internal/kvcache (the caches).
 //
 // # The life of a run
 //
@@ -44,8 +48,8 @@
 // lane transfers and pulls that land (tiers.go, kvcr.go), passes that end (pass.go), cold
 // starts that end (autoscaler.go), arrivals routed to a worker with a hint (router.go), passes
 // started on idle workers, where a request's prefix is found in G1, G2 or staged as a pull,
-// then removals of drained workers, scale-in actions, the autoscaler's samples and decisions,
-// and removals again (scalein.go, migration.go). When nothing is left to happen, the engine's
+// then removals of drained workers, scale-in actions, the autoscaler's samples and decisions
+// (podautoscaler decides, autoscaler.go acts), and removals again (scalein.go, migration.go). When nothing is left to happen, the engine's
 // counters and rows become the Report (reportbuild.go), whose digest makes two runs of one
 // scenario comparable byte for byte.
 package sim

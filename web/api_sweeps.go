@@ -1,7 +1,6 @@
 package web
 
 import (
-	"context"
 	"net/http"
 
 	"github.com/go-chi/chi/v5"
@@ -13,14 +12,7 @@ import (
 // was already done, 400 with paths like axes[0].path for a bad request.
 func (s *Server) apiCreateSweep(w http.ResponseWriter, r *http.Request) error {
 	return createJob(`{"name"?: "…", "scenario": {…}, "axes": [{"path": "kvcr.bandwidth_gbps", "values": [5, 10]}]}`,
-		func(ctx context.Context, req runs.SweepRequest) (runs.Created, error) {
-			// The quota needs only the axes, and comes before any memory estimate (issue 19
-			// M8), as the rate limit (routes.go) does.
-			if err := s.checkSweepQuota(ctx, runs.AxesPoints(req.Axes)); err != nil {
-				return runs.Created{}, err
-			}
-			return s.runs.CreateSweep(ctx, req)
-		}, func(c runs.Created) map[string]any {
+		s.createSweep, func(c runs.Created) map[string]any {
 			return map[string]any{"id": c.ID, "url": "/sweeps/" + c.ID, "points": c.Points}
 		})(w, r)
 }

@@ -3,6 +3,7 @@ package web
 import (
 	"fmt"
 	"net/http"
+	"net/url"
 	"strings"
 
 	"github.com/go-chi/chi/v5"
@@ -25,28 +26,9 @@ func (s *Server) handleNewPlan(w http.ResponseWriter, r *http.Request) error {
 	return s.render(w, r, http.StatusOK, templates.WhatIfNewView(p))
 }
 
-// handleCreatePlan is POST /plans (the plan form): it starts the plan and shows it, or shows
-// the form again with every problem beside its field.
+// handleCreatePlan is POST /plans (the plan form).
 func (s *Server) handleCreatePlan(w http.ResponseWriter, r *http.Request) error {
-	if err := r.ParseForm(); err != nil {
-		return badRequest("the form could not be read: " + err.Error())
-	}
-	f := form.PlanFromValues(r.PostForm)
-	req, errs := f.Request()
-	if errs.Count() == 0 {
-		created, err := s.runs.CreatePlan(r.Context(), req)
-		if err == nil {
-			http.Redirect(w, r, "/plans/"+created.ID, http.StatusSeeOther)
-			return nil
-		}
-		if errs, err = refusedOnForm(err, f.Refused); err != nil {
-			return err
-		}
-	}
-	p, _ := s.whatIfFormPage(&http.Request{Method: http.MethodGet, URL: r.URL}, "plan")
-	p.Notice = ""
-	f.Fill(&p, errs)
-	return s.render(w, r, http.StatusBadRequest, templates.WhatIfNewView(p))
+	return createFromForm(s, w, r, "plan", func(v url.Values) jobForm[runs.PlanRequest] { return form.PlanFromValues(v) }, s.runs.CreatePlan)
 }
 
 // handlePlan is GET /plans/{id}.

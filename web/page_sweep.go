@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"net/url"
 	"strings"
 
 	"github.com/go-chi/chi/v5"
@@ -120,33 +121,9 @@ func (s *Server) handleNewSweep(w http.ResponseWriter, r *http.Request) error {
 	return s.render(w, r, http.StatusOK, templates.WhatIfNewView(p))
 }
 
-// handleCreateSweep is POST /sweeps (the sweep form): it starts the sweep and shows it, or
-// shows the form again with every problem beside its field.
+// handleCreateSweep is POST /sweeps (the sweep form).
 func (s *Server) handleCreateSweep(w http.ResponseWriter, r *http.Request) error {
-	if err := r.ParseForm(); err != nil {
-		return badRequest("the form could not be read: " + err.Error())
-	}
-	f := form.SweepFromValues(r.PostForm)
-	req, errs := f.Request()
-	if errs.Count() == 0 {
-		// The quota needs only the axes, and comes before any memory estimate (issue 19 M8).
-		err := s.checkSweepQuota(r.Context(), runs.AxesPoints(req.Axes))
-		var created runs.Created
-		if err == nil {
-			created, err = s.runs.CreateSweep(r.Context(), req)
-		}
-		if err == nil {
-			http.Redirect(w, r, "/sweeps/"+created.ID, http.StatusSeeOther)
-			return nil
-		}
-		if errs, err = refusedOnForm(err, f.Refused); err != nil {
-			return err
-		}
-	}
-	p, _ := s.whatIfFormPage(&http.Request{Method: http.MethodGet, URL: r.URL}, "sweep")
-	p.Notice = ""
-	f.Fill(&p, errs)
-	return s.render(w, r, http.StatusBadRequest, templates.WhatIfNewView(p))
+	return createFromForm(s, w, r, "sweep", func(v url.Values) jobForm[runs.SweepRequest] { return form.SweepFromValues(v) }, s.createSweep)
 }
 
 // sweepsAutoscaler says whether a sweep varies an autoscaler field (its runs have one).

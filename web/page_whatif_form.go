@@ -1,11 +1,14 @@
 package web
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strconv"
 
+	"github.com/scalein-planner/scalein/runs"
 	"github.com/scalein-planner/scalein/sim"
 	"github.com/scalein-planner/scalein/templates"
 	"github.com/scalein-planner/scalein/web/form"
@@ -101,13 +104,38 @@ func problemMessages(err error) ([]string, bool) {
 	return out, true
 }
 
-// refusedOnForm turns the run service's refusal of a sweep or plan form's request into the
-// form's problems, placed by place; an error that is not the user's to fix (not a 400) is
-// returned for the error page.
-func refusedOnForm(err error, place func(message string, fields []sim.FieldError) form.JobErrors) (form.JobErrors, error) {
-	p := problemOf(err)
-	if p.Status != http.StatusBadRequest {
-		return form.JobErrors{}, err
+// jobForm is the form of one kind of job (form.Sweep, form.Plan): the request it asks for,
+// the run service's refusal placed on it, and the page it fills.
+type jobForm[R any] interface {
+	Request() (R, form.JobErrors)
+	Refused(message string, fields []sim.FieldError) form.JobErrors
+	Fill(p *templates.WhatIfNewPage, errs form.JobErrors)
+}
+
+// createFromForm is POST /sweeps and POST /plans: the form read into the run service's
+// request, then 303 to the job, or the form again (400) with every problem beside its field.
+// A refusal that is not the user's to fix (not a 400) goes to the error page.
+func createFromForm[R any](s *Server, w http.ResponseWriter, r *http.Request, kind string,
+	read func(url.Values) jobForm[R], create func(context.Context, R) (runs.Created, error)) error {
+	if err := r.ParseForm(); err != nil {
+		return badRequest("the form could not be read: " + err.Error())
 	}
-	return place(p.Message, p.Fields), nil
+	f := read(r.PostForm)
+	req, errs := f.Request()
+	if errs.Count() == 0 {
+		created, err := create(r.Context(), req)
+		if err == nil {
+			http.Redirect(w, r, "/"+kind+"s/"+created.ID, http.StatusSeeOther)
+			return nil
+		}
+		p := problemOf(err)
+		if p.Status != http.StatusBadRequest {
+			return err
+		}
+		errs = f.Refused(p.Message, p.Fields)
+	}
+	p, _ := s.whatIfFormPage(&http.Request{Method: http.MethodGet, URL: r.URL}, kind)
+	p.Notice = ""
+	f.Fill(&p, errs)
+	return s.render(w, r, http.StatusBadRequest, templates.WhatIfNewView(p))
 }

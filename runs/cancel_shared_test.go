@@ -2,6 +2,7 @@ package runs
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"testing"
 	"time"
@@ -9,16 +10,16 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/scalein-planner/scalein/sim"
 	"github.com/scalein-planner/scalein/sim/whatif"
 	"github.com/scalein-planner/scalein/store"
 )
 
-func fourWorkers(t *testing.T) *sim.Scenario {
+// fourWorkers is the planner's hand-checked fleet (sim/whatif/testdata), as a request carries it.
+func fourWorkers(t *testing.T) json.RawMessage {
 	t.Helper()
 	data, err := os.ReadFile("../sim/whatif/testdata/four-workers.json")
 	require.NoError(t, err)
-	return mustParse(t, string(data))
+	return data
 }
 
 func axesOf(t *testing.T, doc string) []whatif.Axis {
@@ -47,11 +48,11 @@ func TestCancelSweepSparesSharedRuns(t *testing.T) {
 		require.NoError(t, err)
 		return pts
 	}
-	a, _, _, err := s.CreateSweep(ctx, "", base, axesOf(t, `[{"path": "kvcr.latency_ms", "values": [1, 2, 3, 4]}]`))
+	a, err := s.CreateSweep(ctx, SweepRequest{Scenario: base, Axes: axesOf(t, `[{"path": "kvcr.latency_ms", "values": [1, 2, 3, 4]}]`)})
 	require.NoError(t, err)
-	b, _, _, err := s.CreateSweep(ctx, "", base, axesOf(t, `[{"path": "kvcr.latency_ms", "values": [2, 9]}]`))
+	b, err := s.CreateSweep(ctx, SweepRequest{Scenario: base, Axes: axesOf(t, `[{"path": "kvcr.latency_ms", "values": [2, 9]}]`)})
 	require.NoError(t, err)
-	pa, pb := points(a), points(b)
+	pa, pb := points(a.ID), points(b.ID)
 	require.Equal(t, pa[1].RunID, pb[0].RunID, "latency 2 is the same run in both sweeps")
 
 	// A user submits A's point "latency 3" directly (the same scenario, so the same run).
@@ -59,13 +60,13 @@ func TestCancelSweepSparesSharedRuns(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, pa[2].RunID, submit(t, s, string(run.ScenarioJSON)))
 
-	require.NoError(t, s.CancelSweep(ctx, a))
+	require.NoError(t, s.CancelSweep(ctx, a.ID))
 	assert.Equal(t, store.StatusCancelled, runStatus(t, s, pa[0].RunID), "only sweep A's")
 	assert.Equal(t, store.StatusQueued, runStatus(t, s, pa[1].RunID), "sweep B still waits on it")
 	assert.Equal(t, store.StatusQueued, runStatus(t, s, pa[2].RunID), "a user submitted it directly")
 	assert.Equal(t, store.StatusCancelled, runStatus(t, s, pa[3].RunID), "only sweep A's")
 
-	require.NoError(t, s.CancelSweep(ctx, b))
+	require.NoError(t, s.CancelSweep(ctx, b.ID))
 	assert.Equal(t, store.StatusCancelled, runStatus(t, s, pb[0].RunID), "no sweep waits on it any more")
 	assert.Equal(t, store.StatusCancelled, runStatus(t, s, pb[1].RunID))
 	assert.Equal(t, store.StatusQueued, runStatus(t, s, pa[2].RunID), "the user's run is still theirs")
@@ -93,11 +94,11 @@ func TestCancelPlanSparesSharedRuns(t *testing.T) {
 		}
 	}
 	goal := whatif.Goal{Remove: 2, StartMS: 100}
-	first, _, err := s.CreatePlan(ctx, "", fourWorkers(t), whatif.Request{Goal: goal})
+	first, err := s.CreatePlan(ctx, PlanRequest{Scenario: fourWorkers(t), Goal: goal})
 	require.NoError(t, err)
 	// The baseline and the policy candidates are asked for at once: 1 + 3 × 2 wave shapes.
 	shared := submitted(first.ID, 7)
-	second, _, err := s.CreatePlan(ctx, "again", fourWorkers(t), whatif.Request{Goal: goal, Search: whatif.Search{MaxRuns: 63}})
+	second, err := s.CreatePlan(ctx, PlanRequest{Name: "again", Scenario: fourWorkers(t), Goal: goal, Search: whatif.Search{MaxRuns: 63}})
 	require.NoError(t, err)
 	require.NotEqual(t, first.ID, second.ID)
 	submitted(second.ID, len(shared))

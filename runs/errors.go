@@ -59,3 +59,15 @@ func notFoundAs(kind string, err error) error {
 	}
 	return err
 }
+
+// UnreadableScenarioError is a job's scenario that is not a document sim.Parse can read at all
+// (not JSON, or not an object): there are no fields to point at.
+type UnreadableScenarioError struct {
+	Err error
+}
+
+func (e *UnreadableScenarioError) Error() string {
+	return "the scenario could not be read: " + e.Err.Error()
+}
+
+func (e *UnreadableScenarioError) Unwrap() error { return e.Err }

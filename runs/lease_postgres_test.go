@@ -2,6 +2,7 @@ package runs
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"testing"
 	"time"
@@ -10,7 +11,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/scalein-planner/scalein/internal/pgtest"
-	"github.com/scalein-planner/scalein/sim"
 	"github.com/scalein-planner/scalein/sim/whatif"
 	"github.com/scalein-planner/scalein/store"
 )
@@ -45,8 +45,7 @@ func TestDrivingOnPostgresBelongsToOneProcess(t *testing.T) {
 	}
 	data, err := os.ReadFile("../sim/whatif/testdata/four-workers.json")
 	require.NoError(t, err)
-	base, err := sim.Parse(data, sim.ParseEnv{})
-	require.NoError(t, err)
+	base := json.RawMessage(data)
 	submitted := func(s *Service, plan string) []store.PlanPoint {
 		_, points, err := s.store.GetPlan(ctx, plan)
 		require.NoError(t, err)
@@ -66,15 +65,16 @@ func TestDrivingOnPostgresBelongsToOneProcess(t *testing.T) {
 	require.NoError(t, decodeNumbers([]byte(`[{"path": "kvcr.latency_ms", "values": [1, 2, 3, 4, 5, 6]}]`), &axes))
 
 	a := service("a:1")
-	p, _, err := a.CreatePlan(ctx, "", base, whatif.Request{Goal: whatif.Goal{Remove: 2, StartMS: 100}})
+	p, err := a.CreatePlan(ctx, PlanRequest{Scenario: base, Goal: whatif.Goal{Remove: 2, StartMS: 100}})
 	require.NoError(t, err)
 	plan := p.ID
 	eventually(t, "the plan submitted its first runs", func() bool {
 		return len(submitted(a, plan)) == 7 // the baseline and 3 policies × 2 wave shapes
 	})
 	// 3 of the sweep's 6 points fit in the queue; the rest wait, fed by a.
-	sweep, _, _, err := a.CreateSweep(ctx, "", base, axes)
+	created, err := a.CreateSweep(ctx, SweepRequest{Scenario: base, Axes: axes})
 	require.NoError(t, err)
+	sweep := created.ID
 	require.Equal(t, 3, recorded(a, sweep))
 	require.True(t, a.Drives(plan) && a.Drives(sweep))
 
@@ -85,7 +85,7 @@ func TestDrivingOnPostgresBelongsToOneProcess(t *testing.T) {
 	assert.False(t, b.Drives(sweep), "b does not feed a's sweep")
 	assert.True(t, a.Drives(plan) && a.Drives(sweep))
 	// Asked again through b, the sweep is still fed by a alone.
-	_, _, _, err = b.CreateSweep(ctx, "", base, axes)
+	_, err = b.CreateSweep(ctx, SweepRequest{Scenario: base, Axes: axes})
 	require.NoError(t, err)
 	assert.False(t, b.Drives(sweep))
 

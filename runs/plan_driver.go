@@ -73,8 +73,8 @@ func (p *queuedRunner) Run(ctx context.Context, scenarios []*sim.Scenario) ([]wh
 // of 12) goes in pieces that fit: the piece is halved while the queue is full, doubled again
 // after a success, and a single run waits for room. So a plan never waits for room that can
 // never come, and a sweep keeping the queue full cannot starve it of single places.
-func (p *queuedRunner) submitInPieces(ctx context.Context, scenarios []*sim.Scenario) ([]submitted, error) {
-	subs := make([]submitted, 0, len(scenarios))
+func (p *queuedRunner) submitInPieces(ctx context.Context, scenarios []*sim.Scenario) ([]store.Submitted, error) {
+	subs := make([]store.Submitted, 0, len(scenarios))
 	piece := min(len(scenarios), p.s.cfg.QueueSize)
 	for len(subs) < len(scenarios) {
 		part := scenarios[len(subs):min(len(subs)+piece, len(scenarios))]

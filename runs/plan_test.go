@@ -37,11 +37,12 @@ func TestPlanWithACancelledRunFails(t *testing.T) {
 	ctx := context.Background()
 	fake := runtest.NewBlockingRun()
 	s := newTestService(t, Config{Workers: 1, Simulate: fake.Run}, true)
-	req := whatif.Request{Goal: whatif.Goal{Remove: 2, StartMS: 100},
+	req := PlanRequest{Scenario: fourWorkers(t), Goal: whatif.Goal{Remove: 2, StartMS: 100},
 		Search: whatif.Search{Selections: []string{"highest_id"}, Waves: []int{1}}}
-	plan, created, err := s.CreatePlan(ctx, "", fourWorkers(t), req)
+	plan, err := s.CreatePlan(ctx, req)
 	require.NoError(t, err)
-	require.True(t, created)
+	require.Equal(t, store.StatusQueued, plan.Status)
+	require.False(t, plan.Done)
 	fake.WaitStarted(t)
 	_, points, err := s.store.GetPlan(ctx, plan.ID)
 	require.NoError(t, err)
@@ -52,7 +53,7 @@ func TestPlanWithACancelledRunFails(t *testing.T) {
 	failed := waitPlan(t, s, plan.ID, store.StatusFailed)
 	assert.Contains(t, failed.Error, "was cancelled, so the candidates cannot be ranked; ask for the plan again")
 
-	again, _, err := s.CreatePlan(ctx, "", fourWorkers(t), req)
+	again, err := s.CreatePlan(ctx, req)
 	require.NoError(t, err)
 	require.Equal(t, plan.ID, again.ID, "the same plan, asked for again")
 	fake.WaitStarted(t)

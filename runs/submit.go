@@ -10,10 +10,6 @@ import (
 	"github.com/scalein-planner/scalein/store"
 )
 
-// submitted is one scenario after submission: its run record and whether it was queued now
-// (false: an identical scenario was already stored, and its run is reused).
-type submitted = store.Submitted
-
 // Submit is the one way scenarios become runs (the form, the API, pairs, sweeps and plans): it
 // stores and queues them, all or none, in one transaction, each run's row with its job. A full
 // queue (more than Config.QueueSize runs waiting) refuses the whole submission with
@@ -21,16 +17,16 @@ type submitted = store.Submitted
 // content-addressed); one that failed or was cancelled is queued again. The runs are recorded
 // as asked for directly by a user, so cancelling a sweep or plan that shares them leaves them
 // alone; sweeps and plans use submitPoints.
-func (s *Service) Submit(ctx context.Context, scenarios ...*sim.Scenario) ([]submitted, error) {
+func (s *Service) Submit(ctx context.Context, scenarios ...*sim.Scenario) ([]store.Submitted, error) {
 	return s.submitRuns(ctx, true, scenarios)
 }
 
 // submitPoints is Submit for the points of a sweep or the candidates of a plan.
-func (s *Service) submitPoints(ctx context.Context, scenarios ...*sim.Scenario) ([]submitted, error) {
+func (s *Service) submitPoints(ctx context.Context, scenarios ...*sim.Scenario) ([]store.Submitted, error) {
 	return s.submitRuns(ctx, false, scenarios)
 }
 
-func (s *Service) submitRuns(ctx context.Context, direct bool, scenarios []*sim.Scenario) ([]submitted, error) {
+func (s *Service) submitRuns(ctx context.Context, direct bool, scenarios []*sim.Scenario) ([]store.Submitted, error) {
 	// A direct submission meets the queue bound before any memory estimate (issue 19 M8: a
 	// burst past the bound spent seconds of CPU estimating scenarios it then refused). Sweeps
 	// and plans are fed only as the queue has room (sweep_feed.go, plan_driver.go).

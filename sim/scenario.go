@@ -1,7 +1,3 @@
-// Package sim is the discrete-event simulator of SPEC §3: a fleet of LLM inference workers with
-// G1 (GPU) and G2 (host) KV caches, KVCR peer pulls guided by router hints, and scale-in.
-//
-// It is pure: no HTTP, no SQL, and no file access except through TraceSource.
 package sim
 
 import (

@@ -124,33 +124,6 @@ func (s *Store) RunsByID(ctx context.Context, ids ...string) ([]RunSummary, erro
 	return out, nil
 }
 
-// SearchRuns is ListRuns restricted to runs whose name contains nameContains (case-insensitive
-// for ASCII letters); an empty filter lists every run.
-func (s *Store) SearchRuns(ctx context.Context, nameContains string, limit, offset int) ([]RunSummary, int, error) {
-	if nameContains == "" {
-		return s.ListRuns(ctx, limit, offset)
-	}
-	if limit < 1 || offset < 0 {
-		return nil, 0, fmt.Errorf("store: search runs: limit %d, offset %d: limit must be at least 1 and offset at least 0: %w", limit, offset, ErrInvalid)
-	}
-	pattern := "%" + likeEscaper.Replace(strings.ToLower(nameContains)) + "%"
-	var (
-		runs  []RunSummary
-		total int
-	)
-	err := s.read(ctx, func(tx *sql.Tx) (err error) {
-		runs, total, err = runSummaryPage(ctx, tx, `WHERE lower(name) LIKE ? ESCAPE '\'`, []any{pattern}, limit, offset)
-		return err
-	})
-	if err != nil {
-		return nil, 0, fmt.Errorf("store: search runs for %q: %w", nameContains, err)
-	}
-	return runs, total, nil
-}
-
-// likeEscaper makes user text literal inside a LIKE pattern (with ESCAPE '\').
-var likeEscaper = strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)
-
 // PageVersion is what a cached page of run id depends on besides the run itself: its status,
 // how many of the given related runs (its counterparts) exist and how many comparisons it is
 // part of. One query; the web layer re-renders a cached page when it changes.

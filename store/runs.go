@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 	"time"
 )
 
@@ -214,6 +215,33 @@ func runSummaryPage(ctx context.Context, tx *sql.Tx, where string, args []any, l
 	return runs, total, rows.Err()
 }
 
+// SearchRuns is ListRuns restricted to runs whose name contains nameContains (case-insensitive
+// for ASCII letters); an empty filter lists every run.
+func (s *Store) SearchRuns(ctx context.Context, nameContains string, limit, offset int) ([]RunSummary, int, error) {
+	if nameContains == "" {
+		return s.ListRuns(ctx, limit, offset)
+	}
+	if limit < 1 || offset < 0 {
+		return nil, 0, fmt.Errorf("store: search runs: limit %d, offset %d: limit must be at least 1 and offset at least 0: %w", limit, offset, ErrInvalid)
+	}
+	pattern := "%" + likeEscaper.Replace(strings.ToLower(nameContains)) + "%"
+	var (
+		runs  []RunSummary
+		total int
+	)
+	err := s.read(ctx, func(tx *sql.Tx) (err error) {
+		runs, total, err = runSummaryPage(ctx, tx, `WHERE lower(name) LIKE ? ESCAPE '\'`, []any{pattern}, limit, offset)
+		return err
+	})
+	if err != nil {
+		return nil, 0, fmt.Errorf("store: search runs for %q: %w", nameContains, err)
+	}
+	return runs, total, nil
+}
+
+// likeEscaper makes user text literal inside a LIKE pattern (with ESCAPE '\').
+var likeEscaper = strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)
+
 // StartRun moves a queued run to running and counts the attempt. It returns ErrConflict when
 // the run is not queued (already running, done, or cancelled while it waited).
 func (s *Store) StartRun(ctx context.Context, id string, now time.Time) error {
@@ -373,17 +401,17 @@ func findRun(ctx context.Context, tx *sql.Tx, id string, withBlobs bool) (Run, e
 // scanRun reads the columns of runColumns (then runColumnsWithBlobs' extra ones when withBlobs).
 func scanRun(row interface{ Scan(...any) error }, withBlobs bool) (Run, error) {
 	var (
-		r                                Run
-		created, started, finshed, jobID sql.NullInt64
+		r                                 Run
+		created, started, finished, jobID sql.NullInt64
 	)
-	dest := []any{&r.ID, &r.Name, &r.Status, &r.Error, &r.Progress, &created, &started, &finshed, &r.Attempts, &jobID, &r.Worker}
+	dest := []any{&r.ID, &r.Name, &r.Status, &r.Error, &r.Progress, &created, &started, &finished, &r.Attempts, &jobID, &r.Worker}
 	if withBlobs {
 		dest = append(dest, &r.ScenarioJSON, &r.SummaryJSON, &r.HeadlineJSON)
 	}
 	if err := row.Scan(dest...); err != nil {
 		return Run{}, err
 	}
-	r.CreatedAt, r.StartedAt, r.FinishedAt = fromNullUnixMS(created), fromNullUnixMS(started), fromNullUnixMS(finshed)
+	r.CreatedAt, r.StartedAt, r.FinishedAt = fromNullUnixMS(created), fromNullUnixMS(started), fromNullUnixMS(finished)
 	r.JobID = jobID.Int64
 	return r, nil
 }

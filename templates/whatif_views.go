@@ -1,5 +1,7 @@
 package templates
 
+import "github.com/a-h/templ"
+
 // SweepAxisView is one axis of a sweep as the page shows it.
 type SweepAxisView struct {
 	Path    string
@@ -73,11 +75,14 @@ type PlanPage struct {
 
 // WhatIfNewPage is the form that starts a sweep or a plan from a scenario's JSON.
 type WhatIfNewPage struct {
-	Page     Page
-	Kind     string // "sweep" or "plan"
-	Notice   string
-	Errors   []string
-	Scenario string
+	Page   Page
+	Kind   string // "sweep" or "plan"
+	Notice string
+	// Errors lists every problem; FieldErrors holds the ones placed beside a field, by the
+	// field's name.
+	Errors      []string
+	FieldErrors map[string]string
+	Scenario    string
 	// Sweep: up to three axes, each a path and either a list or start/stop/step.
 	AxisPaths  []string
 	AxisLists  []string
@@ -110,4 +115,12 @@ func columnLabel(cols []string, i int) string {
 		return cols[i]
 	}
 	return ""
+}
+
+// whatIfInvalid marks the control of a field with a problem and points it at the problem.
+func whatIfInvalid(p WhatIfNewPage, name string) templ.Attributes {
+	if p.FieldErrors[name] == "" {
+		return nil
+	}
+	return templ.Attributes{"aria-invalid": "true", "aria-describedby": "error-" + name}
 }

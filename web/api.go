@@ -51,21 +51,9 @@ type apiCreated struct {
 	URL    string `json:"url"`
 }
 
-// readScenario parses and validates a JSON scenario (traces by name from the store): a
-// *sim.ValidationError lists the field errors; anything else is a 400 naming what failed.
-func (s *Server) readScenario(data []byte) (*sim.Scenario, error) {
-	sc, err := s.parseScenario(data)
-	if err != nil {
-		return nil, err
-	}
-	if err := s.runs.Admit(sc); err != nil {
-		return nil, err
-	}
-	return sc, nil
-}
-
-// readRunScenario is readScenario for a scenario submitted as a run: a full queue refuses it
-// (ErrQueueFull, 429) before its memory estimate is computed (issue 19 M8).
+// readRunScenario parses and validates a JSON scenario submitted as a run (traces by name from
+// the store): a full queue refuses it (ErrQueueFull, 429) before its memory estimate is computed
+// (issue 19 M8), then it meets the per-run memory budget.
 func (s *Server) readRunScenario(ctx context.Context, data []byte) (*sim.Scenario, error) {
 	sc, err := s.parseScenario(data)
 	if err != nil {
@@ -80,7 +68,8 @@ func (s *Server) readRunScenario(ctx context.Context, data []byte) (*sim.Scenari
 	return sc, nil
 }
 
-// parseScenario is readScenario without the memory check.
+// parseScenario parses and validates a JSON scenario: a *sim.ValidationError lists the field
+// errors; anything else is a 400 naming what failed.
 func (s *Server) parseScenario(data []byte) (*sim.Scenario, error) {
 	sc, err := sim.Parse(data, sim.ParseEnv{Traces: s.store})
 	if err != nil {

@@ -268,7 +268,7 @@ func TestCancelByOwnerOrAdmin(t *testing.T) {
 		rec := as(t, s, "bob", jsonReq(http.MethodPost, "/api/v1/sweeps", sweepBody(scenario, `[{"path": "kvcr.bandwidth_gbps", "values": [7, 9]}]`)))
 		require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
 		sweep := createdID(t, rec, rec.Body.Bytes())
-		sw, err := s.loadSweep(context.Background(), sweep)
+		sw, err := s.runs.Sweep(context.Background(), sweep)
 		require.NoError(t, err)
 		require.Len(t, sw.Points, 2)
 		shared := sw.Points[0].RunID
@@ -293,7 +293,7 @@ func TestCancelByOwnerOrAdmin(t *testing.T) {
 		rec := as(t, s, "dave", jsonReq(http.MethodPost, "/api/v1/sweeps", sweepBody(scenario, `[{"path": "kvcr.bandwidth_gbps", "values": [11]}]`)))
 		require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
 		daves := createdID(t, rec, rec.Body.Bytes())
-		sw, err := s.loadSweep(context.Background(), daves)
+		sw, err := s.runs.Sweep(context.Background(), daves)
 		require.NoError(t, err)
 		run := sw.Points[0].RunID
 		rec = as(t, s, "erin", jsonReq(http.MethodPost, "/api/v1/sweeps", sweepBody(scenario, `[{"path": "kvcr.bandwidth_gbps", "values": [11, 13]}]`)))

@@ -58,9 +58,12 @@ func classify(err error) *Error {
 	var request *runs.RequestError
 	var missing *runs.NotFoundError
 	var quota *store.QuotaError
+	var unreadable *runs.UnreadableScenarioError
 	switch {
 	case errors.As(err, &e):
 		return e
+	case errors.As(err, &unreadable):
+		return badRequest(unreadable.Error())
 	case errors.As(err, &request): // before the scenario's own ValidationError, which it wraps
 		what := request.What
 		n := len(request.Invalid.Errors)

@@ -44,7 +44,6 @@ func (f *fakeRuns) Progress(string) (runs.Progress, bool)             { return r
 func (f *fakeRuns) Changes() <-chan struct{}                          { return nil }
 func (f *fakeRuns) MaxPlanRuns() int                                  { return whatif.DefaultMaxPlanRuns }
 func (f *fakeRuns) Limits() runs.Config                               { return runs.Config{Store: f.st} }
-func (f *fakeRuns) SweepPoints(store.Sweep) ([]whatif.Point, error)   { return nil, errNotFaked }
 
 func (f *fakeRuns) CancelRun(ctx context.Context, id string) (bool, error) {
 	err := f.st.EndRun(ctx, id, store.StatusCancelled, "cancelled by a user before it started", time.Now())
@@ -60,14 +59,22 @@ func (f *fakeRuns) LoadReport(ctx context.Context, id string) (*sim.Report, erro
 	return nil, errNotFaked
 }
 
-func (f *fakeRuns) CreateSweep(context.Context, string, *sim.Scenario, []whatif.Axis) (string, int, bool, error) {
-	return "", 0, false, errNotFaked
+func (f *fakeRuns) CreateSweep(context.Context, runs.SweepRequest) (runs.Created, error) {
+	return runs.Created{}, errNotFaked
+}
+
+func (f *fakeRuns) Sweep(context.Context, string) (runs.SweepView, error) {
+	return runs.SweepView{}, errNotFaked
 }
 
 func (f *fakeRuns) CancelSweep(context.Context, string) error { return errNotFaked }
 
-func (f *fakeRuns) CreatePlan(context.Context, string, *sim.Scenario, whatif.Request) (store.Plan, bool, error) {
-	return store.Plan{}, false, errNotFaked
+func (f *fakeRuns) CreatePlan(context.Context, runs.PlanRequest) (runs.Created, error) {
+	return runs.Created{}, errNotFaked
+}
+
+func (f *fakeRuns) Plan(context.Context, string) (runs.PlanView, error) {
+	return runs.PlanView{}, errNotFaked
 }
 
 func (f *fakeRuns) CancelPlan(context.Context, string) error { return errNotFaked }

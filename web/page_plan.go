@@ -1,10 +1,9 @@
 package web
 
 import (
-	"encoding/json"
 	"fmt"
 	"net/http"
-	"strconv"
+	"net/url"
 	"strings"
 
 	"github.com/go-chi/chi/v5"
@@ -14,6 +13,7 @@ import (
 	"github.com/scalein-planner/scalein/store"
 	"github.com/scalein-planner/scalein/templates"
 	"github.com/scalein-planner/scalein/web/charts"
+	"github.com/scalein-planner/scalein/web/form"
 	"github.com/scalein-planner/scalein/web/format"
 )
 
@@ -28,81 +28,12 @@ func (s *Server) handleNewPlan(w http.ResponseWriter, r *http.Request) error {
 
 // handleCreatePlan is POST /plans (the plan form).
 func (s *Server) handleCreatePlan(w http.ResponseWriter, r *http.Request) error {
-	if err := r.ParseForm(); err != nil {
-		return badRequest("the form could not be read: " + err.Error())
-	}
-	f := r.PostForm
-	var errs []string
-	req := planRequest{Scenario: json.RawMessage(f.Get("scenario"))}
-	intField := func(name, label string, dst *int) {
-		v, err := strconv.Atoi(strings.TrimSpace(f.Get(name)))
-		if err != nil {
-			errs = append(errs, label+" must be a whole number")
-			return
-		}
-		*dst = v
-	}
-	tune := f.Get("goal") == "tune"
-	if tune {
-		req.Goal.Tune = whatif.TuneAutoscaler
-	} else {
-		intField("remove", "Remove how many workers", &req.Goal.Remove)
-		if v, err := strconv.ParseFloat(strings.TrimSpace(f.Get("start_ms")), 64); err == nil {
-			req.Goal.StartMS = v
-		} else {
-			errs = append(errs, "Not before (ms) must be a number")
-		}
-	}
-	if v := strings.TrimSpace(f.Get("max_runs")); v != "" {
-		intField("max_runs", "Runs at most", &req.Search.MaxRuns)
-	}
-	if t := strings.TrimSpace(f.Get("e2e_p99_ms")); t != "" {
-		v, err := strconv.ParseFloat(t, 64)
-		if err != nil {
-			errs = append(errs, "End-to-end p99 at most must be a number of ms, or empty for no limit")
-		} else {
-			req.Constraints.E2EP99MS = &v
-		}
-	}
-	if t := strings.TrimSpace(f.Get("ttft_p99_ms")); t != "" {
-		v, err := strconv.ParseFloat(t, 64)
-		if err != nil {
-			errs = append(errs, "TTFT p99 at most must be a number of ms, or empty for no limit")
-		} else {
-			req.Constraints.TTFTP99MS = &v
-		}
-	}
-	if k := strings.TrimSpace(f.Get("max_killed")); k != "" {
-		v, err := strconv.ParseInt(k, 10, 64)
-		if err != nil {
-			errs = append(errs, "Requests killed at most must be a whole number")
-		} else {
-			req.Constraints.MaxKilled = &v
-		}
-	}
-	if len(errs) == 0 {
-		plan, _, err := s.createPlan(r.Context(), req)
-		if err == nil {
-			http.Redirect(w, r, "/plans/"+plan.ID, http.StatusSeeOther)
-			return nil
-		}
-		msgs, ok := problemMessages(err)
-		if !ok {
-			return err
-		}
-		errs = msgs
-	}
-	p, _ := s.whatIfFormPage(&http.Request{Method: http.MethodGet, URL: r.URL}, "plan")
-	p.Errors, p.Scenario, p.Notice = errs, f.Get("scenario"), ""
-	p.Remove, p.StartMS, p.TTFTP99MS, p.MaxKilled, p.MaxRuns = f.Get("remove"), f.Get("start_ms"), f.Get("ttft_p99_ms"), f.Get("max_killed"), f.Get("max_runs")
-	p.E2EP99MS, p.Goal = f.Get("e2e_p99_ms"), f.Get("goal")
-	p.HasAutoscaler = p.HasAutoscaler || tune
-	return s.render(w, r, http.StatusBadRequest, templates.WhatIfNewView(p))
+	return createFromForm(s, w, r, "plan", func(v url.Values) jobForm[runs.PlanRequest] { return form.PlanFromValues(v) }, s.runs.CreatePlan)
 }
 
 // handlePlan is GET /plans/{id}.
 func (s *Server) handlePlan(w http.ResponseWriter, r *http.Request) error {
-	plan, err := s.loadPlan(r.Context(), chi.URLParam(r, "id"))
+	plan, err := s.runs.Plan(r.Context(), chi.URLParam(r, "id"))
 	if err != nil {
 		return err
 	}

@@ -22,7 +22,7 @@ func TestSweepPageCachedPerVersion(t *testing.T) {
 	rec := postJSON(t, s, "/api/v1/sweeps", sweepBody(fourWorkers(t, `[{"at_ms": 100, "count": 2}]`), axes))
 	require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
 	id := createdID(t, rec, rec.Body.Bytes())
-	sw, err := s.loadSweep(context.Background(), id)
+	sw, err := s.runs.Sweep(context.Background(), id)
 	require.NoError(t, err)
 	require.Len(t, sw.Points, 2)
 

@@ -20,7 +20,7 @@ import (
 )
 
 // handleTunePlan renders a tune plan's page (handlePlan sends tune plans here).
-func (s *Server) handleTunePlan(w http.ResponseWriter, r *http.Request, plan apiPlan) error {
+func (s *Server) handleTunePlan(w http.ResponseWriter, r *http.Request, plan runs.PlanView) error {
 	price, priceField, priceProblem := s.pagePrice(r)
 	suffix := priceSuffix(r)
 	p := templates.TunePlanPage{Page: s.pageOwnedBy(r.Context(), "Tune plan: "+plan.Name, "runs", store.OwnedPlan, plan.ID), ID: plan.ID, Name: plan.Name,
@@ -176,7 +176,7 @@ func savingsTable(best, fixed whatif.Candidate, yours *whatif.Candidate, price f
 // handlePlanHPA is GET /plans/{id}/hpa.yaml: the recommended settings (or ?run= a candidate's)
 // as Kubernetes manifests.
 func (s *Server) handlePlanHPA(w http.ResponseWriter, r *http.Request) error {
-	plan, err := s.loadPlan(r.Context(), chi.URLParam(r, "id"))
+	plan, err := s.runs.Plan(r.Context(), chi.URLParam(r, "id"))
 	if err != nil {
 		return err
 	}

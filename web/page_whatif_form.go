@@ -1,11 +1,14 @@
 package web
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strconv"
 
+	"github.com/scalein-planner/scalein/runs"
 	"github.com/scalein-planner/scalein/sim"
 	"github.com/scalein-planner/scalein/templates"
 	"github.com/scalein-planner/scalein/web/form"
@@ -20,10 +23,7 @@ func (s *Server) whatIfFormPage(r *http.Request, kind string) (templates.WhatIfN
 	}
 	p := templates.WhatIfNewPage{Page: s.pageInfo(title, "new"), Kind: kind, Remove: "1", MaxKilled: "0",
 		MaxRuns: strconv.Itoa(s.runs.MaxPlanRuns())}
-	p.AxisPaths, p.AxisLists = make([]string, maxFormAxes), make([]string, maxFormAxes)
-	p.AxisStarts, p.AxisStops, p.AxisSteps = make([]string, maxFormAxes), make([]string, maxFormAxes), make([]string, maxFormAxes)
-	p.AxisPaths[0], p.AxisLists[0] = "kvcr.bandwidth_gbps", "5, 10, 20, 40"
-	p.AxisPaths[1], p.AxisLists[1] = "kvcr.reject_draining_sources", "true, false"
+	form.DefaultSweep().Fill(&p, form.JobErrors{})
 	var sc *sim.Scenario
 	q := r.URL.Query()
 	switch {
@@ -102,4 +102,40 @@ func problemMessages(err error) ([]string, bool) {
 		out = append(out, fe.String())
 	}
 	return out, true
+}
+
+// jobForm is the form of one kind of job (form.Sweep, form.Plan): the request it asks for,
+// the run service's refusal placed on it, and the page it fills.
+type jobForm[R any] interface {
+	Request() (R, form.JobErrors)
+	Refused(message string, fields []sim.FieldError) form.JobErrors
+	Fill(p *templates.WhatIfNewPage, errs form.JobErrors)
+}
+
+// createFromForm is POST /sweeps and POST /plans: the form read into the run service's
+// request, then 303 to the job, or the form again (400) with every problem beside its field.
+// A refusal that is not the user's to fix (not a 400) goes to the error page.
+func createFromForm[R any](s *Server, w http.ResponseWriter, r *http.Request, kind string,
+	read func(url.Values) jobForm[R], create func(context.Context, R) (runs.Created, error)) error {
+	if err := r.ParseForm(); err != nil {
+		return badRequest("the form could not be read: " + err.Error())
+	}
+	f := read(r.PostForm)
+	req, errs := f.Request()
+	if errs.Count() == 0 {
+		created, err := create(r.Context(), req)
+		if err == nil {
+			http.Redirect(w, r, "/"+kind+"s/"+created.ID, http.StatusSeeOther)
+			return nil
+		}
+		p := problemOf(err)
+		if p.Status != http.StatusBadRequest {
+			return err
+		}
+		errs = f.Refused(p.Message, p.Fields)
+	}
+	p, _ := s.whatIfFormPage(&http.Request{Method: http.MethodGet, URL: r.URL}, kind)
+	p.Notice = ""
+	f.Fill(&p, errs)
+	return s.render(w, r, http.StatusBadRequest, templates.WhatIfNewView(p))
 }

@@ -14,7 +14,6 @@ import (
 
 	"github.com/scalein-planner/scalein/runs"
 	"github.com/scalein-planner/scalein/sim"
-	"github.com/scalein-planner/scalein/sim/whatif"
 	"github.com/scalein-planner/scalein/store"
 )
 
@@ -32,10 +31,11 @@ type RunService interface {
 	CancelRun(ctx context.Context, id string) (live bool, err error)
 	LoadSummary(ctx context.Context, run store.Run) (*runs.StoredSummary, error)
 	LoadReport(ctx context.Context, id string) (*sim.Report, error)
-	CreateSweep(ctx context.Context, name string, base *sim.Scenario, axes []whatif.Axis) (id string, points int, allDone bool, err error)
+	CreateSweep(ctx context.Context, req runs.SweepRequest) (runs.Created, error)
+	Sweep(ctx context.Context, id string) (runs.SweepView, error)
 	CancelSweep(ctx context.Context, id string) error
-	SweepPoints(sw store.Sweep) ([]whatif.Point, error)
-	CreatePlan(ctx context.Context, name string, base *sim.Scenario, req whatif.Request) (store.Plan, bool, error)
+	CreatePlan(ctx context.Context, req runs.PlanRequest) (runs.Created, error)
+	Plan(ctx context.Context, id string) (runs.PlanView, error)
 	CancelPlan(ctx context.Context, id string) error
 	MaxPlanRuns() int
 	Retrying(ctx context.Context, n int) ([]runs.RetryingRun, error)

@@ -54,7 +54,7 @@ func BenchmarkSecondIdenticalSweep(b *testing.B) {
 		b.Fatalf("the first sweep answered %d: %s", first.Code, first.Body.String())
 	}
 	for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(50 * time.Millisecond) {
-		sw, err := s.loadSweep(context.Background(), created.ID)
+		sw, err := s.runs.Sweep(context.Background(), created.ID)
 		if err != nil || sw.Status == "done" || time.Now().After(deadline) {
 			if err != nil || sw.Status != "done" {
 				b.Fatalf("the sweep did not finish: %v %s", err, sw.Status)

@@ -271,7 +271,7 @@ func TestPlanFormTuneGoal(t *testing.T) {
 		"ttft_p99_ms": {"200"}, "e2e_p99_ms": {"5000"}, "max_killed": {"0"}, "max_runs": {"5"}})
 	require.Equal(t, http.StatusSeeOther, rec.Code, rec.Body.String())
 	id := strings.TrimPrefix(rec.Header().Get("Location"), "/plans/")
-	p, err := s.loadPlan(context.Background(), id)
+	p, err := s.runs.Plan(context.Background(), id)
 	require.NoError(t, err)
 	assert.Equal(t, "autoscaler", p.Goal.Tune)
 	assert.Equal(t, 5000.0, *p.Constraints.E2EP99MS)

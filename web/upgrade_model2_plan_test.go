@@ -116,7 +116,7 @@ func TestModel2PlanAndExportsKeepWorking(t *testing.T) {
 		t.Helper()
 		api := get(t, s, "/api/v1/plans/"+planID)
 		require.Equal(t, http.StatusOK, api.Code, api.Body.String())
-		var p apiPlan
+		var p runs.PlanView
 		require.NoError(t, json.Unmarshal(api.Body.Bytes(), &p))
 		assert.Equal(t, store.StatusDone, p.Status)
 		require.NotNil(t, p.Recommended)

@@ -48,11 +48,11 @@ func createdID(t *testing.T, rec interface{ Result() *http.Response }, body []by
 	return out.ID
 }
 
-func waitSweep(t *testing.T, s *Server, id string, want ...string) apiSweep {
+func waitSweep(t *testing.T, s *Server, id string, want ...string) runs.SweepView {
 	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	for {
-		sw, err := s.loadSweep(context.Background(), id)
+		sw, err := s.runs.Sweep(context.Background(), id)
 		require.NoError(t, err)
 		for _, w := range want {
 			if sw.Status == w {
@@ -66,11 +66,11 @@ func waitSweep(t *testing.T, s *Server, id string, want ...string) apiSweep {
 	}
 }
 
-func waitPlan(t *testing.T, s *Server, id string, want string) apiPlan {
+func waitPlan(t *testing.T, s *Server, id string, want string) runs.PlanView {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		p, err := s.loadPlan(context.Background(), id)
+		p, err := s.runs.Plan(context.Background(), id)
 		require.NoError(t, err)
 		if p.Status == want {
 			return p
@@ -247,7 +247,7 @@ func TestSweepFeedCancelAndRestart(t *testing.T) {
 	require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
 	id := createdID(t, rec, rec.Body.Bytes())
 	assert.Equal(t, 2, recorded(id), "as many points as the queue holds are submitted")
-	sw, err := a.loadSweep(context.Background(), id)
+	sw, err := a.runs.Sweep(context.Background(), id)
 	require.NoError(t, err)
 	require.Len(t, sw.Points, 5)
 	assert.Equal(t, store.StatusQueued, sw.Status)
@@ -465,7 +465,7 @@ func TestPlanCancelAndRestart(t *testing.T) {
 	waitPlan(t, c, id, store.StatusRunning)
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		pl, err := c.loadPlan(context.Background(), id)
+		pl, err := c.runs.Plan(context.Background(), id)
 		require.NoError(t, err)
 		if len(pl.Submitted) > 0 || time.Now().After(deadline) {
 			break
@@ -521,7 +521,7 @@ func TestWhatIfForms(t *testing.T) {
 	rec = postForm(t, s, "/sweeps", url.Values{"scenario": {sc}, "axis0.path": {"kvcr.bandwidth_gbps"}, "axis0.start": {"5"}, "axis0.stop": {"15"}, "axis0.step": {"5"}})
 	require.Equal(t, http.StatusSeeOther, rec.Code, rec.Body.String())
 	sweepID := strings.TrimPrefix(rec.Header().Get("Location"), "/sweeps/")
-	sw, err := s.loadSweep(context.Background(), sweepID)
+	sw, err := s.runs.Sweep(context.Background(), sweepID)
 	require.NoError(t, err)
 	assert.Equal(t, []any{json.Number("5"), json.Number("10"), json.Number("15")}, sw.Axes[0].Values)
 
@@ -532,7 +532,11 @@ func TestWhatIfForms(t *testing.T) {
 	assert.Contains(t, errs, "field 2 (router.hints): give a list of values, or a start, stop and step")
 	rec = postForm(t, s, "/sweeps", url.Values{"scenario": {sc}, "axis0.path": {"kvcr.bandwith_gbps"}, "axis0.values": {"5, 10"}})
 	require.Equal(t, http.StatusBadRequest, rec.Code)
-	assert.Contains(t, byTestID(parseHTML(t, rec.Body), "whatif-errors").Text(), `axes[0].path: kvcr.bandwith_gbps: kvcr has no field "bandwith_gbps"`)
+	doc = parseHTML(t, rec.Body)
+	assert.Contains(t, byTestID(doc, "whatif-errors").Text(), `axes[0].path: kvcr.bandwith_gbps: kvcr has no field "bandwith_gbps"`)
+	// Each problem is also beside its field, as on the scenario form.
+	assert.Contains(t, byTestID(doc, "error-axis0.path").Text(), `kvcr has no field "bandwith_gbps"`)
+	assert.Equal(t, "true", doc.Find(`input[name="axis0.path"]`).AttrOr("aria-invalid", ""))
 	rec = postForm(t, s, "/sweeps", url.Values{"scenario": {sc}, "axis0.path": {"kvcr.latency_ms"}, "axis0.start": {"5"}, "axis0.stop": {"1"}, "axis0.step": {"1"}})
 	require.Equal(t, http.StatusBadRequest, rec.Code)
 	assert.Contains(t, byTestID(parseHTML(t, rec.Body), "whatif-errors").Text(), "stop must not be below start")
@@ -545,37 +549,13 @@ func TestWhatIfForms(t *testing.T) {
 	assert.Contains(t, byTestID(parseHTML(t, rec.Body), "whatif-errors").Text(), "Remove how many workers must be a whole number")
 	rec = postForm(t, s, "/plans", url.Values{"scenario": {sc}, "remove": {"9"}, "start_ms": {"100"}})
 	require.Equal(t, http.StatusBadRequest, rec.Code)
-	assert.Contains(t, byTestID(parseHTML(t, rec.Body), "whatif-errors").Text(), "goal.remove: must leave at least one")
+	doc = parseHTML(t, rec.Body)
+	assert.Contains(t, byTestID(doc, "whatif-errors").Text(), "goal.remove: must leave at least one")
+	assert.Contains(t, byTestID(doc, "error-remove").Text(), "must leave at least one")
+	assert.Equal(t, "9", byTestID(doc, "plan-remove").AttrOr("value", ""), "the form comes back as posted")
 
 	// The scenario form's fields, posted to "Sweep a field".
 	rec = postForm(t, s, "/sweeps/new", url.Values{"fleet.workers": {"3"}, "workload.type": {"sessions"}})
 	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
 	assert.Contains(t, byTestID(parseHTML(t, rec.Body), "whatif-scenario").Text(), `"workers":3`)
-}
-
-func TestSweepStatus(t *testing.T) {
-	pts := func(statuses ...string) []store.SweepPoint {
-		var out []store.SweepPoint
-		for _, s := range statuses {
-			out = append(out, store.SweepPoint{Status: s})
-		}
-		return out
-	}
-	cases := []struct {
-		cancelled bool
-		points    []store.SweepPoint
-		want      string
-	}{
-		{false, pts("queued", "queued"), "queued"},
-		{false, pts("done", "queued"), "running"},
-		{false, pts("running", "queued"), "running"},
-		{false, pts("done", "done"), "done"},
-		{false, pts("done", "failed"), "failed"},
-		{false, pts("done", "cancelled"), "cancelled"},
-		{true, pts("done", "queued"), "cancelled"},
-	}
-	for _, tc := range cases {
-		got, _ := sweepStatus(store.Sweep{Cancelled: tc.cancelled}, tc.points)
-		assert.Equal(t, tc.want, got, "%v", tc.points)
-	}
 }

@@ -2,11 +2,8 @@ package main
 
 import (
 	"context"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"os/signal"
 	"runtime"
@@ -21,21 +18,16 @@ import (
 // process with a run service, it also feeds the sweeps and drives the plans it takes the lease
 // of (runs/lease.go).
 func runWorker(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("worker", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newCommandFlags("worker", "scalein worker -db postgres://… [-concurrency N] [flags]", stderr)
 	dbURL := fs.String("db", os.Getenv("SCALEIN_DB"), "the PostgreSQL database shared with the serve processes, postgres://USER:PASSWORD@HOST/DB (env SCALEIN_DB)")
 	concurrency := fs.Int("concurrency", runtime.NumCPU(), "runs this worker executes at once")
 	quotaRuns := fs.Int("quota-queued-runs", 0, "runs one user may have queued or running, as the serve processes' flag: a plan this worker drives submits its runs within its owner's quota (0: no quota)")
-	limits := addRunFlags(fs)
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
+	limits := addRunFlags(fs.FlagSet)
+	if code, ok := fs.parse(args); !ok {
+		return code
 	}
 	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "scalein worker: unexpected argument %q\n", fs.Arg(0))
-		return 2
+		return fs.usageError("unexpected argument %q", fs.Arg(0))
 	}
 	if !store.IsPostgresDSN(*dbURL) {
 		fmt.Fprintf(stderr, "scalein worker: -db must be a postgres:// URL (got %q): workers share a PostgreSQL database with the serve processes; with a SQLite file, scalein serve works the runs itself\n", *dbURL)
@@ -49,23 +41,21 @@ func runWorker(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		fmt.Fprintf(stderr, "scalein worker: -concurrency must be at least 1 (got %d)\n", *concurrency)
 		return 2
 	}
-	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	cfg, err := limits.config()
+	if err != nil {
+		fmt.Fprintf(stderr, "scalein worker: %v\n", err)
+		return 2
+	}
+	cfg.Workers, cfg.QuotaQueuedRuns = *concurrency, *quotaRuns
 
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-
-	st, err := store.Open(ctx, *dbURL)
+	st, logger, err := openRunStore(ctx, *dbURL, &cfg, stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "scalein worker: %v\n", err)
 		return 1
 	}
 	defer st.Close()
-	cfg := runs.Config{Store: st, Logger: logger, Workers: *concurrency, QuotaQueuedRuns: *quotaRuns,
-		RunTimeout: *limits.runTimeout, RescueAfter: *limits.rescueAfter}
-	if err := limits.memory(&cfg); err != nil {
-		fmt.Fprintf(stderr, "scalein worker: %v\n", err)
-		return 2
-	}
 	// store → runs: a worker works the queue, drives sweeps and plans, and serves nothing.
 	svc, err := runs.New(cfg)
 	if err != nil {

@@ -1,0 +1,126 @@
+package form
+
+import (
+	"encoding/json"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/scalein-planner/scalein/runs"
+	"github.com/scalein-planner/scalein/sim"
+	"github.com/scalein-planner/scalein/sim/whatif"
+	"github.com/scalein-planner/scalein/templates"
+)
+
+// Plan is the plan form, each field's text as posted: the scenario as JSON, the goal (drain a
+// number of workers, or tune the autoscaler) and the limits.
+type Plan struct {
+	Scenario string
+	// Goal is "tune" for the autoscaler's settings; anything else drains Remove workers, none
+	// before StartMS.
+	Goal                                                     string
+	Remove, StartMS, TTFTP99MS, E2EP99MS, MaxKilled, MaxRuns string
+}
+
+// The plan form's field names, as the template names its inputs.
+const (
+	planGoal      = "goal"
+	planRemove    = "remove"
+	planStartMS   = "start_ms"
+	planTTFTP99MS = "ttft_p99_ms"
+	planE2EP99MS  = "e2e_p99_ms"
+	planMaxKilled = "max_killed"
+	planMaxRuns   = "max_runs"
+)
+
+// planFieldOf is the form field of each path of a plan request the form has a field for.
+var planFieldOf = map[string]string{
+	"goal.tune":               planGoal,
+	"goal.remove":             planRemove,
+	"goal.start_ms":           planStartMS,
+	"constraints.ttft_p99_ms": planTTFTP99MS,
+	"constraints.e2e_p99_ms":  planE2EP99MS,
+	"constraints.max_killed":  planMaxKilled,
+	"search.max_runs":         planMaxRuns,
+}
+
+// PlanFromValues reads a posted plan form.
+func PlanFromValues(v url.Values) *Plan {
+	return &Plan{Scenario: v.Get(ScenarioJSONField), Goal: v.Get(planGoal), Remove: v.Get(planRemove), StartMS: v.Get(planStartMS),
+		TTFTP99MS: v.Get(planTTFTP99MS), E2EP99MS: v.Get(planE2EP99MS), MaxKilled: v.Get(planMaxKilled), MaxRuns: v.Get(planMaxRuns)}
+}
+
+// Tune says whether the form asks to tune the autoscaler.
+func (f *Plan) Tune() bool { return f.Goal == "tune" }
+
+// Request is the plan the form asks for, or the problems that keep it from being asked (a field
+// that is not a number), each beside its field. An empty limit is no limit; an empty "Runs at
+// most" is the server's bound.
+func (f *Plan) Request() (runs.PlanRequest, JobErrors) {
+	req := runs.PlanRequest{Scenario: json.RawMessage(f.Scenario)}
+	var errs JobErrors
+	whole := func(field, text, label string, dst *int) {
+		v, err := strconv.Atoi(strings.TrimSpace(text))
+		if err != nil {
+			msg := label + " must be a whole number"
+			errs.add(field, msg, msg)
+			return
+		}
+		*dst = v
+	}
+	limit := func(field, text, msg string) *float64 {
+		t := strings.TrimSpace(text)
+		if t == "" {
+			return nil
+		}
+		v, err := strconv.ParseFloat(t, 64)
+		if err != nil {
+			errs.add(field, msg, msg)
+			return nil
+		}
+		return &v
+	}
+	if f.Tune() {
+		req.Goal.Tune = whatif.TuneAutoscaler
+	} else {
+		whole(planRemove, f.Remove, "Remove how many workers", &req.Goal.Remove)
+		if v, err := strconv.ParseFloat(strings.TrimSpace(f.StartMS), 64); err == nil {
+			req.Goal.StartMS = v
+		} else {
+			msg := "Not before (ms) must be a number"
+			errs.add(planStartMS, msg, msg)
+		}
+	}
+	if strings.TrimSpace(f.MaxRuns) != "" {
+		whole(planMaxRuns, f.MaxRuns, "Runs at most", &req.Search.MaxRuns)
+	}
+	req.Constraints.E2EP99MS = limit(planE2EP99MS, f.E2EP99MS, "End-to-end p99 at most must be a number of ms, or empty for no limit")
+	req.Constraints.TTFTP99MS = limit(planTTFTP99MS, f.TTFTP99MS, "TTFT p99 at most must be a number of ms, or empty for no limit")
+	if k := strings.TrimSpace(f.MaxKilled); k != "" {
+		v, err := strconv.ParseInt(k, 10, 64)
+		if err != nil {
+			msg := "Requests killed at most must be a whole number"
+			errs.add(planMaxKilled, msg, msg)
+		} else {
+			req.Constraints.MaxKilled = &v
+		}
+	}
+	return req, errs
+}
+
+// Refused places the run service's refusal of the form's request: a goal's or limit's problem
+// beside its field, the scenario's beside the scenario box.
+func (f *Plan) Refused(message string, fields []sim.FieldError) JobErrors {
+	return refused(message, fields, func(path string) (string, bool) {
+		field, ok := planFieldOf[path]
+		return field, ok
+	})
+}
+
+// Fill puts the form's text and problems into the page.
+func (f *Plan) Fill(p *templates.WhatIfNewPage, errs JobErrors) {
+	p.Scenario, p.Goal = f.Scenario, f.Goal
+	p.Remove, p.StartMS, p.TTFTP99MS, p.E2EP99MS, p.MaxKilled, p.MaxRuns = f.Remove, f.StartMS, f.TTFTP99MS, f.E2EP99MS, f.MaxKilled, f.MaxRuns
+	p.HasAutoscaler = p.HasAutoscaler || f.Tune()
+	p.Errors, p.FieldErrors = errs.List, errs.Beside()
+}

@@ -10,7 +10,7 @@ import (
 	"github.com/scalein-planner/scalein/sim/podautoscaler"
 )
 
-// scaler is the autoscaler inside the engine (SPEC §3.15, §3.16): the samples, the
+// scaler is the autoscaler inside the engine (docs/model.md#autoscaler, #model-3): the samples, the
 // Kubernetes controller of package podautoscaler that decides, and the workers it started that
 // are still starting. The engine turns workers into pods and carries out each change.
 type scaler struct {
@@ -48,7 +48,7 @@ func newScaler(a *Autoscaler) *scaler {
 		delayNS: msToNS(a.MetricDelayMS), startupNS: msToNS(a.StartupMS), pendingNS: msToNS(a.PendingMS), k: 1}
 }
 
-// ControllerSettings turns the scenario's fields into the controller's (SPEC §3.16): the
+// ControllerSettings turns the scenario's fields into the controller's (docs/model.md#autoscaler): the
 // behavior with Kubernetes' defaults filled, the model-3 shorthand translated, or none (the
 // legacy path).
 func (a *Autoscaler) ControllerSettings() podautoscaler.Settings {
@@ -139,7 +139,7 @@ func (c *scaler) next() (int64, bool) {
 	return t, true
 }
 
-// stepActivations follows step 2 (SPEC §3.15 event order): starting workers whose startup ends
+// stepActivations follows step 2 (docs/model.md#model-3 event order): starting workers whose startup ends
 // become active, by id, with empty caches.
 func (e *engine) stepActivations() bool {
 	c := e.as
@@ -205,7 +205,7 @@ func (e *engine) stepAutoscaler() bool {
 }
 
 // sample walks the active workers once at a sampling instant and gathers what every metric
-// needs (SPEC §3.16 "Samples").
+// needs (docs/model.md#autoscaler "Samples").
 func (e *engine) sample() workerSample {
 	smp := workerSample{n: len(e.activeIDs)}
 	g := int64(e.s.Fleet.GPUBlocks)
@@ -226,7 +226,7 @@ func (e *engine) sample() workerSample {
 	return smp
 }
 
-// milli is the metric the controller reads from a sample, in milli-units (SPEC §3.16): the sum
+// milli is the metric the controller reads from a sample, in milli-units (docs/model.md#autoscaler): the sum
 // of the ready pods' samples for a Pods metric, or the aggregate of the per-worker values
 // (exact rationals) for an External one.
 func (a *Autoscaler) milli(smp workerSample, gpuBlocks int64) int64 {
@@ -262,7 +262,7 @@ func (a *Autoscaler) milli(smp workerSample, gpuBlocks int64) int64 {
 }
 
 // decide is one autoscaler decision at e.now: the workers become pods, the controller decides,
-// and the engine carries out the change (SPEC §3.16 step 5, §3.15 step 4). It reports whether
+// and the engine carries out the change (docs/model.md#autoscaler step 5, #model-3 step 4). It reports whether
 // the fleet changed.
 func (e *engine) decide() bool {
 	c := e.as

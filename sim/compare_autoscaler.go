@@ -3,7 +3,7 @@ package sim
 import "fmt"
 
 // CounterpartAutoscaler pairs an autoscaler run with the same scenario on a fixed fleet: no
-// autoscaler, fleet.workers for the whole run (SPEC §3.15, issue 17).
+// autoscaler, fleet.workers for the whole run (docs/model.md#model-3, issue 17).
 const CounterpartAutoscaler = "autoscaler"
 
 // fixedFleetMarker is what the fixed-fleet counterpart adds to the name.
@@ -35,7 +35,7 @@ func withMarker(name, marker string) string {
 	return name + marker
 }
 
-// AutoscalerFigures are the figures an autoscaler run adds to the headline (SPEC §3.15): what
+// AutoscalerFigures are the figures an autoscaler run adds to the headline (docs/model.md#model-3): what
 // it cost in GPUs and what it did to requests.
 func AutoscalerFigures(r *Report) []Figure {
 	if r == nil {

@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestDefaultScenario pins a sample of the defaults of SPEC §3.14 as DefaultScenario reports
+// TestDefaultScenario pins a sample of the defaults of docs/model.md#precise-rules as DefaultScenario reports
 // them, and checks that it is the scenario of the smallest document.
 func TestDefaultScenario(t *testing.T) {
 	s := DefaultScenario()

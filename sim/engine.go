@@ -31,7 +31,7 @@ type engine struct {
 	src      source
 
 	nextIdx int64
-	seq     int64 // one global sequence for transfers and pulls (SPEC §3.14)
+	seq     int64 // one global sequence for transfers and pulls (docs/model.md#precise-rules)
 	admSeq  int64
 	rr      int
 
@@ -79,7 +79,7 @@ type engine struct {
 	// scanRoutes (tests) routes by scanning every active worker, as before the routing structure.
 	scanRoutes bool
 	// per-worker load the kv_aware router reads for every active worker, kept contiguous
-	pendPrefill []int64 // pending prefill blocks (SPEC §3.14 Routing details)
+	pendPrefill []int64 // pending prefill blocks (docs/model.md#precise-rules Routing details)
 	usedBlocks  []int32 // distinct G1 blocks held by the worker's requests
 	activeIDs   []int32 // active workers, by id
 
@@ -276,7 +276,7 @@ func (e *engine) loop(ctx context.Context) error {
 	return nil
 }
 
-// instant processes everything at e.now in the order of SPEC §3.5, repeating until nothing
+// instant processes everything at e.now in the order of docs/model.md#one-instant, repeating until nothing
 // changes.
 func (e *engine) instant() {
 	e.instChanged = false

@@ -46,7 +46,7 @@ func e1(batched int) string {
 	"workload": {"type": "requests", "requests": [{"id": "r", "at_ms": 0, "blocks": ["A*4"], "output_tokens": 3}]}}`
 }
 
-// E1 of SPEC §3.13: one request, then chunked prefill.
+// E1 of docs/model.md#worked-examples: one request, then chunked prefill.
 func TestE1OneRequest(t *testing.T) {
 	rep := mustRun(t, mustParse(t, e1(64)))
 	r := reqRow(t, rep, "r")
@@ -60,7 +60,7 @@ func TestE1OneRequest(t *testing.T) {
 	assert.Equal(t, 7.0, ms(r.DoneMS))
 }
 
-// E2 of SPEC §3.13: one partial pull, and the no-hint run recomputes.
+// E2 of docs/model.md#worked-examples: one partial pull, and the no-hint run recomputes.
 func TestE2OnePartialPull(t *testing.T) {
 	p, ok := PresetByKey("e2")
 	require.True(t, ok)
@@ -110,7 +110,7 @@ func TestE2Landing(t *testing.T) {
 	assert.Equal(t, int64(101_859_833), restored)
 }
 
-// E3 of SPEC §3.13: removal waits for the worker's own work.
+// E3 of docs/model.md#worked-examples: removal waits for the worker's own work.
 func TestE3RemovalWaitsForOwnWork(t *testing.T) {
 	js := `{` + fmt.Sprintf(e1Fleet, 2, 64, 0.0) + `,
 	"scale_in": [{"at_ms": 10, "workers": [1]}],
@@ -127,7 +127,7 @@ func TestE3RemovalWaitsForOwnWork(t *testing.T) {
 	assert.Nil(t, rep.Workers[0].RemovedAtMS)
 }
 
-// E4 of SPEC §3.13: decode reads the KV. The first pass completes both prompts (K = 0); the
+// E4 of docs/model.md#worked-examples: decode reads the KV. The first pass completes both prompts (K = 0); the
 // second decodes both with K = 33 + 17 = 50; the third decodes r0 alone with K = 34.
 func TestE4DecodeReadsKV(t *testing.T) {
 	js := `{` + fmt.Sprintf(e1Fleet, 1, 64, 1000.0) + `,
@@ -161,7 +161,7 @@ func incident(t *testing.T) *Scenario {
 	return s
 }
 
-// The incident of SPEC §7: a hinted request queued on a busy target behind another waiting
+// The incident of docs/performance.md: a hinted request queued on a busy target behind another waiting
 // request; its source is marked draining at 20 ms while still busy with its own work (until
 // 77 ms); the target's scan reaches the request at 52 ms.
 func TestIncidentGuard(t *testing.T) {
@@ -272,7 +272,7 @@ func pinnedScenarios(t *testing.T, kvTerm *float64) map[string]*Scenario {
 }
 
 // Optimisations must not change results: these digests (the whole report with per-request rows)
-// were re-pinned when model 3 (SPEC §3.15) came in; TestModel3WithoutNewFieldsIsModel2 shows
+// were re-pinned when model 3 (docs/model.md#model-3) came in; TestModel3WithoutNewFieldsIsModel2 shows
 // that the re-pin comes only from model 3's new report members and its model version (model 2's
 // digests were c570c517… and 42454119…). Change them only with a change to the model, and say so.
 func TestReportDigestsPinned(t *testing.T) {

@@ -77,7 +77,7 @@ func randomScenario(seed uint64) map[string]any {
 		router["migration_limit"] = rng.IntN(3)
 	}
 	var autoscaler map[string]any
-	if seed%3 == 0 { // an autoscaler instead of the schedule (SPEC §3.15)
+	if seed%3 == 0 { // an autoscaler instead of the schedule (docs/model.md#model-3)
 		actions = nil
 		interval := pick(5, 10, 20)
 		minW := 1 + rng.IntN(workers)
@@ -99,7 +99,7 @@ func randomScenario(seed uint64) map[string]any {
 		default:
 			autoscaler["target"] = pick(0.5, 1, 2, 4)
 		}
-		if rng.IntN(3) == 0 { // KEDA: an External metric (SPEC §3.16)
+		if rng.IntN(3) == 0 { // KEDA: an External metric (docs/model.md#autoscaler)
 			autoscaler["source"] = "external"
 			autoscaler["aggregate"] = []string{"sum", "avg", "max"}[rng.IntN(3)]
 		}
@@ -442,7 +442,7 @@ func checkLoads(t *testing.T, e *engine) {
 	}
 }
 
-// checkModel3 checks the autoscaler's and migration's invariants on a finished run (SPEC §3.15):
+// checkModel3 checks the autoscaler's and migration's invariants on a finished run (docs/model.md#model-3):
 // each decision moves active + starting from current towards desired by what its lists say,
 // within the bounds when the fleet started within them; a started worker is active startup_ms
 // later unless cancelled; every migration is accounted; killed counts only requests that ended
@@ -488,7 +488,7 @@ func checkModel3(t *testing.T, s *Scenario, rep *Report) {
 	require.GreaterOrEqual(t, rep.Summary.Workers.Peak, max(rep.Summary.Workers.Initial, rep.Summary.Workers.Final))
 }
 
-// checkDecisions holds every decision against the rules of SPEC §3.16, recomputed from the
+// checkDecisions holds every decision against the rules of docs/model.md#autoscaler, recomputed from the
 // report alone: the change carried out is desired − current; desired lies in [min, max]; on
 // the behavior path desired respects the policy limits computed from the earlier decisions'
 // changes; and no window lets through a change that a recommendation inside it contradicts.

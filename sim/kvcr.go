@@ -1,6 +1,6 @@
 package sim
 
-// stage runs KVCR staging for a request's hint at its lookup (SPEC §3.7, §3.14 "KVCR details").
+// stage runs KVCR staging for a request's hint at its lookup (docs/model.md#kvcr, #kvcr-details).
 // It reports whether a pull started (the request is then pulling).
 func (e *engine) stage(w *worker, r *request, k1, k2 int) bool {
 	m := k1 + k2
@@ -75,7 +75,7 @@ func (e *engine) stage(w *worker, r *request, k1, k2 int) bool {
 }
 
 // reshare recomputes the processor-sharing rates of a source's moving pulls at e.now
-// (SPEC §3.14 Arithmetic): each moving pull first loses rate_old × (t − t_last) bytes, then
+// (docs/model.md#precise-rules Arithmetic): each moving pull first loses rate_old × (t − t_last) bytes, then
 // gets bandwidth / n and the landing instant t + max(0, ceil(remaining / rate)).
 func (e *engine) reshare(src *worker) {
 	n := len(src.moving)
@@ -129,7 +129,7 @@ func (e *engine) land(p *pull) {
 	e.markDirty(src)
 }
 
-// abortPull ends a pull whose source or target is force-removed (SPEC §3.8 Grace).
+// abortPull ends a pull whose source or target is force-removed (docs/model.md#scale-in Grace).
 func (e *engine) abortPull(p *pull, sourceGone bool) {
 	p.ended = true
 	wasMoving := p.moving

@@ -5,7 +5,7 @@ import (
 	"math"
 )
 
-// Memory of model 3 (SPEC §3.15).
+// Memory of model 3 (docs/model.md#model-3).
 const (
 	// A decision row (Decision, its four id lists' first arrays) and its JSON (about 200 bytes
 	// with short lists).

@@ -2,8 +2,8 @@ package sim
 
 import "github.com/scalein-planner/scalein/sim/internal/kvcache"
 
-// migrate moves a request that the forced removal of w would kill to another worker (SPEC
-// §3.15 Migration, Dynamo's DYN_MIGRATION_LIMIT): at the removal instant it is routed again as
+// migrate moves a request that the forced removal of w would kill to another worker (
+// docs/model.md#model-3 Migration, Dynamo's DYN_MIGRATION_LIMIT): at the removal instant it is routed again as
 // an ordinary arrival (a new hint may be attached), joins the back of its target's waiting
 // queue, and on admission recomputes its prompt and the tokens it had emitted, as a preempted
 // request does. Its arrival, first-token instant and emitted tokens are kept.

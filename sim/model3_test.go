@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// m3 builds a scenario on E1's fleet and timing (SPEC §3.15 worked examples): workers, a
+// m3 builds a scenario on E1's fleet and timing (docs/model.md#model-3 worked examples): workers, a
 // round_robin router with extra router fields, an autoscaler object (or "") and the requests.
 func m3(t *testing.T, workers int, router, autoscaler, scaleIn, requests string) *Scenario {
 	t.Helper()
@@ -46,7 +46,7 @@ func reasons(rep *Report) []string {
 	return out
 }
 
-// E5 of SPEC §3.15: the scale-down window, seeded with the initial fleet, holds a scale-down.
+// E5 of docs/model.md#model-3: the scale-down window, seeded with the initial fleet, holds a scale-down.
 func TestE5WindowHoldsScaleDown(t *testing.T) {
 	as := `{"interval_ms": 10, "metric": "requests_per_worker", "target": 1, "tolerance": 0,
 		"min_workers": 1, "scale_down_window_ms": %d, "grace_ms": null}`
@@ -78,7 +78,7 @@ const fourAt = `{"id": "r0", "at_ms": %[1]g, "blocks": ["A"], "output_tokens": 4
 	{"id": "r2", "at_ms": %[1]g, "blocks": ["C"], "output_tokens": 40},
 	{"id": "r3", "at_ms": %[1]g, "blocks": ["D"], "output_tokens": 40}`
 
-// E6 of SPEC §3.15: a cold start.
+// E6 of docs/model.md#model-3: a cold start.
 func TestE6ColdStart(t *testing.T) {
 	as := `{"interval_ms": 10, "target": 2, "tolerance": 0, "max_workers": 2, "startup_ms": 5, "scale_up_window_ms": 0}`
 	rep := mustRun(t, m3(t, 1, "", as, "", fmt.Sprintf(fourAt, 0.0)))
@@ -120,7 +120,7 @@ func TestAutoscalerStopsWithWorkersStarting(t *testing.T) {
 	assert.Equal(t, WorkerCounts{Initial: 1, Peak: 2, Final: 2}, rep.Summary.Workers)
 }
 
-// E7 of SPEC §3.15: migration instead of a kill.
+// E7 of docs/model.md#model-3: migration instead of a kill.
 func TestE7MigrationInsteadOfKill(t *testing.T) {
 	req := `{"id": "r0", "at_ms": 0, "blocks": ["A"], "output_tokens": 20, "route_to": 1}`
 	sched := `[{"at_ms": 5, "workers": [1], "grace_ms": 5}]`

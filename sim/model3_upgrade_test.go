@@ -15,7 +15,7 @@ import (
 
 // comparableHash is the SHA-256 of a report's JSON without what names the model (scenario_id,
 // model_version, digest), without the sim section, and without every member model 3 added
-// (SPEC §3.15 Report additions). Keys are sorted (a generic map), so the same content gives the
+// (docs/model.md#model-3 Report additions). Keys are sorted (a generic map), so the same content gives the
 // same hash whichever build wrote the report.
 func comparableHash(t *testing.T, rep *Report) string {
 	t.Helper()

@@ -70,8 +70,8 @@ const (
 // DefaultScenarioName is the name of a scenario that does not give one.
 const DefaultScenarioName = "untitled scenario"
 
-// Parse decodes a scenario strictly, fills every default (SPEC §3.14 "Defaults") and checks
-// every rule of SPEC §3.8 and §3.14. On bad input it returns a *ValidationError listing all
+// Parse decodes a scenario strictly, fills every default (docs/model.md#precise-rules "Defaults") and checks
+// every rule of docs/model.md#scale-in and #precise-rules. On bad input it returns a *ValidationError listing all
 // problems, each with its path and a message that says how to fix it.
 //
 // A {"path": …} trace is read through env.ReadFile, parsed, and replaced in the scenario by

@@ -5,7 +5,7 @@ import (
 	"strconv"
 )
 
-// Parsing and validation of model 3's fields (SPEC §3.15): rate stages, the autoscaler,
+// Parsing and validation of model 3's fields (docs/model.md#model-3): rate stages, the autoscaler,
 // router.migration_limit and fleet.gpus_per_worker.
 
 // Limits of model 3's fields.
@@ -15,7 +15,7 @@ const (
 	maxMigrationLimit = 1_000_000
 )
 
-// Autoscaler defaults (SPEC §3.15 table); max_workers defaults to fleet.workers.
+// Autoscaler defaults (docs/model.md#model-3 table); max_workers defaults to fleet.workers.
 const (
 	DefaultAutoscalerIntervalMS  = 15000
 	DefaultAutoscalerTarget      = 32
@@ -67,8 +67,8 @@ func decodeRateStages(errs *fieldErrors, path string, n *jsonNode) []RateStage {
 	return stages
 }
 
-// decodeAutoscaler reads the autoscaler object with its defaults (SPEC §3.15 table, amended by
-// §3.16). Rules that relate its fields to each other or to the rest of the scenario are in
+// decodeAutoscaler reads the autoscaler object with its defaults (docs/model.md#model-3 table, amended by
+// #autoscaler). Rules that relate its fields to each other or to the rest of the scenario are in
 // validateAutoscaler.
 func decodeAutoscaler(errs *fieldErrors, n *jsonNode, fleetWorkers int) *Autoscaler {
 	v := openObject(errs, "autoscaler", n)
@@ -150,7 +150,7 @@ const (
 	MaxPolicies         = 10
 )
 
-// decodeBehavior reads autoscaler.behavior (SPEC §3.16): each direction optional, every field
+// decodeBehavior reads autoscaler.behavior (docs/model.md#autoscaler): each direction optional, every field
 // optional; defaults are filled when the controller is built, not here, so a stored scenario
 // keeps what was written.
 func decodeBehavior(errs *fieldErrors, path string, n *jsonNode) *Behavior {
@@ -262,7 +262,7 @@ func optionalIntPtr(p *int64) *int {
 	return &i
 }
 
-// validateAutoscaler checks the rules of SPEC §3.15 that relate several fields.
+// validateAutoscaler checks the rules of docs/model.md#model-3 that relate several fields.
 func validateAutoscaler(errs *fieldErrors, s *Scenario) {
 	a := s.Autoscaler
 	if a == nil {

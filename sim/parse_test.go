@@ -103,7 +103,7 @@ func TestParseInvalidExamples(t *testing.T) {
 		"scale-in-leaves-no-active-worker.json":   {"scale_in", "at least one worker must stay active"},
 		"scale-in-workers-and-count.json":         {"scale_in[0]", "not both"},
 		"scale-in-neither-workers-nor-count.json": {"scale_in[0]", `"workers"`, `"count"`},
-		// model 3 (SPEC §3.15)
+		// model 3 (docs/model.md#model-3)
 		"autoscaler-and-scale-in.json":                    {"autoscaler", "not both"},
 		"autoscaler-min-above-max.json":                   {"autoscaler.min_workers", "max_workers"},
 		"autoscaler-min-workers-zero.json":                {"autoscaler.min_workers", "must be ≥ 1"},
@@ -120,7 +120,7 @@ func TestParseInvalidExamples(t *testing.T) {
 		"rate-stages-empty.json":                          {"workload.sessions.rate_stages", "at least one stage"},
 		"rate-stage-duration-zero.json":                   {"workload.sessions.rate_stages[0].duration_ms", "must be > 0"},
 		"rate-stage-rate-negative.json":                   {"workload.sessions.rate_stages[0].rate_per_s", "must be ≥ 0"},
-		// model 4 (SPEC §3.16)
+		// model 4 (docs/model.md#autoscaler)
 		"autoscaler-aggregate-without-external.json": {"autoscaler.aggregate", "only with source external"},
 		"autoscaler-behavior-select-unknown.json":    {"autoscaler.behavior.scale_down.select", "must be max, min or disabled"},
 		"autoscaler-behavior-with-shorthand.json":    {"autoscaler.behavior", "not together with the shorthand field scale_down_window_ms"},

@@ -10,7 +10,7 @@ import (
 // ceilDiv is ceil(a / b) for non-negative a and positive b.
 func ceilDiv(a, b int) int { return (a + b - 1) / b }
 
-// startPass builds a batch on an idle worker (SPEC §3.4, §3.14 "The pass") and starts the
+// startPass builds a batch on an idle worker (docs/model.md#passes, #the-pass) and starts the
 // pass if it has work. It reports whether anything changed.
 func (e *engine) startPass(w *worker) bool {
 	e.noteLoad(w) // admissions, decode growth and preemptions change its used blocks
@@ -39,7 +39,7 @@ func (e *engine) startPass(w *worker) bool {
 	}
 	w.passStart, w.passEnd, w.passK, w.continued = e.now, addNS(e.now, dur), K, false
 	w.stretchLeft = 0
-	// Zero-length passes would end at this same instant, one per repetition of it (§3.14), which
+	// Zero-length passes would end at this same instant, one per repetition of it (#precise-rules), which
 	// a stretch cannot tell apart by time: they are simulated one by one. Later passes of a
 	// stretch are no shorter (K only grows).
 	if P == 0 && dur > 0 && w.nReq == len(w.running) && e.opt.Pass == nil && !e.perPass {
@@ -73,7 +73,7 @@ func (e *engine) schedulePass(w *worker) {
 // or completes: nothing else on the worker changes in between except each request's emitted
 // count, and nothing outside reads those counts. Such a run of passes is a stretch: the pass
 // that starts it is started as usual, and the heap gets one event, at the end of its last pass.
-// The passes in between are computed by §3.14's "Arithmetic" rule for a pass, per pass, in
+// The passes in between are computed by the arithmetic rule (docs/model.md#arithmetic) for a pass, per pass, in
 // doubles and rounded to nanoseconds as written: P = 0, D = the batch's size, and K growing by
 // D a pass (each decode reads one more emitted token), so each ends exactly when the engine
 // would have ended it pass by pass. What would cut a stretch short calls interrupt at the
@@ -266,7 +266,7 @@ func batchShape(batch []*request) (P, D, K int) {
 }
 
 // PassMS is the duration in milliseconds of a pass that computes P prompt tokens, emits D
-// tokens, and whose decodes read K tokens of KV (SPEC §3.14 "Arithmetic"), evaluated as written
+// tokens, and whose decodes read K tokens of KV (docs/model.md#precise-rules "Arithmetic"), evaluated as written
 // in doubles; the simulator rounds it to whole nanoseconds.
 func (t Timing) PassMS(P, D, K int) float64 {
 	d := 0.0
@@ -365,7 +365,7 @@ func (e *engine) preempt(w *worker, v *request) {
 	v.preempted = true
 }
 
-// endPass handles the end of a pass, request by request in batch order (SPEC §3.14).
+// endPass handles the end of a pass, request by request in batch order (docs/model.md#precise-rules).
 func (e *engine) endPass(w *worker) {
 	bs := e.s.Fleet.BlockSize
 	if w.stretchLeft > 0 { // the event of a stretch's last pass: the passes before it end first

@@ -25,7 +25,7 @@ var presetCatalog = []struct{ key, title, description string }{
 	{
 		"e2",
 		"One partial pull (worked example E2)",
-		"Two workers; a follow-up request is hinted to the peer that holds its prefix in host memory and pulls 8 blocks over KVCR before a short prefill (SPEC §3.13 E2).",
+		"Two workers; a follow-up request is hinted to the peer that holds its prefix in host memory and pulls 8 blocks over KVCR before a short prefill (docs/model.md#worked-examples E2).",
 	},
 	{
 		"mooncake-16to12",

@@ -9,7 +9,7 @@ import (
 // ReportSchema is the value of Report.Schema.
 const ReportSchema = "scalein.report.v1"
 
-// Report is the result of one run (SPEC §3.11). Times are milliseconds that are whole
+// Report is the result of one run (docs/model.md#report). Times are milliseconds that are whole
 // nanoseconds; pointers are null where a value does not apply.
 type Report struct {
 	Schema       string            `json:"schema"`
@@ -42,19 +42,19 @@ type Summary struct {
 	Autoscaler *AutoscalerSummary `json:"autoscaler"`
 }
 
-// WorkerCounts counts workers holding GPUs (active + starting + draining, SPEC §3.15).
+// WorkerCounts counts workers holding GPUs (active + starting + draining, docs/model.md#model-3).
 type WorkerCounts struct {
 	Initial int `json:"initial"`
 	Peak    int `json:"peak"`
 	Final   int `json:"final"`
 }
 
-// AutoscalerReport records every autoscaler decision (SPEC §3.16 "Report").
+// AutoscalerReport records every autoscaler decision (docs/model.md#autoscaler "Report").
 type AutoscalerReport struct {
 	Decisions []Decision `json:"decisions"`
 }
 
-// Decision reasons (SPEC §3.16 "Report"), in the order the report tests them.
+// Decision reasons (docs/model.md#autoscaler "Report"), in the order the report tests them.
 const (
 	ReasonAboveMax        = podautoscaler.ReasonAboveMax
 	ReasonBelowMin        = podautoscaler.ReasonBelowMin
@@ -161,7 +161,7 @@ type TokenCounts struct {
 	Output     int64 `json:"output"`
 }
 
-// KVCRCounts counts hints and pulls by staging outcome (SPEC §3.7).
+// KVCRCounts counts hints and pulls by staging outcome (docs/model.md#kvcr).
 type KVCRCounts struct {
 	Hints              int64 `json:"hints"`
 	Staged             int64 `json:"staged"`
@@ -214,7 +214,7 @@ type ScaleInRow struct {
 	Skipped []int   `json:"skipped"`
 }
 
-// Timeseries is the run cut into equal buckets (SPEC §3.11, §3.14 Report details).
+// Timeseries is the run cut into equal buckets (docs/model.md#report, #report-details).
 type Timeseries struct {
 	BucketMS float64  `json:"bucket_ms"`
 	Buckets  []Bucket `json:"buckets"`
@@ -243,7 +243,7 @@ const (
 	StatusKilled    = "killed"
 )
 
-// Pull outcomes (SPEC §3.7).
+// Pull outcomes (docs/model.md#kvcr).
 const (
 	OutcomeSuccess          = "success"
 	OutcomePartial          = "partial"

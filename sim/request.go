@@ -1,6 +1,6 @@
 package sim
 
-// The request: its states, its hint outcome, and the queues it waits in (SPEC §3.4, §3.14).
+// The request: its states, its hint outcome, and the queues it waits in (docs/model.md#passes, #precise-rules).
 
 type reqState uint8
 
@@ -44,7 +44,7 @@ type request struct {
 
 	arrival
 	idx   int64
-	reuse int // F: the reusable prefix limit (SPEC §3.14)
+	reuse int // F: the reusable prefix limit (docs/model.md#precise-rules)
 	w     *worker
 	state reqState
 

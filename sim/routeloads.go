@@ -160,7 +160,7 @@ func (t *loadTree) pop() {
 }
 
 // Exact costs. The router's choice must be the one the scan over every worker makes with
-// costs computed in doubles (SPEC §3.14). Visiting workers in key order and stopping at a lower
+// costs computed in doubles (docs/model.md#precise-rules). Visiting workers in key order and stopping at a lower
 // bound gives that choice only if no operation of the cost rounds: then cost = key +
 // scale × (prompt_blocks − overlap) exactly, and the bound is a true bound. That holds when
 // prefill_load_scale and host_hit_weight are multiples of 1/256 below 16 (1.0 and 0.75 by

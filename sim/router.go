@@ -223,7 +223,7 @@ func (e *engine) keepG2(T []int32, k uint64, j int) []int32 {
 	return kept
 }
 
-// route picks the target of an arriving request (SPEC §3.9, §3.14 "Routing details").
+// route picks the target of an arriving request (docs/model.md#routing, #routing-details).
 func (e *engine) route(r *request) *worker {
 	if r.routeTo >= 0 && r.routeTo < len(e.ws) && e.ws[r.routeTo].state == StateActive {
 		return e.ws[r.routeTo]

@@ -7,7 +7,7 @@ import (
 	"github.com/scalein-planner/scalein/sim/internal/kvcache"
 )
 
-// removable is the removal rule of SPEC §3.8: no requests, no pass, no own transfer in flight
+// removable is the removal rule of docs/model.md#scale-in: no requests, no pass, no own transfer in flight
 // and no source pins held by pulls from it.
 func (w *worker) removable() bool {
 	return w.nReq == 0 && !w.busy && w.ownTransfers == 0 && len(w.outPulls) == 0
@@ -37,7 +37,7 @@ func (e *engine) stepRemovals() bool {
 	return changed
 }
 
-// remove takes a draining worker that meets the removal rule out of the fleet (SPEC §3.8).
+// remove takes a draining worker that meets the removal rule out of the fleet (docs/model.md#scale-in).
 func (e *engine) remove(w *worker) {
 	w.state = StateRemoved
 	w.removedAt = e.now
@@ -50,8 +50,8 @@ func (e *engine) remove(w *worker) {
 }
 
 // forceRemove takes a draining worker out of the fleet at its grace deadline: it kills its
-// requests, aborts pulls from and into it, cancels its transfers and discards its pass (SPEC
-// §3.8, §3.14), then removes it.
+// requests, aborts pulls from and into it, cancels its transfers and discards its pass (
+// docs/model.md#scale-in, #precise-rules), then removes it.
 func (e *engine) forceRemove(w *worker) {
 	e.settle(w, e.now) // the tokens its stretch emitted so far count
 	w.stretchLeft = 0
@@ -108,7 +108,7 @@ func forceRemovalVictims(w *worker) []*request {
 			victims = append(victims, tr.r)
 		}
 	}
-	// Input order (SPEC §3.15: a removed worker's requests are migrated in input order): the
+	// Input order (docs/model.md#model-3: a removed worker's requests are migrated in input order): the
 	// position in the scenario for scripted requests, the order of arrival otherwise.
 	sort.Slice(victims, func(i, j int) bool { return victims[i].order < victims[j].order })
 	return victims

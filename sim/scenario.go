@@ -12,7 +12,7 @@ import (
 const ModelVersion = "scalein-model/4"
 
 // Scenario is a complete, validated what-if: fleet, KVCR, router, scale-in schedule and workload
-// (SPEC §3.12). Parse fills every default, so a stored Scenario is complete.
+// (docs/model.md#scenario). Parse fills every default, so a stored Scenario is complete.
 type Scenario struct {
 	Name    string          `json:"name"`
 	Seed    int64           `json:"seed"`
@@ -20,7 +20,7 @@ type Scenario struct {
 	KVCR    KVCR            `json:"kvcr"`
 	Router  Router          `json:"router"`
 	ScaleIn []ScaleInAction `json:"scale_in"`
-	// Autoscaler, when set, drains and starts workers from a metric (SPEC §3.15); a scenario has
+	// Autoscaler, when set, drains and starts workers from a metric (docs/model.md#model-3); a scenario has
 	// either an autoscaler or a non-empty ScaleIn.
 	Autoscaler *Autoscaler   `json:"autoscaler,omitempty"`
 	Workload   Workload      `json:"workload"`
@@ -30,7 +30,7 @@ type Scenario struct {
 	trace []TraceRow
 }
 
-// Fleet describes the identical workers (SPEC §3.2).
+// Fleet describes the identical workers (docs/model.md#workers).
 type Fleet struct {
 	Workers          int   `json:"workers"`
 	GPUBlocks        int   `json:"gpu_blocks"`
@@ -39,14 +39,14 @@ type Fleet struct {
 	BytesPerToken    int64 `json:"bytes_per_token"`
 	MaxNumSeqs       int   `json:"max_num_seqs"`
 	MaxBatchedTokens int   `json:"max_batched_tokens"`
-	// GPUsPerWorker turns worker_seconds into summary.gpu_hours (SPEC §3.15); it changes nothing else.
+	// GPUsPerWorker turns worker_seconds into summary.gpu_hours (docs/model.md#model-3); it changes nothing else.
 	GPUsPerWorker int     `json:"gpus_per_worker"`
 	H2DGBps       float64 `json:"h2d_gbps"`
 	D2HGBps       float64 `json:"d2h_gbps"`
 	Timing        Timing  `json:"timing"`
 }
 
-// Timing is the pass-duration model (SPEC §3.4 step 4), in milliseconds.
+// Timing is the pass-duration model (docs/model.md#passes step 4), in milliseconds.
 type Timing struct {
 	PrefillMS            float64 `json:"prefill_ms"`
 	PrefillMSPer1kTokens float64 `json:"prefill_ms_per_1k_tokens"`
@@ -57,7 +57,7 @@ type Timing struct {
 	DecodeMSPer1kKVTokens float64 `json:"decode_ms_per_1k_kv_tokens"`
 }
 
-// KVCR configures peer pulls (SPEC §3.7).
+// KVCR configures peer pulls (docs/model.md#kvcr).
 type KVCR struct {
 	Enabled               bool    `json:"enabled"`
 	LatencyMS             float64 `json:"latency_ms"`
@@ -65,25 +65,25 @@ type KVCR struct {
 	RejectDrainingSources bool    `json:"reject_draining_sources"`
 }
 
-// Router policies (SPEC §3.9).
+// Router policies (docs/model.md#routing).
 const (
 	PolicyKVAware     = "kv_aware"
 	PolicyRoundRobin  = "round_robin"
 	PolicyLeastLoaded = "least_loaded"
 )
 
-// Router configures routing and hints (SPEC §3.9).
+// Router configures routing and hints (docs/model.md#routing).
 type Router struct {
 	Policy           string  `json:"policy"`
 	Hints            bool    `json:"hints"`
 	PrefillLoadScale float64 `json:"prefill_load_scale"`
 	HostHitWeight    float64 `json:"host_hit_weight"`
 	// MigrationLimit is how many times a request a forced removal would kill is routed again
-	// instead (SPEC §3.15; Dynamo's DYN_MIGRATION_LIMIT). 0 = off.
+	// instead (docs/model.md#model-3; Dynamo's DYN_MIGRATION_LIMIT). 0 = off.
 	MigrationLimit int `json:"migration_limit"`
 }
 
-// Autoscaler metrics (SPEC §3.15, §3.16).
+// Autoscaler metrics (docs/model.md#hpa-samples).
 const (
 	MetricRequestsPerWorker = "requests_per_worker"
 	MetricRequestsWaiting   = "requests_waiting"
@@ -91,7 +91,7 @@ const (
 	MetricKVUsage           = "kv_usage"
 )
 
-// Autoscaler metric sources and external aggregates (SPEC §3.16).
+// Autoscaler metric sources and external aggregates (docs/model.md#autoscaler).
 const (
 	SourcePods     = "pods"
 	SourceExternal = "external"
@@ -100,7 +100,7 @@ const (
 	AggregateMax   = "max"
 )
 
-// Autoscaler is the Kubernetes HPA controller in the simulation (SPEC §3.16, amending §3.15).
+// Autoscaler is the Kubernetes HPA controller in the simulation (docs/model.md#autoscaler, amending #model-3).
 // Parse fills every default of the top-level fields; a nil GraceMS is no grace. Behavior nil
 // is the legacy path (an HPA without spec.behavior) unless a model-3 shorthand field is
 // present; the shorthand fields keep their presence (absent stays absent), so a stored
@@ -119,7 +119,7 @@ type Autoscaler struct {
 	// the legacy window and the default scale-down window of a behavior.
 	DownscaleWindowMS float64   `json:"downscale_window_ms"`
 	Behavior          *Behavior `json:"behavior,omitempty"`
-	// Model-3 shorthand for a behavior (SPEC §3.16 "Fields"): nil / zero when absent.
+	// Model-3 shorthand for a behavior (docs/model.md#autoscaler "Fields"): nil / zero when absent.
 	ScaleDownWindowMS *float64 `json:"scale_down_window_ms,omitempty"`
 	ScaleUpWindowMS   *float64 `json:"scale_up_window_ms,omitempty"`
 	MaxRemovePerTick  PerTick  `json:"max_remove_per_tick,omitzero"`
@@ -137,7 +137,7 @@ func (a *Autoscaler) UsesShorthand() bool {
 	return a.ScaleDownWindowMS != nil || a.ScaleUpWindowMS != nil || a.MaxRemovePerTick.Present() || a.MaxAddPerTick.Present()
 }
 
-// Behavior is spec.behavior of an HPA, in ms (SPEC §3.16); every field optional.
+// Behavior is spec.behavior of an HPA, in ms (docs/model.md#autoscaler); every field optional.
 type Behavior struct {
 	ScaleUp   *ScalingRules `json:"scale_up,omitempty"`
 	ScaleDown *ScalingRules `json:"scale_down,omitempty"`
@@ -256,7 +256,7 @@ func (p *PerTick) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// Scale-in selection policies (SPEC §3.8).
+// Scale-in selection policies (docs/model.md#scale-in).
 const (
 	SelectHighestID   = "highest_id"
 	SelectLeastLoaded = "least_loaded"
@@ -272,7 +272,7 @@ type ScaleInAction struct {
 	GraceMS *float64 `json:"grace_ms,omitempty"`
 }
 
-// Workload types (SPEC §3.10).
+// Workload types (docs/model.md#workloads).
 const (
 	WorkloadRequests = "requests"
 	WorkloadSessions = "sessions"
@@ -302,7 +302,7 @@ type ScriptedRequest struct {
 type Sessions struct {
 	Count    int     `json:"count"`
 	RatePerS float64 `json:"rate_per_s"`
-	// RateStages, when set, replaces RatePerS with piecewise-constant rates (SPEC §3.15).
+	// RateStages, when set, replaces RatePerS with piecewise-constant rates (docs/model.md#model-3).
 	RateStages         []RateStage `json:"rate_stages,omitempty"`
 	Turns              int         `json:"turns"`
 	SystemPromptTokens int         `json:"system_prompt_tokens"`

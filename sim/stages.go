@@ -6,10 +6,10 @@ import (
 )
 
 // noMoreStarts is the next-arrival instant of a session process whose rate stages have ended
-// (SPEC §3.15: no session starts after the last stage ends).
+// (docs/model.md#model-3: no session starts after the last stage ends).
 const noMoreStarts = int64(math.MaxInt64)
 
-// stageClock draws first-turn arrivals of a piecewise-constant Poisson process (SPEC §3.15
+// stageClock draws first-turn arrivals of a piecewise-constant Poisson process (docs/model.md#model-3
 // "Load that changes"), stage by stage: from instant t in a stage of rate r > 0 it draws a gap
 // Exp(r); an arrival at or past the stage's end is dropped and the draw continues from that end
 // with the next stage's rate (exact by memorylessness); a stage of rate 0 is skipped.

@@ -1,6 +1,6 @@
 package sim
 
-// The G1↔G2 lanes of one worker (SPEC §3.6, §3.14): H2D restores and D2H write-through,
+// The G1↔G2 lanes of one worker (docs/model.md#host-cache, #precise-rules): H2D restores and D2H write-through,
 // each lane a FIFO of transfers.
 
 const (

@@ -15,7 +15,7 @@ import "math"
 // them still add within int64.
 const maxTimeNS = 1 << 62
 
-// msToNS converts a configured time: ns = floor(ms × 1e6 + 0.5) (SPEC §3.14), saturated at
+// msToNS converts a configured time: ns = floor(ms × 1e6 + 0.5) (docs/model.md#precise-rules), saturated at
 // ±maxTimeNS (NaN is 0).
 func msToNS(ms float64) int64 {
 	ns := math.Floor(float64(ms*1e6) + 0.5)

@@ -6,7 +6,7 @@ import (
 	"fmt"
 )
 
-// validateScenario checks the rules that relate several fields (SPEC §3.8, §3.14). Every value
+// validateScenario checks the rules that relate several fields (docs/model.md#scale-in, #precise-rules). Every value
 // here is in its own range: a field that failed to decode holds its default.
 func validateScenario(errs *fieldErrors, s *Scenario) {
 	f := s.Fleet

@@ -32,7 +32,7 @@ type worker struct {
 
 	markedAt, removedAt, graceAt, lastWork int64
 	hasGrace, forced, dirty, hadWork       bool
-	// Model 3 (SPEC §3.15): a started worker's instants (-1 for the initial fleet, and
+	// Model 3 (docs/model.md#model-3): a started worker's instants (-1 for the initial fleet, and
 	// activeAt -1 until it becomes active), how often it was made active again, whether it was
 	// ever marked draining, and the version of its grace deadline (a reactivation cancels it).
 	startedAt, activeAt        int64

@@ -50,7 +50,7 @@ func mix64(x uint64) uint64 {
 	return x ^ (x >> 31)
 }
 
-// chainKey is key[j] = H(key[j-1], content[j]) (SPEC §3.3).
+// chainKey is key[j] = H(key[j-1], content[j]) (docs/model.md#blocks).
 func chainKey(prev, content uint64) uint64 {
 	return mix64(mix64(prev^0x6a09e667f3bcc909) ^ content)
 }
@@ -115,7 +115,7 @@ func (s *scriptedSource) ended(*arrival, int64, bool) {}
 func (s *scriptedSource) total() int64                { return int64(len(s.reqs)) }
 
 // traceSource replays a Mooncake-format trace. Engine block j takes its content from trace
-// block j × block_size / trace_block_tokens and its position inside that block (SPEC §3.10).
+// block j × block_size / trace_block_tokens and its position inside that block (docs/model.md#workloads).
 type traceSource struct {
 	rows      []TraceRow
 	next      int
@@ -183,7 +183,7 @@ func (s *traceSource) pop() arrival {
 func (s *traceSource) ended(*arrival, int64, bool) {}
 func (s *traceSource) total() int64                { return int64(len(s.rows)) }
 
-// sessionSource generates the seeded multi-turn workload (SPEC §3.10): sessions arrive as a
+// sessionSource generates the seeded multi-turn workload (docs/model.md#workloads): sessions arrive as a
 // Poisson process; a turn's prompt is the group's system prompt, every earlier turn's input and
 // output, then new input; the next turn arrives think_time after the previous one completes.
 type sessionSource struct {

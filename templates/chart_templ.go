@@ -11,7 +11,7 @@ import templruntime "github.com/a-h/templ/runtime"
 
 import "strconv"
 
-// Chart is one chart as the page needs it: the echarts option built in Go (SPEC §5) and a table
+// Chart is one chart as the page needs it: the echarts option built in Go (README.md) and a table
 // that says the same thing for readers without JavaScript or canvas. An empty OptionJSON means
 // there is nothing to draw; ChartBlock then shows Empty (or a generic message) instead.
 type Chart struct {

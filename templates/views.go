@@ -117,7 +117,7 @@ type FormPage struct {
 	ScheduleError    string
 	// SelectionNote explains the selection policies of a counted action, once for all rows.
 	SelectionNote string
-	// ScaleInMode chooses the schedule or the autoscaler (SPEC §3.15); Autoscaler is its fields.
+	// ScaleInMode chooses the schedule or the autoscaler (docs/model.md#model-3); Autoscaler is its fields.
 	ScaleInMode Field
 	Autoscaler  Fieldset
 	// AvgWarning is shown when an external source averages (KEDA then divides an average by the
@@ -218,7 +218,7 @@ type RunPage struct {
 	Autoscaler *AutoscalerView
 }
 
-// AutoscalerView is a run's autoscaler section (SPEC §3.15): its key figures, verdicts in words
+// AutoscalerView is a run's autoscaler section (docs/model.md#model-3): its key figures, verdicts in words
 // and its decisions, paginated and filterable to the decisions that changed the fleet.
 type AutoscalerView struct {
 	Cards              []Card

@@ -11,7 +11,7 @@ import (
 	"github.com/a-h/templ"
 )
 
-// Body limits (SPEC §7): forms and scenario JSON up to 32 MiB, trace uploads up to 64 MiB plus
+// Body limits (docs/performance.md): forms and scenario JSON up to 32 MiB, trace uploads up to 64 MiB plus
 // room for the multipart framing.
 const (
 	maxFormBytes      = 32 << 20

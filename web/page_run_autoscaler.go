@@ -14,7 +14,7 @@ import (
 // decisionsPerPage bounds the decisions table of one page (a long run has hundreds).
 const decisionsPerPage = 25
 
-// autoscalerView is the run page's autoscaler section (SPEC §3.15): key figures, verdicts in
+// autoscalerView is the run page's autoscaler section (docs/model.md#model-3): key figures, verdicts in
 // words and the decisions, paginated (?dpage=) and filterable to the decisions that changed the
 // fleet (?decisions=changes). nil for a run without an autoscaler.
 func autoscalerView(rep *sim.Report, q url.Values, path string) *templates.AutoscalerView {

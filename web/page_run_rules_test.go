@@ -23,7 +23,7 @@ func runExample(t *testing.T, name string) *sim.Report {
 	return rep
 }
 
-// The verdicts name the controller's rule that shaped the night (SPEC §3.16 E9, E10, E8).
+// The verdicts name the controller's rule that shaped the night (docs/model.md#autoscaler E9, E10, E8).
 func TestVerdictsNameTheRule(t *testing.T) {
 	v := strings.Join(autoscalerVerdicts(runExample(t, "hpa_legacy_spike.json")), "\n")
 	assert.Contains(t, v, "The legacy path (an HPA without behavior) scaled up to 8 at 20 ms although the metric asked for 2")

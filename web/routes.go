@@ -16,7 +16,7 @@ import (
 	"github.com/scalein-planner/scalein/templates"
 )
 
-// routes wires SPEC §5. The cross-origin check wraps everything (it only looks at unsafe
+// routes wires README.md. The cross-origin check wraps everything (it only looks at unsafe
 // methods); the rate limit applies to run creation only.
 func (s *Server) routes() http.Handler {
 	r := chi.NewRouter()

@@ -1,6 +1,6 @@
 // Package web is the HTTP adapter of the Scale-in Planner: the chi router, the pages, the JSON
-// API and the exports of SPEC §5, and the cache of finished pages. The runs themselves (the
-// queue of SPEC §6, sweeps and plans) are the runs package's, reached through RunService.
+// API and the exports of README.md, and the cache of finished pages. The runs themselves (the
+// queue of docs/deploy.md, sweeps and plans) are the runs package's, reached through RunService.
 package web
 
 import (

@@ -13,7 +13,7 @@ const (
 	maxTraceLifecycleWorkers = 20_000
 )
 
-// autoscalerTrace is what trace.json adds for an autoscaler run (SPEC §3.15): its decisions as
+// autoscalerTrace is what trace.json adds for an autoscaler run (docs/model.md#model-3): its decisions as
 // instants on the Fleet process (thread 2), with what each saw and did, and a process
 // "Worker lifecycle" with, per worker, its starting, active and draining spans and its removal
 // as an instant. A worker made active again while draining shows one active span from its

@@ -165,7 +165,7 @@ func TestExportsOfAnEarlierModelsRun(t *testing.T) {
 }
 
 // An autoscaler run's export has its decisions as instants and each worker's lifecycle spans:
-// E6's cold start (SPEC §3.15) shows worker 1 starting from 10 to 15 ms, then active.
+// E6's cold start (docs/model.md#model-3) shows worker 1 starting from 10 to 15 ms, then active.
 func TestTraceExportOfAnAutoscalerRun(t *testing.T) {
 	raw, err := os.ReadFile(filepath.Join("..", "sim", "testdata", "examples", "autoscaler_cold_start.json"))
 	require.NoError(t, err)

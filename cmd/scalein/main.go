@@ -1,5 +1,5 @@
 // Command scalein is the Scale-in Planner: a web app (the default, "serve") and a headless
-// simulator run ("sim") over the same scenario format (SPEC §4).
+// simulator run ("sim") over the same scenario format (README.md#headless-runs).
 package main
 
 import (

@@ -21,7 +21,7 @@ import (
 // in the queue.
 const shutdownGrace = 15 * time.Second
 
-// runServe starts the web app (SPEC §4) and serves until ctx is cancelled or SIGINT/SIGTERM
+// runServe starts the web app (README.md#headless-runs) and serves until ctx is cancelled or SIGINT/SIGTERM
 // arrives; then it stops taking requests, requeues running runs and closes the store.
 func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := newCommandFlags("serve", "scalein serve [-addr HOST:PORT] [-db FILE|postgres://…] [-workers N] [flags]", stderr)

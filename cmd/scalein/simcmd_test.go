@@ -41,7 +41,7 @@ func TestSimInvalidExamplesExitTwo(t *testing.T) {
 		"scale-in-workers-and-count.json":         "scale_in[0]",
 		"tail-tokens-not-below-block-size.json":   "workload.requests[0].tail_tokens",
 		"timing-negative.json":                    "fleet.timing.decode_ms",
-		// model 3 (SPEC §3.15)
+		// model 3 (docs/model.md#model-3)
 		"autoscaler-and-scale-in.json":                    "autoscaler",
 		"autoscaler-interval-zero.json":                   "autoscaler.interval_ms",
 		"autoscaler-max-remove-zero.json":                 "autoscaler.max_remove_per_tick",
@@ -58,7 +58,7 @@ func TestSimInvalidExamplesExitTwo(t *testing.T) {
 		"rate-stage-duration-zero.json":                   "workload.sessions.rate_stages[0].duration_ms",
 		"rate-stage-rate-negative.json":                   "workload.sessions.rate_stages[0].rate_per_s",
 		"rate-stages-empty.json":                          "workload.sessions.rate_stages",
-		// model 4 (SPEC §3.16)
+		// model 4 (docs/model.md#autoscaler)
 		"autoscaler-aggregate-without-external.json": "autoscaler.aggregate",
 		"autoscaler-behavior-select-unknown.json":    "autoscaler.behavior.scale_down.select",
 		"autoscaler-behavior-with-shorthand.json":    "autoscaler.behavior",

@@ -73,7 +73,7 @@ func features(p Pass) [5]float64 {
 }
 
 // Predict is the model's duration of a pass, in milliseconds: the simulator's own
-// sim.Timing.PassMS (SPEC §3.14 "Arithmetic") before rounding to whole nanoseconds.
+// sim.Timing.PassMS (docs/model.md#precise-rules "Arithmetic") before rounding to whole nanoseconds.
 func Predict(t sim.Timing, p Pass) float64 {
 	return t.PassMS(int(p.PrefillTokens), int(p.DecodeRequests), int(p.DecodeKVTokens))
 }

@@ -1,4 +1,4 @@
-// Package calibrate fits the pass timing model of SPEC §3.4 step 4 (five coefficients) to
+// Package calibrate fits the pass timing model of docs/model.md#passes step 4 (five coefficients) to
 // measured forward passes: ForwardPassMetrics (FPM) JSON lines as Dynamo records them for vLLM
 // and SGLang workers, one line per scheduler iteration. It also writes simulated passes in the
 // same line format, so measured and simulated passes can be compared like with like.

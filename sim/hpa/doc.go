@@ -1,4 +1,4 @@
-// Package hpa turns the model's autoscaler settings (SPEC §3.16) into the manifests operators
+// Package hpa turns the model's autoscaler settings (docs/model.md#autoscaler) into the manifests operators
 // deploy, and reads such manifests back into settings.
 //
 // The model's autoscaler is the Kubernetes HorizontalPodAutoscaler's algorithm on one Pods

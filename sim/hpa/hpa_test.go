@@ -13,7 +13,7 @@ import (
 
 func ptr[T any](v T) *T { return &v }
 
-// defaults is an autoscaler with SPEC §3.15's defaults on a 16-worker fleet.
+// defaults is an autoscaler with docs/model.md#model-3's defaults on a 16-worker fleet.
 func defaults() sim.Autoscaler {
 	return sim.Autoscaler{IntervalMS: 15000, Metric: sim.MetricRequestsPerWorker, Target: 32, Tolerance: 0.1,
 		MinWorkers: 1, MaxWorkers: 16, DownscaleWindowMS: 300000, Source: sim.SourcePods, Select: sim.SelectHighestID, GraceMS: ptr(30000.0), StartupMS: 120000}

@@ -290,7 +290,7 @@ func (im *Imported) readHPA(h *autoscalingv2.HorizontalPodAutoscaler) error {
 	return nil
 }
 
-// readBehavior takes a behavior whole (SPEC §3.16); no behavior stays no behavior (the legacy
+// readBehavior takes a behavior whole (docs/model.md#autoscaler); no behavior stays no behavior (the legacy
 // path). The cluster's tolerance is Kubernetes' default.
 func (im *Imported) readBehavior(b *autoscalingv2.HorizontalPodAutoscalerBehavior, path string) error {
 	a := &im.Autoscaler

@@ -55,10 +55,10 @@ const (
 var choiceFields = map[string][]string{
 	"router.policy":     {sim.PolicyKVAware, sim.PolicyRoundRobin, sim.PolicyLeastLoaded},
 	"scale_in[].select": {sim.SelectHighestID, sim.SelectLeastLoaded, sim.SelectLeastCached},
-	// model 3 (SPEC §3.15)
+	// model 3 (docs/model.md#model-3)
 	"autoscaler.metric": {sim.MetricRequestsPerWorker, sim.MetricRequestsWaiting, sim.MetricRequestsRunning, sim.MetricKVUsage},
 	"autoscaler.select": {sim.SelectHighestID, sim.SelectLeastLoaded, sim.SelectLeastCached},
-	// model 4 (SPEC §3.16)
+	// model 4 (docs/model.md#autoscaler)
 	"autoscaler.source":                              {sim.SourcePods, sim.SourceExternal},
 	"autoscaler.aggregate":                           {sim.AggregateSum, sim.AggregateAvg, sim.AggregateMax},
 	"autoscaler.behavior.scale_up.select":            {sim.SelectPolicyMax, sim.SelectPolicyMin, sim.SelectPolicyDisabled},

@@ -34,7 +34,7 @@ type Outcome struct {
 	Reused bool `json:"-"`
 }
 
-// FleetFigures are a run's fleet-size figures (SPEC §3.15): what an autoscaler setting costs.
+// FleetFigures are a run's fleet-size figures (docs/model.md#model-3): what an autoscaler setting costs.
 type FleetFigures struct {
 	GPUHours float64 `json:"gpu_hours"`
 	// FleetChanges counts the autoscaler decisions that drained, cancelled, reactivated or

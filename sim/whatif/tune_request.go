@@ -52,7 +52,7 @@ func normalizeTune(base *sim.Scenario, req Request) (Request, error) {
 	}
 	a := base.Autoscaler
 	if a == nil {
-		add("goal.tune", "needs a scenario with an autoscaler (SPEC §3.15): add an \"autoscaler\" object (its settings are where the search starts) and plan again")
+		add("goal.tune", "needs a scenario with an autoscaler (docs/model.md#model-3): add an \"autoscaler\" object (its settings are where the search starts) and plan again")
 		a = &sim.Autoscaler{Target: 1, Select: sim.SelectHighestID} // keeps checking the rest
 	}
 	c := normalizeConstraints(add, req.Constraints)

@@ -317,7 +317,7 @@ func TestExpandAutoscalerFields(t *testing.T) {
 	assert.Contains(t, err.Error(), "axes[0].values[0]")
 }
 
-// On a scenario with a behavior, a tune plan searches scale-down policies too (SPEC §3.16):
+// On a scenario with a behavior, a tune plan searches scale-down policies too (docs/model.md#autoscaler):
 // the fake makes "10 % per 60 s" save 0.3 GPU-hours, so the recommendation names that policy,
 // and every candidate is a valid scenario (a behavior, never with the shorthand).
 func TestTuneSearchesScaleDownPolicies(t *testing.T) {

@@ -14,7 +14,7 @@ import (
 	"github.com/scalein-planner/scalein/web/format"
 )
 
-// Colours shared with the pages (SPEC §5, helper C's CSS): run A (hinted or guard-on) is blue,
+// Colours shared with the pages (README.md, helper C's CSS): run A (hinted or guard-on) is blue,
 // run B (no-hint or guard-off) is orange. A single run's own series use neutral colours so blue
 // and orange keep meaning "A" and "B" everywhere.
 const (
@@ -70,7 +70,7 @@ type runView struct {
 	color string
 }
 
-// Run builds the charts of one run's page (SPEC §5). It never fails: a chart that has
+// Run builds the charts of one run's page (README.md). It never fails: a chart that has
 // nothing to show comes back with an empty OptionJSON and a message in Empty.
 func Run(rep *sim.Report) []templates.Chart {
 	if rep == nil {

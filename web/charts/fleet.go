@@ -29,7 +29,7 @@ var heldMarks = []struct{ reason, symbol, color string }{
 	{sim.ReasonBelowMin, "pin", "#7c2d12"},
 }
 
-// Fleet draws an autoscaler run's fleet over time (SPEC §3.15): active, starting and draining
+// Fleet draws an autoscaler run's fleet over time (docs/model.md#model-3): active, starting and draining
 // workers stacked (what holds GPUs), the load per worker each decision saw with the target band
 // (target × (1 ± tolerance)) on a second axis, and a marker at each decision that changed the
 // fleet. ok is false for a run without an autoscaler.
@@ -116,7 +116,7 @@ func Fleet(rep *sim.Report, a *sim.Autoscaler) (templates.Chart, bool) {
 		charts.WithLineChartOpts(opts.LineChart{ShowSymbol: opts.Bool(true), Symbol: "triangle", SymbolSize: 10}),
 		charts.WithItemStyleOpts(opts.ItemStyle{Color: colorDecision}),
 		charts.WithLineStyleOpts(opts.LineStyle{Width: 0, Opacity: opts.Float(0)}))
-	// Every decision that held the fleet, marked by the rule that held it (SPEC §3.16 reasons),
+	// Every decision that held the fleet, marked by the rule that held it (docs/model.md#autoscaler reasons),
 	// at the fleet size it left.
 	for _, m := range heldMarks {
 		var pts []opts.LineData

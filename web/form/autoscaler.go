@@ -10,7 +10,7 @@ import (
 	"github.com/scalein-planner/scalein/sim"
 )
 
-// Model 3 in the form (SPEC §3.15): the scale-in section is a choice between the scripted
+// Model 3 in the form (docs/model.md#model-3): the scale-in section is a choice between the scripted
 // schedule and an autoscaler, the sessions workload takes rate stages, and the router takes a
 // migration limit.
 
@@ -46,7 +46,7 @@ var migrationLimitField = fieldSpec{Path: MigrationLimitPath, Label: "Migration 
 var gpusPerWorkerField = fieldSpec{Path: "fleet.gpus_per_worker", Label: "GPUs per worker", Unit: "GPUs", Kind: kindInt,
 	Help: "Turns worker-seconds into GPU-hours (a tensor-parallel worker holds several); changes nothing else."}
 
-// autoscalerGroup lists the autoscaler's fields with the HPA field each maps to (SPEC §3.16);
+// autoscalerGroup lists the autoscaler's fields with the HPA field each maps to (docs/model.md#autoscaler);
 // the behavior has its own editor (behavior.go).
 var autoscalerGroup = fieldGroup{Legend: "Autoscaler",
 	Note: "The Kubernetes HPA controller, rule for rule: every interval it reads the metric of the ready workers, recommends ceil(usage ÷ target × ready) workers (none within the tolerance), holds the recommendation through the stabilisation windows and the behavior's policies, then drains (cancelling starting workers first) or starts workers. Starting workers hold GPUs but take no requests until their cold start ends. Every decision is recorded on the run page.",
@@ -89,7 +89,7 @@ const (
 	DownscaleWindowPath = "autoscaler.downscale_window_ms"
 )
 
-// shorthandGroup is the model-3 shorthand (SPEC §3.16 "Fields"). A scenario's shorthand is
+// shorthandGroup is the model-3 shorthand (docs/model.md#autoscaler "Fields"). A scenario's shorthand is
 // converted to the behavior it stands for when it prefills the form (shorthandAsBehavior); these
 // fields are shown only for a shorthand the behavior cannot hold exactly (a window of a
 // fraction of a ms, an interval that is not a whole ms), so that such a scenario still submits

@@ -12,7 +12,7 @@ import (
 	"github.com/scalein-planner/scalein/sim"
 )
 
-// The HPA's behavior in the form (SPEC §3.16): "no behavior" (the legacy path) or a behavior
+// The HPA's behavior in the form (docs/model.md#autoscaler): "no behavior" (the legacy path) or a behavior
 // with, per direction, a window, a tolerance, a select and policy rows. Each field is named by
 // its path in the scenario JSON (autoscaler.behavior.scale_down.policies[0].value), so a
 // problem sim.Parse finds lands beside its field.
@@ -77,7 +77,7 @@ var policyFields = []fieldSpec{
 	{Path: "period_ms", Label: "Period", Unit: "ms", Kind: kindInt},
 }
 
-// defaultPolicies are Kubernetes' policies of a direction without its own (SPEC §3.16 step 4).
+// defaultPolicies are Kubernetes' policies of a direction without its own (docs/model.md#autoscaler step 4).
 var defaultPolicies = map[string][]sim.ScalingPolicy{
 	dirUp:   {{Type: sim.PolicyTypePods, Value: 4, PeriodMS: 15000}, {Type: sim.PolicyTypePercent, Value: 100, PeriodMS: 15000}},
 	dirDown: {{Type: sim.PolicyTypePercent, Value: 100, PeriodMS: 15000}},
@@ -207,7 +207,7 @@ func (f *Form) behaviorPrefill(a *sim.Autoscaler) {
 }
 
 // shorthandAsBehavior is the autoscaler with its model-3 shorthand written as the behavior it
-// stands for (SPEC §3.16 "Fields"), when a behavior holds it exactly: whole-ms windows within
+// stands for (docs/model.md#autoscaler "Fields"), when a behavior holds it exactly: whole-ms windows within
 // a behavior's range and an interval that is a whole number of ms within a policy's period
 // range. Otherwise (and without shorthand) it is a unchanged; the form then shows the shorthand
 // fields. The controller is the same either way; the scenario's id is not.

@@ -53,7 +53,7 @@ type fieldGroup struct {
 	Fields []fieldSpec
 }
 
-// timingNote is required by SPEC §3.12: the UI says the timing defaults are assumptions.
+// timingNote is required by docs/model.md#scenario: the UI says the timing defaults are assumptions.
 const timingNote = "The defaults are modelling assumptions (about a 32B FP8 model on one H200-class GPU), not measurements. " +
 	"A pass lasts prefill_ms + prefill_ms_per_1k_tokens × P/1000 when it prefills P > 0 tokens, plus decode_ms + decode_ms_per_seq × D when D > 0 requests emit a token, " +
 	"plus decode_ms_per_1k_kv_tokens × K/1000 for the K tokens of KV the decoding requests read. Calibrate fits all five to measured forward passes."
@@ -104,7 +104,7 @@ var generalGroups = []fieldGroup{
 	}},
 }
 
-// selectionNote explains the selection policies of a counted scale-in action (SPEC §3.8); the
+// selectionNote explains the selection policies of a counted scale-in action (docs/model.md#scale-in); the
 // schedule shows it once, not in every row.
 const selectionNote = "With a count, Select chooses which active workers drain: " +
 	"highest_id (the default) takes the highest ids, as an autoscaler shrinking a replica set does; " +

@@ -106,8 +106,8 @@ func (c *GPU) Take() int32 {
 	return s
 }
 
-// Key keys a computed block in slot s; a key already present leaves the copy unkeyed (SPEC
-// §3.14).
+// Key keys a computed block in slot s; a key already present leaves the copy unkeyed (
+// docs/model.md#precise-rules).
 func (c *GPU) Key(s int32, key uint64, depth int) {
 	sl := &c.sl.v[s]
 	if sl.ready() {

@@ -1,9 +1,9 @@
 // Package kvcache holds the simulator's KV caches in the layout that makes large fleets fast,
-// behind methods in the model's words (SPEC §3.5, §3.9, §3.14):
+// behind methods in the model's words (docs/model.md#one-instant, #routing, #precise-rules):
 //
 //   - GPU is a worker's G1 and Host its G2: slots hold blocks; keying a computed block (Key),
 //     taking and releasing slots (Take, Acquire, Release), reserving, pinning and making
-//     resident G2 entries, and evicting least recent first by the order of SPEC §3.14.
+//     resident G2 entries, and evicting least recent first by the order of docs/model.md#precise-rules.
 //   - Index is the fleet-wide block index: for each block key, the active workers holding it
 //     and their slots. Holders is one tier's view of it for routing: who holds a block (Append)
 //     and how many with what fingerprint (Count), so a walk over a prompt can skip blocks whose

@@ -7,7 +7,7 @@ import (
 
 // Index is the fleet's table of cached blocks: for each block key, the active workers
 // holding it and, for each of them, its G1 slot and its G2 slot (pending or resident). Workers'
-// lookups (prefix matching, keying, eviction) and routing (SPEC §3.9: the prompt is walked once,
+// lookups (prefix matching, keying, eviction) and routing (docs/model.md#routing: the prompt is walked once,
 // level by level, over the holder sets) use the same entry, so a block's bookkeeping touches
 // one cache line where a per-worker table beside a routing index touched two.
 //
@@ -633,7 +633,7 @@ func mix64(x uint64) uint64 {
 	return x ^ (x >> 31)
 }
 
-// Grow makes room for worker ids below workers (an autoscaler started workers, SPEC §3.15):
+// Grow makes room for worker ids below workers (an autoscaler started workers, docs/model.md#model-3):
 // dense lists get a record place for each new id.
 func (x *Index) Grow(workers int) {
 	if int32(workers) <= x.workers {

@@ -56,7 +56,7 @@ func TestKeyTableMatchesMap(t *testing.T) {
 	require.Equal(t, len(ref), n)
 }
 
-// The LRU pops in the order of SPEC §3.14 (instant, deeper first, then push order).
+// The LRU pops in the order of docs/model.md#precise-rules (instant, deeper first, then push order).
 func TestLRUBoundedAndOrdered(t *testing.T) {
 	var l slots
 	const n = 512

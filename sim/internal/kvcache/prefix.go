@@ -112,7 +112,7 @@ func Detach(g1 *GPU, g2 *Host) {
 func (c *GPU) Detached() bool { return c.byKey.x == nil }
 
 // Attach puts a detached worker back into the fleet's index x (an autoscaler made a draining
-// worker active again, SPEC §3.15 reuse_draining): every key of its own table is recorded in
+// worker active again, docs/model.md#model-3 reuse_draining): every key of its own table is recorded in
 // the index with its G1 slot and its G2 slot (pending or resident), so it is a routing candidate
 // and a hint source again with the caches it kept.
 func Attach(g1 *GPU, g2 *Host, x *Index) {

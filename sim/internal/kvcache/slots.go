@@ -35,7 +35,7 @@ func (sl *slot) set(key uint64, depth int, ready bool) {
 	sl.setReady(ready)
 }
 
-// slots holds a tier's slots and orders the evictable ones by SPEC §3.14 "Recency and
+// slots holds a tier's slots and orders the evictable ones by docs/model.md#precise-rules "Recency and
 // eviction": the instant a slot became evictable, then the deeper block position first, then the
 // order in which slots became evictable.
 //

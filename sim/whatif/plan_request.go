@@ -79,7 +79,7 @@ type Search struct {
 	ScaleDownWindowsMS []float64 `json:"scale_down_windows_ms,omitempty"`
 	// MaxRemovePerTick: null is no limit.
 	MaxRemovePerTick []*int `json:"max_remove_per_tick,omitempty"`
-	// ScaleDownPolicies are scale-down policy lists (a behavior's scale_down.policies, 
+	// ScaleDownPolicies are scale-down policy lists (a behavior's scale_down.policies,
 	// docs/model.md#autoscaler) tried in place of the scenario's; a candidate with one takes the behavior path.
 	ScaleDownPolicies [][]sim.ScalingPolicy `json:"scale_down_policies,omitempty"`
 	MigrationLimits   []int                 `json:"migration_limits,omitempty"`

@@ -11,7 +11,7 @@
 //	                  canonical.go and relabel.go (its id and simulation key), names.go
 //	parsing           parse.go (Parse, ParseEnv) over parse_tree.go (a JSON tree that keeps
 //	                  paths and duplicates) and parse_fields.go (typed reads with field errors);
-//	                  parse_model3.go (rate stages, the autoscaler, migration); closest_name.go
+//	                  parse_autoscaler.go (rate stages, the autoscaler and its behavior); closest_name.go
 //	validation        validate.go (the rules across fields), rates.go (transfer-rate bounds)
 //	workloads         workload.go (requests and sessions), stages.go (rate stages),
 //	                  trace.go (trace files and TraceSource)
@@ -29,7 +29,7 @@
 //	                  cold starts); the decision itself is podautoscaler (the HPA controller)
 //	migration         migration.go
 //	the memory        memory_estimate.go (MemoryEstimate, an upper bound before a run),
-//	estimate          memory_estimate_shape.go (block-key counts), memory_estimate_model3.go
+//	estimate          memory_estimate_shape.go (block-key counts), memory_estimate_autoscaler.go
 //	the report        report.go (the types), reportbuild.go (building it and its digest),
 //	                  timeseries.go, headline.go (the headline figures), format.go
 //	pairs of runs     compare.go, compare_autoscaler.go (counterparts: hints, guard, autoscaler)
@@ -49,7 +49,7 @@
 // starts that end (autoscaler.go), arrivals routed to a worker with a hint (router.go), passes
 // started on idle workers, where a request's prefix is found in G1, G2 or staged as a pull,
 // then removals of drained workers, scale-in actions, the autoscaler's samples and decisions
-// (podautoscaler decides, autoscaler.go acts), and removals again (scalein.go, migration.go). When nothing is left to happen, the engine's
-// counters and rows become the Report (reportbuild.go), whose digest makes two runs of one
-// scenario comparable byte for byte.
+// (podautoscaler decides, autoscaler.go acts), and removals again (scalein.go, migration.go).
+// When nothing is left to happen, the engine's counters and rows become the Report
+// (reportbuild.go), whose digest makes two runs of one scenario comparable byte for byte.
 package sim

@@ -5,7 +5,8 @@ import (
 	"math"
 )
 
-// Memory of model 3 (docs/model.md#model-3).
+// Memory of the autoscaler and of load that changes (docs/model.md#model-3,
+// docs/model.md#autoscaler).
 const (
 	// A decision row (Decision, its four id lists' first arrays) and its JSON (about 200 bytes
 	// with short lists).

@@ -305,3 +305,11 @@ func TestFormatSLO(t *testing.T) {
 	assert.Equal(t, "TTFT ≤ 1000.5 ms", FormatSLO(ptr(1000.5), nil))
 	assert.Equal(t, "", FormatSLO(nil, nil))
 }
+
+// BenchmarkMooncake16SLO is BenchmarkMooncake16 with an slo: what tracking attainment costs
+// (compare with BenchmarkMooncake16, and that one with the build before SLO tracking).
+func BenchmarkMooncake16SLO(b *testing.B) {
+	benchRun(b, `{"name": "bench mooncake 16", "fleet": {"workers": 16},
+		"slo": {"ttft_ms": 3000, "tpot_ms": 100},
+		"workload": {"type": "trace", "trace": {"name": "mooncake-conversation"}}}`)
+}

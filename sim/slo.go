@@ -254,3 +254,21 @@ func formatLimitMS(ms float64) string {
 	}
 	return strconv.FormatFloat(ms, 'f', -1, 64) + " ms"
 }
+
+// HeadlineSLOAttainment is the key of summary.slo.attainment among the headline figures: a
+// fraction of the requests (0.958 is 95.8 %), in the unit UnitShare.
+const HeadlineSLOAttainment = "slo_attainment"
+
+// UnitShare is the unit of a figure that is a fraction of a whole; pages print it as a
+// percentage.
+const UnitShare = "share"
+
+// SLOFigures are the figures a run with an slo adds to the headline: its attainment (no value
+// for a report without an slo, or r nil).
+func SLOFigures(r *Report) []Figure {
+	var v *float64
+	if r != nil && r.Summary.SLO != nil {
+		v = r.Summary.SLO.Attainment
+	}
+	return []Figure{{HeadlineSLOAttainment, "SLO attainment", UnitShare, v}}
+}

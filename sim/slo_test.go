@@ -313,3 +313,20 @@ func BenchmarkMooncake16SLO(b *testing.B) {
 		"slo": {"ttft_ms": 3000, "tpot_ms": 100},
 		"workload": {"type": "trace", "trace": {"name": "mooncake-conversation"}}}`)
 }
+
+// BenchmarkSLOTrackerCompleted is what an slo costs per finished request: one judgement and one
+// count in each of the three arrival families. Multiplied by a run's requests it is the whole
+// cost of SLO tracking (a run without an slo pays one nil check per request instead).
+func BenchmarkSLOTrackerCompleted(b *testing.B) {
+	tr := newSLOTracker(&SLO{TTFTMS: ptr(3000), TPOTMS: ptr(100)})
+	r := &request{firstToken: 2_000_000_000, output: 128}
+	var at int64
+	for b.Loop() {
+		at += 1_000_000 // a request per ms: arrivals spread over the buckets, coarsening as a run does
+		r.atNS, r.firstToken = at, at+2_000_000_000
+		tr.completed(r, r.firstToken+10_000_000_000)
+	}
+	if tr.met+tr.missed == 0 {
+		b.Fatal("nothing recorded")
+	}
+}

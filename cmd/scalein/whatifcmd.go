@@ -281,7 +281,8 @@ func parsePlanFlags(args []string, stderr io.Writer) (o planOptions, code int, o
 	var startMS float64
 	var maxKilled int64
 	var ttft, e2e optionalFloat
-	fs := newCommandFlags("plan", "scalein plan -config FILE|- (-remove N -start-ms T | -tune autoscaler) [-ttft-p99-ms X] [-e2e-p99-ms X] [-max-killed K] [-max-runs M] [-search JSON] [-out FILE] [-hpa FILE [-force]] [-parallel N] [-timing]", stderr)
+	var minAttainment optionalShare
+	fs := newCommandFlags("plan", "scalein plan -config FILE|- (-remove N -start-ms T | -tune autoscaler) [-ttft-p99-ms X] [-e2e-p99-ms X] [-min-attainment F] [-max-killed K] [-max-runs M] [-search JSON] [-out FILE] [-hpa FILE [-force]] [-parallel N] [-timing]", stderr)
 	fs.StringVar(&o.config, "config", "", "scenario JSON file, or - for stdin (required; its scale_in is replaced, or with -tune its autoscaler's settings searched)")
 	fs.IntVar(&remove, "remove", 0, "how many workers to drain (required unless -tune)")
 	fs.Float64Var(&startMS, "start-ms", 0, "drain no worker before this instant (ms)")
@@ -290,6 +291,7 @@ func parsePlanFlags(args []string, stderr io.Writer) (o planOptions, code int, o
 	fs.BoolVar(&o.force, "force", false, "with -hpa, replace the file if it exists (without it an existing file is refused: it may be your own manifest)")
 	fs.Var(&ttft, "ttft-p99-ms", "feasible only with TTFT p99 at or below this (ms); no limit by default")
 	fs.Var(&e2e, "e2e-p99-ms", "feasible only with end-to-end p99 at or below this (ms); no limit by default")
+	fs.Var(&minAttainment, "min-attainment", "feasible only when at least this share of requests meets the scenario's slo (0.99 for 99 %); needs an slo; no limit by default")
 	fs.Int64Var(&maxKilled, "max-killed", 0, "feasible only with at most this many killed requests")
 	fs.IntVar(&maxRuns, "max-runs", whatif.DefaultMaxPlanRuns, "simulate at most this many schedules")
 	fs.IntVar(&o.parallel, "parallel", 0, "runs at once (0: one per CPU)")
@@ -322,7 +324,7 @@ func parsePlanFlags(args []string, stderr io.Writer) (o planOptions, code int, o
 		return o, fs.usageError("-parallel must be 0 (one per CPU) or more (got %d)", o.parallel), false
 	}
 	o.req = whatif.Request{Goal: whatif.Goal{Remove: remove, StartMS: startMS, Tune: tune},
-		Constraints: whatif.Constraints{TTFTP99MS: ttft.v, E2EP99MS: e2e.v, MaxKilled: &maxKilled}}
+		Constraints: whatif.Constraints{TTFTP99MS: ttft.v, E2EP99MS: e2e.v, MaxKilled: &maxKilled, MinAttainment: minAttainment.v}}
 	if search != "" {
 		dec := json.NewDecoder(strings.NewReader(search))
 		dec.DisallowUnknownFields()

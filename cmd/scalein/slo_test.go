@@ -1,0 +1,96 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/scalein-planner/scalein/sim"
+	"github.com/scalein-planner/scalein/sim/whatif"
+)
+
+// lullWithSLO is the lull scenario with an slo.
+func lullWithSLO(t *testing.T) string {
+	t.Helper()
+	data, err := os.ReadFile(lull)
+	require.NoError(t, err)
+	js := strings.TrimSpace(string(data))
+	return strings.TrimSuffix(js, "}") + `, "slo": {"ttft_ms": 40, "tpot_ms": 12}}`
+}
+
+// "scalein plan -tune autoscaler -min-attainment F" keeps only settings whose runs met the SLO
+// for at least that share of requests, and says the attainment in its advice. On the lull with
+// TTFT ≤ 40 ms, no scale-down window meets the SLO for 95.0 % of requests and the others for
+// 95.7 %: a minimum of 95.5 % turns the cheapest setting down.
+func TestPlanTuneCommandMinAttainment(t *testing.T) {
+	plan := func(extra ...string) whatif.Result {
+		args := append([]string{"plan", "-config", "-", "-tune", "autoscaler", "-max-runs", "6", "-parallel", "2"}, extra...)
+		code, stdout, stderr := runCLI(t, lullWithSLO(t), args...)
+		require.Equal(t, 0, code, stderr)
+		var res whatif.Result
+		require.NoError(t, json.Unmarshal([]byte(stdout), &res))
+		return res
+	}
+	attainment := func(c whatif.Candidate) float64 {
+		for _, f := range c.Headline {
+			if f.Key == sim.HeadlineSLOAttainment && f.Value != nil {
+				return *f.Value
+			}
+		}
+		t.Fatalf("%s: the headline has no attainment", c.Label)
+		return 0
+	}
+
+	free := plan()
+	require.NotNil(t, free.Recommended, free.Reason)
+	cheapest := free.Candidates[0]
+	assert.Less(t, attainment(cheapest), 0.955, cheapest.Label)
+	assert.Contains(t, free.Recommended.Reason, "SLO attainment 95.0111 %,")
+
+	res := plan("-min-attainment", "0.955")
+	require.NotNil(t, res.Constraints.MinAttainment)
+	assert.Equal(t, 0.955, *res.Constraints.MinAttainment)
+	require.NotNil(t, res.Recommended, res.Reason)
+	assert.NotEqual(t, cheapest.Label, res.Recommended.Label)
+	assert.Contains(t, res.Recommended.Reason, "(minimum 95.5 %)")
+	turnedDown := false
+	for _, c := range append(res.Candidates, res.Baselines...) {
+		if c.Feasible {
+			assert.GreaterOrEqual(t, attainment(c), 0.955, c.Label)
+		} else {
+			assert.Less(t, attainment(c), 0.955, c.Label)
+			assert.Contains(t, strings.Join(c.Violations, "; "), "is below the minimum of 95.5 %", c.Label)
+			turnedDown = turnedDown || c.Label == cheapest.Label
+		}
+	}
+	assert.True(t, turnedDown, "the cheapest setting without the minimum is infeasible with it")
+}
+
+func TestPlanMinAttainmentErrors(t *testing.T) {
+	cases := map[string]struct {
+		args  []string
+		stdin string
+		want  string
+	}{
+		"no slo":    {[]string{"plan", "-config", lull, "-tune", "autoscaler", "-min-attainment", "0.99"}, "", "constraints.min_attainment: needs a scenario with an slo"},
+		"above one": {[]string{"plan", "-config", "-", "-tune", "autoscaler", "-min-attainment", "99"}, "slo", "constraints.min_attainment: must be a share of requests above 0 and at most 1"},
+		"not a number": {[]string{"plan", "-config", lull, "-tune", "autoscaler", "-min-attainment", "most"}, "",
+			"want a share of requests such as 0.99 for 99 %"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			stdin := ""
+			if tc.stdin != "" {
+				stdin = lullWithSLO(t)
+			}
+			code, stdout, stderr := runCLI(t, stdin, tc.args...)
+			assert.Equal(t, 2, code, stderr)
+			assert.Empty(t, stdout)
+			assert.Contains(t, stderr, tc.want)
+		})
+	}
+}

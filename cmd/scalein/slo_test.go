@@ -94,3 +94,33 @@ func TestPlanMinAttainmentErrors(t *testing.T) {
 		})
 	}
 }
+
+// "scalein plan -capacity" answers one worker's capacity at the scenario's slo within 12 runs.
+func TestPlanCapacityCommand(t *testing.T) {
+	data, err := os.ReadFile(lull)
+	require.NoError(t, err)
+	scenario := strings.TrimSuffix(strings.TrimSpace(string(data)), "}") + `, "slo": {"ttft_ms": 3000, "tpot_ms": 100}}`
+	code, stdout, stderr := runCLI(t, scenario, "plan", "-config", "-", "-capacity", "-min-attainment", "0.95", "-parallel", "2")
+	require.Equal(t, 0, code, stderr)
+	var res whatif.Result
+	require.NoError(t, json.Unmarshal([]byte(stdout), &res))
+	c := res.Capacity
+	require.NotNil(t, c)
+	assert.Equal(t, 0.95, c.MinAttainment)
+	assert.LessOrEqual(t, res.Runs, whatif.DefaultCapacityMaxRuns)
+	require.NotNil(t, c.RatePerWorker, c.Answer)
+	require.NotNil(t, c.AboveRate, c.Answer)
+	assert.True(t, c.Converged, c.Answer)
+	assert.GreaterOrEqual(t, *c.Attainment, 0.95)
+	assert.Less(t, *c.AboveAttainment, 0.95)
+	assert.Contains(t, c.Answer, "One worker serves ")
+	assert.Contains(t, c.Answer, " requests/s within TTFT ≤ 3 s and TPOT ≤ 100 ms for ")
+	assert.Contains(t, c.Answer, "(goal 95 %); at ")
+
+	code, _, stderr = runCLI(t, scenario, "plan", "-config", "-", "-capacity", "-ttft-p99-ms", "100")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, stderr, "-ttft-p99-ms does not apply to -capacity")
+	code, _, stderr = runCLI(t, "", "plan", "-config", lull, "-capacity")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, stderr, "goal.capacity: needs a scenario with an slo")
+}

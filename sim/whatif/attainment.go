@@ -34,6 +34,16 @@ func attainmentViolation(v *float64, min float64) (string, float64) {
 	return "", 0
 }
 
+// shareNotRoundedUp prints a share to three significant digits, except that a share under 1
+// never reads "100 %" (99.99 % of requests is not all of them).
+func shareNotRoundedUp(v float64) string {
+	s := FormatShare(roundSignificant(v, 3))
+	if v < 1 && s == "100 %" {
+		return "> 99.9 %"
+	}
+	return s
+}
+
 // FormatShare prints a share as a percentage with up to six significant digits ("95.8333 %").
 func FormatShare(v float64) string {
 	return sim.FormatNumber(math.Round(v*1e6)/1e4) + " %"

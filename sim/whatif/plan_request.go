@@ -40,6 +40,8 @@ type Goal struct {
 	Remove  int     `json:"remove"`
 	StartMS float64 `json:"start_ms"`
 	Tune    string  `json:"tune,omitempty"`
+	// Capacity, when set, asks one worker's capacity at the scenario's slo instead (capacity.go).
+	Capacity *CapacityGoal `json:"capacity,omitempty"`
 }
 
 // Constraints make a candidate feasible. MaxKilled defaults to 0; no latency limit by default.
@@ -100,6 +102,9 @@ type Request struct {
 // Normalize fills the defaults and checks the request against the base scenario. Problems come
 // back as a *sim.ValidationError with paths like "goal.remove" or "search.waves[1]".
 func Normalize(base *sim.Scenario, req Request) (Request, error) {
+	if req.Goal.Capacity != nil {
+		return normalizeCapacity(base, req)
+	}
 	if req.Goal.Tune != "" {
 		return normalizeTune(base, req)
 	}

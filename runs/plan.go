@@ -34,7 +34,7 @@ func (s *Service) CreatePlan(ctx context.Context, name string, base *sim.Scenari
 		return store.Plan{}, false, InvalidRequest("plan", &sim.ValidationError{Errors: []sim.FieldError{{Path: "search.max_runs",
 			Message: fmt.Sprintf("must be at most %d on this server (-max-plan-runs) (got %d)", s.cfg.MaxPlanRuns, wreq.Search.MaxRuns)}}})
 	}
-	if wreq.Search.MaxRuns == 0 {
+	if wreq.Search.MaxRuns == 0 && wreq.Goal.Capacity == nil { // a capacity plan has its own default
 		wreq.Search.MaxRuns = s.cfg.MaxPlanRuns
 	}
 	norm, err := whatif.Normalize(base, wreq)
@@ -49,6 +49,8 @@ func (s *Service) CreatePlan(ctx context.Context, name string, base *sim.Scenari
 	id := contentID("plan", canonical, reqJSON)
 	switch {
 	case name != "":
+	case norm.Goal.Capacity != nil:
+		name = "One worker's capacity at the SLO of " + base.Name
 	case norm.Goal.Tune != "":
 		name = "Tune the autoscaler of " + base.Name
 	default:

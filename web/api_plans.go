@@ -45,6 +45,8 @@ type apiPlan struct {
 	Baseline    *whatif.Candidate      `json:"baseline,omitempty"`
 	// Baselines of a tune plan: the fixed fleet and the scenario's own autoscaler.
 	Baselines []whatif.Candidate `json:"baselines,omitempty"`
+	// Capacity is a capacity plan's answer and curve (goal.capacity).
+	Capacity *whatif.CapacityResult `json:"capacity,omitempty"`
 	// Submitted lists the runs submitted so far while the plan is running.
 	Submitted []apiPlanRun `json:"submitted"`
 	// CreatedBy is who created the plan, on a server with users (auth.go).
@@ -120,7 +122,7 @@ func (s *Server) loadPlan(ctx context.Context, id string) (apiPlan, error) {
 		}
 		out.Candidates, out.Recommended, out.Reason = res.Candidates, res.Recommended, res.Reason
 		out.Runs, out.Reused, out.Notes, out.Baseline = res.Runs, res.Reused, res.Notes, res.Baseline
-		out.Baselines = res.Baselines
+		out.Baselines, out.Capacity = res.Baselines, res.Capacity
 	}
 	for i, p := range points {
 		out.Submitted[i] = apiPlanRun{Label: p.Label, RunID: p.RunID, Status: p.Status}

@@ -69,6 +69,7 @@ func TestCapacityByHand(t *testing.T) {
 	}
 	assert.Regexp(t, `^One worker serves 3[23]\d(\.\d+)? requests/s within TTFT ≤ 3 ms for 100 % of requests \(goal 99 %\); at 33\d(\.\d+)?/s attainment falls to \d(\.\d+)? %\.$`, c.Answer)
 	assert.Equal(t, c.Answer, res.Reason)
+	t.Logf("%d runs: %s", res.Runs, c.Answer)
 }
 
 // The same mix, timing and routing under another name and another initial fleet reuses every

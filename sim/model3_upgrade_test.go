@@ -30,7 +30,7 @@ func comparableHash(t *testing.T, rep *Report) string {
 	delete(sum, "workers")
 	delete(sum, "gpu_hours")
 	delete(sum, "autoscaler") // model 4
-	delete(sum, "slo") // SLO attainment (issue 27) judges a run; it is not part of model 2 or 3
+	delete(sum, "slo")        // SLO attainment (issue 27) judges a run; it is not part of model 2 or 3
 	delete(sum["requests"].(map[string]any), "migrated")
 	strip := func(list any, keys ...string) {
 		l, _ := list.([]any)

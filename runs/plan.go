@@ -55,6 +55,8 @@ type PlanView struct {
 	Baseline    *whatif.Candidate      `json:"baseline,omitempty"`
 	// Baselines of a tune plan: the fixed fleet and the scenario's own autoscaler.
 	Baselines []whatif.Candidate `json:"baselines,omitempty"`
+	// Capacity is a capacity plan's answer and curve (goal.capacity).
+	Capacity *whatif.CapacityResult `json:"capacity,omitempty"`
 	// Submitted lists the runs submitted so far while the plan is running.
 	Submitted []PlanRun `json:"submitted"`
 	// CreatedBy is who created the plan, on a server with users: the web server fills it in.
@@ -92,7 +94,7 @@ func (s *Service) createPlan(ctx context.Context, name string, base *sim.Scenari
 		return store.Plan{}, false, InvalidRequest("plan", &sim.ValidationError{Errors: []sim.FieldError{{Path: "search.max_runs",
 			Message: fmt.Sprintf("must be at most %d on this server (-max-plan-runs) (got %d)", s.cfg.MaxPlanRuns, wreq.Search.MaxRuns)}}})
 	}
-	if wreq.Search.MaxRuns == 0 {
+	if wreq.Search.MaxRuns == 0 && wreq.Goal.Capacity == nil { // a capacity plan has its own default
 		wreq.Search.MaxRuns = s.cfg.MaxPlanRuns
 	}
 	norm, err := whatif.Normalize(base, wreq)
@@ -107,6 +109,8 @@ func (s *Service) createPlan(ctx context.Context, name string, base *sim.Scenari
 	id := contentID("plan", canonical, reqJSON)
 	switch {
 	case name != "":
+	case norm.Goal.Capacity != nil:
+		name = "One worker's capacity at the SLO of " + base.Name
 	case norm.Goal.Tune != "":
 		name = "Tune the autoscaler of " + base.Name
 	default:
@@ -162,7 +166,7 @@ func (s *Service) Plan(ctx context.Context, id string) (PlanView, error) {
 		}
 		out.Candidates, out.Recommended, out.Reason = res.Candidates, res.Recommended, res.Reason
 		out.Runs, out.Reused, out.Notes, out.Baseline = res.Runs, res.Reused, res.Notes, res.Baseline
-		out.Baselines = res.Baselines
+		out.Baselines, out.Capacity = res.Baselines, res.Capacity
 	}
 	for i, p := range points {
 		out.Submitted[i] = PlanRun{Label: p.Label, RunID: p.RunID, Status: p.Status}

@@ -76,6 +76,10 @@ func cloneScenario(s *Scenario) *Scenario {
 		}
 		c.ScaleIn[i] = a
 	}
+	if s.SLO != nil {
+		slo := *s.SLO
+		c.SLO = &slo
+	}
 	if s.Workload.Requests != nil {
 		c.Workload.Requests = make([]ScriptedRequest, len(s.Workload.Requests))
 		for i, r := range s.Workload.Requests {
@@ -305,6 +309,15 @@ func Compare(sa, sb *Scenario, ra, rb *Report) Comparison {
 		}
 		if fb != nil {
 			fb = append(fb, AutoscalerFigures(rb)...)
+		}
+	}
+	if (ra != nil && ra.Summary.SLO != nil) || (rb != nil && rb.Summary.SLO != nil) {
+		all = append(all, SLOFigures(nil)...)
+		if fa != nil {
+			fa = append(fa, SLOFigures(ra)...)
+		}
+		if fb != nil {
+			fb = append(fb, SLOFigures(rb)...)
 		}
 	}
 	for i, f := range all {

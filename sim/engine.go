@@ -71,6 +71,7 @@ type engine struct {
 	lastChange  int64
 	events      int64
 	ts          *seriesRecorder
+	slo         *sloTracker // nil without an slo
 	instChanged bool
 	inst        instantCounters
 
@@ -203,6 +204,7 @@ func newEngine(s *Scenario, opt RunOptions) (*engine, error) {
 		return msToNS(s.ScaleIn[e.actions[a]].AtMS) < msToNS(s.ScaleIn[e.actions[b]].AtMS)
 	})
 	e.ts = newSeriesRecorder(int64(f.Workers))
+	e.slo = newSLOTracker(s.SLO)
 	return e, nil
 }
 

@@ -95,14 +95,19 @@ const (
 	// The time series: three families of maxBuckets buckets, each allocated once.
 	seriesBucketBytes = 96
 	// The report's buckets, at most maxBuckets (a run of D ns has D/w + 1 buckets of the
-	// smallest family width w with D/w < 200), each with its TTFT median's float.
-	reportBucketBytes = 96 + 8
+	// smallest family width w with D/w < 200), each with its TTFT median's float and its SLO
+	// attainment's float.
+	reportBucketBytes = 104 + 8 + 8
 	// A bucket's JSON: the field names and punctuation (132 bytes); its instant in ms, i × w
 	// with i < 200 and w = 1, 2 or 5 × 10^k µs, so at most 4 significant digits and 14
 	// characters; a TTFT in ms, whole ns over 1e6, at most 18 characters; two counts of workers
 	// (active, draining) and six of requests (waiting, running, completed, and pulls staged,
 	// landed and rejected, of which a request has at most one each).
-	bucketJSONFixedBytes = 132 + 14 + 18 + 24 // model 3: "starting" and "migrated"
+	bucketJSONFixedBytes = 132 + 14 + 18 + 24 + sloBucketJSONBytes // model 3: "starting" and "migrated"
+	// A bucket's SLO attainment: `,"attainment":` and a fraction of at most 20 characters.
+	sloBucketJSONBytes = 14 + 20
+	// An slo's tracker: three families of maxBuckets arrival buckets of two counts.
+	sloTrackerBytes = 3 * maxBuckets * 16
 	// The engine, its event heaps' first arrays, the report's summary, KVCR counts and
 	// scale-in rows (a run of the e2 preset allocates 14 kB outside its series, buckets and
 	// JSON).
@@ -168,7 +173,11 @@ func estimateMemory(s *Scenario, exact bool) MemoryEstimate {
 func (e *estimator) fixedParts() int64 {
 	digits := func(n int64) int64 { return int64(len(strconv.FormatInt(max(n, 0), 10))) }
 	bucketJSON := bucketJSONFixedBytes + 3*digits(e.workers) + 7*digits(e.w.requests)
-	return engineFixedBytes + 3*maxBuckets*seriesBucketBytes + maxBuckets*(reportBucketBytes+bucketJSON*jsonCopies)
+	fixed := engineFixedBytes + 3*maxBuckets*seriesBucketBytes + maxBuckets*(reportBucketBytes+bucketJSON*jsonCopies)
+	if e.s.SLO != nil {
+		fixed += sloTrackerBytes
+	}
+	return fixed
 }
 
 // tierBytes is the memory of n slots of a tier spread over the fleet's workers, each of at most

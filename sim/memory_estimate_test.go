@@ -37,9 +37,10 @@ func TestMemoryFiguresCoverStructures(t *testing.T) {
 			unsafe.Sizeof(worker{}) + unsafe.Sizeof(kvcache.GPU{}) + unsafe.Sizeof(kvcache.Host{}) + 8 + 4 + 4 + 4 + 4 +
 				2*unsafe.Sizeof(event{}) + unsafe.Sizeof(WorkerRow{}) + 6*8, workerBytes},
 		{"series bucket", unsafe.Sizeof(seriesBucket{}), seriesBucketBytes},
-		{"report bucket + its TTFT float", unsafe.Sizeof(Bucket{}) + 8, reportBucketBytes},
+		{"report bucket + its TTFT and attainment floats", unsafe.Sizeof(Bucket{}) + 8 + 8, reportBucketBytes},
 		{"RequestRow + pointer targets + id", unsafe.Sizeof(RequestRow{}) + 3*8 + 24 + 8, requestRowBytes},
 		{"TraceRow", unsafe.Sizeof(TraceRow{}), traceRowBytes},
+		{"SLO tracker", unsafe.Sizeof(sloTracker{}) + 3*maxBuckets*unsafe.Sizeof(arrivalBucket{}), sloTrackerBytes + 256},
 	}
 	for _, c := range checks {
 		if int64(c.size) > c.figure {

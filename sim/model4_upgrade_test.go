@@ -73,6 +73,16 @@ func TestModel4WithoutAutoscalerIsModel3(t *testing.T) {
 			require.True(t, ok, "summary.autoscaler is always present")
 			require.Nil(t, v, "summary.autoscaler is null without an autoscaler")
 			delete(sum, "autoscaler")
+			// SLO attainment (issue 27) judges a run: null here, as these scenarios have no slo.
+			v, ok = sum["slo"]
+			require.True(t, ok, "summary.slo is always present")
+			require.Nil(t, v, "summary.slo is null without an slo")
+			delete(sum, "slo")
+			for _, b := range m["timeseries"].(map[string]any)["buckets"].([]any) {
+				bucket := b.(map[string]any)
+				require.Nil(t, bucket["attainment"])
+				delete(bucket, "attainment")
+			}
 			out, err := json.Marshal(m)
 			require.NoError(t, err)
 			h := sha256.Sum256(out)

@@ -139,6 +139,7 @@ func decodeScenario(errs *fieldErrors, root *jsonNode) *Scenario {
 	rep := openObject(errs, "report", top.get("report"))
 	s.Report.PerRequest = rep.boolean("per_request", false)
 	rep.finish()
+	s.SLO = decodeSLO(errs, top.get("slo"))
 	top.finish()
 	return s
 }

@@ -454,6 +454,9 @@ func (e *engine) complete(w *worker, r *request) {
 	e.completedN++
 	e.inst.completed++
 	e.e2e = append(e.e2e, e.now-r.atNS)
+	if e.slo != nil {
+		e.slo.completed(r, e.now)
+	}
 	e.src.ended(&r.arrival, e.now, true)
 	e.release(r)
 	e.keepRequest(r)

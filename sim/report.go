@@ -40,6 +40,8 @@ type Summary struct {
 	Workers       WorkerCounts  `json:"workers"`
 	// Autoscaler counts the decisions and their reasons (null without an autoscaler).
 	Autoscaler *AutoscalerSummary `json:"autoscaler"`
+	// SLO is the scenario's SLO attainment; null without an slo.
+	SLO *SLOSummary `json:"slo"`
 }
 
 // WorkerCounts counts workers holding GPUs (active + starting + draining, docs/model.md#model-3).
@@ -235,6 +237,9 @@ type Bucket struct {
 	Completed     int64    `json:"completed"`
 	Migrated      int64    `json:"migrated"`
 	TTFTP50MS     *float64 `json:"ttft_p50_ms"`
+	// Attainment is the share of the requests that arrived in the bucket that met the SLO;
+	// null without an slo or without arrivals.
+	Attainment *float64 `json:"attainment"`
 }
 
 // Request statuses at the end of a run.

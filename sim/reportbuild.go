@@ -82,6 +82,10 @@ func (e *engine) report() *Report {
 		}
 		r.Summary.Autoscaler = &counts
 	}
+	if e.slo != nil {
+		r.Summary.SLO = e.slo.summary(e.s.SLO)
+		e.slo.fill(&r.Timeseries)
+	}
 	if e.s.Report.PerRequest {
 		rows := e.rows
 		sort.SliceStable(rows, func(i, j int) bool { return rows[i].order < rows[j].order })

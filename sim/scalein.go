@@ -123,6 +123,9 @@ func (e *engine) kill(w *worker, r *request) {
 	w.nReq--
 	w.killed++
 	e.killedN++
+	if e.slo != nil {
+		e.slo.killedRequest(r)
+	}
 	e.src.ended(&r.arrival, e.now, false)
 	e.release(r)
 }

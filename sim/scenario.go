@@ -25,6 +25,9 @@ type Scenario struct {
 	Autoscaler *Autoscaler   `json:"autoscaler,omitempty"`
 	Workload   Workload      `json:"workload"`
 	Report     ReportOptions `json:"report"`
+	// SLO, when set, judges the run by the share of requests that met it (summary.slo); it
+	// changes no simulated figure. Absent, it leaves the canonical JSON (and the id) unchanged.
+	SLO *SLO `json:"slo,omitempty"`
 
 	// trace holds the rows of a trace workload once Parse (or Run) has loaded them.
 	trace []TraceRow

@@ -137,7 +137,7 @@ func fillComparison(p *templates.ComparePage, cmp sim.Comparison, sumA, sumB *ru
 	if cmp.Kind == sim.CounterpartAutoscaler && sumA.Report.Autoscaler != nil {
 		// The autoscaler pair says what it saved and what that cost (A: autoscaler, B: fixed), and
 		// what the autoscaler did; the removal-deadline verdicts of a schedule pair do not apply.
-		p.Cards = cardsFor(cmp, autoscalerCardKeys)
+		p.Cards = cardsFor(cmp, append([]string{sim.HeadlineSLOAttainment}, autoscalerCardKeys...))
 		p.Verdicts = autoscalerPairVerdicts(&sumA.Report, &sumB.Report)
 		for _, v := range autoscalerVerdicts(&sumA.Report) {
 			if strings.HasPrefix(v, "In ") || strings.Contains(v, "waited") {
@@ -145,6 +145,7 @@ func fillComparison(p *templates.ComparePage, cmp sim.Comparison, sumA, sumB *ru
 			}
 		}
 	}
+	noteCompareSLO(p.Cards, &sumA.Report, &sumB.Report)
 	for _, d := range cmp.Diffs {
 		a, b := d.A, d.B
 		if cmp.Kind == sim.CounterpartAutoscaler && d.Path == "autoscaler" {

@@ -53,7 +53,7 @@ func runCards(rep *sim.Report) []templates.Card {
 	if k.Partial > 0 {
 		cards[2].HelpTitle, cards[2].Help = "What is a partial pull?", partialNote
 	}
-	return cards
+	return append(sloCards(rep), cards...)
 }
 
 // figureCard is a card of one headline figure, rounded for the card (the exact value is its
@@ -65,7 +65,7 @@ func figureCard(key, label string, byKey map[string]sim.Figure, unit, note strin
 
 // compareCards are the key figures of both runs with their delta (B − A).
 func compareCards(cmp sim.Comparison) []templates.Card {
-	return cardsFor(cmp, []string{sim.HeadlineLatestRemovalMS, sim.HeadlineTotalPinWaitMS, sim.HeadlinePullsStaged, sim.HeadlinePullsPartial, sim.HeadlineTTFTP99MS, sim.HeadlineWorkerSeconds})
+	return cardsFor(cmp, []string{sim.HeadlineSLOAttainment, sim.HeadlineLatestRemovalMS, sim.HeadlineTotalPinWaitMS, sim.HeadlinePullsStaged, sim.HeadlinePullsPartial, sim.HeadlineTTFTP99MS, sim.HeadlineWorkerSeconds})
 }
 
 // cardsFor is the compare cards of the given figures, in that order.

@@ -40,8 +40,10 @@ const usageText = `usage:
       run the scenario at every combination of the values (up to 3 fields)
   scalein plan -config FILE|- -remove N -start-ms T [-ttft-p99-ms X] [-max-killed K] [-max-runs M] [-timing]
       search scale-in schedules and recommend one (docs/planning.md)
-  scalein plan -config FILE|- -tune autoscaler [-ttft-p99-ms X] [-e2e-p99-ms X] [-max-killed K] [-max-runs M] [-hpa FILE]
+  scalein plan -config FILE|- -tune autoscaler [-ttft-p99-ms X] [-e2e-p99-ms X] [-min-attainment F] [-max-killed K] [-max-runs M] [-hpa FILE]
       search the scenario's autoscaler settings for the fewest GPU-hours; -hpa writes them as Kubernetes manifests
+  scalein plan -config FILE|- -capacity [-min-attainment F] [-max-runs M]
+      find one worker's capacity at the scenario's slo: the highest steady request rate per worker that meets it (docs/planning.md)
   scalein calibrate -fpm FILE|- [-worker ID] [-skip N]
       fit the pass timing to measured forward passes (FPM JSON lines; docs/calibration.md)
 `

@@ -281,15 +281,19 @@ func parsePlanFlags(args []string, stderr io.Writer) (o planOptions, code int, o
 	var startMS float64
 	var maxKilled int64
 	var ttft, e2e optionalFloat
-	fs := newCommandFlags("plan", "scalein plan -config FILE|- (-remove N -start-ms T | -tune autoscaler) [-ttft-p99-ms X] [-e2e-p99-ms X] [-max-killed K] [-max-runs M] [-search JSON] [-out FILE] [-hpa FILE [-force]] [-parallel N] [-timing]", stderr)
+	var minAttainment optionalShare
+	var capacity bool
+	fs := newCommandFlags("plan", "scalein plan -config FILE|- (-remove N -start-ms T | -tune autoscaler | -capacity) [-ttft-p99-ms X] [-e2e-p99-ms X] [-min-attainment F] [-max-killed K] [-max-runs M] [-search JSON] [-out FILE] [-hpa FILE [-force]] [-parallel N] [-timing]", stderr)
 	fs.StringVar(&o.config, "config", "", "scenario JSON file, or - for stdin (required; its scale_in is replaced, or with -tune its autoscaler's settings searched)")
 	fs.IntVar(&remove, "remove", 0, "how many workers to drain (required unless -tune)")
 	fs.Float64Var(&startMS, "start-ms", 0, "drain no worker before this instant (ms)")
 	fs.StringVar(&tune, "tune", "", `"autoscaler": search the scenario's autoscaler settings for the fewest GPU-hours within the limits instead of a drain (docs/planning.md)`)
+	fs.BoolVar(&capacity, "capacity", false, "find one worker's capacity: the highest steady request rate per worker whose runs meet the scenario's slo for -min-attainment of requests (default 0.99), by bisection to 2 % (docs/planning.md)")
 	fs.StringVar(&o.hpa, "hpa", "", "with -tune, also write the recommended settings as Kubernetes manifests (HPA and Deployment patches) to this file")
 	fs.BoolVar(&o.force, "force", false, "with -hpa, replace the file if it exists (without it an existing file is refused: it may be your own manifest)")
 	fs.Var(&ttft, "ttft-p99-ms", "feasible only with TTFT p99 at or below this (ms); no limit by default")
 	fs.Var(&e2e, "e2e-p99-ms", "feasible only with end-to-end p99 at or below this (ms); no limit by default")
+	fs.Var(&minAttainment, "min-attainment", "feasible only when at least this share of requests meets the scenario's slo (0.99 for 99 %); needs an slo; no limit by default")
 	fs.Int64Var(&maxKilled, "max-killed", 0, "feasible only with at most this many killed requests")
 	fs.IntVar(&maxRuns, "max-runs", whatif.DefaultMaxPlanRuns, "simulate at most this many schedules")
 	fs.IntVar(&o.parallel, "parallel", 0, "runs at once (0: one per CPU)")
@@ -304,6 +308,10 @@ func parsePlanFlags(args []string, stderr io.Writer) (o planOptions, code int, o
 		return o, fs.usageError("unexpected argument %q", fs.Arg(0)), false
 	case o.config == "":
 		return o, fs.usageError("-config is required (a scenario file, or - to read stdin)"), false
+	case capacity && (tune != "" || remove != 0 || startMS != 0):
+		return o, fs.usageError("-capacity is a plan of its own; leave out -remove, -start-ms and -tune"), false
+	case capacity:
+		return capacityPlanFlags(o, fs, minAttainment, maxRuns, search)
 	case tune == "" && remove == 0:
 		return o, fs.usageError("-remove is required: how many workers to drain (or -tune autoscaler to tune the scenario's autoscaler)"), false
 	case tune != "" && (remove != 0 || startMS != 0):
@@ -322,7 +330,7 @@ func parsePlanFlags(args []string, stderr io.Writer) (o planOptions, code int, o
 		return o, fs.usageError("-parallel must be 0 (one per CPU) or more (got %d)", o.parallel), false
 	}
 	o.req = whatif.Request{Goal: whatif.Goal{Remove: remove, StartMS: startMS, Tune: tune},
-		Constraints: whatif.Constraints{TTFTP99MS: ttft.v, E2EP99MS: e2e.v, MaxKilled: &maxKilled}}
+		Constraints: whatif.Constraints{TTFTP99MS: ttft.v, E2EP99MS: e2e.v, MaxKilled: &maxKilled, MinAttainment: minAttainment.v}}
 	if search != "" {
 		dec := json.NewDecoder(strings.NewReader(search))
 		dec.DisallowUnknownFields()

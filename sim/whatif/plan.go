@@ -75,6 +75,8 @@ type Result struct {
 	Runs        int             `json:"runs"`
 	Reused      int             `json:"reused"`
 	Notes       []string        `json:"notes,omitempty"`
+	// Capacity is a capacity plan's answer (goal.capacity).
+	Capacity *CapacityResult `json:"capacity,omitempty"`
 }
 
 // planner holds one plan's state. Its stages ask the runner for runs from several goroutines at
@@ -101,6 +103,9 @@ func Plan(ctx context.Context, r Runner, base *sim.Scenario, req Request) (*Resu
 	req, err := Normalize(base, req)
 	if err != nil {
 		return nil, err
+	}
+	if req.Goal.Capacity != nil {
+		return capacity(ctx, r, base, req)
 	}
 	if req.Goal.Tune != "" {
 		return tune(ctx, r, base, req)

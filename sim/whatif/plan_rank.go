@@ -48,6 +48,13 @@ func constraintViolations(h []sim.Figure, con Constraints) (out []string, excess
 	}
 	latency(sim.HeadlineTTFTP99MS, "TTFT p99", "got a first token", con.TTFTP99MS)
 	latency(sim.HeadlineE2EP99MS, "end-to-end p99", "finished", con.E2EP99MS)
+	if con.MinAttainment != nil {
+		miss, by := attainmentViolation(figure(h, sim.HeadlineSLOAttainment), *con.MinAttainment)
+		if miss != "" {
+			out = append(out, miss)
+			excess += by
+		}
+	}
 	if k := figure(h, sim.HeadlineRequestsKilled); k != nil && *k > float64(*con.MaxKilled) {
 		out = append(out, fmt.Sprintf("%s; the limit is %d", requestsKilled(*k), *con.MaxKilled))
 		excess += (*k - float64(*con.MaxKilled)) / float64(*con.MaxKilled+1)

@@ -40,6 +40,8 @@ type Goal struct {
 	Remove  int     `json:"remove"`
 	StartMS float64 `json:"start_ms"`
 	Tune    string  `json:"tune,omitempty"`
+	// Capacity, when set, asks one worker's capacity at the scenario's slo instead (capacity.go).
+	Capacity *CapacityGoal `json:"capacity,omitempty"`
 }
 
 // Constraints make a candidate feasible. MaxKilled defaults to 0; no latency limit by default.
@@ -47,6 +49,9 @@ type Constraints struct {
 	TTFTP99MS *float64 `json:"ttft_p99_ms"`
 	E2EP99MS  *float64 `json:"e2e_p99_ms,omitempty"`
 	MaxKilled *int64   `json:"max_killed"`
+	// MinAttainment is the least share of requests that must meet the scenario's slo (0.99 is
+	// 99 %); nil: not judged. It needs a scenario with an slo.
+	MinAttainment *float64 `json:"min_attainment,omitempty"`
 }
 
 // Search shapes the candidate space; zero values take the defaults (filled in by Normalize).
@@ -97,6 +102,9 @@ type Request struct {
 // Normalize fills the defaults and checks the request against the base scenario. Problems come
 // back as a *sim.ValidationError with paths like "goal.remove" or "search.waves[1]".
 func Normalize(base *sim.Scenario, req Request) (Request, error) {
+	if req.Goal.Capacity != nil {
+		return normalizeCapacity(base, req)
+	}
 	if req.Goal.Tune != "" {
 		return normalizeTune(base, req)
 	}
@@ -115,7 +123,7 @@ func Normalize(base *sim.Scenario, req Request) (Request, error) {
 	if math.IsNaN(g.StartMS) || g.StartMS < 0 || g.StartMS > 1e10 {
 		add("goal.start_ms", "must be an instant in ms between 0 and 1e10 (got %v)", g.StartMS)
 	}
-	c := normalizeConstraints(add, req.Constraints)
+	c := normalizeConstraints(add, base, req.Constraints)
 
 	s := req.Search
 	rejectTuneSearch(add, s)
@@ -211,7 +219,8 @@ func checkLastWave(add func(string, string, ...any), g Goal, s Search) {
 }
 
 // normalizeConstraints checks the limits both plan kinds share and fills max_killed's default.
-func normalizeConstraints(add func(string, string, ...any), c Constraints) Constraints {
+func normalizeConstraints(add func(string, string, ...any), base *sim.Scenario, c Constraints) Constraints {
+	checkMinAttainment(add, base, c.MinAttainment)
 	if c.TTFTP99MS != nil && (math.IsNaN(*c.TTFTP99MS) || math.IsInf(*c.TTFTP99MS, 0) || *c.TTFTP99MS <= 0) {
 		add("constraints.ttft_p99_ms", "must be a positive, finite number of ms, or left out for no TTFT limit (got %v)", *c.TTFTP99MS)
 	}

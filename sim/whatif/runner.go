@@ -243,11 +243,14 @@ func figure(h []sim.Figure, key string) *float64 {
 
 // StoredHeadline is the headline a run keeps for sweeps and plans: sim.Headline, and for a run
 // with an autoscaler its fleet figures too (GPU-hours, peak and final workers, migrations), so
-// a sweep over autoscaler settings can chart GPU-hours.
+// a sweep over autoscaler settings can chart GPU-hours; for a run with an slo its attainment.
 func StoredHeadline(rep *sim.Report) []sim.Figure {
 	figs := sim.Headline(rep)
 	if rep.Autoscaler != nil {
 		figs = append(figs, sim.AutoscalerFigures(rep)...)
+	}
+	if rep.Summary.SLO != nil {
+		figs = append(figs, sim.SLOFigures(rep)...)
 	}
 	return figs
 }

@@ -174,6 +174,9 @@ func (t *tuner) recommend(ranked, baselines []Candidate) (*Recommendation, strin
 	if v := figure(best.Headline, sim.HeadlineTTFTP99MS); v != nil {
 		b.WriteString(", TTFT p99 " + roundedMS(*v) + limitPhrase(con.TTFTP99MS))
 	}
+	if v := figure(best.Headline, sim.HeadlineSLOAttainment); v != nil {
+		b.WriteString(", " + attainmentPhrase(*v, con.MinAttainment))
+	}
 	if v := figure(best.Headline, sim.HeadlineE2EP99MS); v != nil && con.E2EP99MS != nil {
 		b.WriteString(", end-to-end p99 " + roundedMS(*v) + limitPhrase(con.E2EP99MS))
 	}

@@ -55,7 +55,7 @@ func normalizeTune(base *sim.Scenario, req Request) (Request, error) {
 		add("goal.tune", "needs a scenario with an autoscaler (docs/model.md#model-3): add an \"autoscaler\" object (its settings are where the search starts) and plan again")
 		a = &sim.Autoscaler{Target: 1, Select: sim.SelectHighestID} // keeps checking the rest
 	}
-	c := normalizeConstraints(add, req.Constraints)
+	c := normalizeConstraints(add, base, req.Constraints)
 
 	s := req.Search
 	for _, f := range []struct {

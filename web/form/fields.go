@@ -102,6 +102,7 @@ var generalGroups = []fieldGroup{
 		{Path: "router.host_hit_weight", Label: "Host hit weight", Kind: kindFloat, Help: "Worth of a G2 block relative to a G1 block in the overlap (≥ 0)."},
 		migrationLimitField,
 	}},
+	sloGroup,
 }
 
 // selectionNote explains the selection policies of a counted scale-in action (docs/model.md#scale-in); the

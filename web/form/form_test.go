@@ -22,7 +22,9 @@ func TestFormStartsOnlyWhereTheSimulatorHasNoDefault(t *testing.T) {
 		"autoscaler.scale_down_window_ms": true, "autoscaler.scale_up_window_ms": true,
 		"autoscaler.max_remove_per_tick": true, "autoscaler.max_add_per_tick": true,
 		// the behavior is absent by default (the legacy path); its fields have none either
-		BehaviorModePath: true}
+		BehaviorModePath: true,
+		// no SLO by default: each limit is judged only when given
+		SLOTTFTPath: true, SLOTPOTPath: true}
 	for _, fs := range behaviorFields() {
 		noDefault[fs.Path] = true
 	}

@@ -50,6 +50,7 @@ func (f *Form) toJSON() (doc []byte, errs []sim.FieldError, rowOf []int) {
 			putSingle(fs)
 		}
 	}
+	dropEmptySLO(root)
 
 	schedule := []any{}
 	// With the autoscaler chosen it replaces the schedule: the rows stay in the form, unsent.

@@ -30,6 +30,9 @@ func WithUnit(v *float64, unit string) string {
 	if unit == "" {
 		return Number(*v)
 	}
+	if unit == sim.UnitShare {
+		return Number(*v*100) + " %"
+	}
 	return Number(*v) + " " + Unit(*v, unit)
 }
 
@@ -68,6 +71,9 @@ func Time(t time.Time) string {
 
 // Signed prints a difference with its sign ("+3 ms").
 func Signed(v float64, unit string) string {
+	if unit == sim.UnitShare { // a change of a share is in percentage points
+		v, unit = v*100, "points"
+	}
 	s := Number(v)
 	if v > 0 {
 		s = "+" + s

@@ -31,10 +31,12 @@ import (
 // each built it (the large-fleet page costs tens of ms of CPU), and on two cores the last of
 // them waited a second (docs/performance.md, "Permalinks under a cold start").
 //
-// Pages are bounded twice: at most pageCacheEntries pages, and pages over maxCachedPageBytes are
-// not cached at all, so the cache holds at most about pageCacheEntries × 2 × 512 KiB (the page
-// and its gzip), 128 MiB in the worst case and a few MiB in practice (the large-fleet page is
-// about 150 KB, 20 KB gzipped).
+// Pages are bounded three times: at most pageCacheEntries pages, and pages over
+// maxCachedPageBytes or keys over maxPageKeyBytes are not cached at all, so the cache holds at
+// most about pageCacheEntries × (2 × 512 KiB + 256 B) (the page, its gzip and its key), 128 MiB
+// in the worst case and a few MiB in practice (the large-fleet page is about 150 KB, 20 KB
+// gzipped). Keys are the meaning of the query, not its spelling (page_keys.go), so odd
+// spellings of one page share its entry instead of evicting others.
 const (
 	pageCacheEntries   = 256
 	maxCachedPageBytes = 512 << 10
@@ -99,7 +101,7 @@ func (c *pageCache) build(ctx context.Context, key string, now time.Time, fn fun
 		}
 		c.builds.Add(1)
 		b, err := fn(ctx)
-		if err == nil && b.page != nil && len(b.page.body) <= maxCachedPageBytes {
+		if err == nil && b.page != nil && len(b.page.body) <= maxCachedPageBytes && len(key) <= maxPageKeyBytes {
 			c.pages.Add(key, b.page)
 		}
 		return b, err

@@ -26,11 +26,17 @@ func (s *Server) handleCompare(w http.ResponseWriter, r *http.Request) error {
 	if !idPattern.MatchString(idA) || !idPattern.MatchString(idB) {
 		return notFound("compare needs two run ids: /compare?a=ID&b=ID (16 characters of a–z and 2–7 each)")
 	}
-	key := compareURL(idA, idB) + priceSuffix(r) // the price changes the cost figures
+	// The price changes the cost figures; the key and the page have it in normal form.
+	u := normalPageURL(r.URL, "price")
+	key := compareURL(idA, idB)
+	if u.RawQuery != "" {
+		key += "&" + u.RawQuery
+	}
+	u.RawQuery = strings.TrimPrefix(key, "/compare?")
 	return s.servePage(w, r, key, func(ctx context.Context, _ *cachedPage) (string, error) {
 		return s.compareVersion(ctx, idA, idB)
 	}, func(ctx context.Context) (builtPage, error) {
-		return s.buildComparePage(ctx, r.URL, idA, idB)
+		return s.buildComparePage(ctx, u, idA, idB)
 	})
 }
 

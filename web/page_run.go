@@ -24,16 +24,17 @@ import (
 // handleRun is GET /runs/{id}, the permalink.
 func (s *Server) handleRun(w http.ResponseWriter, r *http.Request) error {
 	id := chi.URLParam(r, "id")
-	return s.servePage(w, r, runPageKey(r), func(ctx context.Context, c *cachedPage) (string, error) {
+	u := normalPageURL(r.URL, runPageParams()...)
+	return s.servePage(w, r, pageKeyOf(u), func(ctx context.Context, c *cachedPage) (string, error) {
 		return s.pageVersion(ctx, id, c.counterparts)
 	}, func(ctx context.Context) (builtPage, error) {
-		return s.buildRunPage(ctx, r.URL, id)
+		return s.buildRunPage(ctx, u, id)
 	})
 }
 
 // buildRunPage builds the page of run id: for a finished run the page to cache, else the view
-// to render per request. q is the request's query (?workers=, ?wpage=; the cache key has them).
-// u is the request's URL (the cache key has the query parameters the page reads).
+// to render per request. u is the request's URL with its query in normal form
+// (normalPageURL), which is also the page's cache key.
 func (s *Server) buildRunPage(ctx context.Context, u *url.URL, id string) (builtPage, error) {
 	q := u.Query()
 	run, err := s.store.GetRun(ctx, id)
@@ -107,11 +108,10 @@ func (s *Server) buildRunPage(ctx context.Context, u *url.URL, id string) (built
 	return builtPage{view: templates.RunView(p)}, nil
 }
 
-// runPageKey names a run page in the page cache by its path and the query parameters it reads.
+// runPageKey names a run page in the page cache by its path and the meaning of the query
+// parameters it reads (normalPageQuery).
 func runPageKey(r *http.Request) string {
-	q := r.URL.Query()
-	return r.URL.Path + "?workers=" + q.Get("workers") + "&wpage=" + q.Get("wpage") +
-		"&decisions=" + q.Get("decisions") + "&dpage=" + q.Get("dpage") + "&price=" + q.Get("price")
+	return pageKeyOf(normalPageURL(r.URL, runPageParams()...))
 }
 
 // progressOf prefers the live progress of a run this process is running.

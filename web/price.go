@@ -1,7 +1,6 @@
 package web
 
 import (
-	"math"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -27,17 +26,22 @@ func (s *Server) pagePrice(r *http.Request) (price float64, field, problem strin
 	if raw == "" {
 		return price, strconv.FormatFloat(price, 'f', -1, 64), ""
 	}
-	v, err := strconv.ParseFloat(raw, 64)
-	if err != nil || !(v > 0) || v > MaxGPUHourPrice || math.IsInf(v, 0) {
+	v, ok := validPrice(raw)
+	if !ok && raw == invalidPagePrice {
+		// A cached page's normal query (normalPageQuery): one page for every invalid spelling.
+		return price, "", "price: give a number above 0 and at most 1e6 per GPU-hour; the server's " + strconv.FormatFloat(price, 'f', -1, 64) + " is used"
+	}
+	if !ok {
 		return price, raw, "price: give a number above 0 and at most 1e6 per GPU-hour (got " + strconv.Quote(raw) + "); the server's " + strconv.FormatFloat(price, 'f', -1, 64) + " is used"
 	}
 	return v, raw, ""
 }
 
-// priceSuffix is "&price=…" when the page's URL sets a price, so links keep it.
+// priceSuffix is "&price=…" when the page's URL sets a valid price, so links keep it: the
+// shortest decimal of the price, so that every spelling of one price links (and is cached) alike.
 func priceSuffix(r *http.Request) string {
-	if v := strings.TrimSpace(r.URL.Query().Get("price")); v != "" {
-		return "&price=" + url.QueryEscape(v)
+	if v, ok := validPrice(strings.TrimSpace(r.URL.Query().Get("price"))); ok {
+		return "&price=" + url.QueryEscape(strconv.FormatFloat(v, 'g', -1, 64))
 	}
 	return ""
 }

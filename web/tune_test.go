@@ -317,7 +317,7 @@ func TestRunAndComparePagesShowCost(t *testing.T) {
 	})
 	assert.ElementsMatch(t, []string{"a=" + a, "b=" + b}, keep, "the price form keeps the two runs")
 	doc = parseHTML(t, get(t, s, "/compare?a="+a+"&b="+b+"&price=abc").Body)
-	assert.Contains(t, byTestID(doc, "price-error").Text(), `got "abc"`)
+	assert.Contains(t, byTestID(doc, "price-error").Text(), "give a number above 0", "every invalid spelling shares one cached page, which says how to fix it")
 }
 
 // A sweep over autoscaler settings offers GPU-hours as its outcome, which its runs store.

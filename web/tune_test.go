@@ -344,3 +344,56 @@ func TestSweepOverAutoscalerChartsGPUHours(t *testing.T) {
 	doc = parseHTML(t, get(t, s, "/sweeps/"+createdID(t, rec, rec.Body.Bytes())).Body)
 	assert.Zero(t, doc.Find(`option[value="gpu_hours"]`).Length())
 }
+
+// Finding L5 of 2026-12b: a tune plan's body with a value of the wrong kind got the drain
+// plan's template and no field; a null in a list of values was read as 0; 0 for max_runs and
+// refine_top silently meant the default while 1 and −1 were refused.
+func TestAPITunePlanRequestMessages(t *testing.T) {
+	s := newTestServer(t, runs.Config{}, false)
+	tune := func(rest string) string {
+		return planBody(lullScenario(t), `"goal": {"tune": "autoscaler"}`+rest)
+	}
+	cases := []struct {
+		name, body string
+		wantPaths  []string
+		wantText   string
+	}{
+		{"huge per-tick limit", tune(`, "search": {"max_remove_per_tick": [1e308]}`), []string{"search.max_remove_per_tick"}, "must be a whole number in range (got number 1e308)"},
+		{"huge max_killed", tune(`, "constraints": {"max_killed": 1e20}`), []string{"constraints.max_killed"}, "must be a whole number in range"},
+		{"number as selection", tune(`, "search": {"selections": [1]}`), []string{"search.selections"}, "must be a string"},
+		{"null window", tune(`, "search": {"scale_down_windows_ms": [0, null]}`), []string{"search.scale_down_windows_ms[1]"}, "null is not a value here"},
+		{"null target and selection", tune(`, "search": {"targets": [null], "selections": [null]}`), []string{"search.selections[0]", "search.targets[0]"}, "null is not a value here"},
+		{"null migration limit", tune(`, "search": {"migration_limits": [null, 2]}`), []string{"search.migration_limits[0]"}, "null is not a value here"},
+		{"max_runs 1", tune(`, "search": {"max_runs": 1}`), []string{"search.max_runs"}, "0 or leaving it out takes the default 64"},
+		{"refine_top -1", tune(`, "search": {"refine_top": -1}`), []string{"search.refine_top"}, "0 or leaving it out takes the default 3"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			rec := postJSON(t, s, "/api/v1/plans", tc.body)
+			require.Equal(t, http.StatusBadRequest, rec.Code, rec.Body.String())
+			var out struct {
+				Message string           `json:"error"`
+				Fields  []sim.FieldError `json:"fields"`
+			}
+			require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &out))
+			var paths []string
+			for _, f := range out.Fields {
+				paths = append(paths, f.Path)
+				assert.Contains(t, f.Message+out.Message, tc.wantText)
+			}
+			assert.ElementsMatch(t, tc.wantPaths, paths, rec.Body.String())
+			if len(out.Fields) > 0 && strings.HasPrefix(out.Fields[0].Message, "must be a") || strings.Contains(rec.Body.String(), "null is not") {
+				assert.Contains(t, out.Message, `"goal": {"tune": "autoscaler"}`, "the tune plan's template")
+				assert.NotContains(t, out.Message, `"remove": 4`, "not the drain plan's")
+			}
+		})
+	}
+	// A null stays "no limit" and "no grace" where the docs say so.
+	rec := postJSON(t, s, "/api/v1/plans", tune(`, "search": {"max_remove_per_tick": [null, 2], "grace_ms": [null]}`))
+	assert.Less(t, rec.Code, 300, rec.Body.String())
+	// A drain plan's wrong kind gets the drain plan's template.
+	rec = postJSON(t, s, "/api/v1/plans", planBody(fourWorkers(t, ""), `"goal": {"remove": "two"}`))
+	require.Equal(t, http.StatusBadRequest, rec.Code)
+	assert.Contains(t, rec.Body.String(), "goal.remove")
+	assert.Contains(t, rec.Body.String(), `\"remove\": 4`)
+}

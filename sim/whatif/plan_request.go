@@ -196,7 +196,7 @@ func Normalize(base *sim.Scenario, req Request) (Request, error) {
 	if s.MaxRuns == 0 {
 		s.MaxRuns = DefaultMaxPlanRuns
 	} else if s.MaxRuns < 2 || s.MaxRuns > maxPlanRunsLimit {
-		add("search.max_runs", "must be between 2 and %d (got %d)", maxPlanRunsLimit, s.MaxRuns)
+		add("search.max_runs", "must be between 2 and %d (got %d); 0 or leaving it out takes the default %d", maxPlanRunsLimit, s.MaxRuns, DefaultMaxPlanRuns)
 	}
 	if len(errs) == 0 {
 		checkLastWave(add, g, s)

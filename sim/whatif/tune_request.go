@@ -160,12 +160,12 @@ func normalizeTune(base *sim.Scenario, req Request) (Request, error) {
 	if s.RefineTop == 0 {
 		s.RefineTop = DefaultRefineTop
 	} else if s.RefineTop < 0 || s.RefineTop > maxSearchValues {
-		add("search.refine_top", "must be between 1 and %d (got %d)", maxSearchValues, s.RefineTop)
+		add("search.refine_top", "must be between 1 and %d (got %d); 0 or leaving it out takes the default %d", maxSearchValues, s.RefineTop, DefaultRefineTop)
 	}
 	if s.MaxRuns == 0 {
 		s.MaxRuns = DefaultMaxPlanRuns
 	} else if s.MaxRuns < minTuneRuns || s.MaxRuns > maxPlanRunsLimit {
-		add("search.max_runs", "must be between %d (the two baselines and one candidate) and %d (got %d)", minTuneRuns, maxPlanRunsLimit, s.MaxRuns)
+		add("search.max_runs", "must be between %d (the two baselines and one candidate) and %d (got %d); 0 or leaving it out takes the default %d", minTuneRuns, maxPlanRunsLimit, s.MaxRuns, DefaultMaxPlanRuns)
 	}
 	if len(errs) > 0 {
 		return req, &sim.ValidationError{Errors: errs}

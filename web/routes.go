@@ -6,12 +6,10 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/go-chi/chi/v5"
 	"github.com/go-chi/chi/v5/middleware"
 	"github.com/go-chi/httplog/v3"
-	"github.com/go-chi/httprate"
 	"github.com/scalein-planner/scalein/store"
 	"github.com/scalein-planner/scalein/templates"
 )
@@ -42,17 +40,7 @@ func (s *Server) routes() http.Handler {
 	}))
 	r.MethodNotAllowed(s.methodNotAllowed(r))
 
-	createLimit := httprate.LimitBy(s.cfg.RunsPerMinute, time.Minute,
-		rateKey,
-		httprate.WithLimitHandler(func(w http.ResponseWriter, r *http.Request) {
-			err := &Error{Status: http.StatusTooManyRequests, Title: "Too many runs",
-				Message: "you started too many runs in the last minute; wait a minute and try again"}
-			if strings.HasPrefix(r.URL.Path, "/api/") {
-				s.writeAPIError(w, r, err)
-				return
-			}
-			s.renderError(w, r, err)
-		}))
+	createLimit := s.createLimit() // create_limit.go
 
 	r.Get("/healthz", s.healthz)
 	r.Get("/livez", livez)

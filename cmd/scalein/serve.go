@@ -30,7 +30,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	workers := fs.Int("workers", -1, "runs this process executes at once (default: one per CPU); 0 serves without working runs, for -db postgres://… with scalein worker processes")
 	queue := fs.Int("queue", 0, "runs waiting for a worker before submissions get 429 (default 64)")
 	limits := addRunFlags(fs.FlagSet)
-	runsPerMinute := fs.Int("runs-per-minute", 0, "runs (and sweeps, plans) one client IP may create per minute (default 30)")
+	runsPerMinute := fs.Int("runs-per-minute", 0, "runs, pairs, sweeps, plans and uploads one client (user, else address) may create per minute; refused requests do not count, and requests of any outcome are bounded at 4× (default 30)")
 	maxSweepPoints := fs.Int("max-sweep-points", 0, "points a sweep may have (default 256)")
 	maxPlanRuns := fs.Int("max-plan-runs", 0, "runs a plan may simulate (default 64)")
 	accessF := addAccessFlags(fs.FlagSet)

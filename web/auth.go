@@ -205,9 +205,6 @@ func (s *Server) requireAdmin(next http.Handler) http.Handler {
 	})
 }
 
-// rateKey is what the run-creation rate limit counts by (clientKey).
-func rateKey(r *http.Request) (string, error) { return clientKey(r), nil }
-
 // clientKey is what every per-client cap counts by (the rate limits, progress streams,
 // exports): the user when there are identities (behind the proxy every request comes from the
 // proxy's address, so an address key would share one cap among all users: finding M3), else

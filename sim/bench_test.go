@@ -121,7 +121,7 @@ func TestHeapProfileSessions1M(t *testing.T) {
 	}
 }
 
-// BenchmarkAutoscalerDay is the autoscaler-day preset: a compressed day of rate stages on 8
+// BenchmarkAutoscalerDay is the autoscaler-day preset: a real-time day of rate stages on 8
 // workers under an HPA-style autoscaler (docs/model.md#model-3).
 func BenchmarkAutoscalerDay(b *testing.B) {
 	p, ok := PresetByKey("autoscaler-day")

@@ -124,6 +124,9 @@ func memoryScenarios(tb testing.TB) map[string]*Scenario {
 		if p.Key == "large-fleet" {
 			continue // measured for docs/performance.md by TestMemoryModelTable
 		}
+		if p.Long && !slowTests() {
+			continue // a real-time day: SCALEIN_SLOW=1 measures it
+		}
 		s, err := Parse(p.JSON, ParseEnv{})
 		if err != nil {
 			tb.Fatalf("preset %s: %v", p.Key, err)

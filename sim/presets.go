@@ -13,59 +13,75 @@ type Preset struct {
 	Title       string
 	Description string
 	JSON        []byte // the scenario, as a user would write it
+	// Long is a preset that takes a while to simulate (a real-time day of 1.4 M requests, a
+	// fleet of 2,048): the everyday tests leave it to SCALEIN_SLOW=1.
+	Long bool
 }
 
 // presetCatalog orders the presets and describes them; the scenario itself is presets/KEY.json.
-var presetCatalog = []struct{ key, title, description string }{
+var presetCatalog = []struct {
+	key, title, description string
+	long                    bool
+}{
 	{
 		"incident",
 		"Queued hint during drain (the incident)",
 		"A request queued with a hint before its source starts draining later pulls from that draining source. Compare guard on and off: with the guard, the source is removed as early as in the no-hint control.",
+		false,
 	},
 	{
 		"e2",
 		"One partial pull (worked example E2)",
 		"Two workers; a follow-up request is hinted to the peer that holds its prefix in host memory and pulls 8 blocks over KVCR before a short prefill (docs/model.md#worked-examples E2).",
+		false,
 	},
 	{
 		"mooncake-16to12",
 		"16 → 12 workers on the Mooncake conversation trace",
 		"The first 3,000 requests of the Mooncake FAST'25 conversation trace on 16 workers; at 480 s the 4 highest-id workers drain with a 30 s grace period.",
+		false,
 	},
 	{
 		"large-fleet",
 		"2048 → 1792 workers, 100,000 session requests",
 		"25,000 synthetic four-turn chat sessions on 2,048 workers; at 60 s the 256 least-loaded workers drain with a 30 s grace period. A test of scale: it takes a while to run.",
+		true,
 	},
 	{
 		"autoscaler-legacy",
 		"An HPA without behavior",
-		"What most clusters run: an HPA with no spec.behavior (Kubernetes' legacy rules) on the compressed day, target 8 requests per worker. It holds every scale-down for the 300 s downscale stabilisation and scales up at once, to at most max(2 × current, 4).",
+		"What most clusters run: an HPA with no spec.behavior (Kubernetes' legacy rules) on the day in real time (24 hours, 1.4 M requests), target 8 requests per worker. It holds every scale-down for the 300 s downscale stabilisation and scales up at once, to at most max(2 × current, 4).",
+		true,
 	},
 	{
 		"autoscaler-defaults",
 		"An HPA with Kubernetes' defaults (behavior: {})",
-		"The same HPA with an empty behavior: Kubernetes fills its defaults (scale up at most 4 workers or 100 % per 15 s, no window; scale down 100 % per 15 s after the 300 s window).",
+		"The same HPA with an empty behavior: Kubernetes fills its defaults (scale up at most 4 workers or 100 % per 15 s, no window; scale down 100 % per 15 s after the 300 s window), on the day in real time.",
+		true,
 	},
 	{
 		"autoscaler-day",
-		"A compressed day with an HPA",
-		"Session load follows a day (24 stages of 30 s: a trough of 1 session/s at 04:00, a peak of 10 at 16:00) on 8 workers under an HPA with a 60 s scale-down window (behavior.scale_down.window_ms; Kubernetes' other defaults), target 8 requests per worker, 30 s cold start, 30 s grace: it drains workers as load falls and starts cold ones as it rises.",
+		"A day with an HPA (24 h in real time)",
+		"Session load follows a day in real time (24 stages of an hour: a trough of 1 session/s at 04:00, a peak of 10 at 16:00; 475,000 sessions, 1.4 M requests, about 15 s of CPU to simulate) on 8 workers under an HPA with a 60 s scale-down window (behavior.scale_down.window_ms; Kubernetes' other defaults), target 8 requests per worker, 30 s cold start, 30 s grace: it drains workers as load falls and starts cold ones as it rises.",
+		true,
 	},
 	{
 		"autoscaler-keda",
 		"KEDA on num_requests_waiting",
-		"The day under a KEDA ScaledObject: an External metric, the sum of vllm:num_requests_waiting over the fleet, target 2 waiting requests per worker, no behavior (the legacy rules).",
+		"The day in real time under a KEDA ScaledObject: an External metric, the sum of vllm:num_requests_waiting over the fleet, target 2 waiting requests per worker, no behavior (the legacy rules).",
+		true,
 	},
 	{
 		"autoscaler-dynamo",
 		"Dynamo planner-like",
-		"The same day under a planner-like loop: KV-cache usage as the metric, Pods policies of one worker per 10 s interval each way, a 30 s window before scaling up and 60 s before scaling down, a 60 s cold start, least-loaded workers drained without a deadline.",
+		"The evening of the day (22:00–24:00 in real time, 5.5 then 4.3 sessions/s) under a planner-like loop: KV-cache usage as the metric, Pods policies of one worker per 10 s interval each way, a 30 s window before scaling up and 60 s before scaling down, a 60 s cold start, least-loaded workers drained without a deadline.",
+		false,
 	},
 	{
 		"autoscaler-grace",
 		"Grace too short",
-		"The day with long answers (512 tokens), a 30 s scale-down window and a 2 s grace: drains outlast the grace, forced removals would kill requests, and router.migration_limit 2 moves them to other workers instead (set it to 0 to see the kills).",
+		"The evening of the day (22:00–24:00 in real time) with long answers (512 tokens), a 30 s scale-down window and a 2 s grace: drains outlast the grace, forced removals would kill requests, and router.migration_limit 2 moves them to other workers instead (set it to 0 to see the kills).",
+		false,
 	},
 }
 
@@ -78,7 +94,7 @@ func Presets() []Preset {
 		if err != nil {
 			continue
 		}
-		out = append(out, Preset{Key: p.key, Title: p.title, Description: p.description, JSON: data})
+		out = append(out, Preset{Key: p.key, Title: p.title, Description: p.description, JSON: data, Long: p.long})
 	}
 	return out
 }

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"math"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -62,6 +63,31 @@ func TestPresetContents(t *testing.T) {
 	assert.Equal(t, SelectLeastLoaded, s.ScaleIn[0].Select)
 }
 
+// The autoscaler presets are days (or hours of one) in real time: hour-long stages, so the
+// HPA's windows, intervals and cold starts keep their meaning, and a session count that lets
+// arrivals last through every stage (four standard deviations above the expected arrivals).
+func TestAutoscalerPresetsAreRealTime(t *testing.T) {
+	for _, p := range Presets() {
+		s, err := Parse(p.JSON, ParseEnv{})
+		require.NoError(t, err)
+		if s.Autoscaler == nil {
+			continue
+		}
+		c := s.Workload.Sessions
+		require.NotNil(t, c, p.Key)
+		expected, total := 0.0, 0.0
+		for _, st := range c.RateStages {
+			assert.Equal(t, 3_600_000.0, st.DurationMS, "%s: a stage is an hour", p.Key)
+			expected += st.RatePerS * st.DurationMS / 1000
+			total += st.DurationMS
+		}
+		assert.GreaterOrEqual(t, float64(c.Count), expected+4*math.Sqrt(expected), "%s: the count lasts the stages", p.Key)
+		if p.Long {
+			assert.Equal(t, 24*3_600_000.0, total, "%s: a day", p.Key)
+		}
+	}
+}
+
 func presetReport(t *testing.T, key string) (*Scenario, *Report) {
 	t.Helper()
 	p, ok := PresetByKey(key)
@@ -83,10 +109,15 @@ func decisionTotals(rep *Report) (drained, started int, reasons map[string]int) 
 	return drained, started, reasons
 }
 
-// The compressed day: the autoscaler scales down as load falls and up as it rises, and saves
-// GPU-hours against the initial fleet held all day.
+// The day in real time: the autoscaler scales down as load falls and up as it rises, and saves
+// GPU-hours against the initial fleet held all day; the session count lets arrivals last the
+// whole day (the last request arrives in the last stage).
 func TestPresetAutoscalerDay(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a real-time day: about 15 s of CPU")
+	}
 	s, rep := presetReport(t, "autoscaler-day")
+	assert.Greater(t, rep.Summary.DurationMS, 23.5*3600*1000, "the run lasts the day")
 	drained, started, reasons := decisionTotals(rep)
 	assert.Positive(t, drained)
 	assert.Positive(t, started)

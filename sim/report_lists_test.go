@@ -60,8 +60,8 @@ func TestReportListsNeverNull(t *testing.T) {
 		"workload": {"type": "requests", "requests": [{"id": "a", "at_ms": 5, "blocks": ["A*2"], "output_tokens": 2}]}}`
 	cases := map[string]string{"no scale-in": noScaleIn, "two scale-in actions": repeated}
 	for _, p := range Presets() {
-		if p.Key == "large-fleet" && !slowTests() {
-			continue // about 10 s of CPU: SCALEIN_SLOW=1 runs it
+		if p.Long && !slowTests() {
+			continue // 10–15 s of CPU each (large-fleet, the real-time days): SCALEIN_SLOW=1 runs them
 		}
 		cases["preset "+p.Key] = string(p.JSON)
 	}

@@ -126,6 +126,9 @@ func TestStretchesMatchPassByPassOnPresetsAndExamples(t *testing.T) {
 		t.Skip("runs every preset (a few seconds)")
 	}
 	for _, p := range Presets() {
+		if p.Long && !slowTests() {
+			continue // pass by pass, a real-time day takes minutes: SCALEIN_SLOW=1 runs it
+		}
 		s, err := Parse(p.JSON, ParseEnv{})
 		require.NoError(t, err, p.Key)
 		s.Report.PerRequest = true

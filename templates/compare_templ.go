@@ -384,10 +384,10 @@ func CompareView(p ComparePage) templ.Component {
 
 func trendClass(t string) string {
 	switch t {
-	case "up":
-		return "delta-up"
-	case "down":
-		return "delta-down"
+	case "worse":
+		return "delta-worse"
+	case "better":
+		return "delta-better"
 	}
 	return ""
 }

@@ -70,6 +70,8 @@ type Fieldset struct {
 type RatePreview struct {
 	Points  string
 	Caption string
+	// Warning says that the session count ends the load before the stages do, and when.
+	Warning string
 }
 
 // ScheduleRow is one scale-in action of the schedule editor.
@@ -243,7 +245,7 @@ type DiffRow struct {
 	Path, A, B string
 }
 
-// CompareFigure is one headline figure of both runs with its deltas. Trend is "up", "down" or
+// CompareFigure is one headline figure of both runs with its deltas. Trend is "better", "worse" or
 // "" and only colours the delta.
 type CompareFigure struct {
 	Key, Label, A, B, Delta, DeltaPct, Trend string

@@ -26,28 +26,29 @@ func (s *Server) costView(r *http.Request, keep []string, a, b *sim.Report) temp
 		return f, ok
 	}
 	fa, okA := of(a)
+	money1 := func(v float64) string { return format.Cost(v, s.cfg.Currency) }
 	money := func(v float64, ok bool) string {
 		if !ok {
 			return format.Dash
 		}
-		return format.Money(v)
+		return format.Cost(v, s.cfg.Currency)
 	}
 	if b == nil {
-		c.Table = templates.DataTable{Caption: "At " + format.Number(price) + " per GPU-hour",
+		c.Table = templates.DataTable{Caption: "At " + format.Cost(price, s.cfg.Currency) + " per GPU-hour",
 			Columns: []templates.Column{{Label: "Figure"}, {Label: "Value", Num: true}}}
 		c.Table.Rows = [][]string{
-			{"GPU-hours", format.Number(roundTo(fa.hours, 6))},
-			{"Cost of this run", format.Money(fa.run)},
+			{"GPU-hours", format.GPUHours(fa.hours)},
+			{"Cost of this run", money1(fa.run)},
 			{"Cost of a day of this load", money(fa.day, okA)},
 		}
 		return c
 	}
 	fb, okB := of(b)
-	c.Table = templates.DataTable{Caption: "At " + format.Number(price) + " per GPU-hour",
+	c.Table = templates.DataTable{Caption: "At " + format.Cost(price, s.cfg.Currency) + " per GPU-hour",
 		Columns: []templates.Column{{Label: "Figure"}, {Label: "A", Num: true}, {Label: "B", Num: true}, {Label: "B − A", Num: true}}}
 	c.Table.Rows = [][]string{
-		{"GPU-hours", format.Number(roundTo(fa.hours, 6)), format.Number(roundTo(fb.hours, 6)), format.Number(roundTo(fb.hours-fa.hours, 6))},
-		{"Cost of the run", format.Money(fa.run), format.Money(fb.run), format.Money(fb.run - fa.run)},
+		{"GPU-hours", format.GPUHours(fa.hours), format.GPUHours(fb.hours), format.SignedReadable(fb.hours-fa.hours, "GPU-h")},
+		{"Cost of the run", money1(fa.run), money1(fb.run), money1(fb.run - fa.run)},
 		{"Cost of a day of its load", money(fa.day, okA), money(fb.day, okB), money(fb.day-fa.day, okA && okB)},
 	}
 	return c

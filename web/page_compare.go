@@ -143,7 +143,7 @@ func fillComparison(p *templates.ComparePage, cmp sim.Comparison, sumA, sumB *ru
 	if cmp.Kind == sim.CounterpartAutoscaler && sumA.Report.Autoscaler != nil {
 		// The autoscaler pair says what it saved and what that cost (A: autoscaler, B: fixed), and
 		// what the autoscaler did; the removal-deadline verdicts of a schedule pair do not apply.
-		p.Cards = cardsFor(cmp, append([]string{sim.HeadlineSLOAttainment}, autoscalerCardKeys...))
+		p.Cards = cardsFor(cmp, append([]string{sim.HeadlineSLOAttainment}, autoscalerCardKeys...), true)
 		p.Verdicts = autoscalerPairVerdicts(&sumA.Report, &sumB.Report)
 		for _, v := range autoscalerVerdicts(&sumA.Report) {
 			if strings.HasPrefix(v, "In ") || strings.Contains(v, "waited") {
@@ -159,27 +159,35 @@ func fillComparison(p *templates.ComparePage, cmp sim.Comparison, sumA, sumB *ru
 		}
 		p.Diffs = append(p.Diffs, templates.DiffRow{Path: d.Path, A: a, B: b})
 	}
+	aIsChange := cmp.Kind == sim.CounterpartAutoscaler
 	for _, f := range cmp.Figures {
-		delta, trend := deltaOf(f)
+		delta, trend := deltaOf(f, aIsChange)
 		p.Figures = append(p.Figures, templates.CompareFigure{Key: f.Key, Label: f.Label, A: format.WithUnit(f.A, f.Unit), B: format.WithUnit(f.B, f.Unit),
 			Delta: delta, Trend: trend, DeltaPct: format.Pct(f.DeltaPct)})
 	}
 	p.Charts = charts.BoundTables(charts.CompareSummaries(sumA, sumB, p.A.Label, p.B.Label))
 }
 
-// deltaOf prints the change B − A of a compared figure with its sign and unit, and its trend
-// ("up", "down" or "" for none).
-func deltaOf(f sim.FigureDelta) (delta, trend string) {
+// deltaOf prints the change B − A of a compared figure with its sign and unit, and whether it
+// is "better" or "worse" ("" for none). Every compared figure is one to lower (times, waits,
+// GPU-hours, workers). B is the change except in the autoscaler pair, where A (the autoscaler)
+// is weighed against B (the fixed fleet): there a positive B − A is what the autoscaler saves.
+func deltaOf(f sim.FigureDelta, aIsChange bool) (delta, trend string) {
 	if f.Delta == nil {
 		return format.Dash, ""
 	}
-	switch {
-	case *f.Delta > 0:
-		trend = "up"
-	case *f.Delta < 0:
-		trend = "down"
+	lower := *f.Delta < 0
+	if aIsChange {
+		lower = *f.Delta > 0
 	}
-	return format.Signed(*f.Delta, f.Unit), trend
+	switch {
+	case *f.Delta == 0:
+	case lower:
+		trend = "better"
+	default:
+		trend = "worse"
+	}
+	return format.SignedReadable(*f.Delta, f.Unit), trend
 }
 
 // compareVersion is the statuses of both runs ("done+done" for a cacheable page).

@@ -89,7 +89,7 @@ func (s *Server) buildRunPage(ctx context.Context, u *url.URL, id string) (built
 			if fleet, ok := charts.Fleet(rep, sc.Autoscaler); ok {
 				// An autoscaler run leads with the night at a glance and its fleet chart.
 				price, _, _ := s.pagePrice(&http.Request{URL: u})
-				p.Glance = glanceCards(rep, sc.Autoscaler, price)
+				p.Glance = glanceCards(rep, sc.Autoscaler, price, s.cfg.Currency)
 				p.FleetChart = charts.BoundTables([]templates.Chart{fleet})
 			}
 		}

@@ -68,34 +68,3 @@ func TestRunPageShowsTheAutoscaler(t *testing.T) {
 	assert.False(t, strings.Contains(plainPage, `data-testid="autoscaler-section"`))
 	assert.False(t, strings.Contains(plainPage, `data-testid="counterpart-autoscaler"`), "no autoscaler pair without an autoscaler")
 }
-
-// Times a person reads: a unit by size, about three significant digits.
-func TestReadableMS(t *testing.T) {
-	for in, want := range map[float64]string{0: "0 ms", 109.21356: "109 ms", 0.5: "0.5 ms", 3: "3 ms", 49130.835501: "49.1 s",
-		786093.37: "786 s", 1_500_000: "25 min", 86_175_694: "23:56:16 h", -2500: "-2.5 s"} {
-		assert.Equal(t, want, readableMS(&in), "%v", in)
-	}
-	assert.Equal(t, "—", readableMS(nil))
-}
-
-// The decisions table pages by 25.
-func TestDecisionsTablePages(t *testing.T) {
-	rep := &sim.Report{Autoscaler: &sim.AutoscalerReport{}}
-	for i := range 60 {
-		d := sim.Decision{TMS: float64(10 * (i + 1)), Reason: sim.ReasonNoChange}
-		if i%20 == 0 {
-			d.Started = []int{i}
-			d.Reason = sim.ReasonScaleUp
-		}
-		rep.Autoscaler.Decisions = append(rep.Autoscaler.Decisions, d)
-	}
-	v := autoscalerView(rep, map[string][]string{"dpage": {"3"}}, "/runs/x")
-	require.NotNil(t, v)
-	assert.Len(t, v.Decisions.Rows, 10)
-	assert.Equal(t, 3, v.Pager.Page)
-	assert.Equal(t, "Rows 51–60 of 60", v.Pager.Label)
-	assert.Contains(t, v.Pager.PrevURL, "dpage=2")
-	v = autoscalerView(rep, map[string][]string{"decisions": {"changes"}}, "/runs/x")
-	assert.Len(t, v.Decisions.Rows, 3)
-	assert.Equal(t, 3, v.Changes)
-}

@@ -48,12 +48,26 @@ func runCards(rep *sim.Report) []templates.Card {
 		figureCard(sim.HeadlineTTFTP99MS, "TTFT p99", byKey, "ms", "p50 "+format.WithUnit(byKey[sim.HeadlineTTFTP50MS].Value, "ms")),
 		{Key: sim.HeadlineRequestsCompleted, Label: "Requests completed", Value: format.Count(rep.Summary.Requests.Completed, "requests"),
 			Note: format.Count(rep.Summary.Requests.Killed, "requests") + " killed"},
-		figureCard(sim.HeadlineWorkerSeconds, "Worker-seconds", byKey, "s", "run lasted "+format.WithUnit(byKey[sim.HeadlineDurationMS].Value, "ms")),
+		workerTimeCard(byKey, "run lasted "+format.ReadableOpt(byKey[sim.HeadlineDurationMS].Value, "ms")),
 	}
 	if k.Partial > 0 {
 		cards[2].HelpTitle, cards[2].Help = "What is a partial pull?", partialNote
 	}
 	return append(sloCards(rep), cards...)
+}
+
+// workerTimeCard is the worker-seconds card: worker time is a sum, not an instant, so a large
+// one reads in worker-hours rather than as a clock time.
+func workerTimeCard(byKey map[string]sim.Figure, note string) templates.Card {
+	c := figureCard(sim.HeadlineWorkerSeconds, "Worker-seconds", byKey, "s", note)
+	if v := byKey[sim.HeadlineWorkerSeconds].Value; v != nil {
+		c.Value = format.Sig3(*v) + " s"
+		if *v >= 3600 {
+			c.Value = format.Sig3(*v/3600) + " worker-hours"
+		}
+		c.Exact = format.WithUnit(v, "s")
+	}
+	return c
 }
 
 // figureCard is a card of one headline figure, rounded for the card (the exact value is its
@@ -65,19 +79,20 @@ func figureCard(key, label string, byKey map[string]sim.Figure, unit, note strin
 
 // compareCards are the key figures of both runs with their delta (B − A).
 func compareCards(cmp sim.Comparison) []templates.Card {
-	return cardsFor(cmp, []string{sim.HeadlineSLOAttainment, sim.HeadlineLatestRemovalMS, sim.HeadlineTotalPinWaitMS, sim.HeadlinePullsStaged, sim.HeadlinePullsPartial, sim.HeadlineTTFTP99MS, sim.HeadlineWorkerSeconds})
+	return cardsFor(cmp, []string{sim.HeadlineSLOAttainment, sim.HeadlineLatestRemovalMS, sim.HeadlineTotalPinWaitMS, sim.HeadlinePullsStaged, sim.HeadlinePullsPartial, sim.HeadlineTTFTP99MS, sim.HeadlineWorkerSeconds}, false)
 }
 
-// cardsFor is the compare cards of the given figures, in that order.
-func cardsFor(cmp sim.Comparison, keys []string) []templates.Card {
+// cardsFor is the compare cards of the given figures, in that order; aIsChange as in deltaOf.
+// A and B read as a person reads them; the exact values are the figures table's.
+func cardsFor(cmp sim.Comparison, keys []string, aIsChange bool) []templates.Card {
 	var out []templates.Card
 	for _, key := range keys {
 		for _, f := range cmp.Figures {
 			if f.Key != key {
 				continue
 			}
-			c := templates.Card{Key: key, Label: f.Label, A: format.WithUnit(f.A, f.Unit), B: format.WithUnit(f.B, f.Unit)}
-			c.Delta, c.Trend = deltaOf(f)
+			c := templates.Card{Key: key, Label: f.Label, A: format.ReadableOpt(f.A, f.Unit), B: format.ReadableOpt(f.B, f.Unit)}
+			c.Delta, c.Trend = deltaOf(f, aIsChange)
 			if key == sim.HeadlinePullsPartial && ((f.A != nil && *f.A > 0) || (f.B != nil && *f.B > 0)) {
 				c.Note = partialNote
 			}

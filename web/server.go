@@ -61,6 +61,8 @@ type Config struct {
 	// GPUHourPrice turns GPU-hours into money on the run, compare and plan pages (default
 	// DefaultGPUHourPrice; a page's ?price= overrides it).
 	GPUHourPrice float64
+	// Currency is written with every cost ("$2.50", "2.50 EUR"); "" writes the amount alone.
+	Currency string
 }
 
 const (

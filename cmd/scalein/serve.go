@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -36,6 +37,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	accessF := addAccessFlags(fs.FlagSet)
 	maxCalibration := fs.String("max-calibration-bytes", "", "calibration inputs the server stores in all, uncompressed, like 500MB or 10GiB (default 2GiB); an admin deletes stored ones on their page")
 	gpuHourPrice := fs.Float64("gpu-hour-price", web.DefaultGPUHourPrice, "price of one GPU-hour, for the cost figures of run, compare and plan pages (a page's price field overrides it)")
+	currency := fs.String("currency", "", "currency of -gpu-hour-price, written with every cost: a symbol before the amount ($, €) or a code after it (EUR); default none")
 	if code, ok := fs.parse(args); !ok {
 		return code
 	}
@@ -83,7 +85,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		fmt.Fprintf(stderr, "scalein serve: %v\n", err)
 		return 1
 	}
-	srv, err := web.New(web.Config{Runs: svc, Store: st, Logger: logger, RunsPerMinute: *runsPerMinute, Access: access, GPUHourPrice: *gpuHourPrice, MaxCalibrationBytes: maxCalibrationBytes})
+	srv, err := web.New(web.Config{Runs: svc, Store: st, Logger: logger, RunsPerMinute: *runsPerMinute, Access: access, GPUHourPrice: *gpuHourPrice, Currency: strings.TrimSpace(*currency), MaxCalibrationBytes: maxCalibrationBytes})
 	if err != nil {
 		fmt.Fprintf(stderr, "scalein serve: %v\n", err)
 		return 1

@@ -205,7 +205,45 @@ const (
 	DayPeakField    = "day_peak_per_s"
 	DayStageMSField = "day_stage_ms"
 	DayStagesField  = "day_stages"
+	// DayStageMS is the helper's default stage: an hour, so 24 stages are a day in real time and
+	// the autoscaler's windows, intervals and cold starts keep their meaning.
+	DayStageMS = 3_600_000
 )
+
+// SessionsCountPath is the sessions' count: the load ends when it is used up, whatever the stages.
+const SessionsCountPath = "workload.sessions.count"
+
+// SessionsForStages is the session count that lets arrivals last through every stage: the
+// expected arrivals Σ rate × duration plus four standard deviations of the Poisson count (a
+// day cut short by chance about once in 30,000 runs), rounded up.
+func SessionsForStages(stages []sim.RateStage) int {
+	e := ExpectedSessions(stages)
+	return int(math.Ceil(e + 4*math.Sqrt(e) + 4))
+}
+
+// ExpectedSessions is the expected number of first-turn arrivals over the stages.
+func ExpectedSessions(stages []sim.RateStage) float64 {
+	e := 0.0
+	for _, st := range stages {
+		e += st.RatePerS * st.DurationMS / 1000
+	}
+	return e
+}
+
+// CountEndsAtMS is when, on average, count sessions have arrived: before the stages end the
+// count cuts the load short; ok is false when the count lasts through every stage.
+func CountEndsAtMS(stages []sim.RateStage, count int) (atMS float64, ok bool) {
+	left, t := float64(count), 0.0
+	for _, st := range stages {
+		n := st.RatePerS * st.DurationMS / 1000
+		if n >= left && st.RatePerS > 0 {
+			return t + left/st.RatePerS*1000, true
+		}
+		left -= n
+		t += st.DurationMS
+	}
+	return 0, false
+}
 
 // DayStages builds a day-shaped load: n stages of stageMS each, the rate following a cosine
 // from trough (at a sixth of the day: 04:00) to peak (half a day later: 16:00).
@@ -229,7 +267,9 @@ func (f *Form) FillDay() {
 		return x
 	}
 	n := int(math.Min(math.Max(num(DayStagesField, 24), 1), sim.MaxRateStages))
-	stages := DayStages(num(DayTroughField, 1), num(DayPeakField, 10), math.Max(num(DayStageMSField, 30000), 1), n)
+	stages := DayStages(num(DayTroughField, 1), num(DayPeakField, 10), math.Max(num(DayStageMSField, DayStageMS), 1), n)
+	// The count ends the load when it is used up: set it so arrivals last the whole day.
+	f.values[SessionsCountPath] = strconv.Itoa(SessionsForStages(stages))
 	b, _ := json.Marshal(stages)
 	var v any
 	_ = json.Unmarshal(b, &v)

@@ -1,7 +1,9 @@
 package form
 
 import (
+	"math"
 	"net/url"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -10,6 +12,7 @@ import (
 
 	"github.com/scalein-planner/scalein/sim"
 	"github.com/scalein-planner/scalein/templates"
+	"github.com/scalein-planner/scalein/web/format"
 )
 
 // TestFormStartsOnlyWhereTheSimulatorHasNoDefault keeps the defaults in one place: a field
@@ -170,7 +173,23 @@ func TestFormAutoscaler(t *testing.T) {
 	d.FillDay()
 	lines := strings.Split(d.Get(RateStagesPath), "\n")
 	require.Len(t, lines, 24)
-	assert.Equal(t, "30000, 1", lines[4], "the trough at 04:00")
-	assert.Equal(t, "30000, 20", lines[16], "the peak at 16:00")
-	assert.NotNil(t, ratePreview(d.Get(RateStagesPath)))
+	assert.Equal(t, "3600000, 1", lines[4], "the trough at 04:00, a day in real time")
+	assert.Equal(t, "3600000, 20", lines[16], "the peak at 16:00")
+	// The count lets arrivals last the whole day, so the preview warns of nothing.
+	count, err := strconv.Atoi(d.Get(SessionsCountPath))
+	require.NoError(t, err)
+	stages := DayStages(1, 20, DayStageMS, 24)
+	assert.GreaterOrEqual(t, float64(count), ExpectedSessions(stages)+4*math.Sqrt(ExpectedSessions(stages)))
+	pv := ratePreview(d.Get(RateStagesPath), d.Get(SessionsCountPath))
+	require.NotNil(t, pv)
+	assert.Empty(t, pv.Warning)
+	assert.Contains(t, pv.Caption, "24 stages over 24:00:00 h")
+
+	// A count that cuts the day is named with when it ends and the count that would not.
+	pv = ratePreview(d.Get(RateStagesPath), "100")
+	require.NotNil(t, pv)
+	assert.Contains(t, pv.Warning, "ends the load at about 17.4 s of 24:00:00 h")
+	assert.Contains(t, pv.Warning, "Set Sessions to "+format.Number(float64(count)))
+	at, cut := CountEndsAtMS(stages, count)
+	assert.False(t, cut, "ends at %v", at)
 }

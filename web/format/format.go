@@ -36,25 +36,15 @@ func WithUnit(v *float64, unit string) string {
 	return Number(*v) + " " + Unit(*v, unit)
 }
 
-// cardDigits is how many significant digits a key-figure card shows: enough for every figure of
-// the worked examples (86.554432 ms) while a large figure (229 613.415898 worker-seconds) still
-// fits a phone-width card on one line. The exact value is the card's title and in the tables.
-const cardDigits = 8
-
-// CardValue prints a figure for a card, rounded to cardDigits significant digits (never fewer
-// than the integer part, never more than six decimals), and the exact value when rounding
-// changed it.
+// CardValue prints a figure for a card the way a person reads it (Readable: a unit by size,
+// about three significant digits), and the exact value when rounding changed it (the card's
+// title).
 func CardValue(v *float64, unit string) (shown, exact string) {
 	if v == nil {
 		return Dash, ""
 	}
 	full := WithUnit(v, unit)
-	decimals := 6
-	if a := math.Abs(*v); a >= 1 {
-		decimals = max(0, min(6, cardDigits-1-int(math.Floor(math.Log10(a)))))
-	}
-	r := math.Round(*v*math.Pow10(decimals)) / math.Pow10(decimals)
-	shown = WithUnit(&r, unit)
+	shown = Readable(*v, unit)
 	if shown == full {
 		return shown, ""
 	}
@@ -114,9 +104,9 @@ func Count(n int64, unit string) string {
 	return Number(float64(n)) + " " + Unit(float64(n), unit)
 }
 
-// ShortMS prints a time for a sentence: at most two decimals ("86.55 ms", "77 ms").
+// ShortMS prints a time given in ms for a sentence, with a unit by its size ("86.6 ms", "786 s").
 func ShortMS(v float64) string {
-	return Short(v) + " ms"
+	return Duration(v)
 }
 
 // Short prints a number for a sentence: at most two decimals, none from 1,000 up.

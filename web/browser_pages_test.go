@@ -177,7 +177,7 @@ func TestBrowserResultPages(t *testing.T) {
 	b.do(t, "follow the link to the pair", chromedp.Click(chromedp.CSS(`[data-testid="related-link"]`)))
 	b.waitFor(t, "the pair's compare page", `location.pathname === '/compare' && location.search.indexOf('`+pair.B.ID+`') >= 0 && `+chartsReady, 30*time.Second)
 	pairVerdicts := browserEval[string](t, b, `document.querySelector('[data-testid="verdicts"]').textContent`)
-	require.Contains(t, pairVerdicts, "With the guard off, worker 1 is removed 9.55 ms later (77 → 86.55 ms)")
+	require.Contains(t, pairVerdicts, "With the guard off, worker 1 is removed 9.55 ms later (77 → 86.6 ms)")
 	b.screenshot(t, "pages-pair-1280")
 
 	// axe-core: no serious or critical violation on the five pages.

@@ -21,7 +21,7 @@ func TestAutoscalerPairVerdicts(t *testing.T) {
 	got := autoscalerPairVerdicts(scaled, fixed)
 	require.Len(t, got, 3)
 	assert.Equal(t, "The autoscaler saved 1 GPU-h against the fixed fleet (25 % of its 4 GPU-h): it used 3 GPU-h.", got[0])
-	assert.Equal(t, "TTFT p99 is 20 ms higher with the autoscaler (120 ms against 100 ms, +20 %); end-to-end p99 is 100 ms lower with the autoscaler (900 ms against 1000 ms, -10 %).", got[1])
+	assert.Equal(t, "TTFT p99 is 20 ms higher with the autoscaler (120 ms against 100 ms, +20 %); end-to-end p99 is 100 ms lower with the autoscaler (900 ms against 1 s, -10 %).", got[1])
 	assert.Equal(t, "Forced removals killed 4 requests and migration moved 7 requests with the autoscaler; the fixed fleet killed 0 requests and moved 0 requests.", got[2])
 
 	// An autoscaler that used more than the fixed fleet says so; a missing p99 is named.

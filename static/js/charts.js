@@ -25,6 +25,16 @@
       );
       return shape && { type: 'rect', transition: ['shape'], shape: shape, style: api.style() };
     },
+    // Time axis labels of long runs: the data are ms from the run's start (web/charts timeAxis).
+    clockMS: function (v) {
+      var min = Math.round(v / 60000);
+      var h = Math.floor(min / 60);
+      var m = min % 60;
+      return h + ':' + (m < 10 ? '0' : '') + m;
+    },
+    secondsMS: function (v) {
+      return (Math.round(v / 100) / 10).toString();
+    },
     // Plain text: tooltips render in the canvas (renderMode richText), so no HTML here.
     removalTooltip: function (params) {
       var v = params.value;
@@ -43,6 +53,9 @@
       if (s.tooltip && s.tooltip.formatter) { s.tooltip.formatter = named(s.tooltip.formatter); }
     });
     if (option.tooltip && option.tooltip.formatter) { option.tooltip.formatter = named(option.tooltip.formatter); }
+    [].concat(option.xAxis || []).forEach(function (a) {
+      if (a.axisLabel && a.axisLabel.formatter) { a.axisLabel.formatter = named(a.axisLabel.formatter); }
+    });
     return option;
   }
 

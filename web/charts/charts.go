@@ -7,6 +7,7 @@ import (
 
 	"github.com/go-echarts/go-echarts/v2/charts"
 	"github.com/go-echarts/go-echarts/v2/opts"
+	"github.com/go-echarts/go-echarts/v2/types"
 
 	"github.com/scalein-planner/scalein/runs"
 	"github.com/scalein-planner/scalein/sim"
@@ -268,6 +269,10 @@ func (c cartesian) globalOpts() []charts.GlobalOpts {
 	}
 	if c.xName != "" {
 		x.Name = c.xName
+	} else if name, formatter := timeAxis(c.xMaxMS); formatter != "" {
+		// The data stay in ms (the tables and downloads have them exactly); the labels read
+		// as the clock from the run's start.
+		x.Name, x.AxisLabel.Formatter = name, types.FuncStr(formatter)
 	}
 	if c.xCats != nil {
 		x.Type, x.Min, x.Max, x.Data = "category", nil, nil, c.xCats
@@ -283,6 +288,24 @@ func (c cartesian) globalOpts() []charts.GlobalOpts {
 		charts.WithXAxisOpts(x),
 		charts.WithYAxisOpts(y),
 	}
+}
+
+// Time axes longer than these read in seconds, or as h:mm from the run's start; shorter ones
+// count milliseconds. The label formatters are charts.js' registry entries of those names.
+const (
+	secondsAxisFromMS = 10_000
+	clockAxisFromMS   = 20 * 60_000
+)
+
+// timeAxis names a time axis that ends at maxMS and the formatter of its labels ("" for ms).
+func timeAxis(maxMS float64) (name, formatter string) {
+	switch {
+	case maxMS >= clockAxisFromMS:
+		return "time from the start (h:mm)", "clockMS"
+	case maxMS >= secondsAxisFromMS:
+		return "time from the start (s)", "secondsMS"
+	}
+	return "time (ms)", ""
 }
 
 // zoomWindow is the part of the time axis a chart opens on; the slider reaches the rest.

@@ -13,6 +13,8 @@ import (
 	"testing"
 
 	"github.com/PuerkitoBio/goquery"
+	gecharts "github.com/go-echarts/go-echarts/v2/charts"
+	"github.com/go-echarts/go-echarts/v2/opts"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -518,4 +520,29 @@ func TestFleetChart(t *testing.T) {
 	}
 	_, ok = Fleet(rep, nil)
 	assert.False(t, ok, "no autoscaler, no fleet chart")
+}
+
+// A long run's time axis reads as the clock from its start; the data stay in ms.
+func TestTimeAxisReadsByLength(t *testing.T) {
+	for _, tc := range []struct {
+		maxMS           float64
+		name, formatter string
+	}{
+		{500, "time (ms)", ""},
+		{9_999, "time (ms)", ""},
+		{10_000, "time from the start (s)", "secondsMS"},
+		{19 * 60_000, "time from the start (s)", "secondsMS"},
+		{20 * 60_000, "time from the start (h:mm)", "clockMS"},
+		{86_400_000, "time from the start (h:mm)", "clockMS"},
+	} {
+		name, formatter := timeAxis(tc.maxMS)
+		assert.Equal(t, tc.name, name, "%v", tc.maxMS)
+		assert.Equal(t, tc.formatter, formatter, "%v", tc.maxMS)
+	}
+	line := gecharts.NewLine()
+	line.SetGlobalOptions(cartesian{title: "t", yName: "workers", xMaxMS: 86_400_000, zoom: true, tooltip: "axis"}.globalOpts()...)
+	line.AddSeries("s", []opts.LineData{{Value: []any{0, 1}}, {Value: []any{86_400_000, 2}}})
+	js := encodeOption(line, wholeAxis)
+	assert.Contains(t, js, `"formatter":"clockMS"`)
+	assert.Contains(t, js, `86400000`, "the data stay in ms")
 }

@@ -546,3 +546,25 @@ func TestTimeAxisReadsByLength(t *testing.T) {
 	assert.Contains(t, js, `"formatter":"clockMS"`)
 	assert.Contains(t, js, `86400000`, "the data stay in ms")
 }
+
+// The compare page's timelines share rows, but a run lists only the workers it has: a worker
+// the autoscaler started (w18) is not in the fixed fleet's chart, and a fleet that drained
+// nothing says so.
+func TestCompareTimelineListsOnlyTheRunsWorkers(t *testing.T) {
+	auto := chartsFixture()
+	auto.Workers = append(auto.Workers, sim.WorkerRow{ID: 18, FinalState: sim.StateRemoved, MarkedAtMS: msPtr(12), LastWorkMS: msPtr(14), RemovedAtMS: msPtr(15)})
+	fixed := chartsFixture()
+	cs := Compare(auto, fixed, "autoscaler", "fixed fleet")
+	rowsA := chartAxis(t, chartOption(t, chartByID(t, cs, "cmp-removal-timeline-a")), "yAxis")["data"]
+	rowsB := chartAxis(t, chartOption(t, chartByID(t, cs, "cmp-removal-timeline-b")), "yAxis")["data"]
+	assert.Contains(t, rowsA, "w18")
+	for _, r := range rowsB.([]any) {
+		assert.NotContains(t, r, "w18", "the fixed fleet has no w18")
+	}
+
+	for i := range fixed.Workers {
+		fixed.Workers[i].MarkedAtMS, fixed.Workers[i].RemovedAtMS, fixed.Workers[i].LastWorkMS = nil, nil, nil
+	}
+	cs = Compare(auto, fixed, "autoscaler", "fixed fleet")
+	assert.Contains(t, chartByID(t, cs, "cmp-removal-timeline-b").Empty, "No worker was drained in this run")
+}

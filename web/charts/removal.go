@@ -126,19 +126,29 @@ func removalTimelineChart(id, title string, rep *sim.Report, tl timelineLayout) 
 		return emptyChart(id, title, "No worker was drained in this run, so there is no removal to show.", table)
 	}
 	byID := make(map[int]sim.WorkerRow, len(rep.Workers))
+	anyDrained := false
 	for _, w := range rep.Workers {
 		byID[w.ID] = w
+		anyDrained = anyDrained || w.MarkedAtMS != nil
+	}
+	if !anyDrained {
+		return emptyChart(id, title, "No worker was drained in this run, so there is no removal to show.", table)
+	}
+	// Rows are the shared rows of the workers this run has: a worker the other run started (a
+	// w18 of an autoscaler) is not listed in a fleet of 12.
+	rows := make([]int, 0, len(tl.workerIDs))
+	for _, wid := range tl.workerIDs {
+		if _, ok := byID[wid]; ok {
+			rows = append(rows, wid)
+		}
 	}
 	end := runEndMS(rep)
-	labels := make([]string, len(tl.workerIDs))
+	labels := make([]string, len(rows))
 	var own, pin []opts.CustomData
 	var grace, forced []opts.ScatterData
-	for row, wid := range tl.workerIDs {
-		w, ok := byID[wid]
-		drained := ok && w.MarkedAtMS != nil
-		if !ok {
-			w = sim.WorkerRow{ID: wid}
-		}
+	for row, wid := range rows {
+		w := byID[wid]
+		drained := w.MarkedAtMS != nil
 		labels[row] = rowLabel(w, drained)
 		if !drained {
 			continue

@@ -542,7 +542,7 @@ func compareHead(r RunSide, side string) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = StatusBadge(r.Status).Render(ctx, templ_7745c5c3_Buffer)
+		templ_7745c5c3_Err = RunStatusBadge(r.ID, r.Status).Render(ctx, templ_7745c5c3_Buffer)
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}

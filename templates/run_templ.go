@@ -59,7 +59,7 @@ func RunView(p RunPage) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = StatusBadge(p.Status).Render(ctx, templ_7745c5c3_Buffer)
+			templ_7745c5c3_Err = RunStatusBadge(p.ID, p.Status).Render(ctx, templ_7745c5c3_Buffer)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

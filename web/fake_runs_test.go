@@ -22,6 +22,8 @@ import (
 // the store. A server over it builds no River client and migrates no River tables.
 type fakeRuns struct {
 	st *store.Store
+	// live is what Progress reports for a run this process would be running.
+	live map[string]runs.Progress
 }
 
 var errNotFaked = errors.New("fakeRuns: not part of what page tests use")
@@ -40,7 +42,10 @@ func (f *fakeRuns) QueueRoom(context.Context, ...*sim.Scenario) error { return n
 func (f *fakeRuns) NoteBigRequest()                                   {}
 func (f *fakeRuns) Estimate(*sim.Scenario) int64                      { return 0 }
 func (f *fakeRuns) Reserve(context.Context, int64) (func(), error)    { return func() {}, nil }
-func (f *fakeRuns) Progress(string) (runs.Progress, bool)             { return runs.Progress{}, false }
+func (f *fakeRuns) Progress(id string) (runs.Progress, bool) {
+	p, ok := f.live[id]
+	return p, ok
+}
 func (f *fakeRuns) Changes() <-chan struct{}                          { return nil }
 func (f *fakeRuns) MaxPlanRuns() int                                  { return whatif.DefaultMaxPlanRuns }
 func (f *fakeRuns) Limits() runs.Config                               { return runs.Config{Store: f.st} }

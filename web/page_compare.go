@@ -124,11 +124,13 @@ func (s *Server) compareHeads(runA, runB store.Run, scA, scB *sim.Scenario, deco
 	if differs != "" {
 		title = "Compare " + differs
 	}
+	statusA, progressA := s.liveStatus(runA)
+	statusB, progressB := s.liveStatus(runB)
 	return templates.ComparePage{
 		Differs: differs,
 		Page:    s.pageInfo(title, "runs"),
-		A:       templates.RunSide{ID: runA.ID, Name: runA.Name, Status: runA.Status, Error: runA.Error, Label: labelA, Progress: s.progressOf(runA)},
-		B:       templates.RunSide{ID: runB.ID, Name: runB.Name, Status: runB.Status, Error: runB.Error, Label: labelB, Progress: s.progressOf(runB)},
+		A:       templates.RunSide{ID: runA.ID, Name: runA.Name, Status: statusA, Error: runA.Error, Label: labelA, Progress: progressA},
+		B:       templates.RunSide{ID: runB.ID, Name: runB.Name, Status: statusB, Error: runB.Error, Label: labelB, Progress: progressB},
 	}
 }
 

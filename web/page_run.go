@@ -45,14 +45,13 @@ func (s *Server) buildRunPage(ctx context.Context, u *url.URL, id string) (built
 		Page:     s.pageOwnedBy(ctx, run.Name, "runs", store.OwnedRun, run.ID),
 		ID:       run.ID,
 		Name:     run.Name,
-		Status:   run.Status,
 		Error:    run.Error,
-		Progress: s.progressOf(run),
 		Created:  format.Time(run.CreatedAt),
 		Started:  format.Time(run.StartedAt),
 		Finished: format.Time(run.FinishedAt),
 		Attempts: run.Attempts,
 	}
+	p.Status, p.Progress = s.liveStatus(run)
 	if !runs.IsFinal(run.Status) {
 		p.Page.RefreshSeconds = 2
 	}
@@ -116,10 +115,17 @@ func runPageKey(r *http.Request) string {
 
 // progressOf prefers the live progress of a run this process is running.
 func (s *Server) progressOf(run store.Run) float64 {
-	if w, ok := s.runs.Progress(run.ID); ok && w.Status == store.StatusRunning {
-		return w.Fraction
+	_, p := s.liveStatus(run)
+	return p
+}
+
+// liveStatus is the run's status and progress as the badge and the bar show them: the live
+// ones of a run this process is running (the stored row may still say queued), so the two agree.
+func (s *Server) liveStatus(run store.Run) (status string, progress float64) {
+	if w, ok := s.runs.Progress(run.ID); ok && w.Status == store.StatusRunning && !runs.IsFinal(run.Status) {
+		return store.StatusRunning, w.Fraction
 	}
-	return run.Progress
+	return run.Status, run.Progress
 }
 
 // headlineOf reads the headline stored with the run, so a page shows what was computed when the

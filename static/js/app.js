@@ -25,9 +25,18 @@
       if (bar) {
         bar.value = data.progress || 0;
       }
+      var status = data.status || "running";
       if (text) {
-        text.textContent = (data.status || "running") + ", " + pct + " %";
+        text.textContent = status + ", " + pct + " %";
       }
+      // The run's badge says what the bar says ("running", not a stale "queued").
+      var id = url.replace(/^\/runs\//, "").replace(/\/events$/, "");
+      document.querySelectorAll("[data-status-run]").forEach(function (b) {
+        if (b.getAttribute("data-status-run") === id && b.textContent !== status) {
+          b.textContent = status;
+          b.className = "status status-" + status;
+        }
+      });
     });
     ["done", "failed", "cancelled"].forEach(function (name) {
       source.addEventListener(name, function () {

@@ -152,6 +152,11 @@ func fillComparison(p *templates.ComparePage, cmp sim.Comparison, sumA, sumB *ru
 				p.Verdicts = append(p.Verdicts, v)
 			}
 		}
+	} else if sumA.Report.Autoscaler != nil && sumB.Report.Autoscaler != nil {
+		// Two autoscaler runs (a plan's "Compare with your settings"): what the settings decide,
+		// GPU-hours first, not the drain times of a hand-written schedule.
+		p.Cards = cardsFor(cmp, autoscalerCardKeys, false)
+		p.Verdicts = settingsPairVerdicts(&sumA.Report, &sumB.Report, p.B.Label)
 	}
 	noteCompareSLO(p.Cards, &sumA.Report, &sumB.Report)
 	for _, d := range cmp.Diffs {

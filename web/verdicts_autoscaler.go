@@ -21,11 +21,11 @@ func autoscalerPairVerdicts(a, b *sim.Report) []string {
 	ga, gb := a.Summary.GPUHours, b.Summary.GPUHours
 	switch {
 	case gb > 0 && ga < gb:
-		out = append(out, fmt.Sprintf("The autoscaler saved %s GPU-h against the fixed fleet (%s of its %s GPU-h): it used %s GPU-h.",
-			format.Short(gb-ga), format.Share((gb-ga)/gb), format.Short(gb), format.Short(ga)))
+		out = append(out, fmt.Sprintf("The autoscaler saved %s against the fixed fleet (%s of its %s): it used %s.",
+			format.GPUHours(gb-ga), format.Share((gb-ga)/gb), format.GPUHours(gb), format.GPUHours(ga)))
 	case gb > 0:
-		out = append(out, fmt.Sprintf("The autoscaler saved no GPU-hours: it used %s GPU-h, %s more than the fixed fleet's %s GPU-h (%s).",
-			format.Short(ga), format.Short(ga-gb), format.Short(gb), format.Share((ga-gb)/gb)))
+		out = append(out, fmt.Sprintf("The autoscaler saved no GPU-hours: it used %s, %s more than the fixed fleet's %s (%s).",
+			format.GPUHours(ga), format.GPUHours(ga-gb), format.GPUHours(gb), format.Share((ga-gb)/gb)))
 	}
 	latency := func(name string, va, vb *float64) string {
 		if va == nil || vb == nil {
@@ -53,5 +53,35 @@ func autoscalerPairVerdicts(a, b *sim.Report) []string {
 	out = append(out, fmt.Sprintf("Forced removals killed %s and migration moved %s with the autoscaler; the fixed fleet killed %s and moved %s.",
 		format.Count(ra.Killed, "requests"), format.Count(ra.Migrated, "requests"),
 		format.Count(rb.Killed, "requests"), format.Count(rb.Migrated, "requests")))
+	return out
+}
+
+// settingsPairVerdicts compares two autoscaler runs (the plan's "Compare with your settings":
+// A yours, B the recommended ones) on what the settings decide: GPU-hours, the p99s and the
+// requests killed.
+func settingsPairVerdicts(a, b *sim.Report, labelB string) []string {
+	var out []string
+	ga, gb := a.Summary.GPUHours, b.Summary.GPUHours
+	switch {
+	case ga > 0 && gb < ga:
+		out = append(out, fmt.Sprintf("With %s the fleet uses %s, %s less than A's %s (%s saved).",
+			labelB, format.GPUHours(gb), format.GPUHours(ga-gb), format.GPUHours(ga), format.Share((ga-gb)/ga)))
+	case ga > 0 && gb > ga:
+		out = append(out, fmt.Sprintf("With %s the fleet uses %s, %s more than A's %s (%s more).",
+			labelB, format.GPUHours(gb), format.GPUHours(gb-ga), format.GPUHours(ga), format.Share((gb-ga)/ga)))
+	default:
+		out = append(out, fmt.Sprintf("Both use %s.", format.GPUHours(ga)))
+	}
+	p99 := func(name string, va, vb *float64) string {
+		if va == nil || vb == nil {
+			return name + " is not known on both sides"
+		}
+		return fmt.Sprintf("%s %s in A, %s in B", name, format.Duration(*va), format.Duration(*vb))
+	}
+	out = append(out, format.Capitalize(p99("TTFT p99", a.Summary.TTFTMS.P99, b.Summary.TTFTMS.P99))+"; "+
+		p99("end-to-end p99", a.Summary.E2EMS.P99, b.Summary.E2EMS.P99)+".")
+	ra, rb := a.Summary.Requests, b.Summary.Requests
+	out = append(out, fmt.Sprintf("Requests killed: %s in A, %s in B; migrated: %s in A, %s in B.",
+		format.Number(float64(ra.Killed)), format.Number(float64(rb.Killed)), format.Number(float64(ra.Migrated)), format.Number(float64(rb.Migrated))))
 	return out
 }

@@ -20,7 +20,7 @@ func TestAutoscalerPairVerdicts(t *testing.T) {
 	scaled.Summary.Requests.Killed, scaled.Summary.Requests.Migrated = 4, 7
 	got := autoscalerPairVerdicts(scaled, fixed)
 	require.Len(t, got, 3)
-	assert.Equal(t, "The autoscaler saved 1 GPU-h against the fixed fleet (25 % of its 4 GPU-h): it used 3 GPU-h.", got[0])
+	assert.Equal(t, "The autoscaler saved 1.00 GPU-h against the fixed fleet (25 % of its 4.00 GPU-h): it used 3.00 GPU-h.", got[0])
 	assert.Equal(t, "TTFT p99 is 20 ms higher with the autoscaler (120 ms against 100 ms, +20 %); end-to-end p99 is 100 ms lower with the autoscaler (900 ms against 1 s, -10 %).", got[1])
 	assert.Equal(t, "Forced removals killed 4 requests and migration moved 7 requests with the autoscaler; the fixed fleet killed 0 requests and moved 0 requests.", got[2])
 
@@ -28,6 +28,17 @@ func TestAutoscalerPairVerdicts(t *testing.T) {
 	scaled.Summary.GPUHours = 5
 	scaled.Summary.TTFTMS.P99 = nil
 	got = autoscalerPairVerdicts(scaled, fixed)
-	assert.Equal(t, "The autoscaler saved no GPU-hours: it used 5 GPU-h, 1 more than the fixed fleet's 4 GPU-h (25 %).", got[0])
+	assert.Equal(t, "The autoscaler saved no GPU-hours: it used 5.00 GPU-h, 1.00 GPU-h more than the fixed fleet's 4.00 GPU-h (25 %).", got[0])
 	assert.Contains(t, got[1], "TTFT p99 is not known on both sides")
+}
+
+// Two autoscaler runs (a plan's "Compare with your settings") are weighed in GPU-hours.
+func TestSettingsPairVerdicts(t *testing.T) {
+	a, b := &sim.Report{}, &sim.Report{}
+	a.Summary.GPUHours, b.Summary.GPUHours = 4, 3
+	p99a, p99b := 100.0, 1500.0
+	a.Summary.TTFTMS.P99, b.Summary.TTFTMS.P99 = &p99a, &p99b
+	got := settingsPairVerdicts(a, b, "the recommended settings")
+	assert.Equal(t, "With the recommended settings the fleet uses 3.00 GPU-h, 1.00 GPU-h less than A's 4.00 GPU-h (25 % saved).", got[0])
+	assert.Equal(t, "TTFT p99 100 ms in A, 1.5 s in B; end-to-end p99 is not known on both sides.", got[1])
 }

@@ -101,7 +101,11 @@ func (s *Server) buildRunPage(ctx context.Context, u *url.URL, id string) (built
 		p.WorkerCount = len(rep.Workers)
 		p.ScaleIn = scaleInTable(rep)
 		p.Summary = summaryTable(rep)
-		p.Autoscaler = autoscalerView(rep, q, "/runs/"+run.ID)
+		var a *sim.Autoscaler
+		if scErr == nil {
+			a = sc.Autoscaler
+		}
+		p.Autoscaler = autoscalerView(rep, a, q, "/runs/"+run.ID)
 		return cachedPageOf(ctx, version, gen, checked, counterparts, templates.RunView(p))
 	}
 	return builtPage{view: templates.RunView(p)}, nil

@@ -2,6 +2,7 @@ package web
 
 import (
 	"fmt"
+	"math"
 	"net/url"
 	"strconv"
 	"strings"
@@ -17,7 +18,7 @@ const decisionsPerPage = 25
 // autoscalerView is the run page's autoscaler section (docs/model.md#model-3): key figures, verdicts in
 // words and the decisions, paginated (?dpage=) and filterable to the decisions that changed the
 // fleet (?decisions=changes). nil for a run without an autoscaler.
-func autoscalerView(rep *sim.Report, q url.Values, path string) *templates.AutoscalerView {
+func autoscalerView(rep *sim.Report, a *sim.Autoscaler, q url.Values, path string) *templates.AutoscalerView {
 	if rep.Autoscaler == nil {
 		return nil
 	}
@@ -25,7 +26,7 @@ func autoscalerView(rep *sim.Report, q url.Values, path string) *templates.Autos
 	s := rep.Summary
 	gpuh := s.GPUHours
 	v.Cards = []templates.Card{
-		{Key: "gpu_hours", Label: "GPU-hours", Value: format.WithUnit(&gpuh, "GPU-h"), Note: "worker-seconds × GPUs per worker ÷ 3600"},
+		{Key: "gpu_hours", Label: "GPU-hours", Value: format.GPUHours(gpuh), Exact: format.WithUnit(&gpuh, "GPU-h"), Note: "worker-seconds × GPUs per worker ÷ 3600"},
 		{Key: "workers_peak", Label: "Peak workers", Value: format.Count(int64(s.Workers.Peak), "workers"),
 			Note: fmt.Sprintf("started with %d, ended with %d", s.Workers.Initial, s.Workers.Final)},
 		{Key: "requests_migrated", Label: "Requests migrated", Value: format.Count(s.Requests.Migrated, "moves"),
@@ -35,7 +36,7 @@ func autoscalerView(rep *sim.Report, q url.Values, path string) *templates.Autos
 	t := templates.DataTable{
 		Caption: "Autoscaler decisions: the pods the HPA controller saw, the metric per worker against the target, the chain recommendation → stabilised → limit → desired, and why",
 		Columns: []templates.Column{{Label: "At (ms)", Num: true}, {Label: "Pods: ready · starting (pending, missing)"},
-			{Label: "Usage (per pod, or the External value)", Num: true}, {Label: "Ratio", Num: true},
+			{Label: "Load per worker" + loadUnitLabel(a), Num: true}, {Label: sampledLabel(a), Num: true}, {Label: "Ratio", Num: true},
 			{Label: "rec → stab → limit → desired"}, {Label: "Current", Num: true},
 			{Label: "Why"}, {Label: "Workers"}},
 	}
@@ -54,7 +55,13 @@ func autoscalerView(rep *sim.Report, q url.Values, path string) *templates.Autos
 		if d.Ratio != nil {
 			ratio = format.Table(*d.Ratio)
 		}
-		t.Rows = append(t.Rows, []string{format.Table(d.TMS), decisionPods(d), usage, ratio,
+		perWorker := format.Dash
+		if a != nil {
+			if v, ok := d.PerWorker(a.Target); ok {
+				perWorker = loadPerWorker(v, a.Metric)
+			}
+		}
+		t.Rows = append(t.Rows, []string{format.Table(d.TMS), decisionPods(d), perWorker, usage, ratio,
 			decisionChain(d), strconv.Itoa(d.Current), reasonWords(d), decisionWorkers(d)})
 	}
 	v.Decisions = t
@@ -295,4 +302,36 @@ func ruleVerdicts(rep *sim.Report) []string {
 		out = append(out, fmt.Sprintf("%s wanted more workers than max_workers allows.", format.Count(int64(atMax), "decisions")))
 	}
 	return out
+}
+
+// loadUnitLabel is the unit of the load per worker in the column's label: the metric against
+// its target ("requests, target 8").
+func loadUnitLabel(a *sim.Autoscaler) string {
+	if a == nil {
+		return ""
+	}
+	unit := "requests"
+	if a.Metric == sim.MetricKVUsage {
+		unit = "KV-cache use"
+		return fmt.Sprintf(" (%s, target %s)", unit, format.Share(a.Target))
+	}
+	return fmt.Sprintf(" (%s, target %s)", unit, format.Table(a.Target))
+}
+
+// loadPerWorker writes the load per worker the decision weighed: a share of the KV cache, or
+// requests.
+func loadPerWorker(v float64, metric string) string {
+	if metric == sim.MetricKVUsage {
+		return format.Share(v)
+	}
+	return format.Readable(math.Round(v*100)/100, "")
+}
+
+// sampledLabel says what the sampled usage is: per pod, or the External metric's total over the
+// fleet.
+func sampledLabel(a *sim.Autoscaler) string {
+	if a != nil && a.Source == sim.SourceExternal {
+		return "Sampled (External total)"
+	}
+	return "Sampled (per pod)"
 }

@@ -51,6 +51,11 @@ func TestRunPageShowsTheAutoscaler(t *testing.T) {
 	assert.Equal(t, 10, rows.Length())
 	assert.Contains(t, rows.Eq(0).Text(), "stabilized")
 	assert.Contains(t, rows.Eq(2).Text(), "drained 2, 1")
+	// "Load" is per worker with its unit (the metric against its target) beside the sampled value.
+	head := byTestID(doc, "decisions-table").Find("thead th")
+	assert.Contains(t, head.Eq(2).Text(), "Load per worker (requests, target ")
+	assert.Contains(t, head.Eq(3).Text(), "Sampled (per pod)")
+	assert.NotEqual(t, "—", strings.TrimSpace(rows.Eq(0).Find("td").Eq(2).Text()), "a decision with a ratio shows its load per worker")
 
 	changes := parseHTML(t, get(t, s, "/runs/"+sc.ID()+"?decisions=changes").Body)
 	rows = byTestID(changes, "decisions-table").Find("tbody tr")

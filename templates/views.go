@@ -133,6 +133,9 @@ type FormPage struct {
 	// when the import failed; HPAProblems is what the last import could not represent.
 	HPAManifest string
 	HPAProblems []string
+	// HPANote is what the last import filled, in the form's labels. It and HPAProblems ride along
+	// in hidden fields through the form's other actions until the user dismisses them.
+	HPANote string
 	// DayHelper are the day-shaped load helper's inputs; RatePreview draws the rate stages.
 	DayHelper    []Field
 	RatePreview  *RatePreview

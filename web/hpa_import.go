@@ -11,6 +11,7 @@ import (
 	"github.com/scalein-planner/scalein/sim"
 	"github.com/scalein-planner/scalein/sim/hpa"
 	"github.com/scalein-planner/scalein/templates"
+	"github.com/scalein-planner/scalein/web/form"
 )
 
 // importHPA fills a scenario's autoscaler (and migration limit) from an HPA manifest. A scenario
@@ -75,9 +76,13 @@ func (s *Server) parseDoc(doc map[string]any) (*sim.Scenario, error) {
 // importNotes is what the form says after an import: what was filled, then what the manifest
 // holds that the model cannot represent.
 func importNotes(im *hpa.Imported, dropped bool) (filled string, problems []string) {
-	filled = "Filled from the HPA manifest: " + strings.Join(im.Filled, ", ") + "."
+	labels := make([]string, len(im.Filled))
+	for i, f := range im.Filled {
+		labels[i] = form.LabelOf(f)
+	}
+	filled = "Filled from the HPA manifest: " + strings.Join(labels, ", ") + "."
 	if dropped {
-		filled += " The scenario's scale_in was removed: an autoscaler replaces a hand-written schedule."
+		filled += " The scale-in schedule was removed: an autoscaler replaces a hand-written schedule."
 	}
 	for _, p := range im.Problems {
 		problems = append(problems, p.String())

@@ -222,6 +222,14 @@ func (s *Server) renderFormHPA(w http.ResponseWriter, r *http.Request, status in
 	view := f.View(s.pageInfo(title, "new"), errs, options)
 	view.Notice = notice
 	view.HPAManifest, view.HPAProblems = manifest, hpaProblems
+	// The last import's notes stay through the form's other actions until dismissed.
+	// An import that succeeded passes its problems (maybe none) and sets hpa_note.
+	switch {
+	case hpaProblems != nil:
+		view.HPANote = r.PostForm.Get("hpa_note")
+	case r.PostForm.Get("action") != "dismiss_hpa_notes":
+		view.HPANote, view.HPAProblems = r.PostForm.Get("hpa_note"), r.PostForm["hpa_problem"]
+	}
 	for _, p := range sim.Presets() {
 		view.Presets = append(view.Presets, templates.PresetLink{Key: p.Key, Title: p.Title, Description: p.Description})
 	}

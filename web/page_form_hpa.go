@@ -45,7 +45,7 @@ func (s *Server) formImportHPA(w http.ResponseWriter, r *http.Request, f *form.F
 		return s.renderFormHPA(w, r, status, f, form.NoErrors(), "The HPA manifest was not imported: "+msg, string(manifest), nil)
 	}
 	if len(bytes.TrimSpace(manifest)) == 0 {
-		return fail(http.StatusBadRequest, "hpa_manifest: paste an HPA manifest (autoscaling/v2 YAML) or choose a file, then press Import again.")
+		return fail(http.StatusBadRequest, "HPA manifest: paste an HPA manifest (autoscaling/v2 YAML) or choose a file, then press Import again.")
 	}
 	sc, err := form.Scenario(f, sim.ParseEnv{Traces: s.store})
 	if invalid, ok := errors.AsType[*form.Invalid](err); ok {
@@ -70,8 +70,13 @@ func (s *Server) formImportHPA(w http.ResponseWriter, r *http.Request, f *form.F
 	filled, problems := importNotes(im, dropped)
 	nf := form.FromScenario(imported)
 	nf.Set(form.ScaleInModePath, form.ModeAutoscaler)
+	notice := filled
 	if len(problems) > 0 {
-		filled += " What the model cannot represent is listed under Import an HPA manifest."
+		notice += " What the model cannot represent is listed under Import an HPA manifest."
 	}
-	return s.renderFormHPA(w, r, http.StatusOK, nf, form.NoErrors(), filled, "", problems)
+	if problems == nil {
+		problems = []string{} // this import's notes, not the previous one's
+	}
+	r.PostForm.Set("hpa_note", filled)
+	return s.renderFormHPA(w, r, http.StatusOK, nf, form.NoErrors(), notice, "", problems)
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"mime/multipart"
 	"net/http"
+	"net/url"
 	"net/http/httptest"
 	"testing"
 
@@ -91,9 +92,34 @@ func TestScenarioFormImportsHPA(t *testing.T) {
 			assert.Equal(t, fields["fleet.workers"], got["fleet.workers"], "the rest of the form is kept")
 			notice := byTestID(doc, "form-notice").Text()
 			assert.Contains(t, notice, "Filled from the HPA manifest: ")
-			assert.Contains(t, notice, "autoscaler.target")
-			assert.Contains(t, notice, "The scenario's scale_in was removed")
+			assert.Contains(t, notice, "Target", "the form's label, not the field's path")
+			assert.NotContains(t, notice, "autoscaler.target")
+			assert.Contains(t, notice, "The scale-in schedule was removed")
 			assert.Contains(t, byTestID(doc, "form-hpa-problems").Text(), "spec.metrics[0]: a Resource (cpu) metric")
+
+			// The notes stay through another form action (Fill with a day) until dismissed.
+			again := url.Values{}
+			byTestID(doc, "scenario-form").Find("input[name], textarea[name], select[name]").Each(func(_ int, sel *goquery.Selection) {
+				if typ, _ := sel.Attr("type"); typ == "file" || typ == "submit" {
+					return
+				}
+				name, _ := sel.Attr("name")
+				v, _ := sel.Attr("value")
+				switch goquery.NodeName(sel) {
+				case "textarea":
+					v = sel.Text()
+				case "select":
+					v, _ = sel.Find("option[selected]").Attr("value")
+				}
+				again.Add(name, v)
+			})
+			again.Set("action", "fill_day")
+			next := parseHTML(t, postForm(t, s, "/", again).Body)
+			assert.Contains(t, byTestID(next, "form-hpa-note").Text(), "Filled from the HPA manifest: ")
+			assert.Contains(t, byTestID(next, "form-hpa-problems").Text(), "spec.metrics[0]: a Resource (cpu) metric")
+			again.Set("action", "dismiss_hpa_notes")
+			gone := parseHTML(t, postForm(t, s, "/", again).Body)
+			assert.Equal(t, 0, byTestID(gone, "form-hpa-notes").Length(), "dismissed")
 		})
 	}
 
@@ -102,7 +128,7 @@ func TestScenarioFormImportsHPA(t *testing.T) {
 	rec = postFormMultipart(t, s, fields, "")
 	require.Equal(t, http.StatusBadRequest, rec.Code)
 	doc := parseHTML(t, rec.Body)
-	assert.Contains(t, byTestID(doc, "form-notice").Text(), "hpa_manifest: paste an HPA manifest")
+	assert.Contains(t, byTestID(doc, "form-notice").Text(), "HPA manifest: paste an HPA manifest")
 	assert.Equal(t, form.ModeSchedule, formFields(doc)[form.ScaleInModePath], "the form is kept as it was")
 
 	// A manifest without a usable metric: its reason, the pasted text kept.

@@ -218,7 +218,7 @@ func TestPlanFormImportsHPA(t *testing.T) {
 			assert.Equal(t, 120000.0, sc.Autoscaler.ScaleDownWindow())
 			assert.Equal(t, 1, *sc.Autoscaler.ScaleDownStep())
 			assert.Empty(t, sc.ScaleIn)
-			assert.Contains(t, byTestID(doc, "hpa-imported").Text(), "autoscaler.target")
+			assert.Contains(t, byTestID(doc, "hpa-imported").Text(), "Target per worker")
 			assert.Contains(t, byTestID(doc, "hpa-problems").Text(), "spec.metrics[0]: a Resource (cpu) metric")
 			_, checked := byTestID(doc, "plan-goal-tune").Attr("checked")
 			assert.True(t, checked, "the form offers to tune the imported autoscaler")

@@ -207,3 +207,22 @@ const RawJSONField = "scenario_json"
 // minScheduleRows is how many schedule rows a fresh form shows: one empty row to fill in; "Add
 // row" (with or without JavaScript) gives more.
 const minScheduleRows = 1
+
+// LabelOf is the form's label of a scenario field ("Target" for autoscaler.target), so that
+// messages name what the user sees; a path the form has no field for is returned as is, and
+// the behavior (edited in its own fieldset) is named by that fieldset.
+func LabelOf(path string) string {
+	if path == "autoscaler.behavior" {
+		return "Behavior"
+	}
+	label := ""
+	singleFields(func(fs fieldSpec) {
+		if label == "" && fs.Path == path {
+			label = fs.Label
+		}
+	})
+	if label == "" {
+		return path
+	}
+	return label
+}

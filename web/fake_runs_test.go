@@ -46,9 +46,9 @@ func (f *fakeRuns) Progress(id string) (runs.Progress, bool) {
 	p, ok := f.live[id]
 	return p, ok
 }
-func (f *fakeRuns) Changes() <-chan struct{}                          { return nil }
-func (f *fakeRuns) MaxPlanRuns() int                                  { return whatif.DefaultMaxPlanRuns }
-func (f *fakeRuns) Limits() runs.Config                               { return runs.Config{Store: f.st} }
+func (f *fakeRuns) Changes() <-chan struct{} { return nil }
+func (f *fakeRuns) MaxPlanRuns() int         { return whatif.DefaultMaxPlanRuns }
+func (f *fakeRuns) Limits() runs.Config      { return runs.Config{Store: f.st} }
 
 func (f *fakeRuns) CancelRun(ctx context.Context, id string) (bool, error) {
 	err := f.st.EndRun(ctx, id, store.StatusCancelled, "cancelled by a user before it started", time.Now())

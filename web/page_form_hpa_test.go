@@ -4,8 +4,8 @@ import (
 	"bytes"
 	"mime/multipart"
 	"net/http"
-	"net/url"
 	"net/http/httptest"
+	"net/url"
 	"testing"
 
 	"github.com/PuerkitoBio/goquery"

@@ -149,6 +149,16 @@ func TestBrowserAutoscalerRun(t *testing.T) {
 	}
 	require.Empty(t, b.problems(t), "console errors or CSP violations on the decisions pages")
 	checkPhoneAndA11y(t, b, runURL, "autoscaler-run")
+	// The decisions table and the fleet chart at a laptop's and a phone's width (issue 28): the
+	// load per worker has its unit, and nothing needs a sideways scroll (checked above).
+	for _, width := range []int64{1280, 390} {
+		b.viewport(t, width, 844)
+		b.openPage(t, runURL)
+		require.Contains(t, browserEval[string](t, b, `document.querySelector('[data-testid="decisions-table"] thead').textContent`), "Load per worker (requests, target 8)")
+		b.elementShot(t, `[data-testid="decisions-table"]`, fmt.Sprintf("autoscaler-run-decisions-%d", width))
+		b.elementShot(t, `#fleet`, fmt.Sprintf("autoscaler-run-fleet-%d", width))
+	}
+	b.viewport(t, 1280, 900)
 
 	// The autoscaler pair from the run page: the same scenario against a fixed fleet.
 	b.openPage(t, runURL)
@@ -185,6 +195,18 @@ func (b *browserSession) chartShot(t *testing.T, id, name string) {
 	ctx, cancel := contextWithTimeout(b, 30*time.Second)
 	defer cancel()
 	_, err := chromedp.Run(ctx, chromedp.Evaluate[any](`document.getElementById(`+fmt.Sprintf("%q", id)+`).closest('figure, fieldset').scrollIntoView(); true`))
+	require.NoError(t, err)
+	png, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join("..", "test-artifacts", name+".png"), png, 0o644))
+}
+
+// elementShot saves what the window shows with the element matching css scrolled to the top.
+func (b *browserSession) elementShot(t *testing.T, css, name string) {
+	t.Helper()
+	ctx, cancel := contextWithTimeout(b, 30*time.Second)
+	defer cancel()
+	_, err := chromedp.Run(ctx, chromedp.Evaluate[any](`document.querySelector(`+fmt.Sprintf("%q", css)+`).scrollIntoView(); true`))
 	require.NoError(t, err)
 	png, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
 	require.NoError(t, err)

@@ -179,6 +179,7 @@ func fillComparison(p *templates.ComparePage, cmp sim.Comparison, sumA, sumB *ru
 // is "better" or "worse" ("" for none). Every compared figure is one to lower (times, waits,
 // GPU-hours, workers). B is the change except in the autoscaler pair, where A (the autoscaler)
 // is weighed against B (the fixed fleet): there a positive B − A is what the autoscaler saves.
+// SLO attainment is the exception, a figure to raise.
 func deltaOf(f sim.FigureDelta, aIsChange bool) (delta, trend string) {
 	if f.Delta == nil {
 		return format.Dash, ""
@@ -186,6 +187,9 @@ func deltaOf(f sim.FigureDelta, aIsChange bool) (delta, trend string) {
 	lower := *f.Delta < 0
 	if aIsChange {
 		lower = *f.Delta > 0
+	}
+	if f.Key == sim.HeadlineSLOAttainment {
+		lower = !lower // the one figure to raise: the share of requests within the SLO
 	}
 	switch {
 	case *f.Delta == 0:

@@ -102,6 +102,8 @@ func TestReadable(t *testing.T) {
 	assert.Equal(t, "+1.2 s", SignedReadable(1200, "ms"))
 	assert.Equal(t, "-0.37 GPU-h", SignedReadable(-0.371, "GPU-h"))
 	assert.Equal(t, "0 ms", SignedReadable(0, "ms"))
+	assert.Equal(t, "50 %", Readable(0.5, "share"))
+	assert.Equal(t, "+50 points", SignedReadable(0.5, "share"))
 	assert.Equal(t, Dash, Readable(math.NaN(), "ms"))
 	assert.Equal(t, Dash, ReadableOpt(nil, "ms"))
 }

@@ -5,6 +5,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/scalein-planner/scalein/sim"
 )
 
 // Readable numbers (issue 28): what a person reads on cards, in sentences and on axes carries
@@ -121,6 +123,8 @@ func Readable(v float64, unit string) string {
 		return Dash
 	}
 	switch unit {
+	case sim.UnitShare:
+		return Sig3(v*100) + " %"
 	case "ms":
 		return Duration(v)
 	case "s":
@@ -150,6 +154,9 @@ func ReadableOpt(v *float64, unit string) string {
 
 // SignedReadable is Readable with a sign for a difference ("+1.2 s", "-0.37 GPU-h").
 func SignedReadable(v float64, unit string) string {
+	if unit == sim.UnitShare { // a change of a share is in percentage points
+		v, unit = v*100, "points"
+	}
 	s := Readable(v, unit)
 	if v > 0 && s != Dash {
 		s = "+" + s

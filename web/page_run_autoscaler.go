@@ -249,7 +249,7 @@ func reasonSentence(d sim.Decision) string {
 		return "held by the stabilisation window"
 	case sim.ReasonLimited:
 		if d.Limit != nil {
-			return fmt.Sprintf("limited: the policies allow %d now (changes inside their periods used the rest)", *d.Limit)
+			return fmt.Sprintf("the policies allow %d now (changes inside their periods used the rest)", *d.Limit)
 		}
 		return "limited by the policies"
 	case sim.ReasonAtBound:

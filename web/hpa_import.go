@@ -14,63 +14,23 @@ import (
 	"github.com/scalein-planner/scalein/web/form"
 )
 
-// importHPA fills a scenario's autoscaler (and migration limit) from an HPA manifest. A scenario
-// without an autoscaler gets one at the model's defaults first; its scale_in is dropped, since a
-// scenario has an autoscaler or a schedule, not both (dropped says so). The scenario comes back
-// as JSON, checked by sim.Parse.
+// importHPA fills a scenario's autoscaler (and migration limit) from an HPA manifest
+// (hpa.IntoScenario), with the scenario's and the manifest's problems as the API shows them.
 func (s *Server) importHPA(scenarioJSON, manifest []byte) (out []byte, im *hpa.Imported, dropped bool, err error) {
-	var doc map[string]any
-	dec := json.NewDecoder(bytes.NewReader(scenarioJSON))
-	dec.UseNumber()
-	if err := dec.Decode(&doc); err != nil || doc == nil {
-		return nil, nil, false, badRequest("scenario: not a JSON object; paste a scenario (or leave the preset) before importing an HPA")
+	out, im, dropped, err = hpa.IntoScenario(scenarioJSON, manifest, sim.ParseEnv{Traces: s.store})
+	if se, ok := errors.AsType[*hpa.ScenarioError](err); ok {
+		if _, ok := errors.AsType[*sim.ValidationError](se.Err); ok {
+			return nil, nil, false, se.Err
+		}
+		if strings.HasPrefix(se.Err.Error(), "scenario: ") {
+			return nil, nil, false, badRequest(se.Err.Error())
+		}
+		return nil, nil, false, badRequest("scenario: " + se.Err.Error())
 	}
-	if sa, ok := doc["scale_in"].([]any); ok && len(sa) > 0 {
-		dropped = true
-	}
-	doc["scale_in"] = []any{}
-	if doc["autoscaler"] == nil {
-		doc["autoscaler"] = map[string]any{}
-	}
-	base, err := s.parseDoc(doc)
-	if err != nil {
-		return nil, nil, false, err
-	}
-	im, err = hpa.Import(manifest, *base.Autoscaler)
 	if err != nil {
 		return nil, nil, false, badRequest("manifest: " + err.Error())
 	}
-	doc["autoscaler"] = im.Autoscaler
-	if im.MigrationLimit != nil {
-		router, _ := doc["router"].(map[string]any)
-		if router == nil {
-			router = map[string]any{}
-		}
-		router["migration_limit"] = *im.MigrationLimit
-		doc["router"] = router
-	}
-	if _, err := s.parseDoc(doc); err != nil {
-		return nil, nil, false, err
-	}
-	out, err = json.MarshalIndent(doc, "", "  ")
-	return out, im, dropped, err
-}
-
-// parseDoc parses a scenario held as a JSON map.
-func (s *Server) parseDoc(doc map[string]any) (*sim.Scenario, error) {
-	b, err := json.Marshal(doc)
-	if err != nil {
-		return nil, err
-	}
-	sc, err := sim.Parse(b, sim.ParseEnv{Traces: s.store})
-	if err != nil {
-		var ve *sim.ValidationError
-		if errors.As(err, &ve) {
-			return nil, err
-		}
-		return nil, badRequest("scenario: " + err.Error())
-	}
-	return sc, nil
+	return out, im, dropped, nil
 }
 
 // importNotes is what the form says after an import: what was filled, then what the manifest

@@ -46,6 +46,12 @@ const usageText = `usage:
       find one worker's capacity at the scenario's slo: the highest steady request rate per worker that meets it (docs/planning.md)
   scalein calibrate -fpm FILE|- [-worker ID] [-skip N]
       fit the pass timing to measured forward passes (FPM JSON lines; docs/calibration.md)
+  scalein import -manifest FILE [-load FILE] [-config BASE|-]
+      print the scenario with the autoscaler of your HPA or KEDA ScaledObject (problems on stderr; docs/manifests.md)
+  scalein export -config FILE|- [-manifest ORIGINAL] [-kind hpa|keda] [-o FILE [-force]]
+      write the scenario's autoscaler as Kubernetes manifests, into your own object with -manifest
+  scalein load -prometheus FILE [-config SCENARIO|-] [-reading requests|sessions] [-tolerance F]
+      read last night's request rate (a Prometheus query_range answer) into rate stages
 `
 
 // run dispatches a subcommand and returns the process exit code: 0 ok, 2 bad usage or bad
@@ -67,6 +73,12 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return runPlan(ctx, args[1:], stdin, stdout, stderr)
 	case "calibrate":
 		return runCalibrate(ctx, args[1:], stdin, stdout, stderr)
+	case "import":
+		return runImport(ctx, args[1:], stdin, stdout, stderr)
+	case "export":
+		return runExport(ctx, args[1:], stdin, stdout, stderr)
+	case "load":
+		return runLoad(ctx, args[1:], stdin, stdout, stderr)
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, usageText)
 		return 0

@@ -1,0 +1,241 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/scalein-planner/scalein/sim"
+	"github.com/scalein-planner/scalein/sim/hpa"
+	"github.com/scalein-planner/scalein/sim/load"
+)
+
+// defaultBase is the scenario an import fills without -config: the sessions workload at its
+// defaults, everything else at the model's defaults.
+const defaultBase = `{"workload": {"type": "sessions", "sessions": {}}}`
+
+// runImport is "scalein import -manifest FILE [-load FILE] [-config BASE]": the scenario with
+// the manifest's autoscaler (and the Prometheus answer's rate stages) on stdout, what the model
+// cannot represent on stderr; exit 2 when there is no usable autoscaler.
+func runImport(_ context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	fs := newCommandFlags("import", "scalein import -manifest FILE [-load FILE [-reading requests|sessions] [-tolerance F] [-sum]] [-config BASE|-]", stderr)
+	manifest := fs.String("manifest", "", "the HPA or KEDA ScaledObject (and workloads) as YAML or JSON, e.g. kubectl get hpa,scaledobject,deploy -o yaml")
+	config := fs.String("config", "", "the scenario to fill (default: the sessions workload at its defaults)")
+	lf := addLoadFlags(fs)
+	if code, ok := fs.parse(args); !ok {
+		return code
+	}
+	if *manifest == "" && lf.file == "" {
+		return fs.usageError("-manifest FILE (an HPA or ScaledObject) or -load FILE (a Prometheus query_range answer) is required")
+	}
+	if fs.NArg() > 0 {
+		return fs.usageError("unexpected argument %q", fs.Arg(0))
+	}
+	base, parsed, code := readBase("import", *config, stdin, stderr)
+	if code != 0 {
+		return code
+	}
+	out := base
+	if *manifest != "" {
+		data, err := readLimited(*manifest, hpa.MaxManifestBytes)
+		if err != nil {
+			fmt.Fprintf(stderr, "scalein import: -manifest: %v\n", err)
+			return 1
+		}
+		o, im, dropped, err := hpa.IntoScenario(base, data, sim.ParseEnv{})
+		if err != nil {
+			if se, ok := errors.AsType[*hpa.ScenarioError](err); ok {
+				return printValidation("import", *config, se.Err, stderr)
+			}
+			fmt.Fprintf(stderr, "scalein import: %s: %v\n", *manifest, err)
+			return 2
+		}
+		for _, p := range im.Problems {
+			fmt.Fprintf(stderr, "scalein import: %s: %s\n", *manifest, p)
+		}
+		if dropped {
+			fmt.Fprintln(stderr, "scalein import: the scenario's scale_in was removed: an autoscaler replaces a hand-written schedule")
+		}
+		out = o
+	}
+	if lf.file != "" {
+		o, code := applyLoad("import", lf, out, parsed, stderr)
+		if code != 0 {
+			return code
+		}
+		out = o
+	}
+	fmt.Fprintf(stdout, "%s\n", out)
+	return 0
+}
+
+// runExport is "scalein export -config FILE [-manifest ORIGINAL] [-kind hpa|keda] [-o FILE]":
+// the scenario's autoscaler as Kubernetes manifests, written back into the user's own object
+// when -manifest names it.
+func runExport(_ context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	fs := newCommandFlags("export", "scalein export -config FILE|- [-manifest ORIGINAL] [-kind hpa|keda] [-name N -namespace NS] [-o FILE [-force]]", stderr)
+	config := fs.String("config", "", "the scenario whose autoscaler is written (required)")
+	manifest := fs.String("manifest", "", "your HPA or ScaledObject as deployed: the same kind is written back with your names and only the model's fields replaced")
+	kind := fs.String("kind", "hpa", "without -manifest: hpa (an autoscaling/v2 HPA) or keda (a ScaledObject)")
+	name := fs.String("name", "", "without -manifest: the workers' Deployment (default "+hpa.DefaultWorkers+", a placeholder)")
+	namespace := fs.String("namespace", "", "without -manifest: the namespace")
+	var outPath string
+	fs.StringVar(&outPath, "o", "", "write the manifests to this file (default: stdout)")
+	fs.StringVar(&outPath, "out", "", "the same as -o")
+	force := fs.Bool("force", false, "replace the -o file if it exists")
+	if code, ok := fs.parse(args); !ok {
+		return code
+	}
+	switch {
+	case *config == "":
+		return fs.usageError("-config FILE is required: the scenario whose autoscaler is written")
+	case *kind != "hpa" && *kind != "keda":
+		return fs.usageError("-kind %q: hpa or keda", *kind)
+	case *force && outPath == "":
+		return fs.usageError("-force replaces the -o file: use it with -o")
+	case outPath != "" && !*force && fileExists(outPath):
+		return fs.usageError("-o %s: the file exists and is not replaced (it may be your own manifest); name a new file, or add -force to replace it", outPath)
+	case fs.NArg() > 0:
+		return fs.usageError("unexpected argument %q", fs.Arg(0))
+	}
+	s, _, code := loadScenario("export", *config, stdin, stderr)
+	if code != 0 {
+		return code
+	}
+	if s.Autoscaler == nil {
+		fmt.Fprintf(stderr, "scalein export: %s has no autoscaler: add one (scalein import -manifest FILE -config %s fills it from your HPA)\n", *config, *config)
+		return 2
+	}
+	settings := hpa.Settings{Autoscaler: *s.Autoscaler, MigrationLimit: s.Router.MigrationLimit, Kind: *kind,
+		Workers: *name, Namespace: *namespace, Source: fmt.Sprintf("scalein export of scenario %q", s.Name)}
+	if *manifest != "" {
+		data, err := readLimited(*manifest, hpa.MaxManifestBytes)
+		if err != nil {
+			fmt.Fprintf(stderr, "scalein export: -manifest: %v\n", err)
+			return 1
+		}
+		im, err := hpa.Import(data, *s.Autoscaler)
+		if err != nil {
+			fmt.Fprintf(stderr, "scalein export: -manifest %s: %v\n", *manifest, err)
+			return 2
+		}
+		settings.Origin = im.Origin
+	}
+	out, err := hpa.Export(settings)
+	if err != nil {
+		fmt.Fprintf(stderr, "scalein export: %v\n", err)
+		return 1
+	}
+	if outPath == "" {
+		_, err = stdout.Write(out)
+	} else {
+		err = writeFileAtomic(outPath, out)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "scalein export: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+// readBase reads -config as written (or the default base) and parses it.
+func readBase(cmd, config string, stdin io.Reader, stderr io.Writer) ([]byte, *sim.Scenario, int) {
+	data := []byte(defaultBase)
+	if config != "" {
+		var err error
+		if data, _, _, err = readConfig(config, stdin); err != nil {
+			fmt.Fprintf(stderr, "scalein %s: %v\n", cmd, err)
+			return nil, nil, 1
+		}
+	}
+	s, _, code := loadScenarioBytes(cmd, config, data, stderr)
+	return data, s, code
+}
+
+// loadScenarioBytes parses a scenario already read.
+func loadScenarioBytes(cmd, name string, data []byte, stderr io.Writer) (*sim.Scenario, sim.ParseEnv, int) {
+	traces := &localTraces{read: localTraceReader(".")}
+	env := sim.ParseEnv{ReadFile: traces.ReadFile, Traces: traces}
+	s, err := sim.Parse(data, env)
+	if err != nil {
+		return nil, env, printValidation(cmd, name, err, stderr)
+	}
+	return s, env, 0
+}
+
+// readLimited reads a file of at most limit bytes.
+func readLimited(path string, limit int64) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(data)) > limit {
+		return nil, fmt.Errorf("%s is larger than %d bytes", path, limit)
+	}
+	return data, nil
+}
+
+// loadFlags are the flags that read a Prometheus answer.
+type loadFlags struct {
+	file      string
+	reading   string
+	tolerance float64
+	maxStages int
+	sum       bool
+}
+
+func addLoadFlags(fs *commandFlags) *loadFlags {
+	lf := &loadFlags{}
+	fs.StringVar(&lf.file, "load", "", "a Prometheus answer of GET /api/v1/query_range (one series of request rates, e.g. sum(rate(vllm:request_success_total[1m]))) to read into workload.sessions.rate_stages")
+	fs.StringVar(&lf.reading, "reading", load.ReadRequests, "what the series counts: requests (per second, divided by the scenario's turns per session) or sessions (per second)")
+	fs.Float64Var(&lf.tolerance, "tolerance", 0, "merge adjacent steps whose rates are within this fraction of their mean (0.05 = 5 %)")
+	fs.IntVar(&lf.maxStages, "max-stages", sim.MaxRateStages, "at most this many stages (more steps are resampled by whole steps, keeping the expected sessions)")
+	fs.BoolVar(&lf.sum, "sum", false, "add several series sample by sample instead of refusing them")
+	return lf
+}
+
+// readCurve reads the Prometheus answer of lf for a scenario with the given turns.
+func readCurve(cmd string, lf *loadFlags, turns int, stderr io.Writer) (*load.Curve, int) {
+	data, err := readLimited(lf.file, load.MaxPrometheusBytes)
+	if err != nil {
+		fmt.Fprintf(stderr, "scalein %s: -load: %v\n", cmd, err)
+		return nil, 1
+	}
+	c, err := load.FromPrometheus(data, load.Options{Reading: lf.reading, Turns: turns, Tolerance: lf.tolerance, MaxStages: lf.maxStages, SumSeries: lf.sum})
+	if err != nil {
+		fmt.Fprintf(stderr, "scalein %s: %s: %v\n", cmd, lf.file, err)
+		return nil, 2
+	}
+	for _, n := range c.Notes {
+		fmt.Fprintf(stderr, "scalein %s: %s\n", cmd, n)
+	}
+	return c, 0
+}
+
+// applyLoad writes lf's stages into the scenario (parsed is the scenario as given, for its
+// turns and count).
+func applyLoad(cmd string, lf *loadFlags, scenario []byte, parsed *sim.Scenario, stderr io.Writer) ([]byte, int) {
+	c, code := readCurve(cmd, lf, load.TurnsOf(parsed), stderr)
+	if code != 0 {
+		return nil, code
+	}
+	out, notes, err := load.ApplyJSON(scenario, parsed, c)
+	if err != nil {
+		fmt.Fprintf(stderr, "scalein %s: %v\n", cmd, err)
+		return nil, 1
+	}
+	for _, n := range notes {
+		fmt.Fprintf(stderr, "scalein %s: %s\n", cmd, n)
+	}
+	if _, _, code := loadScenarioBytes(cmd, "the scenario with the stages", out, stderr); code != 0 {
+		return nil, code
+	}
+	return out, 0
+}

@@ -47,11 +47,19 @@ func knownNames() string {
 }
 
 // metricOfName is the model's metric for an exact metric name; a {label=…} selector written
-// into the name (as some adapters' rules do) is allowed and ignored.
+// into the name (as some adapters' rules do) is allowed and ignored, and so is GKE's
+// prometheus.googleapis.com|…|gauge wrapping.
 func metricOfName(name string) (string, error) {
 	bare := name
 	if i := strings.IndexByte(bare, '{'); i >= 0 && strings.HasSuffix(bare, "}") {
 		bare = bare[:i]
+	}
+	// GKE's Custom Metrics Stackdriver Adapter names a Managed Prometheus series
+	// prometheus.googleapis.com|NAME|KIND.
+	if rest, ok := strings.CutPrefix(bare, "prometheus.googleapis.com|"); ok {
+		if i := strings.LastIndexByte(rest, '|'); i > 0 {
+			bare = rest[:i]
+		}
 	}
 	if m, ok := metricNames[strings.TrimSpace(bare)]; ok {
 		return m, nil

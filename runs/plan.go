@@ -1,26 +1,34 @@
 package runs
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 
 	"github.com/scalein-planner/scalein/sim"
+	"github.com/scalein-planner/scalein/sim/hpa"
 	"github.com/scalein-planner/scalein/sim/whatif"
 	"github.com/scalein-planner/scalein/store"
 )
 
 // planRequestDoc is what a plan stores as its request: the planner's request as given (before
-// defaults, so the defaults of a later version apply when it is resumed) and its name.
+// defaults, so the defaults of a later version apply when it is resumed), and for a tune plan
+// whose scenario came from a manifest, the user's object (hpa.Origin as JSON) that the plan's
+// manifest download writes back into. The origin is part of the request, so of the plan's id:
+// the same settings imported from two manifests are two plans with two downloads (their runs
+// are shared).
 type planRequestDoc struct {
 	whatif.Request
+	Origin json.RawMessage `json:"origin,omitempty"`
 }
 
-// decodePlanRequest reads the request a plan stored (store.Plan.RequestJSON).
-func decodePlanRequest(stored []byte) (whatif.Request, error) {
+// decodePlanRequest reads the request a plan stored (store.Plan.RequestJSON), with its origin
+// (nil when the plan's scenario did not come from a manifest).
+func decodePlanRequest(stored []byte) (planRequestDoc, error) {
 	var req planRequestDoc
 	err := json.Unmarshal(stored, &req)
-	return req.Request, err
+	return req, err
 }
 
 // MaxPlanRuns is the most runs a plan may ask for on this service (-max-plan-runs).
@@ -34,18 +42,25 @@ type PlanRequest struct {
 	Goal        whatif.Goal        `json:"goal"`
 	Constraints whatif.Constraints `json:"constraints"`
 	Search      whatif.Search      `json:"search"`
+	// Origin is the "origin" of POST /api/v1/hpa/import when the scenario came from a manifest
+	// (the form carries it in a hidden field): the tune plan's manifest download then writes
+	// into that object.
+	Origin json.RawMessage `json:"origin,omitempty"`
 }
 
 // PlanView is a plan as its page and GET /api/v1/plans/{id} show it.
 type PlanView struct {
-	ID          string                 `json:"id"`
-	Name        string                 `json:"name"`
-	Status      string                 `json:"status"`
-	Error       string                 `json:"error,omitempty"`
-	URL         string                 `json:"url"`
-	Goal        whatif.Goal            `json:"goal"`
-	Constraints whatif.Constraints     `json:"constraints"`
-	Search      whatif.Search          `json:"search"`
+	ID          string             `json:"id"`
+	Name        string             `json:"name"`
+	Status      string             `json:"status"`
+	Error       string             `json:"error,omitempty"`
+	URL         string             `json:"url"`
+	Goal        whatif.Goal        `json:"goal"`
+	Constraints whatif.Constraints `json:"constraints"`
+	Search      whatif.Search      `json:"search"`
+	// Origin is the imported object a tune plan's manifest download writes into (none when
+	// its scenario did not come from a manifest).
+	Origin      *hpa.Origin            `json:"origin,omitempty"`
 	Candidates  []whatif.Candidate     `json:"candidates"`
 	Recommended *whatif.Recommendation `json:"recommended"`
 	Reason      string                 `json:"reason,omitempty"`
@@ -70,8 +85,8 @@ type PlanRun struct {
 	Status string `json:"status"`
 }
 
-// CreatePlan checks a plan request whole (the name, the base scenario, the goal, limits and
-// search) and stores and starts the plan. A request that does not validate gives a
+// CreatePlan checks a plan request whole (the name, the base scenario, the goal, limits,
+// search and the imported object) and stores and starts the plan. A request that does not validate gives a
 // *RequestError, or the scenario's *sim.ValidationError. The same plan asked for again is the
 // stored one (started again if it did not finish).
 func (s *Service) CreatePlan(ctx context.Context, req PlanRequest) (Created, error) {
@@ -79,17 +94,42 @@ func (s *Service) CreatePlan(ctx context.Context, req PlanRequest) (Created, err
 	if err != nil {
 		return Created{}, err
 	}
-	plan, _, err := s.createPlan(ctx, name, base, whatif.Request{Goal: req.Goal, Constraints: req.Constraints, Search: req.Search})
+	wreq := whatif.Request{Goal: req.Goal, Constraints: req.Constraints, Search: req.Search}
+	origin, err := planOrigin(req.Origin, base, wreq)
+	if err != nil {
+		return Created{}, err
+	}
+	plan, _, err := s.createPlan(ctx, name, base, wreq, origin)
 	if err != nil {
 		return Created{}, err
 	}
 	return Created{ID: plan.ID, Status: plan.Status, Done: plan.Status == store.StatusDone}, nil
 }
 
-// createPlan validates a plan request over base and stores and starts the plan; created is
+// planOrigin checks a plan request's origin (none, or JSON null, is none): only a tune plan of
+// a scenario with an autoscaler writes manifests, and Export must be able to write the
+// scenario's settings into the object (hpa.ReadOrigin). It returns the origin as stored.
+func planOrigin(raw json.RawMessage, base *sim.Scenario, wreq whatif.Request) (json.RawMessage, error) {
+	o := bytes.TrimSpace(raw)
+	if len(o) == 0 || bytes.Equal(o, []byte("null")) {
+		return nil, nil
+	}
+	if wreq.Goal.Tune == "" || base.Autoscaler == nil {
+		return nil, InvalidRequest("plan", &sim.ValidationError{Errors: []sim.FieldError{{Path: "origin",
+			Message: "only a tune plan (goal.tune) of a scenario with an autoscaler writes manifests; leave origin out"}}})
+	}
+	origin, err := hpa.ReadOrigin(o, *base.Autoscaler)
+	if err != nil {
+		return nil, InvalidRequest("plan", &sim.ValidationError{Errors: []sim.FieldError{{Path: "origin", Message: err.Error()}}})
+	}
+	return json.Marshal(origin)
+}
+
+// createPlan validates a plan request over base and stores and starts the plan, with origin
+// (hpa.Origin as JSON, checked by planOrigin; nil for none) stored in its request; created is
 // false when the same plan already exists (and is not being retried). A request that does not
 // validate gives a *RequestError.
-func (s *Service) createPlan(ctx context.Context, name string, base *sim.Scenario, wreq whatif.Request) (store.Plan, bool, error) {
+func (s *Service) createPlan(ctx context.Context, name string, base *sim.Scenario, wreq whatif.Request, origin json.RawMessage) (store.Plan, bool, error) {
 	if wreq.Search.MaxRuns > s.cfg.MaxPlanRuns {
 		return store.Plan{}, false, InvalidRequest("plan", &sim.ValidationError{Errors: []sim.FieldError{{Path: "search.max_runs",
 			Message: fmt.Sprintf("must be at most %d on this server (-max-plan-runs) (got %d)", s.cfg.MaxPlanRuns, wreq.Search.MaxRuns)}}})
@@ -101,7 +141,7 @@ func (s *Service) createPlan(ctx context.Context, name string, base *sim.Scenari
 	if err != nil {
 		return store.Plan{}, false, InvalidRequest("plan", err)
 	}
-	reqJSON, err := json.Marshal(planRequestDoc{Request: norm})
+	reqJSON, err := json.Marshal(planRequestDoc{Request: norm, Origin: origin})
 	if err != nil {
 		return store.Plan{}, false, err
 	}
@@ -159,6 +199,12 @@ func (s *Service) Plan(ctx context.Context, id string) (PlanView, error) {
 		return PlanView{}, fmt.Errorf("plan %s: stored request: %w", id, err)
 	}
 	out.Goal, out.Constraints, out.Search = req.Goal, req.Constraints, req.Search
+	if len(req.Origin) > 0 {
+		out.Origin = new(hpa.Origin)
+		if err := json.Unmarshal(req.Origin, out.Origin); err != nil {
+			return PlanView{}, fmt.Errorf("plan %s: stored origin: %w", id, err)
+		}
+	}
 	if len(plan.ResultJSON) > 0 {
 		var res whatif.Result
 		if err := json.Unmarshal(plan.ResultJSON, &res); err != nil {

@@ -1,6 +1,10 @@
 package templates
 
-import "github.com/a-h/templ"
+import (
+	"encoding/json"
+
+	"github.com/a-h/templ"
+)
 
 // SweepAxisView is one axis of a sweep as the page shows it.
 type SweepAxisView struct {
@@ -99,6 +103,9 @@ type WhatIfNewPage struct {
 	Manifest       string
 	Imported       string
 	ImportProblems []string
+	// Origin is the imported object (hpa.Origin as JSON), carried to the plan so that its
+	// manifest download writes the settings back into the user's own object.
+	Origin string
 }
 
 // axisLabel is the column label of the i-th swept value (its path), for a stacked row's card.
@@ -123,4 +130,15 @@ func whatIfInvalid(p WhatIfNewPage, name string) templ.Attributes {
 		return nil
 	}
 	return templ.Attributes{"aria-invalid": "true", "aria-describedby": "error-" + name}
+}
+
+// originKind is the kind of an imported object held as JSON ("object" when it cannot be told).
+func originKind(origin string) string {
+	var o struct {
+		Kind string `json:"kind"`
+	}
+	if json.Unmarshal([]byte(origin), &o) != nil || o.Kind == "" {
+		return "object"
+	}
+	return o.Kind
 }

@@ -67,7 +67,8 @@ func (s *Server) apiCancelPlan(w http.ResponseWriter, r *http.Request) error {
 const (
 	drainPlanShape = `{"name"?: "…", "scenario": {…}, "goal": {"remove": 4, "start_ms": 480000}, "constraints"?: {"ttft_p99_ms": 8000, "max_killed": 0}, "search"?: {…}}`
 	tunePlanShape  = `{"name"?: "…", "scenario": {… with an "autoscaler"}, "goal": {"tune": "autoscaler"}, "constraints"?: {"ttft_p99_ms": 8000, "max_killed": 0}, ` +
-		`"search"?: {"targets"?: [6, 12], "scale_down_windows_ms"?: [0, 300000], "max_remove_per_tick"?: [1, null], "selections"?: ["least_loaded"], "grace_ms"?: [null, 30000], "migration_limits"?: [0, 8], "refine_top"?: 3, "max_runs"?: 64}}`
+		`"search"?: {"targets"?: [6, 12], "scale_down_windows_ms"?: [0, 300000], "max_remove_per_tick"?: [1, null], "selections"?: ["least_loaded"], "grace_ms"?: [null, 30000], "migration_limits"?: [0, 8], "refine_top"?: 3, "max_runs"?: 64}, ` +
+		`"origin"?: {the origin of POST /api/v1/hpa/import}}`
 )
 
 // listsWithoutNull are the search lists whose entries are values: in max_remove_per_tick and

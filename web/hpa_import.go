@@ -91,6 +91,13 @@ func (s *Server) handleImportHPA(w http.ResponseWriter, r *http.Request) error {
 	}
 	p.Scenario, p.HasAutoscaler, p.Goal = string(out), true, "tune"
 	p.Imported, p.ImportProblems = importNotes(im, dropped)
+	if im.Origin != nil {
+		origin, err := json.Marshal(im.Origin)
+		if err != nil {
+			return err
+		}
+		p.Origin = string(origin)
+	}
 	return s.render(w, r, status, templates.WhatIfNewView(p))
 }
 

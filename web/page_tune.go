@@ -197,7 +197,7 @@ func (s *Server) handlePlanHPA(w http.ResponseWriter, r *http.Request) error {
 		}
 		return notFound("no candidate of this plan has run " + want + "; take an id from the plan's table")
 	}
-	out, err := hpa.Export(hpa.Settings{Autoscaler: *pick.Autoscaler, MigrationLimit: *pick.MigrationLimit,
+	out, err := hpa.Export(hpa.Settings{Autoscaler: *pick.Autoscaler, MigrationLimit: *pick.MigrationLimit, Origin: plan.Origin,
 		Source: fmt.Sprintf("plan %s (%s), candidate %q, run %s", plan.ID, plan.Name, pick.Label, pick.RunID)})
 	if err != nil {
 		return err

@@ -44,7 +44,7 @@ func (e *JobErrors) add(field, listed, message string) {
 
 // refused places the run service's refusal of a job's request: message when it names no field,
 // otherwise each field error beside the form field fieldOf gives for its path ("" for none).
-// The paths of the request's own fields (axes, goal, constraints, search, name) are the
+// The paths of the request's own fields (axes, goal, constraints, search, name, origin) are the
 // request's; every other path is the scenario's, and goes beside the scenario box.
 func refused(message string, fields []sim.FieldError, fieldOf func(path string) (string, bool)) JobErrors {
 	var e JobErrors
@@ -65,7 +65,7 @@ func refused(message string, fields []sim.FieldError, fieldOf func(path string) 
 // scenarioOf is the field of a refusal that fieldOf did not place: the scenario box for the
 // scenario's own paths, none for the request's other fields.
 func scenarioOf(path string) string {
-	for _, own := range []string{"name", "axes", "goal", "constraints", "search"} {
+	for _, own := range []string{"name", "axes", "goal", "constraints", "search", "origin"} {
 		if path == own || strings.HasPrefix(path, own+".") || strings.HasPrefix(path, own+"[") {
 			return ""
 		}

@@ -20,6 +20,9 @@ type Plan struct {
 	// before StartMS.
 	Goal                                                     string
 	Remove, StartMS, TTFTP99MS, E2EP99MS, MaxKilled, MaxRuns string
+	// Origin is the imported object (hpa.Origin as JSON) in a hidden field when the scenario
+	// came from a manifest, so that the plan's manifest download writes into the user's object.
+	Origin string
 }
 
 // The plan form's field names, as the template names its inputs.
@@ -31,6 +34,7 @@ const (
 	planE2EP99MS  = "e2e_p99_ms"
 	planMaxKilled = "max_killed"
 	planMaxRuns   = "max_runs"
+	planOrigin    = "origin"
 )
 
 // planFieldOf is the form field of each path of a plan request the form has a field for.
@@ -47,7 +51,8 @@ var planFieldOf = map[string]string{
 // PlanFromValues reads a posted plan form.
 func PlanFromValues(v url.Values) *Plan {
 	return &Plan{Scenario: v.Get(ScenarioJSONField), Goal: v.Get(planGoal), Remove: v.Get(planRemove), StartMS: v.Get(planStartMS),
-		TTFTP99MS: v.Get(planTTFTP99MS), E2EP99MS: v.Get(planE2EP99MS), MaxKilled: v.Get(planMaxKilled), MaxRuns: v.Get(planMaxRuns)}
+		TTFTP99MS: v.Get(planTTFTP99MS), E2EP99MS: v.Get(planE2EP99MS), MaxKilled: v.Get(planMaxKilled), MaxRuns: v.Get(planMaxRuns),
+		Origin: v.Get(planOrigin)}
 }
 
 // Tune says whether the form asks to tune the autoscaler.
@@ -58,6 +63,9 @@ func (f *Plan) Tune() bool { return f.Goal == "tune" }
 // most" is the server's bound.
 func (f *Plan) Request() (runs.PlanRequest, JobErrors) {
 	req := runs.PlanRequest{Scenario: json.RawMessage(f.Scenario)}
+	if o := strings.TrimSpace(f.Origin); o != "" {
+		req.Origin = json.RawMessage(o)
+	}
 	var errs JobErrors
 	whole := func(field, text, label string, dst *int) {
 		v, err := strconv.Atoi(strings.TrimSpace(text))
@@ -119,7 +127,7 @@ func (f *Plan) Refused(message string, fields []sim.FieldError) JobErrors {
 
 // Fill puts the form's text and problems into the page.
 func (f *Plan) Fill(p *templates.WhatIfNewPage, errs JobErrors) {
-	p.Scenario, p.Goal = f.Scenario, f.Goal
+	p.Scenario, p.Goal, p.Origin = f.Scenario, f.Goal, f.Origin
 	p.Remove, p.StartMS, p.TTFTP99MS, p.E2EP99MS, p.MaxKilled, p.MaxRuns = f.Remove, f.StartMS, f.TTFTP99MS, f.E2EP99MS, f.MaxKilled, f.MaxRuns
 	p.HasAutoscaler = p.HasAutoscaler || f.Tune()
 	p.Errors, p.FieldErrors = errs.List, errs.Beside()

@@ -136,6 +136,9 @@ type FormPage struct {
 	// HPANote is what the last import filled, in the form's labels. It and HPAProblems ride along
 	// in hidden fields through the form's other actions until the user dismisses them.
 	HPANote string
+	// PromAnswer, PromReading and PromTolerance are the "Load from Prometheus" inputs, kept
+	// when the answer could not be read.
+	PromAnswer, PromReading, PromTolerance string
 	// DayHelper are the day-shaped load helper's inputs; RatePreview draws the rate stages.
 	DayHelper    []Field
 	RatePreview  *RatePreview

@@ -92,6 +92,8 @@ func (s *Server) handleFormEdit(w http.ResponseWriter, r *http.Request) error {
 	switch {
 	case action == "import_hpa":
 		return s.formImportHPA(w, r, f)
+	case action == "load_prometheus":
+		return s.formLoadPrometheus(w, r, f)
 	case action == "add_row":
 		f.AddRow()
 	case action == "fill_day":
@@ -210,6 +212,13 @@ func (s *Server) renderForm(w http.ResponseWriter, r *http.Request, status int, 
 
 // renderFormHPA is renderForm with the HPA import's pasted manifest and what it could not represent.
 func (s *Server) renderFormHPA(w http.ResponseWriter, r *http.Request, status int, f *form.Form, errs form.Errors, notice, manifest string, hpaProblems []string) error {
+	return s.renderFormWith(w, r, status, f, errs, notice, func(v *templates.FormPage) {
+		v.HPAManifest, v.HPAProblems = manifest, hpaProblems
+	})
+}
+
+// renderFormWith renders the scenario form; set fills the view's helper inputs.
+func (s *Server) renderFormWith(w http.ResponseWriter, r *http.Request, status int, f *form.Form, errs form.Errors, notice string, set func(*templates.FormPage)) error {
 	options, err := s.traceOptions(r.Context(), f.Get(form.TraceSourceField))
 	if err != nil {
 		return err
@@ -221,11 +230,11 @@ func (s *Server) renderFormHPA(w http.ResponseWriter, r *http.Request, status in
 	}
 	view := f.View(s.pageInfo(title, "new"), errs, options)
 	view.Notice = notice
-	view.HPAManifest, view.HPAProblems = manifest, hpaProblems
+	set(&view)
 	// The last import's notes stay through the form's other actions until dismissed.
 	// An import that succeeded passes its problems (maybe none) and sets hpa_note.
 	switch {
-	case hpaProblems != nil:
+	case view.HPAProblems != nil:
 		view.HPANote = r.PostForm.Get("hpa_note")
 	case r.PostForm.Get("action") != "dismiss_hpa_notes":
 		view.HPANote, view.HPAProblems = r.PostForm.Get("hpa_note"), r.PostForm["hpa_problem"]

@@ -40,4 +40,5 @@ func (s *Server) whatIfAPIRoutes(r chi.Router, createLimit func(http.Handler) ht
 	r.With(s.requireID("plan", true)).Get("/plans/{id}", s.api(s.apiGetPlan))
 	r.With(s.requireID("plan", true), s.mayCancel(store.OwnedPlan)).Post("/plans/{id}/cancel", s.api(s.apiCancelPlan))
 	r.Post("/hpa/import", s.api(s.apiImportHPA))
+	r.Post("/load/prometheus", s.api(s.apiLoadPrometheus))
 }

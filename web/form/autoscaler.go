@@ -270,6 +270,12 @@ func (f *Form) FillDay() {
 	stages := DayStages(num(DayTroughField, 1), num(DayPeakField, 10), math.Max(num(DayStageMSField, DayStageMS), 1), n)
 	// The count ends the load when it is used up: set it so arrivals last the whole day.
 	f.values[SessionsCountPath] = strconv.Itoa(SessionsForStages(stages))
+	f.SetRateStages(stages)
+}
+
+// SetRateStages replaces the rate stages and makes the workload sessions (the count is the
+// caller's: FillDay sets it for a day, Load from Prometheus raises it to cover the stages).
+func (f *Form) SetRateStages(stages []sim.RateStage) {
 	b, _ := json.Marshal(stages)
 	var v any
 	_ = json.Unmarshal(b, &v)

@@ -154,7 +154,7 @@ func answerData(data []byte) (promData, error) {
 		return promData{}, fmt.Errorf("not the JSON of a Prometheus query_range answer (%v): save the answer of GET /api/v1/query_range?query=…&start=…&end=…&step=… as it is", err)
 	}
 	if a.Status == "error" {
-		return promData{}, fmt.Errorf("Prometheus answered with an error (%s): %s; fix the query and save the answer again", a.ErrorType, a.Error)
+		return promData{}, fmt.Errorf("the query failed: Prometheus answered with an error (%s): %s; fix the query and save the answer again", a.ErrorType, a.Error)
 	}
 	raw := a.Data
 	if len(raw) == 0 {

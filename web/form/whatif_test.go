@@ -10,6 +10,7 @@ import (
 
 	"github.com/scalein-planner/scalein/sim"
 	"github.com/scalein-planner/scalein/sim/whatif"
+	"github.com/scalein-planner/scalein/templates"
 )
 
 // A range expands to numbers, stop included when the steps land on it; one that would never
@@ -89,4 +90,23 @@ func TestPlanFormPlacesProblemsByField(t *testing.T) {
 		{Path: "search.max_runs", Message: "must be at most 64"}, {Path: "scenario", Message: "required"}})
 	assert.Equal(t, map[string]string{"goal": "needs a scenario with an autoscaler", "max_runs": "must be at most 64",
 		"scenario": "required"}, errs.Beside())
+}
+
+// The plan form carries the imported object in its hidden field to the request and back into
+// the page; a refused origin is listed, not placed beside the scenario box.
+func TestPlanFormCarriesTheOriginField(t *testing.T) {
+	f := PlanFromValues(url.Values{"scenario": {`{}`}, "goal": {"tune"}, "origin": {` {"kind": "ScaledObject"} `}})
+	req, errs := f.Request()
+	require.Zero(t, errs.Count())
+	assert.JSONEq(t, `{"kind": "ScaledObject"}`, string(req.Origin))
+	var p templates.WhatIfNewPage
+	f.Fill(&p, errs)
+	assert.Equal(t, ` {"kind": "ScaledObject"} `, p.Origin)
+
+	req, _ = PlanFromValues(url.Values{"scenario": {`{}`}, "goal": {"tune"}}).Request()
+	assert.Nil(t, req.Origin, "no origin without an import")
+
+	errs = f.Refused("the plan is invalid", []sim.FieldError{{Path: "origin", Message: "import the manifest again"}})
+	assert.Equal(t, []string{"origin: import the manifest again"}, errs.List)
+	assert.Nil(t, errs.Beside())
 }

@@ -44,7 +44,8 @@ func (s *Store) PutCalibration(ctx context.Context, c CalibrationInfo, content [
 	if err != nil {
 		return false, fmt.Errorf("store: put calibration %s: compress: %w", c.SHA256, err)
 	}
-	err = s.write(ctx, func(tx *sql.Tx) error {
+	locks := quotaLocks(ctx, func(q Quota) bool { return q.UploadBytes > 0 })
+	err = s.writeLocked(ctx, locks, func(tx *sql.Tx) error {
 		// An input the owner stored already (fitted with other options) costs nothing more.
 		var mine int
 		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM calibrations WHERE sha256 = ? AND owner = ?`,

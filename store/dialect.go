@@ -187,3 +187,10 @@ func retryable(err error) bool {
 	}
 	return false
 }
+
+// isConflict reports whether err is PostgreSQL's serialization failure (40001) or deadlock
+// (40P01): the transaction lost to a concurrent one and may succeed when run again.
+func isConflict(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && (pgErr.Code == "40001" || pgErr.Code == "40P01")
+}

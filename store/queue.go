@@ -55,8 +55,15 @@ func (s *Store) SubmitRuns(ctx context.Context, runs []NewRun, capacity int, now
 	if now.IsZero() {
 		return nil, fmt.Errorf("store: submit runs: zero creation time: %w", ErrInvalid)
 	}
+	// The queue's bound counts every owner's runs, so submissions take the queue's lock and are
+	// one at a time, as on SQLite; without a bound, only the owner's quota needs a lock.
+	locks := quotaLocks(ctx, func(q Quota) bool { return q.QueuedRuns > 0 })
+	if capacity > 0 {
+		locks = []writeLock{queueLock}
+	}
+	lockRows := s.dialect == DialectPostgres
 	var out []Submitted
-	err := s.write(ctx, func(tx *sql.Tx) error {
+	err := s.writeLocked(ctx, locks, func(tx *sql.Tx) error {
 		out = make([]Submitted, 0, len(runs)) // reset: the transaction may run again
 		ids := make([]string, len(runs))
 		for i, r := range runs {
@@ -67,7 +74,7 @@ func (s *Store) SubmitRuns(ctx context.Context, runs []NewRun, capacity int, now
 		}
 		added := 0
 		for _, r := range runs {
-			run, created, err := submitOne(ctx, tx, r, now)
+			run, created, err := submitOne(ctx, tx, r, now, lockRows)
 			if err != nil {
 				return err
 			}
@@ -94,12 +101,20 @@ func (s *Store) SubmitRuns(ctx context.Context, runs []NewRun, capacity int, now
 	return out, nil
 }
 
-func submitOne(ctx context.Context, tx *sql.Tx, r NewRun, now time.Time) (run Run, created bool, err error) {
+// submitOne stores or reuses one run. lockRow (PostgreSQL, where SubmitRuns runs at READ
+// COMMITTED) locks the run's row before reading it, so a worker or a cancel cannot change it
+// between the read and what is decided from it.
+func submitOne(ctx context.Context, tx *sql.Tx, r NewRun, now time.Time, lockRow bool) (run Run, created bool, err error) {
 	defer func() {
 		if err == nil && r.SimKey != "" {
 			_, err = tx.ExecContext(ctx, `UPDATE runs SET sim_key = ? WHERE id = ? AND sim_key = ''`, r.SimKey, r.ID)
 		}
 	}()
+	if lockRow {
+		if _, err := tx.ExecContext(ctx, `SELECT 1 FROM runs WHERE id = ? FOR UPDATE`, r.ID); err != nil {
+			return Run{}, false, err
+		}
+	}
 	existing, err := findRun(ctx, tx, r.ID, true)
 	switch {
 	case errors.Is(err, ErrNotFound):

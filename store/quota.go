@@ -10,9 +10,9 @@ import (
 // Per-user quotas are checked inside the write transaction that adds to what the user holds
 // (finding M2 of the 2026-12b probe: a check before the transaction let ten parallel requests
 // through a quota of three). The write transaction is BEGIN IMMEDIATE on SQLite, so one writer
-// at a time counts and inserts; on PostgreSQL it is SERIALIZABLE, so of two transactions that
-// both counted before either inserted, one fails to commit and runs again (write), counting the
-// other's rows. The caller puts the quota in the context (WithQuota) beside the owner
+// at a time counts and inserts; on PostgreSQL it first takes an advisory lock on the owner's
+// quotas (or, for runs, on the run queue, whose bound counts everyone's), so one transaction
+// at a time counts and inserts there too (write_lock.go). The caller puts the quota in the context (WithQuota) beside the owner
 // (WithOwner); without either, nothing is checked.
 
 // ErrQuota: the write would take the owner past a quota; the error is a *QuotaError.

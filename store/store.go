@@ -8,7 +8,8 @@
 // separate read-only pool so polling pages never wait behind a write in WAL mode. On
 // PostgreSQL, one pool serves both; write transactions are SERIALIZABLE and are run again when
 // the server reports a serialization failure, so the same check-then-write code is correct with
-// many writers.
+// many writers, except those that bound a count many users add to at once (the run queue, the
+// quotas), which take an advisory lock on the count and run at READ COMMITTED (write_lock.go).
 //
 // Queries are written once with '?' placeholders and portable SQL; on PostgreSQL a thin driver
 // wrapper rewrites the placeholders (dialect.go).
@@ -203,20 +204,38 @@ func (s *Store) migrate(ctx context.Context) error {
 }
 
 // writeAttempts bounds how often a PostgreSQL write transaction is run again after a
-// serialization failure.
-// SERIALIZABLE conflicts are frequent on small tables (a sequential scan locks the whole table
-// for the conflict check), and a retry after a short random pause almost always goes through.
+// serialization failure or a deadlock. SERIALIZABLE conflicts are frequent on small tables (a
+// sequential scan locks the whole table for the conflict check), and a retry after a short
+// random pause almost always goes through; the writes that many users make at once (the quota
+// checks) take advisory locks instead (write_lock.go) and rarely need a retry.
 const writeAttempts = 50
 
 // write runs fn in one write transaction and commits it if fn succeeds: BEGIN IMMEDIATE on
 // SQLite; SERIALIZABLE on PostgreSQL, where fn runs again (up to writeAttempts times) when the
 // transaction conflicts with a concurrent one, so fn must only assign, never accumulate, the
-// results it returns through its closure.
+// results it returns through its closure. A transaction that still conflicts after
+// writeAttempts returns an error wrapping ErrBusy.
 func (s *Store) write(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	return s.writeLocked(ctx, nil, fn)
+}
+
+// writeLocked is write, except that on PostgreSQL with locks it runs at READ COMMITTED after
+// taking locks (write_lock.go): the locks, not the isolation level, keep its checks true.
+func (s *Store) writeLocked(ctx context.Context, locks []writeLock, fn func(tx *sql.Tx) error) error {
 	if s.dialect != DialectPostgres {
 		return s.writeOnce(ctx, nil, fn)
 	}
 	opts := &sql.TxOptions{Isolation: sql.LevelSerializable}
+	if len(locks) > 0 {
+		opts.Isolation = sql.LevelReadCommitted
+		inner := fn
+		fn = func(tx *sql.Tx) error {
+			if err := takeWriteLocks(ctx, tx, locks); err != nil {
+				return err
+			}
+			return inner(tx)
+		}
+	}
 	var err error
 	for attempt := range writeAttempts {
 		if err = s.writeOnce(ctx, opts, fn); err == nil || !retryable(err) {
@@ -230,6 +249,9 @@ func (s *Store) write(ctx context.Context, fn func(tx *sql.Tx) error) error {
 			return errors.Join(err, ctx.Err())
 		case <-time.After(pause):
 		}
+	}
+	if isConflict(err) {
+		return fmt.Errorf("%w: %d attempts conflicted with concurrent writes: %w", ErrBusy, writeAttempts, err)
 	}
 	return err
 }

@@ -39,7 +39,8 @@ func (s *Store) PutTrace(ctx context.Context, sha256Hex, name string, content []
 	if err != nil {
 		return false, fmt.Errorf("store: put trace %s: compress: %w", sha256Hex, err)
 	}
-	err = s.write(ctx, func(tx *sql.Tx) error {
+	locks := quotaLocks(ctx, func(q Quota) bool { return q.UploadBytes > 0 })
+	err = s.writeLocked(ctx, locks, func(tx *sql.Tx) error {
 		var stored int
 		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM traces WHERE sha256 = ?`, sha256Hex).Scan(&stored); err != nil {
 			return err

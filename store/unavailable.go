@@ -14,12 +14,16 @@ import (
 
 // IsUnavailable reports whether err means the database could not be reached or could not serve
 // the request for now (a PostgreSQL server stopped, restarting or out of connections, a broken
-// connection, a SQLite file locked past the busy timeout), as opposed to a bug or a bad
+// connection, a SQLite file locked past the busy timeout, a PostgreSQL write that conflicted
+// with concurrent ones past its retries: ErrBusy), as opposed to a bug or a bad
 // request: the same request may succeed once the database is back. The web layer answers it
 // with 503 and Retry-After, and a run's attempt lost to it is not counted against the run.
 func IsUnavailable(err error) bool {
 	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return false // a request that ended, not a database that did (context errors are net.Errors)
+	}
+	if IsBusy(err) {
+		return true // writes that lost to concurrent ones, as SQLite's busy below
 	}
 	var connectErr *pgconn.ConnectError
 	var pgErr *pgconn.PgError
@@ -41,4 +45,11 @@ func IsUnavailable(err error) bool {
 	// pgx reports a connection closed under a query by message only.
 	msg := err.Error()
 	return strings.Contains(msg, "conn closed") || strings.Contains(msg, "failed to connect to")
+}
+
+// IsBusy reports whether err is a PostgreSQL write that lost to concurrent writes (ErrBusy, or
+// a serialization failure or deadlock from a transaction that is not retried, such as the job
+// queue's): the database is up, and the same request may succeed a moment later.
+func IsBusy(err error) bool {
+	return errors.Is(err, ErrBusy) || isConflict(err)
 }

@@ -36,7 +36,8 @@ func (s *Store) CreateSweep(ctx context.Context, sw Sweep, points []SweepPoint, 
 	if sw.ID == "" || len(sw.ScenarioJSON) == 0 || len(sw.AxesJSON) == 0 || now.IsZero() {
 		return false, fmt.Errorf("store: create sweep %q: id, scenario, axes and time are required: %w", sw.ID, ErrInvalid)
 	}
-	err = s.write(ctx, func(tx *sql.Tx) error {
+	locks := quotaLocks(ctx, func(q Quota) bool { return q.SweepPoints > 0 && q.PointsOf != nil })
+	err = s.writeLocked(ctx, locks, func(tx *sql.Tx) error {
 		var exists int
 		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM sweeps WHERE id = ?`, sw.ID).Scan(&exists); err != nil {
 			return err

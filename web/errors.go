@@ -86,6 +86,8 @@ func classify(err error) *Error {
 			Message: "every worker is busy and the queue is full; try again in a minute, or cancel a run you no longer need"}
 	case errors.Is(err, store.ErrNotFound):
 		return notFound("no such run or trace; check the link (run ids are 16 characters)")
+	case store.IsBusy(err): // before IsUnavailable, which includes it
+		return dbBusy(err)
 	case store.IsUnavailable(err):
 		return dbUnavailable(err)
 	case errors.Is(err, context.Canceled):

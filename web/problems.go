@@ -20,6 +20,19 @@ func dbUnavailable(err error) *Error {
 		RetryAfter: dbRetryAfterSeconds, Err: err}
 }
 
+// dbBusyRetryAfterSeconds is the Retry-After of a 503 answered when a write lost to
+// concurrent ones on every attempt: the writes it lost to end within a second.
+const dbBusyRetryAfterSeconds = 1
+
+// dbBusy is the answer to a write that conflicted with concurrent writes past its retries
+// (store.ErrBusy): the database is up and nothing was written, so the same request may be sent
+// again; a 503, never a 500.
+func dbBusy(err error) *Error {
+	return &Error{Status: http.StatusServiceUnavailable, Title: "Database busy",
+		Message:    "database busy: many writes arrived at once and this one was not made; nothing was written, send it again in a second",
+		RetryAfter: dbBusyRetryAfterSeconds, Err: err}
+}
+
 // setRetryAfter writes the Retry-After header of a problem that has one.
 func setRetryAfter(w http.ResponseWriter, p *Error) {
 	if p.RetryAfter > 0 {

@@ -57,6 +57,18 @@ func testParallelQuotas(t *testing.T, open func(t *testing.T) *store.Store) {
 		require.NoError(t, err)
 		assert.Equal(t, 3, u.UnfinishedRuns)
 	})
+	t.Run("Pairs", func(t *testing.T) {
+		// The soak test of issue 29: pairs sent at once on PostgreSQL ran out of SERIALIZABLE
+		// retries (500). Each pair is two runs: a quota of 6 admits exactly 3 of 24.
+		s := newAccessServer(t, runs.Config{Store: open(t)}, withUsers(Access{Quotas: Quotas{QueuedRuns: 6}}), 0)
+		codes := parallelCodes(t, s, "erin", 24, func(i int) *http.Request {
+			return jsonReq(http.MethodPost, "/api/v1/pairs", `{"kind": "hints", "scenario": `+testScenario(fmt.Sprintf("pair %d", i))+`}`)
+		})
+		assert.Equal(t, map[int]int{http.StatusAccepted: 3, http.StatusTooManyRequests: 21}, codes)
+		u, err := s.store.UsageOf(context.Background(), "erin")
+		require.NoError(t, err)
+		assert.Equal(t, 6, u.UnfinishedRuns)
+	})
 	t.Run("SweepPoints", func(t *testing.T) {
 		s := newAccessServer(t, runs.Config{Store: open(t)}, withUsers(Access{Quotas: Quotas{SweepPoints: 10}}), 0)
 		scenario := fourWorkers(t, `[{"at_ms": 100, "count": 1}]`)

@@ -2,6 +2,7 @@ package runs
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"time"
 
@@ -22,7 +23,33 @@ const (
 	// a simulation's outcome is worth keeping through a restart or failover.
 	recordRetryFor   = 2 * time.Minute
 	recordRetryEvery = time.Second
+	// outagePauseFirst and outagePauseMax bound the pauses of a plan's driver waiting for the
+	// database: the pause doubles from the first to the longest.
+	outagePauseFirst = 500 * time.Millisecond
+	outagePauseMax   = 15 * time.Second
 )
+
+// throughOutage calls fn again, after a pause that doubles each time, for as long as it fails
+// because the database is unavailable (store.IsUnavailable), until ctx ends; it returns fn's
+// last error (nil once it succeeds), or the error ctx ended with. A plan's driver goes through
+// an outage this way rather than failing the plan (the soak test of issue 29: a 10 s outage
+// failed six plans): what it does again is idempotent.
+func (s *Service) throughOutage(ctx context.Context, what string, fn func() error) error {
+	pause := outagePauseFirst
+	for {
+		err := fn()
+		if !store.IsUnavailable(err) {
+			return err
+		}
+		s.log.Warn(what+" waits for the database", "err", err, "retry_in", pause)
+		select {
+		case <-ctx.Done():
+			return errors.Join(err, context.Cause(ctx))
+		case <-time.After(pause):
+		}
+		pause = min(2*pause, outagePauseMax)
+	}
+}
 
 // recordThroughOutage is record, tried again while the store reports the database unavailable,
 // for up to recordRetryFor (or until the process shuts down).

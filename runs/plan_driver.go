@@ -117,6 +117,9 @@ func (p *queuedRunner) submitInPieces(ctx context.Context, scenarios []*sim.Scen
 func (s *Service) awaitRun(ctx context.Context, id string) (run store.Run, err error) {
 	ended := pollStore(ctx, runPollInterval, func() bool {
 		run, err = s.store.GetRunStatus(ctx, id)
+		if store.IsUnavailable(err) {
+			return false // the run goes on through the outage; so does the wait
+		}
 		if err != nil {
 			return true
 		}
@@ -128,7 +131,7 @@ func (s *Service) awaitRun(ctx context.Context, id string) (run store.Run, err e
 			// Finished before summaries were stored: the report has what outcomeOf reads.
 			run.ReportJSON, err = s.store.GetReportJSON(ctx, id)
 		}
-		return true
+		return !store.IsUnavailable(err)
 	})
 	if !ended {
 		return store.Run{}, context.Cause(ctx)
@@ -180,10 +183,16 @@ func (s *Service) startPlan(id string) {
 // server shutting down stays running in the store, and the next start resumes it (its finished
 // runs are reused).
 func (s *Service) executePlan(ctx context.Context, id string) {
+	// Every step goes through a database outage (throughOutage) rather than failing the plan:
+	// reading and recording the plan's state are idempotent, and so is the planner run again
+	// from the start, which finds the runs it submitted before (same scenarios, same ids) and
+	// records each point once.
 	end := func(status, msg string, result []byte) (cancelled bool) {
-		sctx, cancel := storeCtx()
-		defer cancel()
-		err := s.store.SetPlanStatus(sctx, id, status, msg, result, s.now())
+		err := s.throughOutage(s.runsCtx, "recording plan "+id+" as "+status, func() error {
+			sctx, cancel := storeCtx()
+			defer cancel()
+			return s.store.SetPlanStatus(sctx, id, status, msg, result, s.now())
+		})
 		switch {
 		case errors.Is(err, store.ErrConflict):
 			s.log.Info("a plan cancelled meanwhile stays cancelled", "plan", id, "status", status)
@@ -193,7 +202,11 @@ func (s *Service) executePlan(ctx context.Context, id string) {
 		}
 		return false
 	}
-	plan, _, err := s.store.GetPlan(ctx, id)
+	var plan store.Plan
+	err := s.throughOutage(ctx, "plan "+id, func() (err error) {
+		plan, _, err = s.store.GetPlan(ctx, id)
+		return err
+	})
 	if err != nil {
 		s.log.Error("plan not started", "plan", id, "err", err)
 		return
@@ -211,12 +224,19 @@ func (s *Service) executePlan(ctx context.Context, id string) {
 		end(store.StatusFailed, "the stored request could not be read: "+err.Error(), nil)
 		return
 	}
-	ctx, err = s.withPlanOwner(ctx, id)
+	err = s.throughOutage(ctx, "plan "+id, func() (err error) {
+		ctx, err = s.withPlanOwner(ctx, id)
+		return err
+	})
 	if err != nil {
 		s.log.Error("plan not started", "plan", id, "err", err)
 		return
 	}
-	res, err := whatif.Plan(ctx, &queuedRunner{s: s, planID: id, since: plan.CreatedAt}, base, req.Request)
+	var res *whatif.Result
+	err = s.throughOutage(ctx, "plan "+id, func() (err error) {
+		res, err = whatif.Plan(ctx, &queuedRunner{s: s, planID: id, since: plan.CreatedAt}, base, req.Request)
+		return err
+	})
 	switch cause := context.Cause(ctx); {
 	case errors.Is(cause, errShuttingDown), errors.Is(cause, errDriveLost):
 		return // resumed at the next start, or by the process that takes the lock

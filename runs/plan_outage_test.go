@@ -88,4 +88,3 @@ func waitPlanFor(t *testing.T, s *Service, id, want string, limit time.Duration)
 		time.Sleep(50 * time.Millisecond)
 	}
 }
-

@@ -190,4 +190,8 @@ func TestOAuth2ProxyExample(t *testing.T) {
 		assert.Equal(t, arg(main.Args, flag), arg(serve.Args, flag), "%s as in ../kubernetes/server.yaml", flag)
 	}
 	assert.Equal(t, main.Image, serve.Image)
+	// Workers drive plans too, and a plan's runs count against its owner's quota: the workers
+	// that run beside this server must hold plans to the quota the server holds users to.
+	worker := load(t)["Deployment/scalein-worker"].Spec.Template.Spec.Containers[0]
+	assert.Equal(t, arg(serve.Args, "-quota-queued-runs"), arg(worker.Args, "-quota-queued-runs"), "-quota-queued-runs as in this server")
 }

@@ -2,6 +2,7 @@ package runs
 
 import (
 	"context"
+	"database/sql"
 	"testing"
 	"time"
 
@@ -12,6 +13,9 @@ import (
 	"github.com/scalein-planner/scalein/sim"
 	"github.com/scalein-planner/scalein/sim/whatif"
 	"github.com/scalein-planner/scalein/store"
+
+	// Registers the "pgx" database/sql driver the test cuts connections through.
+	_ "github.com/jackc/pgx/v5/stdlib"
 )
 
 // A plan goes through a PostgreSQL outage the way its runs do (the soak test of issue 29: a
@@ -30,7 +34,7 @@ func TestPlanSurvivesAPostgresOutage(t *testing.T) {
 	require.NoError(t, err)
 	want := waitPlanFor(t, quiet, p.ID, store.StatusDone, time.Minute)
 
-	// The same plan on PostgreSQL, stopped for 4 s once the plan has submitted its first runs
+	// The same plan on PostgreSQL, stopped for 4 s (and its connections cut for 2 s after) once the plan has submitted its first runs
 	// (they are held until then, so the outage falls in the middle of the plan).
 	cluster := pgtest.Require(t)
 	st, err := store.Open(ctx, cluster.NewDatabase(t))
@@ -60,10 +64,22 @@ func TestPlanSurvivesAPostgresOutage(t *testing.T) {
 			_ = cluster.Resume()
 		}
 	})
-	close(held) // the runs held so far end during the outage: their ends are recorded after it
 	time.Sleep(4 * time.Second)
 	require.NoError(t, cluster.Resume())
 	resumed = true
+	// A server coming back finds the connections of before cut (the soak's failed plans were
+	// recorded as failed right after the outage): for 2 s every connection to it is cut
+	// every 100 ms, while the database itself answers.
+	admin, err := sql.Open("pgx", cluster.DSN("postgres"))
+	require.NoError(t, err)
+	defer admin.Close()
+	for range 20 {
+		_, err := admin.ExecContext(ctx, `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+			WHERE pid <> pg_backend_pid() AND backend_type = 'client backend'`)
+		require.NoError(t, err)
+		time.Sleep(100 * time.Millisecond)
+	}
+	close(held)
 
 	got := waitPlanFor(t, s, p.ID, store.StatusDone, 2*time.Minute)
 	assert.JSONEq(t, string(want.ResultJSON), string(got.ResultJSON), "the plan's result equals the quiet run's")

@@ -75,7 +75,8 @@ func (m *minRateReader) Close() error { return m.r.Close() }
 
 // paceUpload is the gate of an upload route: it puts the body under the minimum rate and a read
 // deadline of the grace plus the time its declared length (or the largest upload) takes at the
-// minimum rate. It comes after limitBody, so that the form parser still sees the limit.
+// minimum rate. It wraps the body limitBody has bounded (routes.go puts it after), so the
+// limit holds under it.
 func (s *Server) paceUpload(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		g := s.exports()

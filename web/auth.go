@@ -26,7 +26,8 @@ import (
 // Identities follow Grafana's auth.proxy model: the server does not sign anybody in; a proxy in
 // front of it (oauth2-proxy, an ingress with OIDC) does, and names the user in a header. The
 // header is believed only on connections from TrustedProxies; every other connection is refused
-// (except /healthz and /static/), so nobody can name himself by talking to the port directly.
+// (but for the probes and the static files, which are not behind identify: routes.go), so
+// nobody can name himself by talking to the port directly.
 type Access struct {
 	// AllowedHosts are the Host names the server answers to (hosts.go); nil accepts any.
 	AllowedHosts []string
@@ -97,17 +98,14 @@ func (s *Server) identities() bool { return s.cfg.Access.UserHeader != "" }
 
 // identify reads the user the trusted proxy names and puts it in the context, for the store
 // (the owner of what the request creates), for the checks below and for cacheHeaders, which
-// makes a signed-in user's answers private (dynamicCacheControl).
+// makes a signed-in user's answers private (dynamicCacheControl). The probes (sent by the node,
+// not through the proxy) and the static files (public) are not behind it (routes.go).
 func (s *Server) identify(next http.Handler) http.Handler {
 	a := s.cfg.Access
 	if a.UserHeader == "" {
 		return next
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if isProbe(r.URL.Path) || strings.HasPrefix(r.URL.Path, "/static/") {
-			next.ServeHTTP(w, r) // probes come from the node, not the proxy; assets are public
-			return
-		}
 		w.Header().Set("Cache-Control", "private") // the refusals below; cacheHeaders sets the rest
 		from, err := netip.ParseAddrPort(r.RemoteAddr)
 		if err != nil || !slices.ContainsFunc(a.TrustedProxies, func(p netip.Prefix) bool { return p.Contains(from.Addr().Unmap()) }) {
@@ -171,26 +169,25 @@ func checkUserName(user string) string {
 	return ""
 }
 
-// formEdits are the POST routes that only re-render a form (a preset picked, a row added, an HPA
-// manifest imported) or transform their input: a viewer may use them, as nothing is stored.
-var formEdits = map[string]bool{"/": true, "/sweeps/new": true, "/plans/new": true,
-	"/plans/import-hpa": true, "/api/v1/hpa/import": true}
-
-// guardWrites refuses every request that would create, cancel or upload on a read-only server,
-// except to admins.
-func (s *Server) guardWrites(next http.Handler) http.Handler {
-	if !s.cfg.Access.ReadOnly {
-		return next
-	}
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		safe := r.Method == http.MethodGet || r.Method == http.MethodHead || r.Method == http.MethodOptions
-		if safe || formEdits[r.URL.Path] || (s.identities() && identityOf(r.Context()).admin) {
-			next.ServeHTTP(w, r)
-			return
+// readOnly is the read-only gate of a route that takes a body. On a read-only server a route
+// that stores (creates, cancels, uploads, deletes) refuses everyone but the admins; a route
+// that only re-renders a form or transforms its input (a preset picked, a row added, an HPA
+// manifest imported) stores nothing, and states so with stores false: viewers may use it.
+func (s *Server) readOnly(stores bool) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		if !s.cfg.Access.ReadOnly || !stores {
+			return next
 		}
-		s.writeError(w, r, &Error{Status: http.StatusForbidden, Title: "Read-only",
-			Message: "this server is read-only (-read-only): you can open every run, sweep and plan and compare runs, but not create, cancel or upload; ask an admin, or use a server that is not read-only"})
-	})
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			safe := r.Method == http.MethodGet || r.Method == http.MethodHead || r.Method == http.MethodOptions
+			if safe || (s.identities() && identityOf(r.Context()).admin) {
+				next.ServeHTTP(w, r)
+				return
+			}
+			s.writeError(w, r, &Error{Status: http.StatusForbidden, Title: "Read-only",
+				Message: "this server is read-only (-read-only): you can open every run, sweep and plan and compare runs, but not create, cancel or upload; ask an admin, or use a server that is not read-only"})
+		})
+	}
 }
 
 // requireAdmin keeps a route (the job queue page) to admins once there are identities.

@@ -19,7 +19,7 @@ func BenchmarkAccessChecks(b *testing.B) {
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			s := &Server{cfg: Config{Access: c.access}}
-			h := s.guardHosts(s.identify(s.guardWrites(noop)))
+			h := s.guardHosts(s.identify(s.readOnly(true)(noop)))
 			req := httptest.NewRequest(http.MethodGet, "/runs/aaaaaaaaaaaaaaaa", nil)
 			req.Host = "planner.example.com"
 			req.Header.Set("X-Forwarded-User", "alice")

@@ -3,7 +3,6 @@ package web
 import (
 	"fmt"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/go-chi/chi/v5/middleware"
@@ -28,11 +27,7 @@ func (s *Server) createLimit() func(http.Handler) http.Handler {
 	requests := httprate.NewRateLimiter(creationRequestsPerRun*perMinute, time.Minute)
 	refuse := func(w http.ResponseWriter, r *http.Request, msg string) {
 		err := &Error{Status: http.StatusTooManyRequests, Title: "Too many requests", Message: msg, RetryAfter: 60}
-		if strings.HasPrefix(r.URL.Path, "/api/") {
-			s.writeAPIError(w, r, err)
-			return
-		}
-		s.renderError(w, r, err)
+		s.writeError(w, r, err)
 	}
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -98,25 +98,59 @@ func classify(err error) *Error {
 	}
 }
 
-// htmlHandler is a page handler that returns an error instead of writing it.
+// htmlHandler is a handler that returns an error instead of writing it.
 type htmlHandler func(w http.ResponseWriter, r *http.Request) error
 
-// page adapts an htmlHandler: an error becomes the designed error page with its status.
+// page adapts a handler that returns an error: the error goes to writeError, which writes it
+// as the route's group says (the designed error page, or JSON in the API groups).
 func (s *Server) page(h htmlHandler) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		if err := h(w, r); err != nil {
-			s.renderError(w, r, err)
+			s.writeError(w, r, err)
 		}
 	}
 }
 
-// api adapts a JSON handler: an error becomes {"error": …, "fields": […]} with its status.
-func (s *Server) api(h htmlHandler) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		if err := h(w, r); err != nil {
-			s.writeAPIError(w, r, err)
+// api is page for the JSON handlers: that their errors are JSON ({"error": …, "fields": […]})
+// is the API group's doing (answerAsAPI), not the adapter's.
+func (s *Server) api(h htmlHandler) http.HandlerFunc { return s.page(h) }
+
+// answerForm is how a request's errors are written. withAnswerForm gives every request one
+// before routing, so that the recoverer, which runs before the route's group is known, reads
+// what the group decided; answerAsAPI, the API group's first middleware, marks it.
+type answerForm struct{ api bool }
+
+type answerFormKey struct{}
+
+// withAnswerForm gives the request an unmarked answerForm: errors are pages until a group says
+// otherwise.
+func withAnswerForm(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), answerFormKey{}, &answerForm{})))
+	})
+}
+
+// answerAsAPI marks the request as the API's: its errors, refusals of the gates that follow
+// included, are written as JSON.
+func answerAsAPI(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if f, ok := r.Context().Value(answerFormKey{}).(*answerForm); ok {
+			f.api = true
+		} else {
+			r = r.WithContext(context.WithValue(r.Context(), answerFormKey{}, &answerForm{api: true}))
 		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// writeError is the one place that decides how an error is written: as API JSON when the
+// route's group marked the request (answerAsAPI), as the designed error page otherwise.
+func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
+	if f, ok := r.Context().Value(answerFormKey{}).(*answerForm); ok && f.api {
+		s.writeAPIError(w, r, err)
+		return
 	}
+	s.renderError(w, r, err)
 }
 
 func (s *Server) logProblem(r *http.Request, p *Error) {

@@ -55,7 +55,8 @@ func matchesHost(patterns []string, host string) bool {
 }
 
 // guardHosts answers 403 to a request whose Host is a name not allowed. Without an allow-list
-// (a nil Config.Access.AllowedHosts) every Host is accepted; serve always sets one.
+// (a nil Config.Access.AllowedHosts) every Host is accepted; serve always sets one. The probes
+// are not behind it (routes.go): the kubelet names no allowed host.
 func (s *Server) guardHosts(next http.Handler) http.Handler {
 	allowed := s.cfg.Access.AllowedHosts
 	if allowed == nil {
@@ -63,7 +64,7 @@ func (s *Server) guardHosts(next http.Handler) http.Handler {
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		host := hostName(r.Host)
-		if _, err := netip.ParseAddr(host); err == nil || matchesHost(allowed, host) || isProbe(r.URL.Path) {
+		if _, err := netip.ParseAddr(host); err == nil || matchesHost(allowed, host) {
 			next.ServeHTTP(w, r)
 			return
 		}
@@ -80,13 +81,4 @@ func quoteClipped(v string) string {
 		v = v[:limit] + "…"
 	}
 	return strconv.Quote(v)
-}
-
-// writeError writes err as JSON under /api/ and as the error page elsewhere.
-func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err *Error) {
-	if strings.HasPrefix(r.URL.Path, "/api/") {
-		s.writeAPIError(w, r, err)
-		return
-	}
-	s.renderError(w, r, err)
 }

@@ -61,35 +61,33 @@ func routeMatches(pattern, path string) bool {
 	return len(ps) == len(xs)
 }
 
-// methodNotAllowed answers 405 with the Allow header RFC 9110 requires, as JSON under /api/ and
-// as the error page elsewhere.
+// methodNotAllowed answers 405 with the Allow header RFC 9110 requires (as JSON in the API
+// group, writeError).
 func (s *Server) methodNotAllowed(root chi.Router) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		allowed := allowedMethods(root, r.URL.Path)
 		w.Header().Set("Allow", strings.Join(allowed, ", "))
 		err := &Error{Status: http.StatusMethodNotAllowed, Title: "Method not allowed",
 			Message: r.Method + " is not allowed on " + r.URL.Path + "; use " + strings.Join(allowed, " or ")}
-		if strings.HasPrefix(r.URL.Path, "/api/") {
-			s.writeAPIError(w, r, err)
-			return
-		}
-		s.renderError(w, r, err)
+		s.writeError(w, r, err)
 	}
 }
 
-// requireJSONBody answers 415 to a request under /api/ whose body is declared as anything but
-// JSON (a form post or text/plain): the API reads JSON only, and a browser form cannot send
-// application/json across sites. A request without a Content-Type is read as JSON.
-func (s *Server) requireJSONBody(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if ct := r.Header.Get("Content-Type"); ct != "" && r.Method != http.MethodGet && r.Method != http.MethodHead {
-			mt, _, err := mime.ParseMediaType(ct)
-			if err != nil || (mt != "application/json" && !strings.HasSuffix(mt, "+json") && !(r.URL.Path == "/api/v1/calibrations" && fpmMediaTypes[mt])) {
-				s.writeAPIError(w, r, &Error{Status: http.StatusUnsupportedMediaType, Title: "Unsupported media type",
-					Message: "the API reads JSON only: send the body with Content-Type: application/json (got " + ct + ")"})
-				return
+// requireJSONBody answers 415 to a request of the API whose body is declared as anything but
+// JSON or one of also (a form post or text/plain): the API reads JSON, and a browser form cannot
+// send application/json across sites. A request without a Content-Type is read as JSON.
+func (s *Server) requireJSONBody(also map[string]bool) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if ct := r.Header.Get("Content-Type"); ct != "" && r.Method != http.MethodGet && r.Method != http.MethodHead {
+				mt, _, err := mime.ParseMediaType(ct)
+				if err != nil || (mt != "application/json" && !strings.HasSuffix(mt, "+json") && !also[mt]) {
+					s.writeError(w, r, &Error{Status: http.StatusUnsupportedMediaType, Title: "Unsupported media type",
+						Message: "the API reads JSON only: send the body with Content-Type: application/json (got " + ct + ")"})
+					return
+				}
 			}
-		}
-		next.ServeHTTP(w, r)
-	})
+			next.ServeHTTP(w, r)
+		})
+	}
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"runtime/debug"
-	"strings"
 
 	"github.com/a-h/templ"
 )
@@ -41,21 +40,21 @@ func newNonce() string {
 	return base64.RawURLEncoding.EncodeToString(b[:])
 }
 
-// limitBody bounds every request body; uploads to /traces get the larger trace limit.
-func limitBody(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Body != nil && r.Body != http.NoBody {
-			limit := int64(maxFormBytes)
-			if r.URL.Path == "/traces" || r.URL.Path == "/calibrations" || r.URL.Path == "/api/v1/calibrations" {
-				limit = maxUploadBodySize
+// limitBody bounds the request body of a route that takes one to limit bytes: maxFormBytes for
+// forms and JSON, maxUploadBodySize for uploads (routes.go says which route has which).
+func limitBody(limit int64) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.Body != nil && r.Body != http.NoBody {
+				r.Body = http.MaxBytesReader(w, r.Body, limit)
 			}
-			r.Body = http.MaxBytesReader(w, r.Body, limit)
-		}
-		next.ServeHTTP(w, r)
-	})
+			next.ServeHTTP(w, r)
+		})
+	}
 }
 
-// recoverer turns a panic into a logged 500 page (or JSON under /api/). It should never fire.
+// recoverer turns a panic into a logged 500, written as the route's group says (writeError). It
+// should never fire.
 func (s *Server) recoverer(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		defer func() {
@@ -69,11 +68,7 @@ func (s *Server) recoverer(next http.Handler) http.Handler {
 			s.log.ErrorContext(r.Context(), "panic while serving", "path", r.URL.Path, "panic", v, "stack", string(debug.Stack()))
 			err := &Error{Status: http.StatusInternalServerError, Title: "Something went wrong",
 				Message: "an internal error stopped this page; it has been logged", Err: fmt.Errorf("panic: %v", v)}
-			if strings.HasPrefix(r.URL.Path, "/api/") {
-				writeJSON(w, err.Status, apiError{Error: err.Message})
-				return
-			}
-			s.renderError(w, r, err)
+			s.writeError(w, r, err)
 		}()
 		next.ServeHTTP(w, r)
 	})

@@ -161,7 +161,6 @@ var fpmUpload = upload{what: "FPM file", maxBytes: maxFPMBytes,
 // handleUploadCalibration is POST /calibrations: a multipart upload, fitted, stored, then 303 to
 // its permalink; bad lines answer 422 with the form and every bad line's number.
 func (s *Server) handleUploadCalibration(w http.ResponseWriter, r *http.Request) error {
-	s.guardUploadBody(w, r)
 	unreadable, done, err := fpmUpload.parseForm(r)
 	if err != nil {
 		return err
@@ -307,11 +306,8 @@ func (s *Server) apiCreateCalibration(w http.ResponseWriter, r *http.Request) er
 		}
 		k.Skip = n
 	}
-	if err := s.checkUploadQuotaAhead(r.Context(), r.ContentLength, 0); err != nil {
-		return err
-	}
-	// The body is spooled to disk first, so a slow client holds no slot (finding M4).
-	s.guardUploadBody(w, r)
+	// The body is spooled to disk first (paced by paceUpload), so a slow client holds no slot
+	// (finding M4).
 	spool, size, done, err := spoolBody(r)
 	if err != nil {
 		if p := uploadReadError(err, fpmUpload.tooLarge); p != nil {

@@ -59,14 +59,10 @@ var traceUpload = upload{what: "trace", maxBytes: maxTraceBytes,
 
 // handleUploadTrace is POST /traces: a multipart upload, validated with sim.ParseTrace and stored
 // once by SHA-256. It takes the calibration upload's bounds (finding H1): the quota is judged
-// from Content-Length before the body is read, the body is spooled to disk and hashed (so a
+// from Content-Length before the body is read (the uploadQuota gate, routes.go), the body is spooled to disk and hashed (so a
 // trace stored already costs no quota), and only then does the upload wait for a large-body
 // slot and a memory grant to read and parse it. The route counts as run creation (routes.go).
 func (s *Server) handleUploadTrace(w http.ResponseWriter, r *http.Request) error {
-	if err := s.checkUploadQuotaAhead(r.Context(), r.ContentLength, uploadFramingBytes); err != nil {
-		return err
-	}
-	s.guardUploadBody(w, r)
 	unreadable, done, err := traceUpload.parseForm(r)
 	if err != nil {
 		return err

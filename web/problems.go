@@ -84,7 +84,3 @@ func livez(w http.ResponseWriter, _ *http.Request) {
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	_, _ = w.Write([]byte("ok\n"))
 }
-
-// isProbe says whether path is a health probe (/healthz readiness, /livez liveness): answered
-// to any Host and without a user, since the kubelet sends neither.
-func isProbe(path string) bool { return path == "/healthz" || path == "/livez" }

@@ -153,10 +153,26 @@ func (s *Server) checkUploadQuota(ctx context.Context, size int64) error {
 // name field) is taken to add to its file, when the quota is judged from Content-Length.
 const uploadFramingBytes = 4 << 10
 
-// checkUploadQuotaAhead refuses an upload from its Content-Length alone, before its body is
-// read (finding H1): when even the smallest file the body can hold (contentLength less framing
-// bytes) would pass the user's upload quota. An unknown length (-1) passes; the body is then
-// checked once spooled, still before it is read into memory or parsed.
+// uploadQuota is the quota gate of an upload route: it refuses an upload from its
+// Content-Length alone, before its body is read (finding H1), when even the smallest file the
+// body can hold (the length less framing bytes: uploadFramingBytes for a multipart form, 0 for
+// a bare body) would pass the user's upload quota. An unknown length (-1) passes; the body is
+// then checked once spooled, still before it is read into memory or parsed.
+func (s *Server) uploadQuota(framing int64) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		if s.cfg.Access.Quotas.UploadBytes <= 0 {
+			return next
+		}
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if err := s.checkUploadQuotaAhead(r.Context(), r.ContentLength, framing); err != nil {
+				s.writeError(w, r, err)
+				return
+			}
+			next.ServeHTTP(w, r)
+		})
+	}
+}
+
 func (s *Server) checkUploadQuotaAhead(ctx context.Context, contentLength, framing int64) error {
 	limit, user := s.cfg.Access.Quotas.UploadBytes, identityOf(ctx).user
 	least := contentLength - framing

@@ -73,19 +73,26 @@ func (m *minRateReader) Read(p []byte) (int, error) {
 
 func (m *minRateReader) Close() error { return m.r.Close() }
 
-// guardUploadBody puts an upload's body under the minimum rate and a read deadline of the grace
-// plus the time its declared length (or the largest upload) takes at the minimum rate.
-func (s *Server) guardUploadBody(w http.ResponseWriter, r *http.Request) {
-	g := s.exports()
-	size := r.ContentLength
-	if size < 0 || size > maxUploadBodySize {
-		size = maxUploadBodySize
-	}
-	deadline := time.Now().Add(g.bodyGrace + time.Duration(float64(size)/float64(g.minBodyRate)*float64(time.Second)))
-	// Not every ResponseWriter has a connection to set a deadline on (tests record answers);
-	// the rate check still holds there.
-	_ = http.NewResponseController(w).SetReadDeadline(deadline)
-	r.Body = &minRateReader{r: r.Body, start: time.Now(), grace: g.bodyGrace, minRate: g.minBodyRate}
+// paceUpload is the gate of an upload route: it puts the body under the minimum rate and a read
+// deadline of the grace plus the time its declared length (or the largest upload) takes at the
+// minimum rate. It wraps the body limitBody has bounded (routes.go puts it after), so the
+// limit holds under it.
+func (s *Server) paceUpload(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		g := s.exports()
+		size := r.ContentLength
+		if size < 0 || size > maxUploadBodySize {
+			size = maxUploadBodySize
+		}
+		deadline := time.Now().Add(g.bodyGrace + time.Duration(float64(size)/float64(g.minBodyRate)*float64(time.Second)))
+		// Not every ResponseWriter has a connection to set a deadline on (tests record answers);
+		// the rate check still holds there.
+		_ = http.NewResponseController(w).SetReadDeadline(deadline)
+		if r.Body != nil {
+			r.Body = &minRateReader{r: r.Body, start: time.Now(), grace: g.bodyGrace, minRate: g.minBodyRate}
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 // uploadReadError is the answer to a failed read of an upload body: the 408 of a slow body,

@@ -25,7 +25,7 @@ type upload struct {
 // admitted (admitUpload), so it must cost little memory per connection.
 const uploadFormMemory = 256 << 10
 
-// parseForm parses the multipart form, spooling its file to disk (guardUploadBody bounds how
+// parseForm parses the multipart form, spooling its file to disk (paceUpload bounds how
 // long that may take). A body past the limit is the 413, one too slow the 408; another error is returned as the message the form shows (unreadable). done removes the
 // form's temporary files.
 func (u upload) parseForm(r *http.Request) (unreadable string, done func(), err error) {

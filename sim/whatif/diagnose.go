@@ -261,6 +261,10 @@ func diagnose(ctx context.Context, r Runner, base *sim.Scenario, req Request) (*
 	d.Bound = idealBound(base, mu)
 	d.Comparison = fleetComparison(d.Fleets)
 	d.Answer = lagAnswer(d.Lags)
+	if d.AttainmentGapPoints != nil {
+		d.Answer = fmt.Sprintf("Removing all three lags changes attainment by %s points and GPU-hours by %s. ",
+			signed(math.Round(*d.AttainmentGapPoints*10)/10), signed(roundSignificant(-*d.GPUHoursGap, 2))) + d.Answer
+	}
 	res.Diagnose = d
 	res.Runs, res.Reused, res.Notes = p.runs, p.reused, notes
 	res.Reason = d.Comparison + " " + d.Answer
@@ -564,4 +568,15 @@ func lagAnswer(shares []LagShare) string {
 		s += ", " + l.Label + " " + pts + " points (" + gpu(l.GPUHours) + ")"
 	}
 	return s + ": Shapley values over the 8 runs with each set of lags removed."
+}
+
+// signed prints a change with its sign: "+1.2", "−0.5", "0".
+func signed(v float64) string {
+	switch {
+	case v > 0:
+		return "+" + formatFloat(v)
+	case v < 0:
+		return "−" + formatFloat(-v)
+	}
+	return "0"
 }

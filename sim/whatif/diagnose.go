@@ -561,6 +561,9 @@ func lagAnswer(shares []LagShare) string {
 	s := ""
 	for i, l := range shares {
 		pts := formatFloat(math.Round(l.AttainmentPoints*10) / 10)
+		if pts[0] == '-' {
+			pts = "−" + pts[1:]
+		}
 		if i == 0 {
 			s = strings.ToUpper(l.Label[:1]) + l.Label[1:] + " costs " + pts + " points of attainment (and " + gpu(l.GPUHours) + ")"
 			continue

@@ -544,9 +544,10 @@ func fleetComparison(fleets []FleetOutcome) string {
 	return s + "."
 }
 
-// lagAnswer names the costliest lag first: "Warm-up costs 3.1 points of attainment (and adds
-// 0.2 GPU-hours), decision lag 1.2 points (saves 0.5 GPU-hours), signal lag 0.4 points (adds
-// 0 GPU-hours)."
+// lagAnswer names the costliest lag first: "Warm-up costs 3.1 points of attainment and adds
+// 0.2 GPU-hours; decision lag costs 1.2 points and saves 0.5 GPU-hours; signal lag protects 0.4
+// points and adds 0 GPU-hours." A lag "protects" points when removing it lowers attainment
+// (a window that damps a controller deciding every second, say).
 func lagAnswer(shares []LagShare) string {
 	if len(shares) == 0 {
 		return ""
@@ -558,19 +559,21 @@ func lagAnswer(shares []LagShare) string {
 		}
 		return verb + " " + formatFloat(roundSignificant(math.Abs(v), 2)) + " GPU-hours"
 	}
-	s := ""
+	var parts []string
 	for i, l := range shares {
-		pts := formatFloat(math.Round(l.AttainmentPoints*10) / 10)
-		if pts[0] == '-' {
-			pts = "−" + pts[1:]
+		pts := math.Round(l.AttainmentPoints*10) / 10
+		verb := "costs"
+		if pts < 0 {
+			verb = "protects"
 		}
+		unit := " points"
 		if i == 0 {
-			s = strings.ToUpper(l.Label[:1]) + l.Label[1:] + " costs " + pts + " points of attainment (and " + gpu(l.GPUHours) + ")"
-			continue
+			unit = " points of attainment"
 		}
-		s += ", " + l.Label + " " + pts + " points (" + gpu(l.GPUHours) + ")"
+		parts = append(parts, l.Label+" "+verb+" "+formatFloat(math.Abs(pts))+unit+" and "+gpu(l.GPUHours))
 	}
-	return s + ": Shapley values over the 8 runs with each set of lags removed."
+	s := strings.Join(parts, "; ")
+	return strings.ToUpper(s[:1]) + s[1:] + " (Shapley values over the 8 runs with each set of lags removed)."
 }
 
 // signed prints a change with its sign: "+1.2", "−0.5", "0".

@@ -140,7 +140,7 @@ func TestDiagnoseAdditiveLags(t *testing.T) {
 	assert.Equal(t, whatif.LagWarmUp, d.Lags[0].Lag, "the costliest lag first")
 	assert.InDelta(t, 4.7, *d.AttainmentGapPoints, 1e-9)
 	assert.InDelta(t, 5.8, *d.GPUHoursGap, 1e-9)
-	assert.Contains(t, d.Answer, "Warm-up costs 3.1 points of attainment (and adds 1.2 GPU-hours), decision lag 1.2 points (adds 4.1 GPU-hours), signal lag 0.4 points (adds 0.5 GPU-hours)")
+	assert.Contains(t, d.Answer, "Warm-up costs 3.1 points of attainment and adds 1.2 GPU-hours; decision lag costs 1.2 points and adds 4.1 GPU-hours; signal lag costs 0.4 points and adds 0.5 GPU-hours (Shapley")
 	assert.Contains(t, d.Answer, "Removing all three lags changes attainment by +4.7 points and GPU-hours by −5.8.")
 
 	// 8 distinct subsets, the first the scenario itself; the probe at μ, the ideal, the static.
@@ -306,4 +306,14 @@ func TestDiagnoseSimulated(t *testing.T) {
 	assert.InDelta(t, (*noLag.Attainment-*scenario.Attainment)*100, sum, 1e-9)
 	assert.InDelta(t, *scenario.GPUHours-*noLag.GPUHours, gpu, 1e-9)
 	assert.Equal(t, 11, results[0].Runs)
+}
+
+// A lag whose removal lowers attainment (a window that damps a controller) "protects" points.
+func TestDiagnoseProtectingLag(t *testing.T) {
+	f := &lagFake{outcome: func(s, d, w bool) (float64, float64) { return 0.95 - 0.02*bit(d), 10 + bit(d) }}
+	d := diagnoseWith(t, f)
+	assert.InDelta(t, -2, shareOf(t, d, whatif.LagDecision).AttainmentPoints, 1e-9)
+	assert.InDelta(t, -1, shareOf(t, d, whatif.LagDecision).GPUHours, 1e-9)
+	assert.Contains(t, d.Answer, "decision lag protects 2 points and saves 1 GPU-hours")
+	assert.Contains(t, d.Answer, "changes attainment by −2 points and GPU-hours by +1.")
 }

@@ -53,6 +53,10 @@ func TestAPIDiagnosePlan(t *testing.T) {
 	assert.Contains(t, p.Name, "How far from ideal")
 	t.Log(d.Comparison, " ", d.Answer)
 
+	api := get(t, s, "/api/v1/plans/"+id)
+	require.Equal(t, http.StatusOK, api.Code)
+	assert.Contains(t, api.Body.String(), `"diagnose":{"rate_per_worker_per_s":50,`)
+
 	doc := parseHTML(t, get(t, s, "/plans/"+id).Body)
 	assert.Equal(t, d.Comparison, strings.TrimSpace(byTestID(doc, "diagnose-comparison").Text()))
 	assert.Equal(t, 4, byTestID(doc, "diagnose-fleets").Find("tbody tr").Length())

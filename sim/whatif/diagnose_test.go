@@ -37,8 +37,9 @@ func TestShapley3Efficiency(t *testing.T) {
 	}
 }
 
-// diagnoseBase is the compressed day with an slo and all three lags: a 2 s metric delay (and
-// the 15 s interval), the 60 s scale-down window, a 30 s cold start.
+// diagnoseBase is the day preset compressed to 24 stages of 30 s (20,000 sessions at most) with
+// an slo and all three lags: a 2 s metric delay (and the 15 s interval), the 60 s scale-down
+// window, a 30 s cold start.
 func diagnoseBase(t *testing.T) *sim.Scenario {
 	t.Helper()
 	p, ok := sim.PresetByKey("autoscaler-day")
@@ -47,6 +48,11 @@ func diagnoseBase(t *testing.T) *sim.Scenario {
 	require.NoError(t, json.Unmarshal(p.JSON, &doc))
 	doc["slo"] = map[string]any{"ttft_ms": 500, "tpot_ms": 20}
 	doc["autoscaler"].(map[string]any)["metric_delay_ms"] = 2000
+	ss := doc["workload"].(map[string]any)["sessions"].(map[string]any)
+	ss["count"] = 20000
+	for _, st := range ss["rate_stages"].([]any) {
+		st.(map[string]any)["duration_ms"] = 30000
+	}
 	data, err := json.Marshal(doc)
 	require.NoError(t, err)
 	s, err := sim.Parse(data, sim.ParseEnv{})

@@ -72,6 +72,9 @@ type PlanView struct {
 	Baselines []whatif.Candidate `json:"baselines,omitempty"`
 	// Capacity is a capacity plan's answer and curve (goal.capacity).
 	Capacity *whatif.CapacityResult `json:"capacity,omitempty"`
+	// Diagnose is a diagnose plan's answer: the fleets side by side and the lags' shares
+	// (goal.diagnose).
+	Diagnose *whatif.DiagnoseResult `json:"diagnose,omitempty"`
 	// Submitted lists the runs submitted so far while the plan is running.
 	Submitted []PlanRun `json:"submitted"`
 	// CreatedBy is who created the plan, on a server with users: the web server fills it in.
@@ -134,7 +137,7 @@ func (s *Service) createPlan(ctx context.Context, name string, base *sim.Scenari
 		return store.Plan{}, false, InvalidRequest("plan", &sim.ValidationError{Errors: []sim.FieldError{{Path: "search.max_runs",
 			Message: fmt.Sprintf("must be at most %d on this server (-max-plan-runs) (got %d)", s.cfg.MaxPlanRuns, wreq.Search.MaxRuns)}}})
 	}
-	if wreq.Search.MaxRuns == 0 && wreq.Goal.Capacity == nil { // a capacity plan has its own default
+	if wreq.Search.MaxRuns == 0 && wreq.Goal.Capacity == nil && wreq.Goal.Diagnose == nil { // capacity and diagnose plans have their own defaults
 		wreq.Search.MaxRuns = s.cfg.MaxPlanRuns
 	}
 	norm, err := whatif.Normalize(base, wreq)
@@ -151,6 +154,8 @@ func (s *Service) createPlan(ctx context.Context, name string, base *sim.Scenari
 	case name != "":
 	case norm.Goal.Capacity != nil:
 		name = "One worker's capacity at the SLO of " + base.Name
+	case norm.Goal.Diagnose != nil:
+		name = "How far from ideal: the autoscaler of " + base.Name
 	case norm.Goal.Tune != "":
 		name = "Tune the autoscaler of " + base.Name
 	default:
@@ -212,7 +217,7 @@ func (s *Service) Plan(ctx context.Context, id string) (PlanView, error) {
 		}
 		out.Candidates, out.Recommended, out.Reason = res.Candidates, res.Recommended, res.Reason
 		out.Runs, out.Reused, out.Notes, out.Baseline = res.Runs, res.Reused, res.Notes, res.Baseline
-		out.Baselines, out.Capacity = res.Baselines, res.Capacity
+		out.Baselines, out.Capacity, out.Diagnose = res.Baselines, res.Capacity, res.Diagnose
 	}
 	for i, p := range points {
 		out.Submitted[i] = PlanRun{Label: p.Label, RunID: p.RunID, Status: p.Status}

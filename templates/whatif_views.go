@@ -75,6 +75,9 @@ type PlanPage struct {
 	Submitted      []RunLink
 	Notes          []string
 	Runs, Reused   int
+	// A capacity plan's answer, and a diagnose plan's (nil for other plans).
+	Capacity *CapacitySection
+	Diagnose *DiagnoseSection
 }
 
 // WhatIfNewPage is the form that starts a sweep or a plan from a scenario's JSON.
@@ -98,7 +101,10 @@ type WhatIfNewPage struct {
 	// Goal is "drain" or "tune" (the autoscaler's settings; offered when HasAutoscaler).
 	Goal          string
 	HasAutoscaler bool
-	E2EP99MS      string
+	// HasSLO offers the capacity goal (and, with an autoscaler, the diagnose goal).
+	HasSLO                       bool
+	MinAttainment, RatePerWorker string
+	E2EP99MS                     string
 	// An HPA import: the manifest as given, what it filled, and what the model cannot represent.
 	Manifest       string
 	Imported       string

@@ -81,6 +81,7 @@ func (s *Server) handlePlan(w http.ResponseWriter, r *http.Request) error {
 		p.Page.Charts = true
 		p.Scatter = charts.PlanScatter(plan.Candidates)
 	}
+	planSLOSections(&p, plan)
 	return s.render(w, r, http.StatusOK, templates.PlanView(p))
 }
 

@@ -84,6 +84,9 @@ func (s *Server) buildRunPage(ctx context.Context, u *url.URL, id string) (built
 		p.Cards = runCards(rep)
 		p.Verdicts = runVerdicts(rep, scErr == nil && sc.KVCR.RejectDrainingSources)
 		all := charts.OfSummary(sum)
+		if att, ok := charts.AttainmentOverTime(rep); ok {
+			all = append(all, att)
+		}
 		if scErr == nil {
 			if fleet, ok := charts.Fleet(rep, sc.Autoscaler); ok {
 				// An autoscaler run leads with the night at a glance and its fleet chart.

@@ -73,6 +73,7 @@ func (s *Server) whatIfFormPage(r *http.Request, kind string) (templates.WhatIfN
 	if sc != nil && sc.Autoscaler != nil {
 		p.HasAutoscaler, p.Goal = true, "tune"
 	}
+	p.HasSLO = sc != nil && sc.SLO != nil
 	if sc != nil && len(sc.ScaleIn) > 0 {
 		a := sc.ScaleIn[0]
 		p.StartMS = strconv.FormatFloat(a.AtMS, 'f', -1, 64)

@@ -51,3 +51,28 @@ func capacityPlanFlags(o planOptions, fs *commandFlags, minAttainment optionalSh
 	}
 	return o, 0, true
 }
+
+// diagnosePlanFlags makes the request of "scalein plan -diagnose": goal.diagnose with μ from
+// -rate-per-worker, or a capacity search for -min-attainment of requests; -max-runs only when
+// given.
+func diagnosePlanFlags(o planOptions, fs *commandFlags, minAttainment optionalShare, rate float64, maxRuns int, search string) (planOptions, int, bool) {
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	for _, name := range []string{"ttft-p99-ms", "e2e-p99-ms", "max-killed", "hpa", "force"} {
+		if set[name] {
+			return o, fs.usageError("-%s does not apply to -diagnose: it judges runs by the scenario's slo", name), false
+		}
+	}
+	if search != "" {
+		return o, fs.usageError("-search does not apply to -diagnose; use -max-runs"), false
+	}
+	goal := &whatif.DiagnoseGoal{RatePerWorker: rate}
+	if minAttainment.v != nil {
+		goal.Capacity = &whatif.CapacityGoal{MinAttainment: *minAttainment.v}
+	}
+	o.req = whatif.Request{Goal: whatif.Goal{Diagnose: goal}}
+	if set["max-runs"] {
+		o.req.Search.MaxRuns = maxRuns
+	}
+	return o, 0, true
+}

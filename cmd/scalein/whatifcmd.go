@@ -282,13 +282,16 @@ func parsePlanFlags(args []string, stderr io.Writer) (o planOptions, code int, o
 	var maxKilled int64
 	var ttft, e2e optionalFloat
 	var minAttainment optionalShare
-	var capacity bool
-	fs := newCommandFlags("plan", "scalein plan -config FILE|- (-remove N -start-ms T | -tune autoscaler | -capacity) [-ttft-p99-ms X] [-e2e-p99-ms X] [-min-attainment F] [-max-killed K] [-max-runs M] [-search JSON] [-out FILE] [-hpa FILE [-force]] [-parallel N] [-timing]", stderr)
+	var capacity, diagnose bool
+	var ratePerWorker float64
+	fs := newCommandFlags("plan", "scalein plan -config FILE|- (-remove N -start-ms T | -tune autoscaler | -capacity | -diagnose [-rate-per-worker R]) [-ttft-p99-ms X] [-e2e-p99-ms X] [-min-attainment F] [-max-killed K] [-max-runs M] [-search JSON] [-out FILE] [-hpa FILE [-force]] [-parallel N] [-timing]", stderr)
 	fs.StringVar(&o.config, "config", "", "scenario JSON file, or - for stdin (required; its scale_in is replaced, or with -tune its autoscaler's settings searched)")
 	fs.IntVar(&remove, "remove", 0, "how many workers to drain (required unless -tune)")
 	fs.Float64Var(&startMS, "start-ms", 0, "drain no worker before this instant (ms)")
 	fs.StringVar(&tune, "tune", "", `"autoscaler": search the scenario's autoscaler settings for the fewest GPU-hours within the limits instead of a drain (docs/planning.md)`)
 	fs.BoolVar(&capacity, "capacity", false, "find one worker's capacity: the highest steady request rate per worker whose runs meet the scenario's slo for -min-attainment of requests (default 0.99), by bisection to 2 % (docs/planning.md)")
+	fs.BoolVar(&diagnose, "diagnose", false, "how far the scenario's autoscaler is from an ideal fleet, and what its signal lag, decision lag and warm-up each cost in attainment and GPU-hours (Shapley values over 8 runs; docs/planning.md)")
+	fs.Float64Var(&ratePerWorker, "rate-per-worker", 0, "with -diagnose, one worker's capacity at the slo in requests/s (default: found by a capacity search)")
 	fs.StringVar(&o.hpa, "hpa", "", "with -tune, also write the recommended settings as Kubernetes manifests (HPA and Deployment patches) to this file")
 	fs.BoolVar(&o.force, "force", false, "with -hpa, replace the file if it exists (without it an existing file is refused: it may be your own manifest)")
 	fs.Var(&ttft, "ttft-p99-ms", "feasible only with TTFT p99 at or below this (ms); no limit by default")
@@ -308,6 +311,12 @@ func parsePlanFlags(args []string, stderr io.Writer) (o planOptions, code int, o
 		return o, fs.usageError("unexpected argument %q", fs.Arg(0)), false
 	case o.config == "":
 		return o, fs.usageError("-config is required (a scenario file, or - to read stdin)"), false
+	case diagnose && (capacity || tune != "" || remove != 0 || startMS != 0):
+		return o, fs.usageError("-diagnose is a plan of its own; leave out -capacity, -remove, -start-ms and -tune"), false
+	case diagnose:
+		return diagnosePlanFlags(o, fs, minAttainment, ratePerWorker, maxRuns, search)
+	case ratePerWorker != 0:
+		return o, fs.usageError("-rate-per-worker is μ for -diagnose: use it with -diagnose"), false
 	case capacity && (tune != "" || remove != 0 || startMS != 0):
 		return o, fs.usageError("-capacity is a plan of its own; leave out -remove, -start-ms and -tune"), false
 	case capacity:

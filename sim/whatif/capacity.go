@@ -141,16 +141,32 @@ type capacitySearch struct {
 }
 
 func capacity(ctx context.Context, r Runner, base *sim.Scenario, req Request) (*Result, error) {
-	cs := &capacitySearch{planner: &planner{runner: r, base: base, req: req, memo: map[string]Outcome{}},
-		goal: *req.Goal.Capacity, probes: map[float64]*Candidate{}}
+	p := &planner{runner: r, base: base, req: req, memo: map[string]Outcome{}}
+	cs := newCapacitySearch(p, *req.Goal.Capacity)
 	res := &Result{Goal: req.Goal, Constraints: req.Constraints, Search: req.Search, Candidates: []Candidate{}}
-	var notes []string
+	notes, err := cs.search(ctx, req.Search.MaxRuns)
+	if err != nil {
+		return nil, err
+	}
+	res.Capacity = cs.result()
+	res.Runs, res.Reused, res.Notes = cs.runs, cs.reused, notes
+	res.Reason = res.Capacity.Answer
+	return res, nil
+}
 
+func newCapacitySearch(p *planner, g CapacityGoal) *capacitySearch {
+	return &capacitySearch{planner: p, goal: g, probes: map[float64]*Candidate{}}
+}
+
+// search probes rates until the answer is bracketed to 2 % or maxRuns runs of the planner are
+// spent; it returns notes on why it stopped early.
+func (cs *capacitySearch) search(ctx context.Context, maxRuns int) ([]string, error) {
+	var notes []string
 	next := []float64{clampRate(cs.guess() / capacityBracketFactor), cs.guess()}
 	for len(next) > 0 {
-		room := req.Search.MaxRuns - cs.runs
+		room := maxRuns - cs.runs
 		if room <= 0 {
-			notes = append(notes, fmt.Sprintf("the search stopped at search.max_runs (%d) before its ends were within 2 %%", req.Search.MaxRuns))
+			notes = append(notes, fmt.Sprintf("the search stopped at search.max_runs (%d) before its ends were within 2 %%", maxRuns))
 			break
 		}
 		var round []*Candidate
@@ -170,10 +186,7 @@ func capacity(ctx context.Context, r Runner, base *sim.Scenario, req Request) (*
 			notes = append(notes, why)
 		}
 	}
-	res.Capacity = cs.result()
-	res.Runs, res.Reused, res.Notes = cs.runs, cs.reused, notes
-	res.Reason = res.Capacity.Answer
-	return res, nil
+	return notes, nil
 }
 
 // guess is the first rate per worker probed: a quarter of what decoding alone allows a worker

@@ -77,6 +77,8 @@ type Result struct {
 	Notes       []string        `json:"notes,omitempty"`
 	// Capacity is a capacity plan's answer (goal.capacity).
 	Capacity *CapacityResult `json:"capacity,omitempty"`
+	// Diagnose is a diagnose plan's answer (goal.diagnose).
+	Diagnose *DiagnoseResult `json:"diagnose,omitempty"`
 }
 
 // planner holds one plan's state. Its stages ask the runner for runs from several goroutines at
@@ -103,6 +105,9 @@ func Plan(ctx context.Context, r Runner, base *sim.Scenario, req Request) (*Resu
 	req, err := Normalize(base, req)
 	if err != nil {
 		return nil, err
+	}
+	if req.Goal.Diagnose != nil {
+		return diagnose(ctx, r, base, req)
 	}
 	if req.Goal.Capacity != nil {
 		return capacity(ctx, r, base, req)

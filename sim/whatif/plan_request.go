@@ -42,6 +42,9 @@ type Goal struct {
 	Tune    string  `json:"tune,omitempty"`
 	// Capacity, when set, asks one worker's capacity at the scenario's slo instead (capacity.go).
 	Capacity *CapacityGoal `json:"capacity,omitempty"`
+	// Diagnose, when set, asks how far the scenario's autoscaler is from an ideal fleet and what
+	// each of its lags costs (diagnose.go).
+	Diagnose *DiagnoseGoal `json:"diagnose,omitempty"`
 }
 
 // Constraints make a candidate feasible. MaxKilled defaults to 0; no latency limit by default.
@@ -102,6 +105,9 @@ type Request struct {
 // Normalize fills the defaults and checks the request against the base scenario. Problems come
 // back as a *sim.ValidationError with paths like "goal.remove" or "search.waves[1]".
 func Normalize(base *sim.Scenario, req Request) (Request, error) {
+	if req.Goal.Diagnose != nil {
+		return normalizeDiagnose(base, req)
+	}
 	if req.Goal.Capacity != nil {
 		return normalizeCapacity(base, req)
 	}

@@ -42,12 +42,17 @@ type FleetFigures struct {
 	FleetChanges int   `json:"fleet_changes"`
 	Migrated     int64 `json:"requests_migrated"`
 	PeakWorkers  int   `json:"peak_workers"`
+	// E2EMeanMS is the mean end-to-end latency of the completed requests (nil: none completed):
+	// with the arrival rate it gives the requests in flight (Little's law), which a diagnose
+	// plan's ideal fleet scales on (diagnose.go).
+	E2EMeanMS *float64 `json:"e2e_mean_ms,omitempty"`
 }
 
 // FleetFiguresOf reads the fleet figures from a report (the runners of the command line and
 // of the server both use it).
 func FleetFiguresOf(rep *sim.Report) FleetFigures {
-	f := FleetFigures{GPUHours: rep.Summary.GPUHours, Migrated: rep.Summary.Requests.Migrated, PeakWorkers: rep.Summary.Workers.Peak}
+	f := FleetFigures{GPUHours: rep.Summary.GPUHours, Migrated: rep.Summary.Requests.Migrated, PeakWorkers: rep.Summary.Workers.Peak,
+		E2EMeanMS: rep.Summary.E2EMS.Mean}
 	if rep.Autoscaler != nil {
 		for _, d := range rep.Autoscaler.Decisions {
 			if len(d.Drained)+len(d.Cancelled)+len(d.Reactivated)+len(d.Started) > 0 {

@@ -23,7 +23,19 @@ type Plan struct {
 	// Origin is the imported object (hpa.Origin as JSON) in a hidden field when the scenario
 	// came from a manifest, so that the plan's manifest download writes into the user's object.
 	Origin string
+	// MinAttainment is the least share of requests meeting the slo: a limit of a drain or tune
+	// plan, the goal of a capacity search (capacity and diagnose plans).
+	MinAttainment string
+	// RatePerWorker is a diagnose plan's μ; empty finds it with a capacity search.
+	RatePerWorker string
 }
+
+// The plan form's goals besides drain.
+const (
+	GoalTune     = "tune"
+	GoalCapacity = "capacity"
+	GoalDiagnose = "diagnose"
+)
 
 // The plan form's field names, as the template names its inputs.
 const (
@@ -35,6 +47,8 @@ const (
 	planMaxKilled = "max_killed"
 	planMaxRuns   = "max_runs"
 	planOrigin    = "origin"
+	planMinAttain = "min_attainment"
+	planRate      = "rate_per_worker"
 )
 
 // planFieldOf is the form field of each path of a plan request the form has a field for.
@@ -46,17 +60,24 @@ var planFieldOf = map[string]string{
 	"constraints.e2e_p99_ms":  planE2EP99MS,
 	"constraints.max_killed":  planMaxKilled,
 	"search.max_runs":         planMaxRuns,
+	"goal.capacity":           planGoal,
+	"goal.diagnose":           planGoal,
+
+	"constraints.min_attainment":            planMinAttain,
+	"goal.capacity.min_attainment":          planMinAttain,
+	"goal.diagnose.capacity.min_attainment": planMinAttain,
+	"goal.diagnose.rate_per_worker_per_s":   planRate,
 }
 
 // PlanFromValues reads a posted plan form.
 func PlanFromValues(v url.Values) *Plan {
 	return &Plan{Scenario: v.Get(ScenarioJSONField), Goal: v.Get(planGoal), Remove: v.Get(planRemove), StartMS: v.Get(planStartMS),
 		TTFTP99MS: v.Get(planTTFTP99MS), E2EP99MS: v.Get(planE2EP99MS), MaxKilled: v.Get(planMaxKilled), MaxRuns: v.Get(planMaxRuns),
-		Origin: v.Get(planOrigin)}
+		Origin: v.Get(planOrigin), MinAttainment: v.Get(planMinAttain), RatePerWorker: v.Get(planRate)}
 }
 
 // Tune says whether the form asks to tune the autoscaler.
-func (f *Plan) Tune() bool { return f.Goal == "tune" }
+func (f *Plan) Tune() bool { return f.Goal == GoalTune }
 
 // Request is the plan the form asks for, or the problems that keep it from being asked (a field
 // that is not a number), each beside its field. An empty limit is no limit; an empty "Runs at
@@ -88,6 +109,35 @@ func (f *Plan) Request() (runs.PlanRequest, JobErrors) {
 		}
 		return &v
 	}
+	if strings.TrimSpace(f.MaxRuns) != "" {
+		whole(planMaxRuns, f.MaxRuns, "Runs at most", &req.Search.MaxRuns)
+	}
+	minAttainment := limit(planMinAttain, f.MinAttainment, "SLO attainment at least must be a share of requests such as 0.99, or empty")
+	// A capacity or diagnose plan reads only the share and its runs; the drain's and the
+	// limits' fields are not theirs, nor an imported manifest's origin (only a tune plan writes
+	// manifests), so what they hold is not sent.
+	switch f.Goal {
+	case GoalCapacity, GoalDiagnose:
+		req.Origin = nil
+	}
+	switch f.Goal {
+	case GoalCapacity:
+		req.Goal.Capacity = &whatif.CapacityGoal{}
+		if minAttainment != nil {
+			req.Goal.Capacity.MinAttainment = *minAttainment
+		}
+		return req, errs
+	case GoalDiagnose:
+		req.Goal.Diagnose = &whatif.DiagnoseGoal{}
+		if minAttainment != nil {
+			req.Goal.Diagnose.Capacity = &whatif.CapacityGoal{MinAttainment: *minAttainment}
+		}
+		if r := limit(planRate, f.RatePerWorker, "Requests/s one worker serves must be a number, or empty to find it"); r != nil {
+			req.Goal.Diagnose.RatePerWorker = *r
+		}
+		return req, errs
+	}
+	req.Constraints.MinAttainment = minAttainment
 	if f.Tune() {
 		req.Goal.Tune = whatif.TuneAutoscaler
 	} else {
@@ -98,9 +148,6 @@ func (f *Plan) Request() (runs.PlanRequest, JobErrors) {
 			msg := "Not before (ms) must be a number"
 			errs.add(planStartMS, msg, msg)
 		}
-	}
-	if strings.TrimSpace(f.MaxRuns) != "" {
-		whole(planMaxRuns, f.MaxRuns, "Runs at most", &req.Search.MaxRuns)
 	}
 	req.Constraints.E2EP99MS = limit(planE2EP99MS, f.E2EP99MS, "End-to-end p99 at most must be a number of ms, or empty for no limit")
 	req.Constraints.TTFTP99MS = limit(planTTFTP99MS, f.TTFTP99MS, "TTFT p99 at most must be a number of ms, or empty for no limit")
@@ -129,6 +176,8 @@ func (f *Plan) Refused(message string, fields []sim.FieldError) JobErrors {
 func (f *Plan) Fill(p *templates.WhatIfNewPage, errs JobErrors) {
 	p.Scenario, p.Goal, p.Origin = f.Scenario, f.Goal, f.Origin
 	p.Remove, p.StartMS, p.TTFTP99MS, p.E2EP99MS, p.MaxKilled, p.MaxRuns = f.Remove, f.StartMS, f.TTFTP99MS, f.E2EP99MS, f.MaxKilled, f.MaxRuns
-	p.HasAutoscaler = p.HasAutoscaler || f.Tune()
+	p.MinAttainment, p.RatePerWorker = f.MinAttainment, f.RatePerWorker
+	p.HasAutoscaler = p.HasAutoscaler || f.Tune() || f.Goal == GoalDiagnose
+	p.HasSLO = p.HasSLO || f.Goal == GoalCapacity
 	p.Errors, p.FieldErrors = errs.List, errs.Beside()
 }

@@ -1,0 +1,84 @@
+package web
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/scalein-planner/scalein/runs"
+	"github.com/scalein-planner/scalein/sim/whatif"
+	"github.com/scalein-planner/scalein/templates"
+	"github.com/scalein-planner/scalein/web/charts"
+	"github.com/scalein-planner/scalein/web/format"
+)
+
+// planSLOSections fills the plan page's sections of a capacity plan (the answer and its curve)
+// and of a diagnose plan (the fleets side by side, the lags' Shapley shares, the 8 runs), and
+// the goal line of both. Other plans are left as they are.
+func planSLOSections(p *templates.PlanPage, plan runs.PlanView) {
+	switch {
+	case plan.Goal.Diagnose != nil:
+		p.Goal = "how far the autoscaler is from an ideal fleet, and what each lag costs"
+	case plan.Goal.Capacity != nil:
+		p.Goal = "one worker's capacity at the SLO"
+	default:
+		return
+	}
+	if c := plan.Capacity; c != nil {
+		p.Capacity = &templates.CapacitySection{Answer: c.Answer, Curve: charts.CapacityCurve(c)}
+		p.Page.Charts = true
+	}
+	if d := plan.Diagnose; d != nil {
+		p.Diagnose = diagnoseSection(d)
+		p.Page.Charts = true
+	}
+	if p.Capacity != nil || p.Diagnose != nil {
+		p.Reason = "" // the sections say it
+	}
+}
+
+func diagnoseSection(d *whatif.DiagnoseResult) *templates.DiagnoseSection {
+	s := &templates.DiagnoseSection{Comparison: d.Comparison, Answer: d.Answer, Shares: charts.LagShares(d),
+		IdealNote: fmt.Sprintf("The ideal fleet is a simulated run, not a schedule: an autoscaler with no lag (a decision every second at most, no metric delay, window, rate limit, tolerance or cold start) that keeps ceil(requests in flight ÷ %s) workers, the requests one worker carries at μ = %s requests/s (Little's law), so that it runs ceil(λ/μ) workers as the load changes, a request's latency behind it.",
+			format.Number(d.IdealTarget), format.Number(d.RatePerWorker)),
+		Fleets: templates.DataTable{Caption: "The same night under four fleets", Columns: []templates.Column{
+			{Label: "Fleet"}, {Label: "Met the SLO", Num: true}, {Label: "Average replicas", Num: true}, {Label: "GPU-hours", Num: true}, {Label: "Run"}}},
+		Subsets: templates.DataTable{Caption: "The 8 runs: the scenario with each set of lags removed", Columns: []templates.Column{
+			{Label: "Lags removed"}, {Label: "Met the SLO", Num: true}, {Label: "Average replicas", Num: true}, {Label: "GPU-hours", Num: true}, {Label: "Run"}}}}
+	row := func(label string, f whatif.FleetOutcome) []string {
+		if f.Status != whatif.StatusDone {
+			return []string{label, f.Status, "", "", f.RunID}
+		}
+		att := "—"
+		if f.Attainment != nil {
+			att = whatif.FormatShare(roundTo(*f.Attainment, 4))
+		}
+		return []string{label, att, format.WithUnit(roundPtr(f.AverageReplicas, 2), ""), format.WithUnit(roundPtr(f.GPUHours, 3), ""), f.RunID}
+	}
+	for _, f := range d.Fleets {
+		s.Fleets.Rows = append(s.Fleets.Rows, row(f.Label, f))
+	}
+	for _, sub := range d.Subsets {
+		names := make([]string, 0, len(sub.Removed))
+		for _, l := range sub.Removed {
+			names = append(names, whatif.LagLabel(l))
+		}
+		label := strings.Join(names, ", ")
+		if label == "" {
+			label = "none (the scenario)"
+		}
+		s.Subsets.Rows = append(s.Subsets.Rows, row(label, sub.FleetOutcome))
+	}
+	if b := d.Bound; b != nil {
+		s.Bound = fmt.Sprintf("From the load alone, max(min_workers, ceil(λ/μ)) over the %d rate stages averages %s replicas (%s GPU-hours): a bound computed from the stages' rates, not a run.",
+			len(b.Stages), format.Number(roundTo(b.AverageReplicas, 2)), format.Number(roundTo(b.GPUHours, 3)))
+	}
+	return s
+}
+
+func roundPtr(v *float64, decimals int) *float64 {
+	if v == nil {
+		return nil
+	}
+	r := roundTo(*v, decimals)
+	return &r
+}

@@ -1,6 +1,6 @@
 // Package load turns last night's traffic into the scenario's load: the answer of Prometheus'
 // GET /api/v1/query_range (a matrix with one series of request rates, such as
-// sum(rate(vllm:request_success_total[1m]))) becomes workload.sessions.rate_stages (SPEC §3.15).
+// sum(rate(vllm:request_success_total[1m]))) becomes workload.sessions.rate_stages (docs/model.md#rate-stages).
 //
 // Each sample holds for one step: sample i, taken at t_i, becomes a stage of step ms at its rate,
 // in order, so N samples make N stages lasting N × step (the range's last sample counts a whole

@@ -33,14 +33,14 @@ func TestExpandModel3Axes(t *testing.T) {
 
 	axes = []whatif.Axis{
 		{Path: "router.migration_limit", Values: []any{num("0"), num("3")}},
-		{Path: "workload.sessions.rate_stages[16].rate_per_s", Values: []any{num("2"), num("20")}},
+		{Path: "workload.sessions.rate_stages[1].rate_per_s", Values: []any{num("2"), num("20")}},
 		{Path: "autoscaler.reuse_draining", Values: []any{true}},
 	}
 	points, err = whatif.Expand(base, axes, sim.ParseEnv{}, 0)
 	require.NoError(t, err)
 	require.Len(t, points, 4)
 	assert.Equal(t, 3, points[3].Scenario.Router.MigrationLimit)
-	assert.Equal(t, 20.0, points[3].Scenario.Workload.Sessions.RateStages[16].RatePerS)
+	assert.Equal(t, 20.0, points[3].Scenario.Workload.Sessions.RateStages[1].RatePerS)
 	assert.True(t, points[3].Scenario.Autoscaler.ReuseDraining)
 
 	// A value the scenario's rules refuse names the axis and the rule.

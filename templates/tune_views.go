@@ -22,6 +22,8 @@ type TuneRow struct {
 
 // TunePlanPage is the permalink of a tune plan (goal.tune "autoscaler").
 type TunePlanPage struct {
+	// Relax is the way out when nothing is feasible.
+	Relax          RelaxLink
 	Page           Page
 	ID             string
 	Name           string

@@ -56,6 +56,8 @@ type PlanCandidateRow struct {
 
 // PlanPage is a plan's permalink.
 type PlanPage struct {
+	// Relax is the way out when nothing is feasible.
+	Relax          RelaxLink
 	Page           Page
 	ID             string
 	Name           string
@@ -112,6 +114,14 @@ type WhatIfNewPage struct {
 	// Origin is the imported object (hpa.Origin as JSON), carried to the plan so that its
 	// manifest download writes the settings back into the user's own object.
 	Origin string
+	// Searched lists what a tune plan searches (whatif's defaults for the scenario's
+	// autoscaler), shown while the goal is tune.
+	Searched []SearchedList
+}
+
+// SearchedList is one list a tune plan searches: what it sets and the values tried.
+type SearchedList struct {
+	Label, Values string
 }
 
 // axisLabel is the column label of the i-th swept value (its path), for a stacked row's card.
@@ -147,4 +157,12 @@ func originKind(origin string) string {
 		return "object"
 	}
 	return o.Kind
+}
+
+// RelaxLink is a plan page's way out of "nothing feasible": the closest candidate, the limit
+// it breaks, and the plan form prefilled with that limit relaxed (or the search widened).
+type RelaxLink struct {
+	Closest, ClosestRunID, Breaks string
+	// Action is the link's text; URL opens the prefilled plan form.
+	Action, URL string
 }

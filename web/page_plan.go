@@ -81,6 +81,9 @@ func (s *Server) handlePlan(w http.ResponseWriter, r *http.Request) error {
 		p.Page.Charts = true
 		p.Scatter = charts.PlanScatter(plan.Candidates)
 	}
+	if p.Final && plan.Recommended == nil && p.Reason != "" && plan.Goal.Capacity == nil && plan.Goal.Diagnose == nil {
+		p.Relax = relaxLink(plan, s.runs.MaxPlanRuns())
+	}
 	planSLOSections(&p, plan)
 	return s.render(w, r, http.StatusOK, templates.PlanView(p))
 }

@@ -63,6 +63,9 @@ func (s *Server) handleTunePlan(w http.ResponseWriter, r *http.Request, plan run
 		p.Scatter = charts.TuneScatter(plan.Candidates, plan.Baselines, plan.Constraints.TTFTP99MS)
 		p.FleetChart = charts.TuneFleet(s.fleetSeries(r.Context(), best), s.fleetSeries(r.Context(), yours), s.fleetSeries(r.Context(), fixed))
 	}
+	if p.Final && plan.Recommended == nil && p.Reason != "" {
+		p.Relax = relaxLink(plan, s.runs.MaxPlanRuns())
+	}
 	return s.render(w, r, http.StatusOK, templates.TunePlanView(p))
 }
 

@@ -2,6 +2,7 @@ package web
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -26,6 +27,7 @@ func (s *Server) whatIfFormPage(r *http.Request, kind string) (templates.WhatIfN
 	form.DefaultSweep().Fill(&p, form.JobErrors{})
 	var sc *sim.Scenario
 	q := r.URL.Query()
+	fromPlan := false
 	switch {
 	case r.Method == http.MethodPost:
 		// The scenario form's fields, posted here by its "Sweep a field" or "Plan a scale-in".
@@ -47,6 +49,12 @@ func (s *Server) whatIfFormPage(r *http.Request, kind string) (templates.WhatIfN
 				}
 			}
 		}
+	case kind == "plan" && q.Get("plan") != "":
+		var err error
+		if sc, err = s.fillFromPlan(r.Context(), &p, q.Get("plan")); err != nil {
+			return p, err
+		}
+		fromPlan = true
 	case q.Get("from") != "":
 		id := q.Get("from")
 		if !idPattern.MatchString(id) {
@@ -71,7 +79,10 @@ func (s *Server) whatIfFormPage(r *http.Request, kind string) (templates.WhatIfN
 		sc, _ = sim.Parse(pr.JSON, sim.ParseEnv{Traces: s.store})
 	}
 	if sc != nil && sc.Autoscaler != nil {
-		p.HasAutoscaler, p.Goal = true, "tune"
+		p.HasAutoscaler = true
+		if !fromPlan {
+			p.Goal = form.GoalTune
+		}
 	}
 	p.HasSLO = sc != nil && sc.SLO != nil
 	if sc != nil && len(sc.ScaleIn) > 0 {
@@ -84,6 +95,12 @@ func (s *Server) whatIfFormPage(r *http.Request, kind string) (templates.WhatIfN
 		p.Remove = strconv.Itoa(max(n, 1))
 	} else {
 		p.StartMS = "0"
+	}
+	if kind == "plan" && r.Method == http.MethodGet {
+		applyPlanQuery(&p, q)
+	}
+	if kind == "plan" {
+		planFormByGoal(&p, sc)
 	}
 	return p, nil
 }
@@ -138,5 +155,19 @@ func createFromForm[R any](s *Server, w http.ResponseWriter, r *http.Request, ki
 	p, _ := s.whatIfFormPage(&http.Request{Method: http.MethodGet, URL: r.URL}, kind)
 	p.Notice = ""
 	f.Fill(&p, errs)
+	if kind == "plan" {
+		sc, _ := sim.Parse(json.RawMessage(p.Scenario), sim.ParseEnv{Traces: s.store})
+		planFormByGoal(&p, sc)
+	}
 	return s.render(w, r, http.StatusBadRequest, templates.WhatIfNewView(p))
+}
+
+// planFormByGoal titles the plan form for its goal and lists what a tune plan on the scenario
+// searches.
+func planFormByGoal(p *templates.WhatIfNewPage, sc *sim.Scenario) {
+	p.Searched = tuneSearched(sc)
+	p.Page.Title = "Plan a scale-in"
+	if p.Goal == form.GoalTune {
+		p.Page.Title = "Tune the autoscaler"
+	}
 }

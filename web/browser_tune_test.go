@@ -3,6 +3,7 @@
 package web
 
 import (
+	"encoding/json"
 	"io"
 	"net/http"
 	"strings"
@@ -56,5 +57,47 @@ func TestBrowserTunePlan(t *testing.T) {
 	require.Contains(t, lines[2], "kind: HorizontalPodAutoscaler")
 	require.Contains(t, lines[2], "name: DYN_MIGRATION_LIMIT")
 	b.screenshot(t, "tune-plan")
+	require.Empty(t, b.problems(t), "console errors or CSP violations")
+}
+
+// TestBrowserTunePlanFits reads a small tune plan (the lull scenario, fast to simulate) at
+// 1,280 and 390 px: the ranked tables, their Manifest column included, fit without a sideways
+// scroll, and so does the tune form at a phone's width (issue 28).
+func TestBrowserTunePlanFits(t *testing.T) {
+	b := newBrowser(t)
+	app := startApp(t)
+	body := planBody(lullScenario(t), `"goal": {"tune": "autoscaler"}, "constraints": {"ttft_p99_ms": 200}, "search": {"max_runs": 6}`)
+	resp, err := http.Post(app.URL+"/api/v1/plans", "application/json", strings.NewReader(body))
+	require.NoError(t, err)
+	var created struct {
+		ID string `json:"id"`
+	}
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&created))
+	resp.Body.Close()
+	require.Equal(t, http.StatusAccepted, resp.StatusCode)
+	require.NotEmpty(t, created.ID)
+	path := "/plans/" + created.ID
+	b.do(t, "open the tune plan", chromedp.Navigate(app.URL+path))
+	b.waitFor(t, "the finished plan's table", `!!document.querySelector('[data-testid="plan-candidates"]')`, 60*time.Second)
+	b.waitFor(t, "its charts", chartsReady, 20*time.Second)
+	require.Empty(t, browserEval[[]string](t, b, sidewaysTables), "tune plan at 1,280 px")
+	require.True(t, browserEval[bool](t, b, `(function () {
+		var c = document.querySelector('[data-testid="tune-manifest"]');
+		return !!c && c.getBoundingClientRect().right <= window.innerWidth;
+	})()`), "the Manifest column is in view at 1,280 px")
+	b.screenshot(t, "tune-plan-fits-1280")
+	b.viewport(t, 390, 844)
+	b.waitFor(t, "the page at 390 px", chartsReady, 10*time.Second)
+	require.Empty(t, browserEval[[]string](t, b, sidewaysTables), "tune plan at 390 px")
+	b.screenshot(t, "tune-plan-fits-390")
+
+	b.do(t, "open the tune form", chromedp.Navigate(app.URL+"/plans/new?preset=autoscaler-day"),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="start-plan"]`)))
+	require.LessOrEqual(t, browserEval[int](t, b, `document.documentElement.scrollWidth`), 390, "the tune form at 390 px")
+	require.False(t, browserEval[bool](t, b, `document.querySelector('[data-testid="plan-remove"]').offsetParent !== null`), "the drain's fields are hidden")
+	b.do(t, "choose the drain goal", chromedp.Click(chromedp.CSS(`[data-testid="plan-goal-drain"]`)))
+	require.True(t, browserEval[bool](t, b, `document.querySelector('[data-testid="plan-remove"]').offsetParent !== null`), "choosing drain shows its fields")
+	require.True(t, browserEval[bool](t, b, `document.querySelector('[data-testid="tune-searched"]').offsetParent === null`), "and hides what a tune plan searches")
+	b.screenshot(t, "plan-form-drain-390")
 	require.Empty(t, b.problems(t), "console errors or CSP violations")
 }

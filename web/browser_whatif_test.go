@@ -81,10 +81,18 @@ func TestBrowserPlan(t *testing.T) {
 	requireChartsDrawn(t, b, 1)
 	require.Greater(t, browserEval[int](t, b, `document.querySelectorAll('[data-testid="plan-candidate"]').length`), 1)
 	b.screenshot(t, "plan")
+	// Issue 28: at 1,280 px the ranked table fits, every column (the run's link last) in view.
+	require.Empty(t, browserEval[[]string](t, b, sidewaysTables), "plan page at 1,280 px")
+	recommended := browserEval[string](t, b, `document.querySelector('[data-testid="open-run"]').getAttribute('href')`)
 	// Issue 19: at a phone's width the candidates stack into cards, like the run page's tables.
 	b.viewport(t, 390, 844)
 	b.waitFor(t, "the page at 390 px", chartsReady, 10*time.Second)
 	require.Empty(t, browserEval[[]string](t, b, sidewaysTables), "plan page at 390 px")
 	b.screenshot(t, "plan-390")
+	// Issue 28: the recommended run's "Edit as new" form fits a phone without a sideways scroll.
+	b.do(t, "open the recommended run's scenario as a new one", chromedp.Navigate(app.URL+"/?from="+strings.TrimPrefix(recommended, "/runs/")),
+		chromedp.WaitVisible(chromedp.CSS(`form`)))
+	require.LessOrEqual(t, browserEval[int](t, b, `document.documentElement.scrollWidth`), 390, "the edit-as-new form at 390 px")
+	b.screenshot(t, "edit-as-new-390")
 	require.Empty(t, b.problems(t), "console errors or CSP violations")
 }

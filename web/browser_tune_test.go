@@ -14,8 +14,10 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestBrowserTunePlan tunes the compressed-day preset's autoscaler from the plan form, reads the
-// recommendation and its two charts, and downloads the HPA YAML the page links to.
+// TestBrowserTunePlan tunes an autoscaler from the plan form: opened with the day preset (its
+// tune goal chosen), the scenario box then holds the lull scenario (the day is now a real-time
+// day of 1.4 M requests, too long for a browser test's plan); it reads the recommendation and
+// its two charts, and downloads the HPA YAML the page links to.
 func TestBrowserTunePlan(t *testing.T) {
 	b := newBrowser(t)
 	app := startApp(t)
@@ -23,6 +25,8 @@ func TestBrowserTunePlan(t *testing.T) {
 		chromedp.Navigate(app.URL+"/plans/new?preset=autoscaler-day"),
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid="start-plan"]`)))
 	require.True(t, browserEval[bool](t, b, `document.querySelector('[data-testid="plan-goal-tune"]').checked`), "the tune goal is chosen for a scenario with an autoscaler")
+	b.do(t, "put the lull scenario in the scenario box",
+		chromedp.SetValue(chromedp.CSS(`[data-testid="whatif-scenario"]`), lullScenario(t)))
 	b.do(t, "set the limits and a small budget",
 		chromedp.SendKeys(chromedp.CSS(`[data-testid="plan-ttft"]`), "500"),
 		chromedp.SetValue(chromedp.CSS(`input[name="max_runs"]`), "5"))
@@ -41,7 +45,7 @@ func TestBrowserTunePlan(t *testing.T) {
 	b.waitFor(t, "the recommendation and its charts", `!!document.querySelector('[data-testid="recommendation"]') &&
 		!!document.querySelector('#tune-scatter[data-chart-ready="true"]') && !!document.querySelector('#tune-fleet[data-chart-ready="true"]')`, 90*time.Second)
 	requireChartsDrawn(t, b, 2)
-	require.Contains(t, browserEval[string](t, b, `document.querySelector('[data-testid="recommendation"]').textContent`), "fewer GPU-hours than a fixed fleet of 8 workers")
+	require.Contains(t, browserEval[string](t, b, `document.querySelector('[data-testid="recommendation"]').textContent`), "fewer GPU-hours than a fixed fleet of 4 workers")
 	require.Greater(t, browserEval[int](t, b, `document.querySelectorAll('[data-testid="plan-candidate"]').length`), 1)
 
 	got := browserEval[string](t, b, `(function () {

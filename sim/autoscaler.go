@@ -35,12 +35,12 @@ type scaler struct {
 // for every metric and source: the active workers, and the requests and used blocks on them
 // (sums and maxima; kvMilli sums the per-worker milli-unit samples).
 type workerSample struct {
-	n                  int
-	reqs, maxReqs      int64
-	used, maxUsed      int64
-	kvMilli            int64
-	waiting, running   int64
-	maxWait, maxRunnin int64
+	n                   int
+	reqs, maxReqs       int64
+	used, maxUsed       int64
+	kvMilli             int64
+	waiting, running    int64
+	maxWait, maxRunning int64
 }
 
 func newScaler(a *Autoscaler) *scaler {
@@ -216,7 +216,7 @@ func (e *engine) sample() workerSample {
 		smp.reqs += reqs
 		smp.maxReqs = max(smp.maxReqs, reqs)
 		smp.running += run
-		smp.maxRunnin = max(smp.maxRunnin, run)
+		smp.maxRunning = max(smp.maxRunning, run)
 		smp.waiting += reqs - run
 		smp.maxWait = max(smp.maxWait, reqs-run)
 		smp.used += used
@@ -235,7 +235,7 @@ func (a *Autoscaler) milli(smp workerSample, gpuBlocks int64) int64 {
 	case MetricRequestsWaiting:
 		sum, most = smp.waiting, smp.maxWait
 	case MetricRequestsRunning:
-		sum, most = smp.running, smp.maxRunnin
+		sum, most = smp.running, smp.maxRunning
 	case MetricKVUsage:
 		if a.Source != SourceExternal {
 			return smp.kvMilli

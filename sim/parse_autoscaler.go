@@ -96,10 +96,10 @@ func decodeAutoscaler(errs *fieldErrors, n *jsonNode, fleetWorkers int) *Autosca
 		a.Aggregate = AggregateSum
 	}
 	// Model-3 shorthand: present (null included) or absent, never defaulted.
-	a.ScaleDownWindowMS = shorthandWindow(&v, "scale_down_window_ms")
-	a.ScaleUpWindowMS = shorthandWindow(&v, "scale_up_window_ms")
-	a.MaxRemovePerTick = shorthandPerTick(&v, "max_remove_per_tick")
-	a.MaxAddPerTick = shorthandPerTick(&v, "max_add_per_tick")
+	a.ScaleDownWindowMS = shorthandWindow(v, "scale_down_window_ms")
+	a.ScaleUpWindowMS = shorthandWindow(v, "scale_up_window_ms")
+	a.MaxRemovePerTick = shorthandPerTick(v, "max_remove_per_tick")
+	a.MaxAddPerTick = shorthandPerTick(v, "max_add_per_tick")
 	if b := v.get("behavior"); b != nil && b.kind != kindNull {
 		a.Behavior = decodeBehavior(errs, "autoscaler.behavior", b)
 		if a.Behavior != nil {
@@ -121,26 +121,26 @@ func decodeAutoscaler(errs *fieldErrors, n *jsonNode, fleetWorkers int) *Autosca
 }
 
 // shorthandWindow reads scale_{down,up}_window_ms: present (≥ 0) or absent (nil).
-func shorthandWindow(v **objectView, key string) *float64 {
-	n := (*v).get(key)
+func shorthandWindow(v *objectView, key string) *float64 {
+	n := v.get(key)
 	if n == nil {
 		return nil
 	}
 	if n.kind == kindNull {
-		(*v).errs.add((*v).child(key), "must be a number of ms ≥ 0, or be left out (null is not a window)")
+		v.errs.add(v.child(key), "must be a number of ms ≥ 0, or be left out (null is not a window)")
 		return nil
 	}
-	w := (*v).number(key, 0, floatRange{max: maxTimeMS})
+	w := v.number(key, 0, floatRange{max: maxTimeMS})
 	return &w
 }
 
 // shorthandPerTick reads max_{remove,add}_per_tick: absent, null (no limit) or a count ≥ 1.
-func shorthandPerTick(v **objectView, key string) PerTick {
-	n := (*v).get(key)
+func shorthandPerTick(v *objectView, key string) PerTick {
+	n := v.get(key)
 	if n == nil {
 		return PerTick{}
 	}
-	return PerTickPtr(optionalIntPtr((*v).optionalInteger(key, intRange{1, MaxWorkers})))
+	return PerTickPtr(optionalIntPtr(v.optionalInteger(key, intRange{1, MaxWorkers})))
 }
 
 // Bounds of a behavior, as Kubernetes validates them (in ms where Kubernetes counts seconds).

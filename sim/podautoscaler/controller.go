@@ -191,9 +191,6 @@ func New(s Settings) *Controller {
 	return c
 }
 
-// Settings returns the controller's settings.
-func (c *Controller) Settings() Settings { return c.s }
-
 // Tolerances are the two directions' tolerances.
 type Tolerances struct{ Down, Up float64 }
 
@@ -247,11 +244,10 @@ func (c *Controller) Decide(t int64, current int, smp Sample) Decision {
 			p = c.plainMetricReplicas(current, smp)
 		}
 		d.Usage, d.Ratio, d.NewRatio, d.Rec = ptr(p.usage), p.ratio, p.newRatio, ptr(p.rec)
-		var stabDiffers bool
 		if c.s.Behavior == nil {
-			stabDiffers = c.legacy(t, &d)
+			c.legacy(t, &d)
 		} else {
-			stabDiffers = c.withBehavior(t, &d)
+			c.withBehavior(t, &d)
 		}
 		switch {
 		case d.Desired > current:
@@ -264,7 +260,7 @@ func (c *Controller) Decide(t int64, current int, smp Sample) Decision {
 			d.Reason = ReasonHeldByStarting
 		case p.rec != current && *d.Stab == current:
 			d.Reason = ReasonStabilized
-		case stabDiffers:
+		case *d.Stab != current:
 			d.Reason = c.boundReason(&d)
 		default:
 			d.Reason = ReasonNoChange
@@ -354,8 +350,8 @@ func (c *Controller) externalReplicas(current int, smp Sample) proposal {
 }
 
 // legacy is normalizeDesiredReplicas: the maximum over the downscale window, then
-// convertDesiredReplicasWithRules. It reports whether stab differs from current.
-func (c *Controller) legacy(t int64, d *Decision) bool {
+// convertDesiredReplicasWithRules.
+func (c *Controller) legacy(t int64, d *Decision) {
 	rec := *d.Rec
 	stab := c.down.best(t, rec)
 	c.down.push(t, rec)
@@ -367,12 +363,11 @@ func (c *Controller) legacy(t int64, d *Decision) bool {
 		desired = hi
 	}
 	d.Stab, d.Limit, d.Desired = ptr(stab), ptr(limit), desired
-	return stab != d.Current
 }
 
 // withBehavior is normalizeDesiredReplicasWithBehaviors: both windows, then the rate limits of
-// the policies. It reports whether stab differs from current.
-func (c *Controller) withBehavior(t int64, d *Decision) bool {
+// the policies.
+func (c *Controller) withBehavior(t int64, d *Decision) {
 	b := c.s.Behavior
 	rec, cur := *d.Rec, d.Current
 	up := c.up.best(t, rec)
@@ -398,7 +393,6 @@ func (c *Controller) withBehavior(t int64, d *Decision) bool {
 		d.Limit = ptr(lim)
 		d.Desired = max(stab, c.s.MinReplicas, lim)
 	}
-	return stab != cur
 }
 
 // prune drops scale events older than every policy period: they never count again.

@@ -45,7 +45,7 @@ func runCards(rep *sim.Report) []templates.Card {
 		{Key: sim.HeadlinePullsStaged, Label: "Pulls staged", Value: format.Count(k.Staged, "pulls"),
 			Note: fmt.Sprintf("%s succeeded, %s partial, %s rejected", format.Count(k.Success, "pulls"), format.Count(k.Partial, "pulls"),
 				format.Count(k.RejectedDraining+k.RejectedRemoved, "hints"))},
-		figureCard(sim.HeadlineTTFTP99MS, "TTFT p99", byKey, "ms", "p50 "+format.WithUnit(byKey[sim.HeadlineTTFTP50MS].Value, "ms")),
+		figureCard(sim.HeadlineTTFTP99MS, "TTFT p99", byKey, "ms", "p50 "+format.DurationOpt(byKey[sim.HeadlineTTFTP50MS].Value)),
 		{Key: sim.HeadlineRequestsCompleted, Label: "Requests completed", Value: format.Count(rep.Summary.Requests.Completed, "requests"),
 			Note: format.Count(rep.Summary.Requests.Killed, "requests") + " killed"},
 		workerTimeCard(byKey, "run lasted "+format.ReadableOpt(byKey[sim.HeadlineDurationMS].Value, "ms")),

@@ -113,8 +113,8 @@ func decisionTotals(rep *Report) (drained, started int, reasons map[string]int) 
 // GPU-hours against the initial fleet held all day; the session count lets arrivals last the
 // whole day (the last request arrives in the last stage).
 func TestPresetAutoscalerDay(t *testing.T) {
-	if testing.Short() {
-		t.Skip("a real-time day: about 15 s of CPU")
+	if !slowTests() {
+		t.Skip("a real-time day, about 15 s of CPU: SCALEIN_SLOW=1 runs it")
 	}
 	s, rep := presetReport(t, "autoscaler-day")
 	assert.Greater(t, rep.Summary.DurationMS, 23.5*3600*1000, "the run lasts the day")

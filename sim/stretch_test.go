@@ -126,8 +126,8 @@ func TestStretchesMatchPassByPassOnPresetsAndExamples(t *testing.T) {
 		t.Skip("runs every preset (a few seconds)")
 	}
 	for _, p := range Presets() {
-		if p.Long && !slowTests() {
-			continue // pass by pass, a real-time day takes minutes: SCALEIN_SLOW=1 runs it
+		if (p.Long || p.Key == "autoscaler-grace") && !slowTests() {
+			continue // pass by pass, a real-time day takes minutes (an evening, seconds): SCALEIN_SLOW=1 runs it
 		}
 		s, err := Parse(p.JSON, ParseEnv{})
 		require.NoError(t, err, p.Key)

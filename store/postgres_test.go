@@ -58,6 +58,7 @@ func TestPostgres(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short")
 	}
+	pgtest.SlowOnly(t, "the whole store suite again on PostgreSQL (about a minute)")
 	cluster := pgtest.Require(t)
 	args := []string{"-test.v", "-test.skip", "^TestPostgres$", "-test.count", "1"}
 	cmd := exec.Command(os.Args[0], args...)

@@ -167,6 +167,7 @@ func TestServeAndWorkersOnPostgres(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: the multi-process test takes about a minute")
 	}
+	pgtest.SlowOnly(t, "a server and two worker processes on PostgreSQL, waiting out a 25 s rescue delay")
 	cluster := pgtest.Require(t)
 	dsn := cluster.NewDatabase(t)
 	limits := []string{"-run-timeout", "15s", "-rescue-after", "25s"}

@@ -75,6 +75,17 @@ func SkipOrFail(tb testing.TB, reason error) {
 	tb.Skipf("skipping the PostgreSQL tests: %v", reason)
 }
 
+// SlowOnly skips a PostgreSQL test that takes most of a minute (a whole suite run again on
+// PostgreSQL, or a rescue delay waited out) unless SCALEIN_SLOW=1: the slow run, which CI does,
+// runs it, and the everyday run stays under a minute. The everyday run keeps the quick
+// PostgreSQL tests.
+func SlowOnly(tb testing.TB, what string) {
+	tb.Helper()
+	if os.Getenv("SCALEIN_SLOW") != "1" {
+		tb.Skipf("%s: SCALEIN_SLOW=1 (the slow run, which CI does) runs it", what)
+	}
+}
+
 // Require starts a cluster for the test and stops it when the test ends; without the server
 // binaries it skips (fails under CI=true).
 func Require(tb testing.TB) *Cluster {

@@ -495,7 +495,7 @@ func TestChartOptionGolden(t *testing.T) {
 // The fleet chart of an autoscaler run stacks active, starting and draining workers, draws the
 // load per worker against the target band on a second axis and marks the changes.
 func TestFleetChart(t *testing.T) {
-	p, ok := sim.PresetByKey("autoscaler-day")
+	p, ok := sim.PresetByKey("autoscaler-grace") // a real-time evening: the day takes 15 s of CPU
 	require.True(t, ok)
 	sc, err := sim.Parse(p.JSON, sim.ParseEnv{})
 	require.NoError(t, err)

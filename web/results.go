@@ -57,9 +57,10 @@ func runCards(rep *sim.Report) []templates.Card {
 }
 
 // workerTimeCard is the worker-seconds card: worker time is a sum, not an instant, so a large
-// one reads in worker-hours rather than as a clock time.
+// one reads in worker-hours rather than as a clock time, and the card is titled for the
+// quantity ("Worker time"), not for one of its units.
 func workerTimeCard(byKey map[string]sim.Figure, note string) templates.Card {
-	c := figureCard(sim.HeadlineWorkerSeconds, "Worker-seconds", byKey, "s", note)
+	c := figureCard(sim.HeadlineWorkerSeconds, "Worker time", byKey, "s", note)
 	if v := byKey[sim.HeadlineWorkerSeconds].Value; v != nil {
 		c.Value = format.Sig3(*v) + " s"
 		if *v >= 3600 {

@@ -330,10 +330,6 @@ func parsePlanFlags(args []string, stderr io.Writer) (o planOptions, code int, o
 	case o.force && o.hpa == "":
 		return o, fs.usageError("-force replaces the -hpa file: use it with -hpa"), false
 	case o.hpa != "" && !o.force && fileExists(o.hpa):
-		return o, fs.usageError("-hpa %s: the file exists and is not replaced (it may be your own manifest, to import); name a new file, or add -force to replace it", o.hpa), false
-	case o.force && o.hpa == "":
-		return o, fs.usageError("-force replaces the -hpa file: use it with -hpa"), false
-	case o.hpa != "" && !o.force && fileExists(o.hpa):
 		return o, fs.usageError("-hpa %s: the file exists and is not replaced (it may be your own manifest, to import with scalein import); name a new file, or add -force to replace it", o.hpa), false
 	case o.parallel < 0:
 		return o, fs.usageError("-parallel must be 0 (one per CPU) or more (got %d)", o.parallel), false

@@ -72,7 +72,7 @@ func TestPlanTuneCommandErrors(t *testing.T) {
 		"hpa without tune": {[]string{"plan", "-config", fourWorkers, "-remove", "1", "-hpa", "x.yaml"},
 			"-hpa writes a tune plan's recommended settings"},
 		"hpa exists": {[]string{"plan", "-config", lull, "-tune", "autoscaler", "-hpa", existing},
-			"the file exists and is not replaced (it may be your own manifest, to import); name a new file, or add -force to replace it"},
+			"the file exists and is not replaced (it may be your own manifest, to import with scalein import); name a new file, or add -force to replace it"},
 		"force without hpa":  {[]string{"plan", "-config", lull, "-tune", "autoscaler", "-force"}, "-force replaces the -hpa file: use it with -hpa"},
 		"drain search field": {[]string{"plan", "-config", lull, "-tune", "autoscaler", "-search", `{"waves": [1]}`}, "search.waves: is for a drain plan"},
 		"bad e2e":            {[]string{"plan", "-config", lull, "-tune", "autoscaler", "-e2e-p99-ms", "0"}, "constraints.e2e_p99_ms"},

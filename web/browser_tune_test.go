@@ -102,6 +102,10 @@ func TestBrowserTunePlanFits(t *testing.T) {
 	b.do(t, "choose the drain goal", chromedp.Click(chromedp.CSS(`[data-testid="plan-goal-drain"]`)))
 	require.True(t, browserEval[bool](t, b, `document.querySelector('[data-testid="plan-remove"]').offsetParent !== null`), "choosing drain shows its fields")
 	require.True(t, browserEval[bool](t, b, `document.querySelector('[data-testid="tune-searched"]').offsetParent === null`), "and hides what a tune plan searches")
+	require.Equal(t, "Plan a scale-in", browserEval[string](t, b, `[...document.querySelectorAll('main h1')].filter(h => h.offsetParent !== null).map(h => h.textContent.trim()).join('|')`), "the heading follows the goal")
+	b.do(t, "choose the tune goal again", chromedp.Click(chromedp.CSS(`[data-testid="plan-goal-tune"]`)))
+	require.Equal(t, "Tune the autoscaler", browserEval[string](t, b, `[...document.querySelectorAll('main h1')].filter(h => h.offsetParent !== null).map(h => h.textContent.trim()).join('|')`), "and back")
+	b.do(t, "choose the drain goal", chromedp.Click(chromedp.CSS(`[data-testid="plan-goal-drain"]`)))
 	b.screenshot(t, "plan-form-drain-390")
 	require.Empty(t, b.problems(t), "console errors or CSP violations")
 }

@@ -40,6 +40,12 @@ func TestPlanFormTuneModeTitledAndSearched(t *testing.T) {
 	assert.True(t, hidden, "remove and start are the drain's")
 	_, hidden = byTestID(doc, "plan-rate-field").Attr("hidden")
 	assert.True(t, hidden, "the rate per worker is the diagnose plan's")
+	// The drain's heading is sent too, hidden, for the goal radio to switch to.
+	assert.Equal(t, "Plan a scale-in", strings.TrimSpace(byTestID(doc, "plan-form-other-title").Text()))
+	_, hidden = byTestID(doc, "plan-heading-drain").Attr("hidden")
+	assert.True(t, hidden)
+	_, hidden = byTestID(doc, "plan-heading-tune").Attr("hidden")
+	assert.False(t, hidden)
 
 	doc = parseHTML(t, get(t, s, "/plans/new").Body)
 	assert.Equal(t, "Plan a scale-in", strings.TrimSpace(byTestID(doc, "plan-form-title").Text()))
@@ -57,6 +63,7 @@ func TestPlanFormTuneModeTitledAndSearched(t *testing.T) {
 	css, err := static.FS.ReadFile("css/app.css")
 	require.NoError(t, err)
 	assert.Contains(t, string(css), `.whatif-form:has(input[name="goal"][value="tune"]:checked) .drain-only`, "switching the goal needs no script")
+	assert.Contains(t, string(css), `main:has(.whatif-form input[name="goal"][value="tune"]:checked) .drain-heading`, "nor does switching the heading")
 }
 
 // A tune plan where nothing meets the limits names the closest setting and the limit it

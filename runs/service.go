@@ -79,8 +79,11 @@ type Service struct {
 	store *store.Store
 	live  *liveRuns
 	jobs  *jobQueue
-	run   RunFunc
-	now   func() time.Time
+	// followPoll is how often a run followed through the store is read (followPoll, follow.go);
+	// tests shorten it.
+	followPoll time.Duration
+	run        RunFunc
+	now        func() time.Time
 
 	budget *memoryBudget
 	// lostAttempts are attempts lost to a database outage, given back at the next start (outage.go).
@@ -128,14 +131,15 @@ func New(cfg Config) (*Service, error) {
 	}
 	runsCtx, stopRuns := context.WithCancelCause(context.Background())
 	s := &Service{
-		cfg:      cfg,
-		log:      cfg.Logger,
-		store:    cfg.Store,
-		live:     newLiveRuns(),
-		run:      run,
-		now:      time.Now,
-		runsCtx:  runsCtx,
-		stopRuns: stopRuns,
+		cfg:        cfg,
+		log:        cfg.Logger,
+		store:      cfg.Store,
+		live:       newLiveRuns(),
+		followPoll: followPoll,
+		run:        run,
+		now:        time.Now,
+		runsCtx:    runsCtx,
+		stopRuns:   stopRuns,
 
 		budget:        newMemoryBudget(cfg.MaxTotalMemory),
 		heapBytes:     heapObjectsBytes,

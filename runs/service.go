@@ -79,11 +79,8 @@ type Service struct {
 	store *store.Store
 	live  *liveRuns
 	jobs  *jobQueue
-	// followPoll is how often a run followed through the store is read (followPoll, follow.go);
-	// tests shorten it.
-	followPoll time.Duration
-	run        RunFunc
-	now        func() time.Time
+	run   RunFunc
+	now   func() time.Time
 
 	budget *memoryBudget
 	// lostAttempts are attempts lost to a database outage, given back at the next start (outage.go).
@@ -113,6 +110,9 @@ type Service struct {
 	resumeFailed map[string]bool
 	// estimates remembers memory estimates by scenario id (estimate_cache.go).
 	estimates *estimateCache
+	// followPoll is how often the poller of a run followed through the store reads its row
+	// (follow.go); tests shorten it.
+	followPoll time.Duration
 }
 
 // New checks the configuration, creates the job queue's tables if needed and builds the
@@ -131,15 +131,14 @@ func New(cfg Config) (*Service, error) {
 	}
 	runsCtx, stopRuns := context.WithCancelCause(context.Background())
 	s := &Service{
-		cfg:        cfg,
-		log:        cfg.Logger,
-		store:      cfg.Store,
-		live:       newLiveRuns(),
-		followPoll: followPoll,
-		run:        run,
-		now:        time.Now,
-		runsCtx:    runsCtx,
-		stopRuns:   stopRuns,
+		cfg:      cfg,
+		log:      cfg.Logger,
+		store:    cfg.Store,
+		live:     newLiveRuns(),
+		run:      run,
+		now:      time.Now,
+		runsCtx:  runsCtx,
+		stopRuns: stopRuns,
 
 		budget:        newMemoryBudget(cfg.MaxTotalMemory),
 		heapBytes:     heapObjectsBytes,
@@ -148,6 +147,7 @@ func New(cfg Config) (*Service, error) {
 		locks:         cfg.Store.DriveLocks(),
 		estimates:     newEstimateCache(),
 		driveRescan:   cfg.DriveRescan,
+		followPoll:    followPoll,
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()

@@ -13,8 +13,9 @@
 // the wall-time limit while a watcher cancels it if its row says cancelled or taken over, and
 // records the end: the report in gzip chunks, row by row (report_encode.go), beside its summary
 // and headline (summary.go, ttft_histogram.go). Live progress goes to the followers in this
-// process at once (progress.go) and to the row once a second. CancelRun (cancel.go) ends a row
-// and its job; the worker stops at once here, or within takeoverPoll elsewhere.
+// process at once and to the row once a second; Follow (follow.go) is how pages and event
+// streams follow a run, whichever process runs it. CancelRun (cancel.go) ends a row and its
+// job; the worker stops at once here, or within takeoverPoll elsewhere.
 //
 // The life of a sweep. CreateSweep (sweep.go) expands the axes, admits every point, stores the
 // sweep and submits as many points as the queue takes; the rest are fed in the background as

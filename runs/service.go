@@ -110,6 +110,9 @@ type Service struct {
 	resumeFailed map[string]bool
 	// estimates remembers memory estimates by scenario id (estimate_cache.go).
 	estimates *estimateCache
+	// followPoll is how often the poller of a run followed through the store reads its row
+	// (follow.go); tests shorten it.
+	followPoll time.Duration
 }
 
 // New checks the configuration, creates the job queue's tables if needed and builds the
@@ -144,6 +147,7 @@ func New(cfg Config) (*Service, error) {
 		locks:         cfg.Store.DriveLocks(),
 		estimates:     newEstimateCache(),
 		driveRescan:   cfg.DriveRescan,
+		followPoll:    followPoll,
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()

@@ -28,35 +28,35 @@ func requestAs(user, addr string) *http.Request {
 // Finding M3: behind the auth proxy every user comes from one address; the progress-stream cap
 // counts per user there, and per address without identities.
 func TestStreamCapIsPerUserBehindTheProxy(t *testing.T) {
-	p := &runPollers{runs: map[string]*runPoller{}, clients: map[string]int{}}
+	p := newStreamCounts()
 	proxy := "192.0.2.1:5000"
 	var closers []func()
 	for range maxStreamsPerClient {
-		c, ok := p.openStream(requestAs("alice", proxy))
+		c, ok := p.open(requestAs("alice", proxy))
 		require.True(t, ok)
 		closers = append(closers, c)
 	}
-	_, ok := p.openStream(requestAs("alice", proxy))
+	_, ok := p.open(requestAs("alice", proxy))
 	assert.False(t, ok, "alice has her maximum")
-	c, ok := p.openStream(requestAs("bob", proxy))
+	c, ok := p.open(requestAs("bob", proxy))
 	assert.True(t, ok, "bob, through the same proxy, has his own streams")
 	c()
 
 	// Without identities, the cap is the address's.
 	for range maxStreamsPerClient {
-		c, ok := p.openStream(requestAs("", "198.51.100.7:1"))
+		c, ok := p.open(requestAs("", "198.51.100.7:1"))
 		require.True(t, ok)
 		closers = append(closers, c)
 	}
-	_, ok = p.openStream(requestAs("", "198.51.100.7:2"))
+	_, ok = p.open(requestAs("", "198.51.100.7:2"))
 	assert.False(t, ok)
-	_, ok = p.openStream(requestAs("", "198.51.100.8:1"))
+	_, ok = p.open(requestAs("", "198.51.100.8:1"))
 	assert.True(t, ok)
 
 	for _, c := range closers {
 		c()
 	}
-	_, ok = p.openStream(requestAs("alice", proxy))
+	_, ok = p.open(requestAs("alice", proxy))
 	assert.True(t, ok, "closed streams free the cap")
 }
 

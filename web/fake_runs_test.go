@@ -23,7 +23,9 @@ import (
 type fakeRuns struct {
 	st *store.Store
 	// live is what Progress reports for a run this process would be running.
-	live map[string]runs.Progress
+	live map[string]runs.RunState
+	// follow scripts what Follow sends for a run, in order.
+	follow map[string][]runs.RunState
 }
 
 var errNotFaked = errors.New("fakeRuns: not part of what page tests use")
@@ -42,13 +44,45 @@ func (f *fakeRuns) QueueRoom(context.Context, ...*sim.Scenario) error { return n
 func (f *fakeRuns) NoteBigRequest()                                   {}
 func (f *fakeRuns) Estimate(*sim.Scenario) int64                      { return 0 }
 func (f *fakeRuns) Reserve(context.Context, int64) (func(), error)    { return func() {}, nil }
-func (f *fakeRuns) Progress(id string) (runs.Progress, bool) {
+func (f *fakeRuns) Progress(id string) (runs.RunState, bool) {
 	p, ok := f.live[id]
 	return p, ok
 }
-func (f *fakeRuns) Changes() <-chan struct{} { return nil }
-func (f *fakeRuns) MaxPlanRuns() int         { return whatif.DefaultMaxPlanRuns }
-func (f *fakeRuns) Limits() runs.Config      { return runs.Config{Store: f.st} }
+func (f *fakeRuns) MaxPlanRuns() int    { return whatif.DefaultMaxPlanRuns }
+func (f *fakeRuns) Limits() runs.Config { return runs.Config{Store: f.st} }
+
+// Follow sends the states scripted for the run in follow, or else its one state (live, or its
+// row's: nothing works the fake's runs, so it never changes); unless the last state sent is
+// final, it then waits for ctx, as a run that never ends would.
+func (f *fakeRuns) Follow(ctx context.Context, id string) (<-chan runs.RunState, error) {
+	run, err := f.st.GetRunStatus(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	states := f.follow[id]
+	if len(states) == 0 {
+		st, ok := f.live[id]
+		if !ok {
+			st = runs.RunState{Status: run.Status, Fraction: run.Progress, Error: run.Error}
+		}
+		states = []runs.RunState{st}
+	}
+	out := make(chan runs.RunState)
+	go func() {
+		defer close(out)
+		for _, st := range states {
+			select {
+			case out <- st:
+			case <-ctx.Done():
+				return
+			}
+		}
+		if !runs.IsFinal(states[len(states)-1].Status) {
+			<-ctx.Done()
+		}
+	}()
+	return out, nil
+}
 
 func (f *fakeRuns) CancelRun(ctx context.Context, id string) (bool, error) {
 	err := f.st.EndRun(ctx, id, store.StatusCancelled, "cancelled by a user before it started", time.Now())

@@ -1,9 +1,11 @@
 package web
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -13,9 +15,10 @@ import (
 // sseKeepAlive is how often an idle stream gets a comment line.
 const sseKeepAlive = time.Second
 
-// ssePoll is how often a stream re-reads a run that this process is not running (queued, or
-// running in another worker process, which saves its progress to the run's row).
-const ssePoll = 200 * time.Millisecond
+// maxStreamsPerClient bounds the open progress streams of one client (clientKey: the user when
+// there are identities, else the address). Following a run costs little (its streams share one
+// reader of the store, runs.Service.Follow), but each stream holds a connection and a goroutine.
+const maxStreamsPerClient = 32
 
 type progressEvent struct {
 	Status   string  `json:"status"`
@@ -25,14 +28,15 @@ type progressEvent struct {
 
 // handleEvents is GET /runs/{id}/events: "progress" events while the run is queued or running,
 // then one final event named after its end state (done, failed or cancelled), then the stream
-// ends. It has no timeout: a run may take minutes.
+// ends. It has no timeout: a run may take minutes. The states are runs.Service.Follow's.
 func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) error {
-	id := chi.URLParam(r, "id")
-	run, err := s.store.GetRunStatus(r.Context(), id)
+	ctx, stop := context.WithCancel(r.Context())
+	defer stop() // also when refused below: the follower ends with it
+	states, err := s.runs.Follow(ctx, chi.URLParam(r, "id"))
 	if err != nil {
 		return err
 	}
-	closeStream, ok := s.pollers().openStream(r)
+	closeStream, ok := s.streams.open(r)
 	if !ok {
 		who := "your address has"
 		if s.identities() {
@@ -43,12 +47,6 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) error {
 			RetryAfter: 5}
 	}
 	defer closeStream()
-	var poller *runPoller // the run's shared poller, once a look-up has to go to the store
-	defer func() {
-		if poller != nil {
-			s.leavePoller(poller)
-		}
-	}()
 	rc := http.NewResponseController(w)
 	_ = rc.SetWriteDeadline(time.Time{}) // the server's write timeout must not cut the stream
 	h := w.Header()
@@ -64,48 +62,23 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) error {
 		}
 		return rc.Flush()
 	}
-	last := -1.0
-	lastStatus := ""
 	ticker := time.NewTicker(sseKeepAlive)
 	defer ticker.Stop()
 	for {
-		anyChange := s.runs.Changes() // before the look-up, so no start or end is missed
-		snap, live := s.runs.Progress(id)
-		if !live {
-			// Not (or no longer) held here: the store has the truth, read by the run's one
-			// shared poller for every stream of it (event_pollers.go).
-			if poller == nil {
-				if runs.IsFinal(run.Status) { // as read above: nothing to follow
-					_ = send(run.Status, progressEvent{Status: run.Status, Progress: run.Progress, Error: run.Error})
-					return nil
-				}
-				poller = s.subscribe(id)
-			}
-			ps := s.snapshot(poller)
-			polled, changed := ps.run, ps.changed
-			switch {
-			case !ps.ready:
-				snap = runs.Progress{Status: run.Status, Fraction: run.Progress, Changed: changed}
-			case ps.err != nil:
-				return nil // headers are sent; the client reconnects or gives up
-			case runs.IsFinal(polled.Status):
-				_ = send(polled.Status, progressEvent{Status: polled.Status, Progress: polled.Progress, Error: polled.Error})
-				return nil
-			default:
-				snap = runs.Progress{Status: polled.Status, Fraction: polled.Progress, Changed: changed}
-			}
-		}
-		if snap.Fraction != last || snap.Status != lastStatus {
-			last, lastStatus = snap.Fraction, snap.Status
-			if err := send("progress", progressEvent{Status: snap.Status, Progress: snap.Fraction}); err != nil {
-				return nil
-			}
-		}
 		select {
-		case <-r.Context().Done():
+		case <-ctx.Done():
 			return nil
-		case <-snap.Changed: // a change here, or the shared poller read a change
-		case <-anyChange: // this process started or finished a run: maybe this one
+		case st, ok := <-states:
+			switch {
+			case !ok:
+				return nil // the store could not be read; headers are sent: the client reconnects or gives up
+			case runs.IsFinal(st.Status):
+				_ = send(st.Status, progressEvent{Status: st.Status, Progress: st.Fraction, Error: st.Error})
+				return nil
+			}
+			if err := send("progress", progressEvent{Status: st.Status, Progress: st.Fraction}); err != nil {
+				return nil
+			}
 		case <-ticker.C:
 			if _, err := fmt.Fprint(w, ": keep-alive\n\n"); err != nil {
 				return nil
@@ -115,4 +88,30 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) error {
 			}
 		}
 	}
+}
+
+// streamCounts are the open progress streams of each client (issue 19 M10).
+type streamCounts struct {
+	mu      sync.Mutex
+	clients map[string]int
+}
+
+func newStreamCounts() *streamCounts { return &streamCounts{clients: map[string]int{}} }
+
+// open counts a stream of the request's client; false when it already has its maximum.
+func (c *streamCounts) open(r *http.Request) (closeStream func(), ok bool) {
+	key := clientKey(r)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.clients[key] >= maxStreamsPerClient {
+		return nil, false
+	}
+	c.clients[key]++
+	return func() {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		if c.clients[key]--; c.clients[key] <= 0 {
+			delete(c.clients, key)
+		}
+	}, true
 }

@@ -363,21 +363,15 @@ func (s *Server) handleCancel(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// waitFinal waits (briefly) for a run this process holds to end, so the redirect after a
+// waitFinal waits (briefly) for a run this process held to end, so the redirect after a
 // cancel shows the cancelled state rather than "running".
 func (s *Server) waitFinal(r *http.Request, id string, limit time.Duration) {
-	deadline := time.After(limit)
-	for {
-		snap, ok := s.runs.Progress(id)
-		if !ok {
-			return
-		}
-		select {
-		case <-snap.Changed:
-		case <-deadline:
-			return
-		case <-r.Context().Done():
-			return
-		}
+	ctx, cancel := context.WithTimeout(r.Context(), limit)
+	defer cancel()
+	states, err := s.runs.Follow(ctx, id)
+	if err != nil {
+		return
+	}
+	for range states { // closes after the final state, or at the limit
 	}
 }

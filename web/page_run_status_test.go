@@ -22,7 +22,7 @@ func TestRunStatusBadgeAgreesWithTheBar(t *testing.T) {
 	require.Equal(t, http.StatusAccepted, rec.Code)
 	sc, err := sim.Parse([]byte(testScenario("badge")), sim.ParseEnv{})
 	require.NoError(t, err)
-	s.runs.(*fakeRuns).live = map[string]runs.Progress{sc.ID(): {Status: store.StatusRunning, Fraction: 0.072}}
+	s.runs.(*fakeRuns).live = map[string]runs.RunState{sc.ID(): {Status: store.StatusRunning, Fraction: 0.072}}
 
 	for _, path := range []string{"/runs/" + sc.ID(), "/compare?a=" + sc.ID() + "&b=" + sc.ID()} {
 		page := get(t, s, path)

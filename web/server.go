@@ -26,8 +26,8 @@ type RunService interface {
 	Estimate(sc *sim.Scenario) int64
 	Reserve(ctx context.Context, bytes int64) (release func(), err error)
 	NoteBigRequest()
-	Progress(id string) (runs.Progress, bool)
-	Changes() <-chan struct{}
+	Progress(id string) (runs.RunState, bool)
+	Follow(ctx context.Context, id string) (<-chan runs.RunState, error)
 	CancelRun(ctx context.Context, id string) (live bool, err error)
 	LoadSummary(ctx context.Context, run store.Run) (*runs.StoredSummary, error)
 	LoadReport(ctx context.Context, id string) (*sim.Report, error)
@@ -85,9 +85,8 @@ type Server struct {
 	// exportGateV bounds the exports that simulate a run again (exports.go); see exports().
 	exportOnce  sync.Once
 	exportGateV *exportGate
-	// pollersV are the shared progress pollers of runs held elsewhere (event_pollers.go).
-	pollersOnce sync.Once
-	pollersV    *runPollers
+	// streams counts the open progress streams of each client (page_events.go).
+	streams *streamCounts
 }
 
 // New builds the web server over a run service. Starting and stopping the service's workers
@@ -119,14 +118,15 @@ func New(cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("web: static assets: %w", err)
 	}
 	s := &Server{
-		cfg:    cfg,
-		log:    cfg.Logger,
-		store:  cfg.Store,
-		runs:   cfg.Runs,
-		assets: assets,
-		pages:  newPageCache(),
-		bodies: newBigBodies(cfg.BigBodies),
-		now:    time.Now,
+		cfg:     cfg,
+		log:     cfg.Logger,
+		store:   cfg.Store,
+		runs:    cfg.Runs,
+		assets:  assets,
+		pages:   newPageCache(),
+		bodies:  newBigBodies(cfg.BigBodies),
+		streams: newStreamCounts(),
+		now:     time.Now,
 	}
 	s.handler = s.routes()
 	return s, nil

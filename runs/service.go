@@ -108,8 +108,12 @@ type Service struct {
 	driveRescan time.Duration
 	// resumeFailed are the sweeps whose remaining points could not be expanded (logged once).
 	resumeFailed map[string]bool
-	// estimates remembers memory estimates by scenario id (estimate_cache.go).
+	// check makes every check before anything is stored (check.go); estimates is its memory
+	// estimates by scenario id (estimate_cache.go).
+	check     *Checker
 	estimates *estimateCache
+	// reader reads the stored summaries and reports of done runs (summary.go).
+	reader *Reader
 }
 
 // New checks the configuration, creates the job queue's tables if needed and builds the
@@ -127,6 +131,7 @@ func New(cfg Config) (*Service, error) {
 		run = sim.Run
 	}
 	runsCtx, stopRuns := context.WithCancelCause(context.Background())
+	check := &Checker{cfg: cfg, traces: cfg.Store, estimates: newEstimateCache()}
 	s := &Service{
 		cfg:      cfg,
 		log:      cfg.Logger,
@@ -142,7 +147,9 @@ func New(cfg Config) (*Service, error) {
 		liveHeapBytes: liveHeapBytes,
 		drives:        map[string]*drive{},
 		locks:         cfg.Store.DriveLocks(),
-		estimates:     newEstimateCache(),
+		check:         check,
+		estimates:     check.estimates,
+		reader:        NewReader(cfg.Store, cfg.Logger),
 		driveRescan:   cfg.DriveRescan,
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)

@@ -18,7 +18,7 @@ import (
 // Probe finding L8: a cached page said Vary: Accept-Encoding twice, its gzip and its plain body
 // shared one strong ETag, and dynamic HTML and JSON had no Cache-Control at all.
 func TestCachedPageHeaders(t *testing.T) {
-	s := newTestServer(t, runs.Config{}, true)
+	s := newFakeServer(t, runs.Config{}, true)
 	id := submitAPI(t, s, testScenario("headers"))
 	waitStatus(t, s, id, store.StatusDone)
 	gzip := map[string]string{"Accept-Encoding": "gzip"}
@@ -58,7 +58,7 @@ func TestCachedPageHeaders(t *testing.T) {
 }
 
 func TestDynamicCacheControl(t *testing.T) {
-	s := newTestServer(t, runs.Config{}, false)
+	s := newFakeServer(t, runs.Config{}, false)
 	queued := submitAPI(t, s, testScenario("cache-control"))
 	for _, target := range []string{"/", "/runs", "/runs/" + queued, "/api/v1/runs", "/api/v1/runs/" + queued,
 		"/runs/" + queued + "/scenario.json", "/admin/queue", "/no-such-page"} {

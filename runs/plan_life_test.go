@@ -3,12 +3,14 @@ package runs
 import (
 	"context"
 	"encoding/json"
+	"os"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/scalein-planner/scalein/internal/runtest"
 	"github.com/scalein-planner/scalein/sim"
 	"github.com/scalein-planner/scalein/sim/whatif"
 	"github.com/scalein-planner/scalein/store"
@@ -154,4 +156,36 @@ func TestPlanCancelAndRestart(t *testing.T) {
 	for _, r := range pl.Submitted {
 		waitStatus(t, c, r.RunID, store.StatusQueued)
 	}
+}
+
+// Finding M2: a plan's runs count against its owner's quota of queued runs. The driver submits
+// only within the owner's remaining quota and waits for room, so a tune plan of up to 10 runs
+// never has more than the quota's 3 queued or running, the owner's own run included; another
+// user is not held back by it.
+func TestPlanRunsStayWithinTheOwnersQuota(t *testing.T) {
+	fake := runtest.NewBlockingRun()
+	s := newTestService(t, Config{Workers: 1, Simulate: fake.Run, QuotaQueuedRuns: 3}, true)
+	defer close(fake.Release)
+	quota := store.Quota{QueuedRuns: 3}
+	alice := store.WithQuota(store.WithOwner(context.Background(), "alice"), quota)
+	_, err := s.Submit(alice, mustParse(t, runtest.Scenario("alice's own")))
+	require.NoError(t, err)
+	lull, err := os.ReadFile("../sim/whatif/testdata/lull.json")
+	require.NoError(t, err)
+	_, err = s.CreatePlan(alice, PlanRequest{Scenario: lull, Goal: whatif.Goal{Tune: "autoscaler"}, Search: whatif.Search{MaxRuns: 10}})
+	require.NoError(t, err)
+
+	peak := 0
+	deadline := time.Now().Add(2 * time.Second)
+	for time.Now().Before(deadline) {
+		u, err := s.store.UsageOf(context.Background(), "alice")
+		require.NoError(t, err)
+		peak = max(peak, u.UnfinishedRuns)
+		time.Sleep(20 * time.Millisecond)
+	}
+	assert.Equal(t, 3, peak, "the plan fills the quota and goes no further while the runs are held")
+
+	bob := store.WithQuota(store.WithOwner(context.Background(), "bob"), quota)
+	_, err = s.Submit(bob, mustParse(t, runtest.Scenario("bob's own")))
+	assert.NoError(t, err, "bob has his own quota")
 }

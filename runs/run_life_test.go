@@ -136,3 +136,37 @@ func TestReserveWaitsForTheTotalBudget(t *testing.T) {
 	require.NoError(t, err)
 	again()
 }
+
+// A worker records its name and the attempt on the run's row (the API's run document shows
+// them).
+func TestWorkerRecordsItsNameAndAttempt(t *testing.T) {
+	s := newTestService(t, Config{Workers: 1, WorkerName: "test-host:4242"}, true)
+	id := submit(t, s, runtest.Scenario("who"))
+	run := waitStatus(t, s, id, store.StatusDone)
+	assert.Equal(t, 1, run.Attempts)
+	assert.Equal(t, "test-host:4242", run.Worker)
+}
+
+// JobStates counts River's jobs by state, Retrying lists none while nothing failed, and the
+// rows say which worker runs what: what the queue page shows.
+func TestJobStatesCountRiverJobs(t *testing.T) {
+	fake := runtest.NewBlockingRun()
+	s := newTestService(t, Config{Workers: 1, WorkerName: "box-1:77", Simulate: fake.Run}, true)
+	defer close(fake.Release)
+	ctx := context.Background()
+	submit(t, s, runtest.Scenario("running"))
+	fake.WaitStarted(t)
+	submit(t, s, runtest.Scenario("waiting"))
+
+	states, err := s.JobStates(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, 1, states["running"])
+	assert.Equal(t, 1, states["available"])
+	retrying, err := s.Retrying(ctx, 10)
+	require.NoError(t, err)
+	assert.Empty(t, retrying)
+	queue, err := s.store.QueueState(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, map[string]int{store.StatusRunning: 1, store.StatusQueued: 1}, queue.ByStatus)
+	assert.Equal(t, map[string]int{"box-1:77": 1}, queue.Running, "the running run's row names its worker")
+}

@@ -1,7 +1,6 @@
 package web
 
 import (
-	"context"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
@@ -97,8 +96,7 @@ func TestCompressedETagPerEncoding(t *testing.T) {
 // included (they are the same for everyone, but a shared cache must not learn what a user
 // opened); static files stay public.
 func TestCacheControlPrivateWithIdentities(t *testing.T) {
-	s := newAccessServer(t, runs.Config{}, withUsers(Access{}), 0)
-	require.NoError(t, s.startRuns(context.Background()))
+	s := newFakeApp(t, runs.Config{}, true, Config{RunsPerMinute: 1000, Access: withUsers(Access{})})
 	rec := as(t, s, "alice", jsonReq(http.MethodPost, "/api/v1/runs", testScenario("private")))
 	require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
 	var created struct{ ID string }

@@ -3,7 +3,6 @@ package web
 import (
 	"context"
 	"net/http"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -102,7 +101,7 @@ func TestTraceJSONIsCached(t *testing.T) {
 // Issue 19 L10: exports have a rate budget of their own, counted only for runs that exist and
 // are done: creating runs does not use it up, and a missing run is a 404, not a 429.
 func TestExportRateLimitIsSeparate(t *testing.T) {
-	s := newLimitedServer(t, runs.Config{Workers: 1}, 3, true)
+	s := newLimitedServer(t, runs.Config{}, 3, true)
 	var id string
 	for i := range 3 { // the creation budget is now spent
 		id = submitAPI(t, s, testScenario("export rate "+string(rune('a'+i))))
@@ -119,21 +118,8 @@ func TestExportRateLimitIsSeparate(t *testing.T) {
 	assert.Contains(t, rec.Body.String(), "exports")
 }
 
-// newLimitedServer is newTestServer with a rate limit of perMinute runs (and exports) a minute.
-func newLimitedServer(t *testing.T, cfg runs.Config, perMinute int, start bool) *Server {
+// newLimitedServer is newFakeServer with a rate limit of perMinute runs (and exports) a minute.
+func newLimitedServer(t *testing.T, cfg runs.Config, perMinute int, work bool) *Server {
 	t.Helper()
-	if cfg.Store == nil {
-		cfg.Store = openStore(t, filepath.Join(t.TempDir(), "test.db"))
-	}
-	s, err := newApp(cfg, perMinute)
-	require.NoError(t, err)
-	if start {
-		require.NoError(t, s.startRuns(context.Background()))
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = s.stopRuns(ctx)
-	})
-	return s
+	return newFakeApp(t, cfg, work, Config{RunsPerMinute: perMinute})
 }

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
+	"maps"
 	"path/filepath"
 	"testing"
 	"time"
@@ -36,6 +37,8 @@ type inlineRuns struct {
 	work   bool
 	// memory is the budget of Reserve, as the service's total memory budget (-max-total-memory).
 	memory *semaphore.Weighted
+	// jobs is what JobStates answers (River's job counts by state, on the service).
+	jobs map[string]int
 }
 
 var _ RunService = (*inlineRuns)(nil)
@@ -143,6 +146,13 @@ func (f *inlineRuns) workRun(ctx context.Context, id string) error {
 		result = runs.ResultOf(simulate(ctx, sc, sim.RunOptions{Traces: f.st, MaxEvents: cfg.MaxEvents, MaxVirtualMS: cfg.MaxVirtualMS}))
 	}
 	return result.Record(ctx, f.st, id, run.Attempts, time.Now())
+}
+
+// JobStates answers the counts a test set (none by default): this service has no job queue.
+func (f *inlineRuns) JobStates(context.Context) (map[string]int, error) {
+	out := map[string]int{}
+	maps.Copy(out, f.jobs)
+	return out, nil
 }
 
 func (f *inlineRuns) Admit(sc *sim.Scenario) error    { return f.check.Admit(sc) }

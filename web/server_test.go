@@ -11,7 +11,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -507,8 +506,7 @@ func TestRunPageWhileQueuedHasProgressAndRefresh(t *testing.T) {
 }
 
 func TestRunCreationIsRateLimitedPerClient(t *testing.T) {
-	s, err := newApp(runs.Config{Store: openStore(t, filepath.Join(t.TempDir(), "limited.db"))}, 2)
-	require.NoError(t, err)
+	s := newLimitedServer(t, runs.Config{}, 2, false)
 	for i := range 2 {
 		rec := postJSON(t, s, "/api/v1/runs", testScenario("limited-"+string(rune('a'+i))))
 		require.Equal(t, http.StatusAccepted, rec.Code)

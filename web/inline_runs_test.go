@@ -265,10 +265,7 @@ func (f *inlineRuns) Sweep(ctx context.Context, id string) (runs.SweepView, erro
 	if err != nil {
 		return runs.SweepView{}, err
 	}
-	return runs.SweepViewOf(sw, points, func(runID string) (float64, bool) {
-		p, ok := f.Progress(runID)
-		return p.Fraction, ok
-	})
+	return runs.SweepViewOf(sw, points, nil) // no run is ever running here
 }
 
 // CancelSweep cancels an unfinished sweep and those of its runs nothing else waits on, as the

@@ -28,7 +28,7 @@ import (
 // sweeps and plans (runs.SweepViewOf, runs.PlanViewOf), a plan's runner and end
 // (runs.NewPlanRunner, runs.PlanEnd). With work set, a submitted run is simulated with the real
 // engine before Submit returns, and a plan runs its planner before CreatePlan returns; without
-// it, runs stay queued and plans wait, as on a server whose workers are stopped. Queues,
+// it, runs and plans stay queued, as on a server whose workers are stopped. Queues,
 // budgets, reuse, feeding, drives and workers are the runs package's to test (runs/*_test.go).
 type inlineRuns struct {
 	*fakeRuns

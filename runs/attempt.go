@@ -81,26 +81,61 @@ func (s *Service) simulate(runCtx context.Context, run store.Run, prep preparedR
 			return store.StatusFailed, wall.Error(), nil, nil, nil
 		case errors.As(cause, &mem):
 			return store.StatusFailed, mem.Error(), nil, nil, nil
-		case errors.Is(err, sim.ErrLimit):
-			return store.StatusFailed, err.Error() + "; shrink the workload or the fleet, or raise the server's limits", nil, nil, nil
-		default:
-			return store.StatusFailed, err.Error(), nil, nil, nil
 		}
 	}
+	r := ResultOf(rep, err)
+	return r.Status, r.Error, r.Report, r.Summary, r.Headline
+}
+
+// Result is how a simulation ended, as its run's row records it: done, with the report in gzip
+// chunks, its summary and its headline; or failed (or cancelled, or queued again), with the
+// message the run keeps.
+type Result struct {
+	Status, Error     string
+	Report            *store.ReportWriter
+	Summary, Headline []byte
+}
+
+// ResultOf is the result of a simulation that returned rep, or the simulator's own err (a
+// limit of the simulator's, or a scenario it cannot run; the causes the worker reads from a
+// run's context come first). A fake of the service (web's tests) stores its runs through it,
+// so that what it stores is what a worker stores.
+func ResultOf(rep *sim.Report, err error) Result {
+	switch {
+	case errors.Is(err, sim.ErrLimit):
+		return Result{Status: store.StatusFailed, Error: err.Error() + "; shrink the workload or the fleet, or raise the server's limits"}
+	case err != nil:
+		return Result{Status: store.StatusFailed, Error: err.Error()}
+	}
 	// Encoded into its gzip chunks row by row: the report's JSON is never held whole.
-	report = store.NewReportWriter()
+	report := store.NewReportWriter()
 	if err := encodeReport(report, rep); err != nil {
-		return store.StatusFailed, "encoding the report failed: " + err.Error(), nil, nil, nil
+		return Result{Status: store.StatusFailed, Error: "encoding the report failed: " + err.Error()}
 	}
-	summary, err = EncodeSummary(rep)
+	summary, err := EncodeSummary(rep)
 	if err != nil {
-		return store.StatusFailed, "encoding the report's summary failed: " + err.Error(), nil, nil, nil
+		return Result{Status: store.StatusFailed, Error: "encoding the report's summary failed: " + err.Error()}
 	}
-	headline, err = json.Marshal(whatif.StoredHeadline(rep))
+	headline, err := json.Marshal(whatif.StoredHeadline(rep))
 	if err != nil {
-		return store.StatusFailed, "encoding the headline failed: " + err.Error(), nil, nil, nil
+		return Result{Status: store.StatusFailed, Error: "encoding the headline failed: " + err.Error()}
 	}
-	return store.StatusDone, "", report, summary, headline
+	return Result{Status: store.StatusDone, Report: report, Summary: summary, Headline: headline}
+}
+
+// Record stores the result as the end of an attempt at run id (the attempt store.ClaimRun
+// gave): the report, summary and headline of a done run; a run queued again goes back to the
+// queue; any other ends with its message. store.ErrConflict says the row is no longer this
+// attempt's (cancelled meanwhile, or taken over).
+func (r Result) Record(ctx context.Context, st *store.Store, id string, attempt int, now time.Time) error {
+	switch r.Status {
+	case store.StatusDone:
+		return st.FinishClaimedReport(ctx, id, attempt, r.Report, r.Summary, r.Headline, now)
+	case store.StatusQueued:
+		return st.RequeueClaimed(ctx, id, attempt)
+	default:
+		return st.EndClaimed(ctx, id, attempt, r.Status, r.Error, now)
+	}
 }
 
 // preparedRun is a stored run's scenario, parsed before the run is claimed, with its memory
@@ -229,15 +264,16 @@ func (s *Service) work(jobCtx context.Context, id string) error {
 func (s *Service) record(id string, attempt int, status, msg string, report *store.ReportWriter, summary, headline []byte) (result, err error) {
 	ctx, cancelStore := storeCtx()
 	defer cancelStore()
+	err = Result{Status: status, Error: msg, Report: report, Summary: summary, Headline: headline}.Record(ctx, s.store, id, attempt, s.now())
 	switch status {
 	case store.StatusDone:
-		return nil, s.store.FinishClaimedReport(ctx, id, attempt, report, summary, headline, s.now())
+		return nil, err
 	case store.StatusQueued: // this process is shutting down: another start finishes it
-		return river.JobSnooze(time.Second), s.store.RequeueClaimed(ctx, id, attempt)
+		return river.JobSnooze(time.Second), err
 	case store.StatusCancelled:
-		return river.JobCancel(errCancelledByUser), s.store.EndClaimed(ctx, id, attempt, status, msg, s.now())
+		return river.JobCancel(errCancelledByUser), err
 	default: // failed: the simulator's verdict is deterministic, so it is not retried
-		return river.JobCancel(errors.New(msg)), s.store.EndClaimed(ctx, id, attempt, status, msg, s.now())
+		return river.JobCancel(errors.New(msg)), err
 	}
 }
 

@@ -53,9 +53,7 @@ const DefaultMaxAttempts = 3
 // Admit refuses a scenario whose memory estimate exceeds the per-run budget, with a
 // *sim.ValidationError naming the driving fields (the web server shows them beside the form's
 // fields, or lists them in the API's answer).
-func (s *Service) Admit(sc *sim.Scenario) error {
-	return s.estimates.estimate(sc).Check(s.cfg.MaxRunMemory, "this server")
-}
+func (s *Service) Admit(sc *sim.Scenario) error { return s.check.Admit(sc) }
 
 // errMemoryBudget is the cause a run is cancelled with when the heap grows past its budget.
 type errMemoryBudget struct{ grew, budget int64 }

@@ -5,7 +5,7 @@
 // statuses in one place.
 //
 // The life of a run. Submit (submit.go) is the one way in, for the form, the API, pairs, sweep
-// points and plan candidates: each scenario meets the per-run memory budget (Admit, budget.go,
+// points and plan candidates: each scenario meets the per-run memory budget (Admit, check.go,
 // with estimates remembered by estimate_cache.go), then its row and its River job are stored in
 // one transaction (queue.go); an identical scenario reuses its run, as run ids are content
 // hashes. A worker's job is one attempt (attempt.go): prepare parses the stored scenario and
@@ -16,6 +16,12 @@
 // process at once and to the row once a second; Follow (follow.go) is how pages and event
 // streams follow a run, whichever process runs it. CancelRun (cancel.go) ends a row and its
 // job; the worker stops at once here, or within takeoverPoll elsewhere.
+//
+// Every check made before anything is stored (a scenario's memory, a sweep's or a plan's request
+// whole, with the ids and names they are stored under) is the Checker's (check.go), which stores
+// and queues nothing: web's tests build a fake of the service over it, and over the other pieces
+// a fake needs to store what the service stores (ResultOf and Result.Record, Reader,
+// SweepViewOf, PlanViewOf, NewPlanRunner, PlanEnd), so that they test HTTP without a queue.
 //
 // The life of a sweep. CreateSweep (sweep.go) expands the axes, admits every point, stores the
 // sweep and submits as many points as the queue takes; the rest are fed in the background as

@@ -1,12 +1,10 @@
 package runs
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 
-	"github.com/scalein-planner/scalein/sim"
 	"github.com/scalein-planner/scalein/sim/hpa"
 	"github.com/scalein-planner/scalein/sim/whatif"
 	"github.com/scalein-planner/scalein/store"
@@ -93,82 +91,18 @@ type PlanRun struct {
 // *RequestError, or the scenario's *sim.ValidationError. The same plan asked for again is the
 // stored one (started again if it did not finish).
 func (s *Service) CreatePlan(ctx context.Context, req PlanRequest) (Created, error) {
-	name, base, err := s.jobBase("plan", req.Name, req.Scenario, "required: the scenario to plan on, as in POST /api/v1/runs (its scale_in is replaced)")
+	checked, err := s.check.Plan(req)
 	if err != nil {
 		return Created{}, err
 	}
-	wreq := whatif.Request{Goal: req.Goal, Constraints: req.Constraints, Search: req.Search}
-	origin, err := planOrigin(req.Origin, base, wreq)
+	plan, created, err := s.store.CreatePlan(ctx, checked.Plan, s.now())
 	if err != nil {
 		return Created{}, err
-	}
-	plan, _, err := s.createPlan(ctx, name, base, wreq, origin)
-	if err != nil {
-		return Created{}, err
-	}
-	return Created{ID: plan.ID, Status: plan.Status, Done: plan.Status == store.StatusDone}, nil
-}
-
-// planOrigin checks a plan request's origin (none, or JSON null, is none): only a tune plan of
-// a scenario with an autoscaler writes manifests, and Export must be able to write the
-// scenario's settings into the object (hpa.ReadOrigin). It returns the origin as stored.
-func planOrigin(raw json.RawMessage, base *sim.Scenario, wreq whatif.Request) (json.RawMessage, error) {
-	o := bytes.TrimSpace(raw)
-	if len(o) == 0 || bytes.Equal(o, []byte("null")) {
-		return nil, nil
-	}
-	if wreq.Goal.Tune == "" || base.Autoscaler == nil {
-		return nil, InvalidRequest("plan", &sim.ValidationError{Errors: []sim.FieldError{{Path: "origin",
-			Message: "only a tune plan (goal.tune) of a scenario with an autoscaler writes manifests; leave origin out"}}})
-	}
-	origin, err := hpa.ReadOrigin(o, *base.Autoscaler)
-	if err != nil {
-		return nil, InvalidRequest("plan", &sim.ValidationError{Errors: []sim.FieldError{{Path: "origin", Message: err.Error()}}})
-	}
-	return json.Marshal(origin)
-}
-
-// createPlan validates a plan request over base and stores and starts the plan, with origin
-// (hpa.Origin as JSON, checked by planOrigin; nil for none) stored in its request; created is
-// false when the same plan already exists (and is not being retried). A request that does not
-// validate gives a *RequestError.
-func (s *Service) createPlan(ctx context.Context, name string, base *sim.Scenario, wreq whatif.Request, origin json.RawMessage) (store.Plan, bool, error) {
-	if wreq.Search.MaxRuns > s.cfg.MaxPlanRuns {
-		return store.Plan{}, false, InvalidRequest("plan", &sim.ValidationError{Errors: []sim.FieldError{{Path: "search.max_runs",
-			Message: fmt.Sprintf("must be at most %d on this server (-max-plan-runs) (got %d)", s.cfg.MaxPlanRuns, wreq.Search.MaxRuns)}}})
-	}
-	if wreq.Search.MaxRuns == 0 && wreq.Goal.Capacity == nil && wreq.Goal.Diagnose == nil { // capacity and diagnose plans have their own defaults
-		wreq.Search.MaxRuns = s.cfg.MaxPlanRuns
-	}
-	norm, err := whatif.Normalize(base, wreq)
-	if err != nil {
-		return store.Plan{}, false, InvalidRequest("plan", err)
-	}
-	reqJSON, err := json.Marshal(planRequestDoc{Request: norm, Origin: origin})
-	if err != nil {
-		return store.Plan{}, false, err
-	}
-	canonical := base.CanonicalJSON()
-	id := contentID("plan", canonical, reqJSON)
-	switch {
-	case name != "":
-	case norm.Goal.Capacity != nil:
-		name = "One worker's capacity at the SLO of " + base.Name
-	case norm.Goal.Diagnose != nil:
-		name = "How far from ideal: the autoscaler of " + base.Name
-	case norm.Goal.Tune != "":
-		name = "Tune the autoscaler of " + base.Name
-	default:
-		name = fmt.Sprintf("Remove %s from %s", whatif.Workers(norm.Goal.Remove), base.Name)
-	}
-	plan, created, err := s.store.CreatePlan(ctx, store.Plan{ID: id, Name: name, ScenarioJSON: canonical, RequestJSON: reqJSON}, s.now())
-	if err != nil {
-		return store.Plan{}, false, err
 	}
 	if created || plan.Status == store.StatusQueued || plan.Status == store.StatusRunning {
-		s.startPlan(id)
+		s.startPlan(plan.ID)
 	}
-	return plan, created, nil
+	return Created{ID: plan.ID, Status: plan.Status, Done: plan.Status == store.StatusDone}, nil
 }
 
 // CancelPlan stops a queued or running plan and its unfinished runs.
@@ -197,6 +131,13 @@ func (s *Service) Plan(ctx context.Context, id string) (PlanView, error) {
 	if err != nil {
 		return PlanView{}, notFoundAs("plan", err)
 	}
+	return PlanViewOf(plan, points)
+}
+
+// PlanViewOf is the view of a stored plan with the runs it submitted. A fake of the service
+// (web's tests) shows its plans through it too.
+func PlanViewOf(plan store.Plan, points []store.PlanPoint) (PlanView, error) {
+	id := plan.ID
 	out := PlanView{ID: plan.ID, Name: plan.Name, Status: plan.Status, Error: plan.Error, URL: "/plans/" + plan.ID,
 		Candidates: []whatif.Candidate{}, Submitted: make([]PlanRun, len(points))}
 	req, err := decodePlanRequest(plan.RequestJSON)

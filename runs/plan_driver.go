@@ -21,18 +21,38 @@ import (
 // runPollInterval is how often a plan checks on the runs it waits for.
 const runPollInterval = 200 * time.Millisecond
 
-// queuedRunner is the whatif.Runner of one plan on this server: it submits the candidates as
-// runs, records them as the plan's points, and waits until each has ended. The planner calls
-// Run from several goroutines at once; each call's runs go to the shared queue, and the points
-// are recorded one call at a time (a point's index is the count of those before it).
+// queuedRunner is the whatif.Runner of one plan: it submits the candidates as runs, records
+// them as the plan's points, and waits until each has ended. The planner calls Run from several
+// goroutines at once; each call's runs go to the shared queue, and the points are recorded one
+// call at a time (a point's index is the count of those before it).
 type queuedRunner struct {
-	s      *Service
-	planID string
+	store *store.Store
+	// submit makes candidates runs (submitPoints here), in pieces of at most queueSize.
+	submit    SubmitFunc
+	queueSize int
+	planID    string
 	// since is when the plan was asked for: a candidate's run counts as reused only if it was
 	// done before then, so a plan interrupted and resumed reports the same reused count as one
 	// that ran through (issue 19 L3: the runs it had finished itself used to count).
 	since time.Time
 	mu    sync.Mutex // serialises AddPlanPoints
+}
+
+// SubmitFunc is how a plan's candidates become runs: the service's submitPoints, or a fake's.
+type SubmitFunc func(ctx context.Context, scenarios ...*sim.Scenario) ([]store.Submitted, error)
+
+// planRunner is the runner of plan id, asked for at since, over this service's queue.
+func (s *Service) planRunner(id string, since time.Time) *queuedRunner {
+	return &queuedRunner{store: s.store, submit: s.submitPoints, queueSize: s.cfg.QueueSize, planID: id, since: since}
+}
+
+// NewPlanRunner is the runner of the stored plan planID, asked for at since, whose candidates
+// become runs through submit, in pieces of at most queueSize. The service drives its plans with
+// one over its queue; a fake of the service in another package's tests (web's) drives them with
+// one over its own submit, so that its plans submit, record, wait and count reuse as the
+// service's do.
+func NewPlanRunner(st *store.Store, planID string, since time.Time, queueSize int, submit SubmitFunc) whatif.Runner {
+	return &queuedRunner{store: st, submit: submit, queueSize: max(queueSize, 1), planID: planID, since: since}
 }
 
 // planLabel is the candidate label a planner scenario's name carries after " — plan: ".
@@ -57,7 +77,7 @@ func (p *queuedRunner) Run(ctx context.Context, scenarios []*sim.Scenario) ([]wh
 		out[i].Reused = !sub.Created && sub.Run.Status == store.StatusDone && sub.Run.FinishedAt.Before(p.since)
 	}
 	for i, id := range ids {
-		run, err := p.s.awaitRun(ctx, id)
+		run, err := awaitRun(ctx, p.store, id)
 		if err != nil {
 			return nil, err
 		}
@@ -75,10 +95,10 @@ func (p *queuedRunner) Run(ctx context.Context, scenarios []*sim.Scenario) ([]wh
 // never come, and a sweep keeping the queue full cannot starve it of single places.
 func (p *queuedRunner) submitInPieces(ctx context.Context, scenarios []*sim.Scenario) ([]store.Submitted, error) {
 	subs := make([]store.Submitted, 0, len(scenarios))
-	piece := min(len(scenarios), p.s.cfg.QueueSize)
+	piece := min(len(scenarios), p.queueSize)
 	for len(subs) < len(scenarios) {
 		part := scenarios[len(subs):min(len(subs)+piece, len(scenarios))]
-		got, err := p.s.submitPoints(ctx, part...)
+		got, err := p.submit(ctx, part...)
 		if errors.Is(err, ErrQueueFull) || errors.Is(err, store.ErrQuota) {
 			if len(part) > 1 {
 				piece = len(part) / 2
@@ -102,21 +122,21 @@ func (p *queuedRunner) submitInPieces(ctx context.Context, scenarios []*sim.Scen
 		}
 		// Recorded at once, so cancelling the plan reaches every run it has submitted.
 		p.mu.Lock()
-		err = p.s.store.AddPlanPoints(ctx, p.planID, labels, ids)
+		err = p.store.AddPlanPoints(ctx, p.planID, labels, ids)
 		p.mu.Unlock()
 		if err != nil {
 			return nil, err
 		}
 		subs = append(subs, got...)
-		piece = min(2*len(part), p.s.cfg.QueueSize)
+		piece = min(2*len(part), p.queueSize)
 	}
 	return subs, nil
 }
 
 // awaitRun polls the store until the run has ended and returns it with its report.
-func (s *Service) awaitRun(ctx context.Context, id string) (run store.Run, err error) {
+func awaitRun(ctx context.Context, st *store.Store, id string) (run store.Run, err error) {
 	ended := pollStore(ctx, runPollInterval, func() bool {
-		run, err = s.store.GetRunStatus(ctx, id)
+		run, err = st.GetRunStatus(ctx, id)
 		if store.IsUnavailable(err) {
 			return false // the run goes on through the outage; so does the wait
 		}
@@ -126,10 +146,10 @@ func (s *Service) awaitRun(ctx context.Context, id string) (run store.Run, err e
 		if !IsFinal(run.Status) {
 			return false
 		}
-		run, err = s.store.GetRun(ctx, id)
+		run, err = st.GetRun(ctx, id)
 		if err == nil && run.Status == store.StatusDone && len(run.SummaryJSON) == 0 {
 			// Finished before summaries were stored: the report has what outcomeOf reads.
-			run.ReportJSON, err = s.store.GetReportJSON(ctx, id)
+			run.ReportJSON, err = st.GetReportJSON(ctx, id)
 		}
 		return !store.IsUnavailable(err)
 	})
@@ -234,7 +254,7 @@ func (s *Service) executePlan(ctx context.Context, id string) {
 	}
 	var res *whatif.Result
 	err = s.throughOutage(ctx, "plan "+id, func() (err error) {
-		res, err = whatif.Plan(ctx, &queuedRunner{s: s, planID: id, since: plan.CreatedAt}, base, req.Request)
+		res, err = whatif.Plan(ctx, s.planRunner(id, plan.CreatedAt), base, req.Request)
 		return err
 	})
 	switch cause := context.Cause(ctx); {
@@ -248,23 +268,31 @@ func (s *Service) executePlan(ctx context.Context, id string) {
 		// The store says cancelled already; the driver cancels again the runs submitted
 		// here just after it (drive.go).
 		return
-	case err != nil:
-		end(store.StatusFailed, "the plan failed: "+err.Error(), nil)
-		return
+	}
+	status, msg, body := PlanEnd(res, err)
+	end(status, msg, body)
+	if status == store.StatusDone {
+		s.log.Info("plan done", "plan", id, "runs", res.Runs, "reused", res.Reused)
+	}
+}
+
+// PlanEnd is how a planner that returned res, or err, ends its plan, as store.SetPlanStatus
+// records it: done with the result, or failed with why. A fake of the service (web's tests)
+// ends its plans through it too.
+func PlanEnd(res *whatif.Result, err error) (status, msg string, result []byte) {
+	if err != nil {
+		return store.StatusFailed, "the plan failed: " + err.Error(), nil
 	}
 	if label := cancelledCandidate(res); label != "" {
 		// A run the plan needs was cancelled (directly by a user, or by a cancel of this plan
 		// made elsewhere just before it was asked for again): its ranking would be wrong.
-		end(store.StatusFailed, fmt.Sprintf("the run of %q was cancelled, so the candidates cannot be ranked; ask for the plan again to run it", label), nil)
-		return
+		return store.StatusFailed, fmt.Sprintf("the run of %q was cancelled, so the candidates cannot be ranked; ask for the plan again to run it", label), nil
 	}
 	body, err := json.Marshal(res)
 	if err != nil {
-		end(store.StatusFailed, "encoding the plan failed: "+err.Error(), nil)
-		return
+		return store.StatusFailed, "encoding the plan failed: " + err.Error(), nil
 	}
-	end(store.StatusDone, "", body)
-	s.log.Info("plan done", "plan", id, "runs", res.Runs, "reused", res.Reused)
+	return store.StatusDone, "", body
 }
 
 // withPlanOwner makes the plan's runs its owner's from their insert on, and holds them to the

@@ -29,7 +29,7 @@ func TestPlanReusedCountsOnlyRunsDoneBefore(t *testing.T) {
 	_, _, err := s.store.CreatePlan(context.Background(), store.Plan{ID: "aaaaaaaaaaaaaaaa", Name: "p",
 		ScenarioJSON: []byte(`{}`), RequestJSON: []byte(`{}`)}, since)
 	require.NoError(t, err)
-	r := &queuedRunner{s: s, planID: "aaaaaaaaaaaaaaaa", since: since}
+	r := s.planRunner("aaaaaaaaaaaaaaaa", since)
 	out, err := r.Run(context.Background(), []*sim.Scenario{
 		mustParse(t, runtest.Scenario("done before the plan")), mustParse(t, runtest.Scenario("done by the plan before a restart"))})
 	require.NoError(t, err)

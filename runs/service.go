@@ -108,11 +108,15 @@ type Service struct {
 	driveRescan time.Duration
 	// resumeFailed are the sweeps whose remaining points could not be expanded (logged once).
 	resumeFailed map[string]bool
-	// estimates remembers memory estimates by scenario id (estimate_cache.go).
+	// check makes every check before anything is stored (check.go); estimates is its memory
+	// estimates by scenario id (estimate_cache.go).
+	check     *Checker
 	estimates *estimateCache
 	// followPoll is how often the poller of a run followed through the store reads its row
 	// (follow.go); tests shorten it.
 	followPoll time.Duration
+	// reader reads the stored summaries and reports of done runs (summary.go).
+	reader *Reader
 }
 
 // New checks the configuration, creates the job queue's tables if needed and builds the
@@ -130,6 +134,7 @@ func New(cfg Config) (*Service, error) {
 		run = sim.Run
 	}
 	runsCtx, stopRuns := context.WithCancelCause(context.Background())
+	check := &Checker{cfg: cfg, traces: cfg.Store, estimates: newEstimateCache()}
 	s := &Service{
 		cfg:      cfg,
 		log:      cfg.Logger,
@@ -145,7 +150,9 @@ func New(cfg Config) (*Service, error) {
 		liveHeapBytes: liveHeapBytes,
 		drives:        map[string]*drive{},
 		locks:         cfg.Store.DriveLocks(),
-		estimates:     newEstimateCache(),
+		check:         check,
+		estimates:     check.estimates,
+		reader:        NewReader(cfg.Store, cfg.Logger),
 		driveRescan:   cfg.DriveRescan,
 		followPoll:    followPoll,
 	}

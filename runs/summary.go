@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 
 	"github.com/scalein-planner/scalein/sim"
 	"github.com/scalein-planner/scalein/store"
@@ -36,10 +37,36 @@ func EncodeSummary(rep *sim.Report) ([]byte, error) {
 	return json.Marshal(Summarize(rep))
 }
 
+// Reader reads the stored summaries and reports of done runs. The service reads through one;
+// so can a fake of the service in another package's tests (web's), which then reads what the
+// service reads, legacy summaries and backfills included.
+type Reader struct {
+	store *store.Store
+	log   *slog.Logger
+}
+
+// NewReader is a reader of the runs in st; log says when a summary could not be stored back.
+func NewReader(st *store.Store, log *slog.Logger) *Reader {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Reader{store: st, log: log}
+}
+
+// LoadSummary decodes a done run's stored summary (Reader.LoadSummary).
+func (s *Service) LoadSummary(ctx context.Context, run store.Run) (*StoredSummary, error) {
+	return s.reader.LoadSummary(ctx, run)
+}
+
+// LoadReport decodes a done run's full report (Reader.LoadReport).
+func (s *Service) LoadReport(ctx context.Context, id string) (*sim.Report, error) {
+	return s.reader.LoadReport(ctx, id)
+}
+
 // LoadSummary decodes a done run's stored summary. A run finished before summaries were stored
 // has none: it is computed from the report once (the only page view that reads the report) and
 // stored, so later views read the summary.
-func (s *Service) LoadSummary(ctx context.Context, run store.Run) (*StoredSummary, error) {
+func (s *Reader) LoadSummary(ctx context.Context, run store.Run) (*StoredSummary, error) {
 	if len(run.SummaryJSON) == 0 {
 		return s.backfillSummary(ctx, run.ID)
 	}
@@ -63,7 +90,7 @@ func (s *Service) LoadSummary(ctx context.Context, run store.Run) (*StoredSummar
 	return &sum, nil
 }
 
-func (s *Service) backfillSummary(ctx context.Context, id string) (*StoredSummary, error) {
+func (s *Reader) backfillSummary(ctx context.Context, id string) (*StoredSummary, error) {
 	rep, err := s.LoadReport(ctx, id)
 	if err != nil {
 		return nil, err
@@ -81,7 +108,7 @@ func (s *Service) backfillSummary(ctx context.Context, id string) (*StoredSummar
 
 // LoadReport decodes a done run's full report, per-request rows included (trace.json), from
 // the stored chunks as they are read: the report's JSON is never held whole.
-func (s *Service) LoadReport(ctx context.Context, id string) (*sim.Report, error) {
+func (s *Reader) LoadReport(ctx context.Context, id string) (*sim.Report, error) {
 	stored, err := s.store.OpenReport(ctx, id)
 	if err != nil {
 		return nil, err

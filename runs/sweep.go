@@ -49,11 +49,11 @@ type SweepPointView struct {
 // *RequestError, or the scenario's *sim.ValidationError; asked again, the same sweep starts
 // over.
 func (s *Service) CreateSweep(ctx context.Context, req SweepRequest) (Created, error) {
-	name, base, err := s.jobBase("sweep", req.Name, req.Scenario, `required: the scenario to sweep, as in POST /api/v1/runs`)
+	checked, err := s.check.Sweep(req)
 	if err != nil {
 		return Created{}, err
 	}
-	id, points, allDone, err := s.createSweep(ctx, name, base, req.Axes)
+	id, points, allDone, err := s.createSweep(ctx, checked)
 	if err != nil {
 		return Created{}, err
 	}
@@ -64,38 +64,18 @@ func (s *Service) CreateSweep(ctx context.Context, req SweepRequest) (Created, e
 	return Created{ID: id, Status: status, Points: points, Done: allDone}, nil
 }
 
-// createSweep expands the axes over base, stores the sweep and submits its points: as many as
-// the queue takes now, the rest in the background as room frees up (sweep_feed.go). It returns
-// the sweep id, the number of points, and whether every point was already done. Axes that do
-// not validate give a *RequestError.
-func (s *Service) createSweep(ctx context.Context, name string, base *sim.Scenario, axes []whatif.Axis) (id string, points int, allDone bool, err error) {
+// createSweep stores a checked sweep and submits its points: as many as the queue takes now,
+// the rest in the background as room frees up (sweep_feed.go). It returns the sweep id, the
+// number of points, and whether every point was already done.
+func (s *Service) createSweep(ctx context.Context, checked CheckedSweep) (id string, points int, allDone bool, err error) {
 	ctx = store.WithoutRunQuota(ctx) // a sweep's points count against the quota of sweep points
-	pts, err := whatif.Expand(base, axes, sim.ParseEnv{Traces: s.store}, s.cfg.MaxSweepPoints)
-	if err != nil {
-		return "", 0, false, InvalidRequest("sweep", err)
-	}
-	// Every point meets the per-run memory budget before anything is stored, so that a point
-	// fed later is not refused for it.
-	for _, p := range pts {
-		if err := s.Admit(p.Scenario); err != nil {
-			return "", 0, false, err
-		}
-	}
-	axesJSON, err := json.Marshal(axes)
-	if err != nil {
-		return "", 0, false, err
-	}
-	canonical := base.CanonicalJSON()
-	id = contentID("sweep", canonical, axesJSON)
-	if name == "" {
-		name = base.Name
-	}
+	id, pts := checked.Sweep.ID, checked.Points
 	// A sweep asked again stops feeding the old way and starts over: every point is submitted
 	// again (a cancelled or failed one is queued again; a queued or done one is left as it is).
 	if err := s.stopDrive(ctx, sweepDrive, id); err != nil {
 		return "", 0, false, err
 	}
-	if _, err := s.store.CreateSweep(ctx, store.Sweep{ID: id, Name: name, ScenarioJSON: canonical, AxesJSON: axesJSON}, nil, s.now()); err != nil {
+	if _, err := s.store.CreateSweep(ctx, checked.Sweep, nil, s.now()); err != nil {
 		return "", 0, false, err
 	}
 	hold, ok := s.lockDrive(sweepDrive.key(id))
@@ -191,11 +171,11 @@ func (s *Service) Sweep(ctx context.Context, id string) (SweepView, error) {
 	if err != nil {
 		return SweepView{}, notFoundAs("sweep", err)
 	}
-	out := SweepView{ID: sw.ID, Name: sw.Name, URL: "/sweeps/" + sw.ID, CSVURL: "/sweeps/" + sw.ID + "/sweep.csv"}
-	if err := decodeNumbers(sw.AxesJSON, &out.Axes); err != nil {
+	var axes []whatif.Axis
+	if err := decodeNumbers(sw.AxesJSON, &axes); err != nil {
 		return SweepView{}, fmt.Errorf("sweep %s: stored axes: %w", id, err)
 	}
-	if want := AxesPoints(out.Axes); len(points) < want {
+	if want := AxesPoints(axes); len(points) < want {
 		pendingStatus := store.StatusQueued
 		if sw.Cancelled {
 			pendingStatus = store.StatusCancelled
@@ -214,14 +194,31 @@ func (s *Service) Sweep(ctx context.Context, id string) (SweepView, error) {
 			points = append(points, store.SweepPoint{Index: i, ValuesJSON: vals, RunID: pending[i].Scenario.ID(), Status: pendingStatus})
 		}
 	}
+	return SweepViewOf(sw, points, func(runID string) (float64, bool) {
+		w, ok := s.live.watch(runID)
+		return w.Fraction, ok
+	})
+}
+
+// SweepViewOf is the view of a stored sweep with its points, the ones not yet submitted
+// included; progress gives the live progress of a point's run when this process runs it (nil:
+// none does). A fake of the service (web's tests) shows its sweeps through it too.
+func SweepViewOf(sw store.Sweep, points []store.SweepPoint, progress func(runID string) (float64, bool)) (SweepView, error) {
+	id := sw.ID
+	out := SweepView{ID: sw.ID, Name: sw.Name, URL: "/sweeps/" + sw.ID, CSVURL: "/sweeps/" + sw.ID + "/sweep.csv"}
+	if err := decodeNumbers(sw.AxesJSON, &out.Axes); err != nil {
+		return SweepView{}, fmt.Errorf("sweep %s: stored axes: %w", id, err)
+	}
 	out.Points = make([]SweepPointView, len(points))
 	out.Status, out.Done = sweepStatus(sw, points)
 	for i, p := range points {
 		v := SweepPointView{RunID: p.RunID, URL: "/runs/" + p.RunID, Status: p.Status, Error: p.Error, Progress: p.Progress, Headline: p.HeadlineJSON}
 		if p.Status == store.StatusDone {
 			v.Progress = 1
-		} else if w, ok := s.live.watch(p.RunID); ok {
-			v.Progress = w.Fraction
+		} else if progress != nil {
+			if f, ok := progress(p.RunID); ok {
+				v.Progress = f
+			}
 		}
 		if err := decodeNumbers(p.ValuesJSON, &v.Values); err != nil {
 			return SweepView{}, fmt.Errorf("sweep %s point %d: stored values: %w", id, i, err)

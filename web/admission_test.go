@@ -24,7 +24,7 @@ func hostileScenario(name string) string {
 }
 
 func TestAdmissionRefusesAScenarioOverTheRunBudget(t *testing.T) {
-	s := newTestServer(t, runs.Config{MaxRunMemory: 1 << 30, MaxTotalMemory: 2 << 30}, false)
+	s := newFakeServer(t, runs.Config{MaxRunMemory: 1 << 30, MaxTotalMemory: 2 << 30}, false)
 
 	rec := postJSON(t, s, "/api/v1/runs", hostileScenario("hostile"))
 	require.Equal(t, http.StatusBadRequest, rec.Code, rec.Body.String())
@@ -58,7 +58,7 @@ func TestAdmissionRefusesAScenarioOverTheRunBudget(t *testing.T) {
 }
 
 func TestAdmissionShowsTheMessageBesideTheFormField(t *testing.T) {
-	s := newTestServer(t, runs.Config{MaxRunMemory: 1 << 30, MaxTotalMemory: 2 << 30}, false)
+	s := newFakeServer(t, runs.Config{MaxRunMemory: 1 << 30, MaxTotalMemory: 2 << 30}, false)
 	form := url.Values{
 		"fleet.workers": {"64"}, "fleet.gpu_blocks": {"10000000"}, "fleet.host_blocks": {"10000000"},
 		"fleet.block_size": {"16"}, "fleet.max_batched_tokens": {"2000000"},

@@ -15,7 +15,7 @@ import (
 // 1000 / 3 = 333.33 requests/s within TTFT ≤ 3 ms (sim/whatif's TestCapacityByHand), found
 // within 12 runs, its curve and answer kept with the plan.
 func TestAPICapacityPlan(t *testing.T) {
-	s := newTestServer(t, runs.Config{Workers: 2}, true)
+	s := newFakeServer(t, runs.Config{Workers: 2}, true)
 	scenario := `{"name": "one request mix",
 	  "fleet": {"workers": 2, "gpu_blocks": 64, "host_blocks": 0, "block_size": 16, "max_num_seqs": 4,
 	    "max_batched_tokens": 64, "timing": {"prefill_ms": 2, "decode_ms": 1, "prefill_ms_per_1k_tokens": 0, "decode_ms_per_seq": 0, "decode_ms_per_1k_kv_tokens": 0}},

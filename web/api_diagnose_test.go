@@ -34,7 +34,7 @@ func diagnoseScenario() string {
 // A diagnose plan over the API, then its page: the four fleets, the shares that sum to the gap,
 // the 8 runs and the Shapley bars.
 func TestAPIDiagnosePlan(t *testing.T) {
-	s := newTestServer(t, runs.Config{Workers: 2}, true)
+	s := newFakeServer(t, runs.Config{Workers: 2}, true)
 	rec := postJSON(t, s, "/api/v1/plans", planBody(diagnoseScenario(), `"goal": {"diagnose": {"rate_per_worker_per_s": 50}}`))
 	require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
 	id := createdID(t, rec, rec.Body.Bytes())
@@ -75,7 +75,7 @@ func TestAPIDiagnosePlan(t *testing.T) {
 // The plan form starts capacity and diagnose plans with their fields; a refusal sits beside
 // the field it is about.
 func TestPlanFormCapacityAndDiagnose(t *testing.T) {
-	s := newTestServer(t, runs.Config{Workers: 2}, true)
+	s := newFakeServer(t, runs.Config{Workers: 2}, true)
 	doc := parseHTML(t, get(t, s, "/plans/new?preset=autoscaler-day").Body)
 	assert.Equal(t, 1, byTestID(doc, "plan-goal-diagnose").Length())
 	assert.Equal(t, 1, byTestID(doc, "plan-goal-capacity").Length())

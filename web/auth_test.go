@@ -9,10 +9,8 @@ import (
 	"net/http/httptest"
 	"net/netip"
 	"net/url"
-	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/PuerkitoBio/goquery"
 	"github.com/stretchr/testify/assert"
@@ -36,26 +34,14 @@ func withUsers(a Access) Access {
 	return a
 }
 
-// newAccessServer is newTestServer with access rules and the workers stopped (runs stay
-// queued); runsPerMinute 0 is 1000.
+// newAccessServer is newFakeServer with access rules, its runs left queued; runsPerMinute 0
+// is 1000.
 func newAccessServer(t *testing.T, cfg runs.Config, access Access, runsPerMinute int) *Server {
 	t.Helper()
-	if cfg.Store == nil {
-		cfg.Store = openStore(t, filepath.Join(t.TempDir(), "test.db"))
-	}
-	svc, err := runs.New(cfg)
-	require.NoError(t, err)
 	if runsPerMinute == 0 {
 		runsPerMinute = 1000
 	}
-	s, err := New(Config{Runs: svc, Store: cfg.Store, RunsPerMinute: runsPerMinute, Access: access})
-	require.NoError(t, err)
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = s.stopRuns(ctx)
-	})
-	return s
+	return newFakeApp(t, cfg, false, Config{RunsPerMinute: runsPerMinute, Access: access})
 }
 
 // as sends req as user through the trusted proxy ("" sends no user header).
@@ -175,9 +161,7 @@ func TestProxyIdentity(t *testing.T) {
 			{AllowedHosts: []string{"planner.example.com:8080"}},
 			{AllowedHosts: []string{"plan*.example.com"}},
 		} {
-			svc, err := runs.New(runs.Config{Store: st})
-			require.NoError(t, err)
-			_, err = New(Config{Runs: svc, Store: st, Access: a})
+			_, err := New(Config{Runs: newInlineRuns(t, runs.Config{Store: st}, false), Store: st, Access: a})
 			assert.Error(t, err, "%+v", a)
 		}
 	})
@@ -313,12 +297,11 @@ func TestCancelByOwnerOrAdmin(t *testing.T) {
 }
 
 func TestReadOnly(t *testing.T) {
-	s := newTestServer(t, runs.Config{Workers: 1}, true)
+	s := newFakeServer(t, runs.Config{}, true)
 	id := submitAPI(t, s, testScenario("shared permalink"))
 	other := submitAPI(t, s, testScenario("the other"))
 	waitStatus(t, s, id, store.StatusDone)
 	waitStatus(t, s, other, store.StatusDone)
-	require.NoError(t, s.stopRuns(context.Background()))
 
 	// A read-only server on the same database: the permalink-sharing use.
 	ro := newAccessServer(t, runs.Config{Store: s.store}, Access{ReadOnly: true}, 0)
@@ -414,7 +397,7 @@ func TestAdminQueueAndRateKey(t *testing.T) {
 	s := newAccessServer(t, runs.Config{}, withUsers(Access{}), 1)
 	assert.Equal(t, http.StatusForbidden, as(t, s, "bob", httptest.NewRequest(http.MethodGet, "/admin/queue", nil)).Code)
 	assert.Equal(t, http.StatusOK, as(t, s, "root", httptest.NewRequest(http.MethodGet, "/admin/queue", nil)).Code)
-	open := newTestServer(t, runs.Config{}, false)
+	open := newFakeServer(t, runs.Config{}, false)
 	assert.Equal(t, http.StatusOK, get(t, open, "/admin/queue").Code, "without identities the queue page stays open")
 
 	// Every request comes from the proxy's address: the rate limit counts by user.

@@ -19,7 +19,7 @@ import (
 // Issue 19 H1: a range that never advances, or is not finite, is refused before it is expanded
 // (it used to loop forever and grow memory until the machine was gone).
 func TestSweepFormRangeBounds(t *testing.T) {
-	s := newTestServer(t, runs.Config{}, false)
+	s := newFakeServer(t, runs.Config{}, false)
 	sc := fourWorkers(t, "")
 	cases := []struct{ start, stop, step, want string }{
 		{"1e300", "1e300", "1", "axes[0].values[0]: kvcr.bandwidth_gbps: must be ≤"}, // one value, then validated
@@ -54,7 +54,7 @@ func TestSweepFormRangeBounds(t *testing.T) {
 // Issue 19 M1: an infinite TTFT limit from the plan form is a message beside the field, not a
 // 500 from json.Marshal.
 func TestPlanFormInfiniteTTFT(t *testing.T) {
-	s := newTestServer(t, runs.Config{}, false)
+	s := newFakeServer(t, runs.Config{}, false)
 	sc := fourWorkers(t, "")
 	for _, v := range []string{"Inf", "+Inf", "infinity", "-Inf", "NaN"} {
 		rec := postForm(t, s, "/plans", url.Values{"scenario": {sc}, "remove": {"2"}, "start_ms": {"0"}, "ttft_p99_ms": {v}})
@@ -63,22 +63,10 @@ func TestPlanFormInfiniteTTFT(t *testing.T) {
 	}
 }
 
-// Issue 19 H2: a plan whose candidate batch is larger than the queue bound submits it in
-// pieces that fit (it used to retry the whole batch forever).
-func TestPlanBatchLargerThanQueue(t *testing.T) {
-	s := newTestServer(t, runs.Config{QueueSize: 2, Workers: 2}, true)
-	body := planBody(fourWorkers(t, ""), `"goal": {"remove": 2, "start_ms": 100}, "constraints": {"ttft_p99_ms": 50}, "search": {"bisect_grace": false}`)
-	rec := postJSON(t, s, "/api/v1/plans", body)
-	require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
-	p := waitPlan(t, s, createdID(t, rec, rec.Body.Bytes()), store.StatusDone)
-	assert.Greater(t, len(p.Candidates), 2, "the explore batch must be larger than the queue for this test to mean anything")
-	assert.Greater(t, p.Runs, 2)
-}
-
 // Issue 19 L1: sweep and plan names follow the scenario name rules, checked before anything
 // costly is done.
 func TestSweepAndPlanNames(t *testing.T) {
-	s := newTestServer(t, runs.Config{}, false)
+	s := newFakeServer(t, runs.Config{}, false)
 	sc := fourWorkers(t, "")
 	long := strings.Repeat("N", sim.MaxNameChars+1)
 	for _, name := range []string{long, "a\u0000b", "esc\u001b[31m"} {
@@ -95,9 +83,10 @@ func TestSweepAndPlanNames(t *testing.T) {
 	require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
 }
 
-// Issue 19 L2: cancelling a sweep that has ended leaves it as it ended, as for plans.
+// Issue 19 L2: cancelling a sweep that has ended answers 200 with it as it ended, as for plans
+// (that it stays so is the service's: runs' TestCancelDoneSweepIsANoOp).
 func TestCancelDoneSweepIsANoOp(t *testing.T) {
-	s := newTestServer(t, runs.Config{Workers: 2}, true)
+	s := newFakeServer(t, runs.Config{Workers: 2}, true)
 	rec := postJSON(t, s, "/api/v1/sweeps", sweepBody(fourWorkers(t, ""), `[{"path": "kvcr.latency_ms", "values": [1, 2]}]`))
 	require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
 	id := createdID(t, rec, rec.Body.Bytes())
@@ -113,7 +102,7 @@ func TestCancelDoneSweepIsANoOp(t *testing.T) {
 // Issue 19 L6: GET /api/v1/runs shows each run's attempts as GET /api/v1/runs/{id} does, and
 // per_page is read (limit is refused with a pointer to per_page, not ignored).
 func TestAPIListRunsAttemptsAndPerPage(t *testing.T) {
-	s := newTestServer(t, runs.Config{Workers: 1}, true)
+	s := newFakeServer(t, runs.Config{Workers: 1}, true)
 	first := submitAPI(t, s, testScenario("one"))
 	waitStatus(t, s, first, store.StatusDone)
 	submitAPI(t, s, testScenario("two"))
@@ -151,7 +140,7 @@ func TestAPIListRunsAttemptsAndPerPage(t *testing.T) {
 
 // Issue 19 L7: an error that quotes a huge bad value quotes its beginning only.
 func TestErrorsClipEchoedValues(t *testing.T) {
-	s := newTestServer(t, runs.Config{}, false)
+	s := newFakeServer(t, runs.Config{}, false)
 	huge := strings.Repeat("x", 1<<20)
 	rec := postJSON(t, s, "/api/v1/sweeps", sweepBody(fourWorkers(t, ""), `[{"path": "`+huge+`", "values": [1]}]`))
 	require.Equal(t, http.StatusBadRequest, rec.Code)
@@ -162,7 +151,7 @@ func TestErrorsClipEchoedValues(t *testing.T) {
 
 // Issue 19 L9: opening a compare page records nothing; "Compare selected" records the pair once.
 func TestComparePageIsAGetWithoutSideEffects(t *testing.T) {
-	s := newTestServer(t, runs.Config{Workers: 1}, true)
+	s := newFakeServer(t, runs.Config{Workers: 1}, true)
 	a := submitAPI(t, s, testScenario("cmp a"))
 	b := submitAPI(t, s, testScenario("cmp b"))
 	waitStatus(t, s, a, store.StatusDone)

@@ -1,7 +1,6 @@
 package web
 
 import (
-	"context"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
@@ -18,7 +17,7 @@ import (
 // Probe finding L8: a cached page said Vary: Accept-Encoding twice, its gzip and its plain body
 // shared one strong ETag, and dynamic HTML and JSON had no Cache-Control at all.
 func TestCachedPageHeaders(t *testing.T) {
-	s := newTestServer(t, runs.Config{}, true)
+	s := newFakeServer(t, runs.Config{}, true)
 	id := submitAPI(t, s, testScenario("headers"))
 	waitStatus(t, s, id, store.StatusDone)
 	gzip := map[string]string{"Accept-Encoding": "gzip"}
@@ -58,7 +57,7 @@ func TestCachedPageHeaders(t *testing.T) {
 }
 
 func TestDynamicCacheControl(t *testing.T) {
-	s := newTestServer(t, runs.Config{}, false)
+	s := newFakeServer(t, runs.Config{}, false)
 	queued := submitAPI(t, s, testScenario("cache-control"))
 	for _, target := range []string{"/", "/runs", "/runs/" + queued, "/api/v1/runs", "/api/v1/runs/" + queued,
 		"/runs/" + queued + "/scenario.json", "/admin/queue", "/no-such-page"} {
@@ -97,8 +96,7 @@ func TestCompressedETagPerEncoding(t *testing.T) {
 // included (they are the same for everyone, but a shared cache must not learn what a user
 // opened); static files stay public.
 func TestCacheControlPrivateWithIdentities(t *testing.T) {
-	s := newAccessServer(t, runs.Config{}, withUsers(Access{}), 0)
-	require.NoError(t, s.startRuns(context.Background()))
+	s := newFakeApp(t, runs.Config{}, true, Config{RunsPerMinute: 1000, Access: withUsers(Access{})})
 	rec := as(t, s, "alice", jsonReq(http.MethodPost, "/api/v1/runs", testScenario("private")))
 	require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
 	var created struct{ ID string }

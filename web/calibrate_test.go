@@ -63,7 +63,7 @@ func postFPM(t *testing.T, s *Server, content string, fields map[string]string) 
 }
 
 func TestCalibrationUploadPermalinkAndUse(t *testing.T) {
-	s := newTestServer(t, runs.Config{}, false)
+	s := newFakeServer(t, runs.Config{}, false)
 	rec := postFPM(t, s, fpmLines(120), map[string]string{"worker": "w", "skip": "2", "name": "h200 run"})
 	require.Equal(t, http.StatusSeeOther, rec.Code, rec.Body.String())
 	loc := rec.Header().Get("Location")
@@ -106,7 +106,7 @@ func TestCalibrationUploadPermalinkAndUse(t *testing.T) {
 }
 
 func TestCalibrationUploadBadLinesIs422(t *testing.T) {
-	s := newTestServer(t, runs.Config{}, false)
+	s := newFakeServer(t, runs.Config{}, false)
 	rec := postFPM(t, s, fpmLines(3)+"oops\n"+`{"wall_time": -1}`+"\n", nil)
 	require.Equal(t, http.StatusUnprocessableEntity, rec.Code)
 	doc := parseHTML(t, rec.Body)
@@ -124,7 +124,7 @@ func TestCalibrationUploadBadLinesIs422(t *testing.T) {
 }
 
 func TestAPICalibrations(t *testing.T) {
-	s := newTestServer(t, runs.Config{}, false)
+	s := newFakeServer(t, runs.Config{}, false)
 	body := fpmLines(60)
 	rec := postJSON(t, s, "/api/v1/calibrations?worker=w", body)
 	require.Equal(t, http.StatusCreated, rec.Code, rec.Body.String())
@@ -157,7 +157,7 @@ func TestAPICalibrations(t *testing.T) {
 
 // A run's passes come back as FPM lines that calibrate to the run's timing.
 func TestRunPassesJSONL(t *testing.T) {
-	s := newTestServer(t, runs.Config{}, true)
+	s := newFakeServer(t, runs.Config{}, true)
 	id := submitAPI(t, s, `{"name": "passes", "fleet": {"workers": 2, "gpu_blocks": 2048, "host_blocks": 0, "block_size": 16,
 		"max_num_seqs": 16, "max_batched_tokens": 512,
 		"timing": {"prefill_ms": 1.5, "prefill_ms_per_1k_tokens": 40, "decode_ms": 5, "decode_ms_per_seq": 0.2, "decode_ms_per_1k_kv_tokens": 0.8}},

@@ -24,7 +24,7 @@ func shaOf(body string) string {
 // button posts the same delete and lands on the Calibrate page.
 func TestAdminDeletesCalibrationAndFreesTheCap(t *testing.T) {
 	body, other := fpmLines(60), fpmLines(61)
-	s := newTestServer(t, runs.Config{}, false)
+	s := newFakeServer(t, runs.Config{}, false)
 	s.cfg.MaxCalibrationBytes = int64(len(other)) + 10
 	require.Equal(t, http.StatusCreated, postFPMBody(t, s, "", "", body).Code)
 	require.Equal(t, http.StatusCreated, postFPMBody(t, s, "?skip=1", "", body).Code)

@@ -2,7 +2,6 @@ package web
 
 import (
 	"net/http"
-	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -14,8 +13,7 @@ import (
 // Finding L6 of 2026-12b: 30 invalid POST /api/v1/plans in a minute made the next valid one a
 // 429 "you started too many runs" though none was started.
 func TestInvalidCreationsDoNotCountAsStarted(t *testing.T) {
-	s, err := newApp(runs.Config{Store: openStore(t, filepath.Join(t.TempDir(), "limited.db"))}, 2)
-	require.NoError(t, err)
+	s := newLimitedServer(t, runs.Config{}, 2, false)
 	invalid := []struct{ path, body string }{
 		{"/api/v1/plans", `{"scenario": {}, "goal": {"tune": "autoscaler"}}`},
 		{"/api/v1/runs", `{"fleet": {"workers": -1}}`},
@@ -40,8 +38,7 @@ func TestInvalidCreationsDoNotCountAsStarted(t *testing.T) {
 // Requests that create nothing are still bounded (their validation costs work), with a message
 // that says requests, not runs.
 func TestCreationRequestsAreBounded(t *testing.T) {
-	s, err := newApp(runs.Config{Store: openStore(t, filepath.Join(t.TempDir(), "limited.db"))}, 2)
-	require.NoError(t, err)
+	s := newLimitedServer(t, runs.Config{}, 2, false)
 	for range creationRequestsPerRun * 2 {
 		require.Equal(t, http.StatusBadRequest, postJSON(t, s, "/api/v1/runs", `{"fleet": {"workers": -1}}`).Code)
 	}

@@ -3,7 +3,6 @@ package web
 import (
 	"context"
 	"net/http"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -24,7 +23,7 @@ const exportScenario = `{"name": "export", "fleet": {"workers": 2, "gpu_blocks":
 // Issue 19 H3: an export of a run that is not done is a 409 (passes.jsonl used to simulate
 // queued, running and cancelled runs).
 func TestExportsOfARunNotDone(t *testing.T) {
-	s := newTestServer(t, runs.Config{}, false) // never started: the run stays queued
+	s := newFakeServer(t, runs.Config{}, false) // never started: the run stays queued
 	id := submitAPI(t, s, exportScenario)
 	for _, target := range []string{"/runs/" + id + "/passes.jsonl?worker=0", "/runs/" + id + "/trace.json"} {
 		rec := get(t, s, target)
@@ -37,7 +36,7 @@ func TestExportsOfARunNotDone(t *testing.T) {
 // (then 503 with Retry-After) while the budget is taken, and a run estimated above this
 // process's whole budget is not exported here at all.
 func TestExportsGoThroughTheMemoryBudget(t *testing.T) {
-	s := newTestServer(t, runs.Config{Workers: 1}, true)
+	s := newFakeServer(t, runs.Config{Workers: 1}, true)
 	id := submitAPI(t, s, exportScenario)
 	waitStatus(t, s, id, store.StatusDone)
 	s.exports().wait = 50 * time.Millisecond
@@ -55,7 +54,7 @@ func TestExportsGoThroughTheMemoryBudget(t *testing.T) {
 	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
 
 	// Another server on the same database whose own budget no run fits (a small serve pod).
-	small := newTestServer(t, runs.Config{Store: s.store, Workers: 1, MaxRunMemory: 1, MaxTotalMemory: 1}, false)
+	small := newFakeServer(t, runs.Config{Store: s.store, Workers: 1, MaxRunMemory: 1, MaxTotalMemory: 1}, false)
 	rec = get(t, small, "/runs/"+id+"/passes.jsonl?worker=0")
 	assert.Equal(t, http.StatusServiceUnavailable, rec.Code)
 	assert.Contains(t, rec.Body.String(), "scalein sim -passes")
@@ -63,7 +62,7 @@ func TestExportsGoThroughTheMemoryBudget(t *testing.T) {
 
 // Issue 19 H3: at most maxExportsAtOnce exports simulate at once; another waits for a slot.
 func TestExportsAreBoundedInNumber(t *testing.T) {
-	s := newTestServer(t, runs.Config{Workers: 1}, true)
+	s := newFakeServer(t, runs.Config{Workers: 1}, true)
 	id := submitAPI(t, s, exportScenario)
 	waitStatus(t, s, id, store.StatusDone)
 	g := s.exports()
@@ -81,7 +80,7 @@ func TestExportsAreBoundedInNumber(t *testing.T) {
 
 // Issue 19 H3: trace.json is built once per run and then served from the cache.
 func TestTraceJSONIsCached(t *testing.T) {
-	s := newTestServer(t, runs.Config{Workers: 1}, true)
+	s := newFakeServer(t, runs.Config{Workers: 1}, true)
 	id := submitAPI(t, s, exportScenario)
 	waitStatus(t, s, id, store.StatusDone)
 	first := get(t, s, "/runs/"+id+"/trace.json")
@@ -102,7 +101,7 @@ func TestTraceJSONIsCached(t *testing.T) {
 // Issue 19 L10: exports have a rate budget of their own, counted only for runs that exist and
 // are done: creating runs does not use it up, and a missing run is a 404, not a 429.
 func TestExportRateLimitIsSeparate(t *testing.T) {
-	s := newLimitedServer(t, runs.Config{Workers: 1}, 3, true)
+	s := newLimitedServer(t, runs.Config{}, 3, true)
 	var id string
 	for i := range 3 { // the creation budget is now spent
 		id = submitAPI(t, s, testScenario("export rate "+string(rune('a'+i))))
@@ -119,21 +118,8 @@ func TestExportRateLimitIsSeparate(t *testing.T) {
 	assert.Contains(t, rec.Body.String(), "exports")
 }
 
-// newLimitedServer is newTestServer with a rate limit of perMinute runs (and exports) a minute.
-func newLimitedServer(t *testing.T, cfg runs.Config, perMinute int, start bool) *Server {
+// newLimitedServer is newFakeServer with a rate limit of perMinute runs (and exports) a minute.
+func newLimitedServer(t *testing.T, cfg runs.Config, perMinute int, work bool) *Server {
 	t.Helper()
-	if cfg.Store == nil {
-		cfg.Store = openStore(t, filepath.Join(t.TempDir(), "test.db"))
-	}
-	s, err := newApp(cfg, perMinute)
-	require.NoError(t, err)
-	if start {
-		require.NoError(t, s.startRuns(context.Background()))
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = s.stopRuns(ctx)
-	})
-	return s
+	return newFakeApp(t, cfg, work, Config{RunsPerMinute: perMinute})
 }

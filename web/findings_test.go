@@ -14,7 +14,7 @@ import (
 // The smaller findings of issue 7, one test each.
 
 func TestHeadOfARunPageAnswersLikeGet(t *testing.T) {
-	s := newTestServer(t, runs.Config{}, false)
+	s := newFakeServer(t, runs.Config{}, false)
 	id := submitAPI(t, s, testScenario("head"))
 	require.Equal(t, http.StatusOK, get(t, s, "/runs/"+id).Code)
 	rec := do(t, s.Handler(), httptest.NewRequest(http.MethodHead, "/runs/"+id, nil))
@@ -22,7 +22,7 @@ func TestHeadOfARunPageAnswersLikeGet(t *testing.T) {
 }
 
 func TestMethodNotAllowedNamesTheAllowedMethods(t *testing.T) {
-	s := newTestServer(t, runs.Config{}, false)
+	s := newFakeServer(t, runs.Config{}, false)
 	id := submitAPI(t, s, testScenario("methods"))
 	for _, c := range []struct{ method, path, allow string }{
 		{http.MethodOptions, "/runs/" + id, "GET, HEAD"},
@@ -42,7 +42,7 @@ func TestMethodNotAllowedNamesTheAllowedMethods(t *testing.T) {
 }
 
 func TestPairsReadTheirBodyAsStrictlyAsRuns(t *testing.T) {
-	s := newTestServer(t, runs.Config{}, false)
+	s := newFakeServer(t, runs.Config{}, false)
 	sc := testScenario("pair strict")
 	for name, body := range map[string]string{
 		"duplicate key":                  `{"kind": "hints", "kind": "guard", "scenario": ` + sc + `}`,
@@ -65,7 +65,7 @@ func TestPairsReadTheirBodyAsStrictlyAsRuns(t *testing.T) {
 }
 
 func TestAPIRefusesBodiesThatAreNotJSON(t *testing.T) {
-	s := newTestServer(t, runs.Config{}, false)
+	s := newFakeServer(t, runs.Config{}, false)
 	for _, ct := range []string{"text/plain", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x"} {
 		for _, path := range []string{"/api/v1/runs", "/api/v1/pairs"} {
 			req := httptest.NewRequest(http.MethodPost, path, strings.NewReader(testScenario("ct")))
@@ -90,7 +90,7 @@ func TestTraceNamesAreCutAtACharacterBoundary(t *testing.T) {
 }
 
 func TestANulInARunNameIsRefusedNotWrittenToThePage(t *testing.T) {
-	s := newTestServer(t, runs.Config{}, false)
+	s := newFakeServer(t, runs.Config{}, false)
 	body := strings.Replace(testScenario("x"), `"name": "x"`, `"name": "bad\u0000name"`, 1)
 	rec := postJSON(t, s, "/api/v1/runs", body)
 	require.Equal(t, http.StatusBadRequest, rec.Code, rec.Body.String())

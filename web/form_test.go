@@ -158,7 +158,7 @@ func TestScheduleRowsAreBounded(t *testing.T) {
 // The scale-in section is a choice: the autoscaler's fields are on the page, the day helper
 // fills the rate stages (with a preview), and a posted autoscaler form runs an autoscaler.
 func TestFormOffersTheAutoscaler(t *testing.T) {
-	s := newTestServer(t, runs.Config{}, false)
+	s := newFakeServer(t, runs.Config{}, false)
 	doc := parseHTML(t, get(t, s, "/").Body)
 	assert.Equal(t, 1, doc.Find(`select[data-scale-in-mode][name="scale_in_mode"]`).Length())
 	for _, name := range []string{"autoscaler.target", "autoscaler.metric", "autoscaler.source", "autoscaler.aggregate",
@@ -201,7 +201,7 @@ func TestFormOffersTheAutoscaler(t *testing.T) {
 // second scale-down row, two policies filled in run as the behavior, and a bad policy value
 // comes back beside its field with the others kept.
 func TestFormBehaviorEditor(t *testing.T) {
-	s := newTestServer(t, runs.Config{}, false)
+	s := newFakeServer(t, runs.Config{}, false)
 	doc := parseHTML(t, get(t, s, "/").Body)
 	assert.Equal(t, 1, doc.Find(`[data-testid="add-policy-scale_down"]`).Length())
 	assert.Equal(t, 1, doc.Find(`[data-testid^="policy-scale_down-"]`).Length(), "one row: Kubernetes' default as placeholders")

@@ -26,7 +26,10 @@ func testScenario(name string) string { return runtest.Scenario(name) }
 func openStore(t *testing.T, path string) *store.Store { return runtest.OpenStore(t, path) }
 
 // newTestServer builds the run service and a server over it on a fresh database, as scalein
-// serve does. start=false leaves the workers stopped, so submitted runs stay queued.
+// serve does. start=false leaves the workers stopped, so submitted runs stay queued. It builds
+// River and its tables: tests of HTTP use newFakeServer (inline_runs_test.go) instead, and what
+// the queue itself does is tested on the service (runs/*_test.go); this is for what needs a
+// real worker behind the handlers (a running run's event stream, the browser tests).
 func newTestServer(t *testing.T, cfg runs.Config, start bool) *Server {
 	t.Helper()
 	if cfg.Store == nil {
@@ -106,9 +109,7 @@ func waitStatus(t *testing.T, s *Server, id, want string) store.Run {
 	return runtest.WaitStatus(t, s.store, id, want)
 }
 
-// blockingRun is runtest's fake simulator, which holds runs running until released.
-type blockingRun = runtest.BlockingRun
-
+// newBlockingRun is runtest's fake simulator, which holds runs running until released.
 var newBlockingRun = runtest.NewBlockingRun
 
 // submitAPI posts a scenario and returns its id.

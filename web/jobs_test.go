@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -13,8 +14,10 @@ import (
 	"github.com/scalein-planner/scalein/store"
 )
 
+// The API's run document shows the attempts and the worker its row records (that a worker
+// records them is the service's: runs' TestWorkerRecordsItsNameAndAttempt).
 func TestAPIRunShowsAttemptsAndWorker(t *testing.T) {
-	s := newTestServer(t, runs.Config{Workers: 1, WorkerName: "test-host:4242"}, true)
+	s := newFakeServer(t, runs.Config{WorkerName: "test-host:4242"}, true)
 	id := submitAPI(t, s, testScenario("who"))
 	waitStatus(t, s, id, store.StatusDone)
 	rec := get(t, s, "/api/v1/runs/"+id)
@@ -25,14 +28,15 @@ func TestAPIRunShowsAttemptsAndWorker(t *testing.T) {
 	assert.Equal(t, "test-host:4242", out.Worker)
 }
 
+// The queue page shows the runs by status, the job queue's counts and the workers, read-only
+// (what the service counts is its own: runs' TestJobStatesCountRiverJobs).
 func TestQueuePageShowsQueuedRunningAndWorkers(t *testing.T) {
-	fake := newBlockingRun()
-	s := newTestServer(t, runs.Config{Workers: 1, WorkerName: "box-1:77", Simulate: fake.Run}, false)
-	require.NoError(t, s.startRuns(context.Background()))
-	defer close(fake.Release)
-	submitAPI(t, s, testScenario("running"))
-	fake.WaitStarted(t)
+	s := newFakeServer(t, runs.Config{WorkerName: "box-1:77"}, false)
+	running := submitAPI(t, s, testScenario("running"))
 	submitAPI(t, s, testScenario("waiting"))
+	_, err := s.store.ClaimRun(context.Background(), running, "box-1:77", 3, time.Now()) // as the worker does
+	require.NoError(t, err)
+	s.inline().jobs = map[string]int{"running": 1, "available": 1}
 
 	rec := get(t, s, "/admin/queue")
 	require.Equal(t, http.StatusOK, rec.Code)

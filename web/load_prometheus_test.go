@@ -25,7 +25,7 @@ func promAnswer(t *testing.T, name string) string {
 // requests by the form's turns, raises the count, and says so; a bad answer comes back with its
 // message, the text kept.
 func TestScenarioFormLoadsPrometheus(t *testing.T) {
-	s := newTestServer(t, runs.Config{}, false)
+	s := newFakeServer(t, runs.Config{}, false)
 	rec := get(t, s, "/")
 	require.Equal(t, http.StatusOK, rec.Code)
 	doc := parseHTML(t, rec.Body)
@@ -58,7 +58,7 @@ func TestScenarioFormLoadsPrometheus(t *testing.T) {
 }
 
 func TestAPILoadPrometheus(t *testing.T) {
-	s := newTestServer(t, runs.Config{}, false)
+	s := newFakeServer(t, runs.Config{}, false)
 	body, err := json.Marshal(map[string]any{"scenario": json.RawMessage(promAnswer(t, "scenario.json")),
 		"answer": json.RawMessage(promAnswer(t, "night_1m.json")), "reading": "sessions"})
 	require.NoError(t, err)

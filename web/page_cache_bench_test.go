@@ -12,7 +12,7 @@ import (
 // BenchmarkCachedRunPage serves a finished run's permalink from the page cache (the whole
 // handler chain: logging, CSP, compression wrapper, version query).
 func BenchmarkCachedRunPage(b *testing.B) {
-	s := newTestServer(&testing.T{}, runs.Config{}, true)
+	s := newFakeServer(&testing.T{}, runs.Config{}, true)
 	id := submitAPI(&testing.T{}, s, testScenario("bench"))
 	waitStatus(&testing.T{}, s, id, store.StatusDone)
 	h := s.Handler()

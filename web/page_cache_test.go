@@ -26,7 +26,7 @@ func getWith(t *testing.T, s *Server, target string, header map[string]string) *
 }
 
 func TestFinishedRunPageCached(t *testing.T) {
-	s := newTestServer(t, runs.Config{}, true)
+	s := newFakeServer(t, runs.Config{}, true)
 	id := submitAPI(t, s, testScenario("cached"))
 	waitStatus(t, s, id, store.StatusDone)
 
@@ -74,7 +74,7 @@ func TestFinishedRunPageCached(t *testing.T) {
 
 // Pages of unfinished runs are rendered per request with their nonce and are not cached.
 func TestUnfinishedRunPageNotCached(t *testing.T) {
-	s := newTestServer(t, runs.Config{}, false)
+	s := newFakeServer(t, runs.Config{}, false)
 	id := submitAPI(t, s, testScenario("queued"))
 	rec := get(t, s, "/runs/"+id)
 	require.Equal(t, http.StatusOK, rec.Code)
@@ -84,7 +84,7 @@ func TestUnfinishedRunPageNotCached(t *testing.T) {
 
 // Other responses are compressed by gzhttp; the event stream is not.
 func TestCompression(t *testing.T) {
-	s := newTestServer(t, runs.Config{}, true)
+	s := newFakeServer(t, runs.Config{}, true)
 	id := submitAPI(t, s, testScenario("zip"))
 	waitStatus(t, s, id, store.StatusDone)
 	rec := getWith(t, s, "/runs/"+id+"/report.json", map[string]string{"Accept-Encoding": "gzip"})
@@ -98,7 +98,7 @@ func TestCompression(t *testing.T) {
 // A small load test: many concurrent clients on a finished run's page, its compare page and
 // conditional requests; every answer must be a 200 or a 304 with the same page.
 func TestPermalinkLoad(t *testing.T) {
-	s := newTestServer(t, runs.Config{}, true)
+	s := newFakeServer(t, runs.Config{}, true)
 	a := submitAPI(t, s, testScenario("load-a"))
 	b := submitAPI(t, s, testScenario("load-b"))
 	waitStatus(t, s, a, store.StatusDone)
@@ -139,7 +139,7 @@ func TestPermalinkLoad(t *testing.T) {
 }
 
 func TestCompareSelected(t *testing.T) {
-	s := newTestServer(t, runs.Config{}, false)
+	s := newFakeServer(t, runs.Config{}, false)
 	older := submitAPI(t, s, testScenario("older"))
 	newer := submitAPI(t, s, testScenario("newer"))
 	rec := get(t, s, "/compare?run="+newer+"&run="+older)

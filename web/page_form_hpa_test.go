@@ -65,7 +65,7 @@ func postFormMultipart(t *testing.T, s *Server, fields map[string]string, file s
 // model cannot represent is named. A missing or unusable manifest and a form with problems come
 // back with their message, nothing imported.
 func TestScenarioFormImportsHPA(t *testing.T) {
-	s := newTestServer(t, runs.Config{}, false)
+	s := newFakeServer(t, runs.Config{}, false)
 	rec := get(t, s, "/?preset=incident")
 	require.Equal(t, http.StatusOK, rec.Code)
 	fields := formFields(parseHTML(t, rec.Body))

@@ -16,7 +16,7 @@ import (
 // values, 210 KB of digits in ?dpage= made a 210 KB key), so the entry bound did not bound
 // bytes and odd spellings rebuilt the page and evicted real ones.
 func TestPageCacheKeysAreNormal(t *testing.T) {
-	s := newTestServer(t, runs.Config{}, true)
+	s := newFakeServer(t, runs.Config{}, true)
 	id := submitAPI(t, s, testScenario("keys-a"))
 	other := submitAPI(t, s, testScenario("keys-b"))
 	waitStatus(t, s, id, store.StatusDone)

@@ -18,7 +18,7 @@ import (
 // An autoscaler run's page: its figures, verdicts in words, and the decisions table, which
 // pages and filters to the decisions that changed the fleet.
 func TestRunPageShowsTheAutoscaler(t *testing.T) {
-	s := newTestServer(t, runs.Config{}, true)
+	s := newFakeServer(t, runs.Config{}, true)
 	raw, err := os.ReadFile(filepath.Join("..", "sim", "testdata", "examples", "autoscaler_window_holds_scale_down.json"))
 	require.NoError(t, err)
 	rec := postJSON(t, s, "/api/v1/runs", string(raw))

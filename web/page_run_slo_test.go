@@ -44,7 +44,7 @@ func runDone(t *testing.T, s *Server, js string) string {
 }
 
 func TestRunPageShowsSLOAttainment(t *testing.T) {
-	s := newTestServer(t, runs.Config{}, true)
+	s := newFakeServer(t, runs.Config{}, true)
 	id := runDone(t, s, sloPageScenario("slo", `{"ttft_ms": 3, "tpot_ms": 3}`))
 	doc := parseHTML(t, get(t, s, "/runs/"+id).Body)
 
@@ -72,7 +72,7 @@ func TestRunPageShowsSLOAttainment(t *testing.T) {
 }
 
 func TestComparePageShowsSLOAttainment(t *testing.T) {
-	s := newTestServer(t, runs.Config{}, true)
+	s := newFakeServer(t, runs.Config{}, true)
 	a := runDone(t, s, sloPageScenario("slo", `{"ttft_ms": 3, "tpot_ms": 3}`))
 	b := runDone(t, s, sloPageScenario("slo loose", `{"ttft_ms": 8, "tpot_ms": 3}`))
 	doc := parseHTML(t, get(t, s, "/compare?a="+a+"&b="+b).Body)

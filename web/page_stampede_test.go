@@ -87,7 +87,7 @@ func holdFlights(t *testing.T, c *pageCache) (reset func(askers int)) {
 // and later one version check, whatever their number; this counts builds and checks, for two
 // pages in sequence, with a cold cache and then with pages due for their check.
 func TestPermalinkBurstBuildsOnce(t *testing.T) {
-	s := newTestServer(t, runs.Config{}, true)
+	s := newFakeServer(t, runs.Config{}, true)
 	a := submitAPI(t, s, testScenario("burst-a"))
 	b := submitAPI(t, s, testScenario("burst-b"))
 	waitStatus(t, s, a, store.StatusDone)

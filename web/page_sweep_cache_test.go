@@ -17,7 +17,7 @@ import (
 // its points read and decoded, the page rendered). It is now cached per sweep version: built
 // once while no point changes, rebuilt by the first request after one does.
 func TestSweepPageCachedPerVersion(t *testing.T) {
-	s := newTestServer(t, runs.Config{}, false) // the points' runs stay queued until the test moves them
+	s := newFakeServer(t, runs.Config{}, false) // the points' runs stay queued until the test moves them
 	axes := `[{"path": "kvcr.bandwidth_gbps", "values": [5, 40]}]`
 	rec := postJSON(t, s, "/api/v1/sweeps", sweepBody(fourWorkers(t, `[{"at_ms": 100, "count": 2}]`), axes))
 	require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())

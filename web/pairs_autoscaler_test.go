@@ -18,7 +18,7 @@ import (
 // POST /api/v1/pairs with kind "autoscaler": A is the scenario with its autoscaler, B the same
 // on a fixed fleet; both run, and the compare page compares them.
 func TestAPIPairAutoscaler(t *testing.T) {
-	s := newTestServer(t, runs.Config{}, true)
+	s := newFakeServer(t, runs.Config{}, true)
 	raw, err := os.ReadFile(filepath.Join("..", "sim", "testdata", "examples", "autoscaler_window_holds_scale_down.json"))
 	require.NoError(t, err)
 	rec := postJSON(t, s, "/api/v1/pairs", `{"kind": "autoscaler", "scenario": `+string(raw)+`}`)

@@ -20,7 +20,7 @@ import (
 // (whatif's defaults for the scenario's autoscaler) and hides the drain's fields; a scenario
 // without an autoscaler gets the drain form.
 func TestPlanFormTuneModeTitledAndSearched(t *testing.T) {
-	s := newTestServer(t, runs.Config{}, false)
+	s := newFakeServer(t, runs.Config{}, false)
 	rec := get(t, s, "/plans/new?preset=autoscaler-day")
 	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
 	doc := parseHTML(t, rec.Body)
@@ -69,7 +69,7 @@ func TestPlanFormTuneModeTitledAndSearched(t *testing.T) {
 // A tune plan where nothing meets the limits names the closest setting and the limit it
 // breaks, and links to the plan form prefilled with that limit relaxed.
 func TestTunePlanNothingFeasibleLinksToRelaxedForm(t *testing.T) {
-	s := newTestServer(t, runs.Config{Workers: 2}, true)
+	s := newFakeServer(t, runs.Config{Workers: 2}, true)
 	body := planBody(lullScenario(t), `"goal": {"tune": "autoscaler"}, "constraints": {"ttft_p99_ms": 0.001}, "search": {"max_runs": 5}`)
 	rec := postJSON(t, s, "/api/v1/plans", body)
 	require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())

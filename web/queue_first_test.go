@@ -16,7 +16,7 @@ import (
 // would be refused with 400/422, so the queue check came first and no estimate was computed.
 // The stored scenario still gets its run back.
 func TestFullQueueRefusesBeforeTheMemoryEstimate(t *testing.T) {
-	s := newTestServer(t, runs.Config{QueueSize: 1, MaxRunMemory: 1 << 30, MaxTotalMemory: 2 << 30}, false)
+	s := newFakeServer(t, runs.Config{QueueSize: 1, MaxRunMemory: 1 << 30, MaxTotalMemory: 2 << 30}, false)
 	rec := postJSON(t, s, "/api/v1/runs", testScenario("fills the queue"))
 	require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
 

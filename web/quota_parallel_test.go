@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -106,35 +105,4 @@ func TestParallelQuotasOnPostgres(t *testing.T) {
 		t.Cleanup(func() { _ = st.Close() })
 		return st
 	})
-}
-
-// Finding M2: a plan's runs count against its owner's quota of queued runs. The driver submits
-// only within the owner's remaining quota and waits for room, so a tune plan of up to 16 runs
-// never has more than the quota's 3 queued or running, and the owner's own runs count too.
-func TestPlanRunsStayWithinTheOwnersQuota(t *testing.T) {
-	fake := newBlockingRun()
-	cfg := runs.Config{Workers: 1, Simulate: fake.Run, QuotaQueuedRuns: 3}
-	s := newAccessServer(t, cfg, withUsers(Access{Quotas: Quotas{QueuedRuns: 3}}), 0)
-	require.NoError(t, s.startRuns(context.Background()))
-	defer close(fake.Release)
-
-	rec := as(t, s, "alice", jsonReq(http.MethodPost, "/api/v1/runs", testScenario("alice's own")))
-	require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
-	body := planBody(lullScenario(t), `"goal": {"tune": "autoscaler"}, "search": {"max_runs": 10}`)
-	rec = as(t, s, "alice", jsonReq(http.MethodPost, "/api/v1/plans", body))
-	require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
-
-	peak := 0
-	deadline := time.Now().Add(2 * time.Second)
-	for time.Now().Before(deadline) {
-		u, err := s.store.UsageOf(context.Background(), "alice")
-		require.NoError(t, err)
-		peak = max(peak, u.UnfinishedRuns)
-		time.Sleep(20 * time.Millisecond)
-	}
-	assert.Equal(t, 3, peak, "the plan fills the quota and goes no further while the runs are held")
-
-	// Bob's plan is his own: alice's full quota does not hold it back.
-	rec = as(t, s, "bob", jsonReq(http.MethodPost, "/api/v1/runs", testScenario("bob's own")))
-	assert.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
 }

@@ -35,7 +35,7 @@ func requestReport(t *testing.T, s *Server, method, target, acceptEncoding strin
 // HEAD sends the headers only. The API's run document carries the same report, and is the
 // document writeJSON would have written.
 func TestReportJSONStreamsTheStoredChunks(t *testing.T) {
-	s := newTestServer(t, runs.Config{}, true)
+	s := newFakeServer(t, runs.Config{}, true)
 	ctx := context.Background()
 	id := submitAPI(t, s, runtest.ManyRowsScenario(10000)) // 20,000 rows: a report of several chunks
 	waitStatus(t, s, id, store.StatusDone)
@@ -107,7 +107,7 @@ func TestReportJSONStreamsTheStoredChunks(t *testing.T) {
 // (runs.report_json) serves the same report.json, API document and trace.json; the first read
 // moves it into chunks.
 func TestReportStoredBeforeChunksStillServes(t *testing.T) {
-	s := newTestServer(t, runs.Config{}, true)
+	s := newFakeServer(t, runs.Config{}, true)
 	ctx := context.Background()
 	id := submitAPI(t, s, runtest.PerRequestScenario("old report", 500))
 	waitStatus(t, s, id, store.StatusDone)
@@ -145,7 +145,7 @@ func TestReportStoredBeforeChunksStillServes(t *testing.T) {
 // TestReportJSONCutShortWhenAChunkIsMissing: a report that cannot be read to its end is not sent
 // as if complete: the connection is cut, and the client sees an error, not a short "200".
 func TestReportJSONCutShortWhenAChunkIsMissing(t *testing.T) {
-	s := newTestServer(t, runs.Config{}, true)
+	s := newFakeServer(t, runs.Config{}, true)
 	ctx := context.Background()
 	id := submitAPI(t, s, runtest.ManyRowsScenario(10000))
 	waitStatus(t, s, id, store.StatusDone)

@@ -11,11 +11,9 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/PuerkitoBio/goquery"
 	"github.com/scalein-planner/scalein/runs"
@@ -26,14 +24,14 @@ import (
 )
 
 func TestHealthz(t *testing.T) {
-	s := newTestServer(t, runs.Config{}, false)
+	s := newFakeServer(t, runs.Config{}, false)
 	rec := get(t, s, "/healthz")
 	assert.Equal(t, http.StatusOK, rec.Code)
 	assert.Equal(t, "ok\n", rec.Body.String())
 }
 
 func TestFormShowsDefaultsUnitsAndTimingNote(t *testing.T) {
-	s := newTestServer(t, runs.Config{}, false)
+	s := newFakeServer(t, runs.Config{}, false)
 	rec := get(t, s, "/")
 	require.Equal(t, http.StatusOK, rec.Code)
 	doc := parseHTML(t, rec.Body)
@@ -47,7 +45,7 @@ func TestFormShowsDefaultsUnitsAndTimingNote(t *testing.T) {
 }
 
 func TestFormPresetsPrefill(t *testing.T) {
-	s := newTestServer(t, runs.Config{}, false)
+	s := newFakeServer(t, runs.Config{}, false)
 	rec := get(t, s, "/?preset=mooncake-16to12")
 	require.Equal(t, http.StatusOK, rec.Code)
 	doc := parseHTML(t, rec.Body)
@@ -58,7 +56,7 @@ func TestFormPresetsPrefill(t *testing.T) {
 }
 
 func TestCreateRunBadFormIs422WithMessagesBesideFields(t *testing.T) {
-	s := newTestServer(t, runs.Config{}, false)
+	s := newFakeServer(t, runs.Config{}, false)
 	form := url.Values{
 		"name":                         {"typed name"},
 		"fleet.gpu_blocks":             {"lots"},
@@ -84,7 +82,7 @@ func TestCreateRunBadFormIs422WithMessagesBesideFields(t *testing.T) {
 }
 
 func TestCreateRunRawJSONWinsAndReportsPaths(t *testing.T) {
-	s := newTestServer(t, runs.Config{}, false)
+	s := newFakeServer(t, runs.Config{}, false)
 	rec := postForm(t, s, "/runs", url.Values{form.RawJSONField: {`{"fleet": {"gpu_blocks": 0}, "bogus": 1}`}})
 	require.Equal(t, http.StatusUnprocessableEntity, rec.Code)
 	doc := parseHTML(t, rec.Body)
@@ -95,7 +93,7 @@ func TestCreateRunRawJSONWinsAndReportsPaths(t *testing.T) {
 }
 
 func TestCreateRunRedirectsAndIdenticalScenarioSameID(t *testing.T) {
-	s := newTestServer(t, runs.Config{}, false)
+	s := newFakeServer(t, runs.Config{}, false)
 	values := url.Values{form.RawJSONField: {testScenario("same")}}
 	first := postForm(t, s, "/runs", values)
 	require.Equal(t, http.StatusSeeOther, first.Code, first.Body.String())
@@ -110,7 +108,7 @@ func TestCreateRunRedirectsAndIdenticalScenarioSameID(t *testing.T) {
 }
 
 func TestDefaultFormRunsEndToEnd(t *testing.T) {
-	s := newTestServer(t, runs.Config{}, true)
+	s := newFakeServer(t, runs.Config{}, true)
 	// Take the fresh form's values as a browser would submit them, with a small workload.
 	doc := parseHTML(t, get(t, s, "/").Body)
 	form := url.Values{}
@@ -148,7 +146,7 @@ func TestDefaultFormRunsEndToEnd(t *testing.T) {
 }
 
 func TestAddRowWithoutJavaScript(t *testing.T) {
-	s := newTestServer(t, runs.Config{}, false)
+	s := newFakeServer(t, runs.Config{}, false)
 	rec := postForm(t, s, "/", url.Values{"scale_in_rows": {"3"}, "scale_in[0].at_ms": {"5"}, "action": {"add_row"}, "workload.type": {"sessions"}})
 	require.Equal(t, http.StatusOK, rec.Code)
 	doc := parseHTML(t, rec.Body)
@@ -161,7 +159,7 @@ func TestAddRowWithoutJavaScript(t *testing.T) {
 }
 
 func TestAPICreateRun(t *testing.T) {
-	s := newTestServer(t, runs.Config{}, true)
+	s := newFakeServer(t, runs.Config{}, true)
 
 	rec := postJSON(t, s, "/api/v1/runs", `{"fleet": {"gpu_blocks": 0, "workers": "two"}, "nope": true}`)
 	require.Equal(t, http.StatusBadRequest, rec.Code)
@@ -203,7 +201,7 @@ func TestAPICreateRun(t *testing.T) {
 }
 
 func TestUnknownAndMalformedRunIDsAre404(t *testing.T) {
-	s := newTestServer(t, runs.Config{}, false)
+	s := newFakeServer(t, runs.Config{}, false)
 	for _, target := range []string{"/runs/aaaaaaaaaaaaaaaa", "/runs/NOT-AN-ID", "/runs/aaaaaaaaaaaaaaaa/report.json",
 		"/runs/aaaaaaaaaaaaaaaa/events", "/compare?a=aaaaaaaaaaaaaaaa&b=bbbbbbbbbbbbbbbb", "/nowhere"} {
 		rec := get(t, s, target)
@@ -220,7 +218,7 @@ func TestUnknownAndMalformedRunIDsAre404(t *testing.T) {
 }
 
 func TestOversizeUploadIs413(t *testing.T) {
-	s := newTestServer(t, runs.Config{}, false)
+	s := newFakeServer(t, runs.Config{}, false)
 	pr, pw := io.Pipe()
 	mw := multipart.NewWriter(pw)
 	go func() {
@@ -243,7 +241,7 @@ func TestOversizeUploadIs413(t *testing.T) {
 }
 
 func TestTraceUploadStoredOnceAndValidated(t *testing.T) {
-	s := newTestServer(t, runs.Config{}, false)
+	s := newFakeServer(t, runs.Config{}, false)
 	upload := func(content string) *httptest.ResponseRecorder {
 		var body bytes.Buffer
 		mw := multipart.NewWriter(&body)
@@ -272,15 +270,11 @@ func TestTraceUploadStoredOnceAndValidated(t *testing.T) {
 	assert.Contains(t, byTestID(doc, "traces-error").Text(), "line 1")
 }
 
+// A full queue is a 429 over the API and the error page on the form; what the queue counts
+// (waiting runs, not running ones) is the service's (runs' TestQueueBoundCountsWaitingRuns).
 func TestFullQueueIs429(t *testing.T) {
-	fake := newBlockingRun()
-	s := newTestServer(t, runs.Config{Workers: 1, QueueSize: 1, Simulate: fake.Run}, false)
-	require.NoError(t, s.startRuns(context.Background()))
-	defer close(fake.Release)
-
-	submitAPI(t, s, testScenario("one")) // taken by the worker
-	fake.WaitStarted(t)
-	submitAPI(t, s, testScenario("two")) // fills the queue
+	s := newFakeServer(t, runs.Config{QueueSize: 1}, false) // nothing works the queue: one run fills it
+	submitAPI(t, s, testScenario("one"))
 	rec := postJSON(t, s, "/api/v1/runs", testScenario("three"))
 	assert.Equal(t, http.StatusTooManyRequests, rec.Code)
 	assert.Contains(t, rec.Body.String(), "queue is full")
@@ -290,12 +284,12 @@ func TestFullQueueIs429(t *testing.T) {
 	assert.Equal(t, 1, byTestID(parseHTML(t, rec.Body), "error-page").Length())
 
 	// An identical scenario is not new work: it is answered even when the queue is full.
-	rec = postJSON(t, s, "/api/v1/runs", testScenario("two"))
+	rec = postJSON(t, s, "/api/v1/runs", testScenario("one"))
 	assert.Equal(t, http.StatusOK, rec.Code)
 }
 
 func TestCrossOriginPostRefused(t *testing.T) {
-	s := newTestServer(t, runs.Config{}, false)
+	s := newFakeServer(t, runs.Config{}, false)
 	req := httptest.NewRequest(http.MethodPost, "/runs", strings.NewReader("name=x"))
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	req.Header.Set("Sec-Fetch-Site", "cross-site")
@@ -308,7 +302,7 @@ func TestCrossOriginPostRefused(t *testing.T) {
 }
 
 func TestCSPNonceMatchesScripts(t *testing.T) {
-	s := newTestServer(t, runs.Config{}, false)
+	s := newFakeServer(t, runs.Config{}, false)
 	rec := get(t, s, "/")
 	csp := rec.Header().Get("Content-Security-Policy")
 	m := regexp.MustCompile(`script-src 'self' 'nonce-([A-Za-z0-9_-]+)'`).FindStringSubmatch(csp)
@@ -331,7 +325,7 @@ func TestCSPNonceMatchesScripts(t *testing.T) {
 }
 
 func TestStaticAssetsAreCacheBusted(t *testing.T) {
-	s := newTestServer(t, runs.Config{}, false)
+	s := newFakeServer(t, runs.Config{}, false)
 	u := s.assets.url("css/app.css")
 	require.Regexp(t, `^/static/css/app\.css\?v=[0-9a-f]{12}$`, u)
 	rec := get(t, s, u)
@@ -341,41 +335,26 @@ func TestStaticAssetsAreCacheBusted(t *testing.T) {
 	assert.Equal(t, http.StatusNotFound, get(t, s, "/static/embed.go").Code)
 }
 
+// The cancel button's post redirects to the run, whose page then says cancelled and why, and
+// the same scenario submitted again is new work. Stopping a running run is the service's (runs'
+// TestCancelRunningAndQueuedRuns).
 func TestCancelRunningAndQueuedRuns(t *testing.T) {
-	fake := newBlockingRun()
-	s := newTestServer(t, runs.Config{Workers: 1, Simulate: fake.Run}, false)
-	require.NoError(t, s.startRuns(context.Background()))
-	defer close(fake.Release)
-
-	running := submitAPI(t, s, testScenario("running"))
-	fake.WaitStarted(t)
+	s := newFakeServer(t, runs.Config{}, false) // nothing works the queue: the run stays queued
 	queued := submitAPI(t, s, testScenario("queued"))
 
 	rec := postForm(t, s, "/runs/"+queued+"/cancel", nil)
 	require.Equal(t, http.StatusSeeOther, rec.Code)
-	assert.Equal(t, store.StatusCancelled, waitStatus(t, s, queued, store.StatusCancelled).Status)
-
-	rec = postForm(t, s, "/runs/"+running+"/cancel", nil)
-	require.Equal(t, http.StatusSeeOther, rec.Code)
-	run := waitStatus(t, s, running, store.StatusCancelled)
+	assert.Equal(t, "/runs/"+queued, rec.Header().Get("Location"))
+	run := waitStatus(t, s, queued, store.StatusCancelled)
 	assert.Contains(t, run.Error, "cancelled")
 
-	doc := parseHTML(t, get(t, s, "/runs/"+running).Body)
+	doc := parseHTML(t, get(t, s, "/runs/"+queued).Body)
 	assert.Equal(t, "cancelled", byTestID(doc, "status").Text())
 	assert.Equal(t, 1, byTestID(doc, "run-error").Length())
 
 	// Resubmitting a cancelled scenario runs it again.
 	rec = postJSON(t, s, "/api/v1/runs", testScenario("queued"))
 	assert.Equal(t, http.StatusAccepted, rec.Code)
-}
-
-func TestWallTimeLimitFailsTheRun(t *testing.T) {
-	fake := newBlockingRun()
-	s := newTestServer(t, runs.Config{Workers: 1, RunTimeout: 50 * time.Millisecond, Simulate: fake.Run}, false)
-	require.NoError(t, s.startRuns(context.Background()))
-	id := submitAPI(t, s, testScenario("slow"))
-	run := waitStatus(t, s, id, store.StatusFailed)
-	assert.Contains(t, run.Error, "wall-time limit of 50ms")
 }
 
 func TestEventsStreamEndsWithDone(t *testing.T) {
@@ -417,46 +396,8 @@ func TestEventsStreamEndsWithDone(t *testing.T) {
 	assert.True(t, strings.HasPrefix(string(body), "event: done\n"), string(body))
 }
 
-func TestShutdownRequeuesAndRestartFinishes(t *testing.T) {
-	dbPath := filepath.Join(t.TempDir(), "restart.db")
-	st1, err := store.Open(context.Background(), dbPath)
-	require.NoError(t, err)
-	fake := newBlockingRun()
-	first, err := newApp(runs.Config{Store: st1, Workers: 1, Simulate: fake.Run}, 100)
-	require.NoError(t, err)
-	require.NoError(t, first.startRuns(context.Background()))
-	runningID := submitAPI(t, first, testScenario("interrupted"))
-	fake.WaitStarted(t)
-	queuedID := submitAPI(t, first, testScenario("waiting"))
-
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	require.NoError(t, first.stopRuns(ctx))
-	run, err := st1.GetRunStatus(ctx, runningID)
-	require.NoError(t, err)
-	assert.Equal(t, store.StatusQueued, run.Status, "a run interrupted by shutdown goes back to queued")
-	require.NoError(t, st1.Close())
-
-	// A new process on the same database finishes both with the real simulator.
-	second := newTestServer(t, runs.Config{Store: openStore(t, dbPath)}, true)
-	waitStatus(t, second, runningID, store.StatusDone)
-	waitStatus(t, second, queuedID, store.StatusDone)
-}
-
-func TestRestartAfterCrashRunsStrandedRuns(t *testing.T) {
-	dbPath := filepath.Join(t.TempDir(), "crash.db")
-	st := openStore(t, dbPath)
-	crashed := newTestServer(t, runs.Config{Store: st}, false) // never started: like a crash before running
-	id := submitAPI(t, crashed, testScenario("stranded"))
-	require.NoError(t, st.StartRun(context.Background(), id, time.Now())) // it was "running" when the process died
-
-	next := newTestServer(t, runs.Config{Store: openStore(t, dbPath)}, true)
-	run := waitStatus(t, next, id, store.StatusDone)
-	assert.Equal(t, 2, run.Attempts)
-}
-
 func TestDownloadsAndWorkersCSV(t *testing.T) {
-	s := newTestServer(t, runs.Config{}, true)
+	s := newFakeServer(t, runs.Config{}, true)
 	id := submitAPI(t, s, testScenario("downloads"))
 	waitStatus(t, s, id, store.StatusDone)
 
@@ -482,7 +423,7 @@ func TestDownloadsAndWorkersCSV(t *testing.T) {
 }
 
 func TestPairAndCompare(t *testing.T) {
-	s := newTestServer(t, runs.Config{}, true)
+	s := newFakeServer(t, runs.Config{}, true)
 	rec := postForm(t, s, "/pairs", url.Values{"kind": {"hints"}, form.RawJSONField: {testScenario("pair")}})
 	require.Equal(t, http.StatusSeeOther, rec.Code, rec.Body.String())
 	loc, err := url.Parse(rec.Header().Get("Location"))
@@ -525,7 +466,7 @@ func TestPairAndCompare(t *testing.T) {
 }
 
 func TestCompareWaitsForUnfinishedRuns(t *testing.T) {
-	s := newTestServer(t, runs.Config{}, false)
+	s := newFakeServer(t, runs.Config{}, false)
 	a := submitAPI(t, s, testScenario("wait-a"))
 	b := submitAPI(t, s, testScenario("wait-b"))
 	rec := get(t, s, "/compare?a="+a+"&b="+b)
@@ -538,7 +479,7 @@ func TestCompareWaitsForUnfinishedRuns(t *testing.T) {
 }
 
 func TestRunsListPaginatesAndHasEmptyState(t *testing.T) {
-	s := newTestServer(t, runs.Config{}, false)
+	s := newFakeServer(t, runs.Config{}, false)
 	doc := parseHTML(t, get(t, s, "/runs").Body)
 	assert.Equal(t, 1, byTestID(doc, "runs-empty").Length())
 
@@ -554,7 +495,7 @@ func TestRunsListPaginatesAndHasEmptyState(t *testing.T) {
 }
 
 func TestRunPageWhileQueuedHasProgressAndRefresh(t *testing.T) {
-	s := newTestServer(t, runs.Config{}, false)
+	s := newFakeServer(t, runs.Config{}, false)
 	id := submitAPI(t, s, testScenario("queued-page"))
 	doc := parseHTML(t, get(t, s, "/runs/"+id).Body)
 	assert.Equal(t, "queued", byTestID(doc, "status").Text())
@@ -565,8 +506,7 @@ func TestRunPageWhileQueuedHasProgressAndRefresh(t *testing.T) {
 }
 
 func TestRunCreationIsRateLimitedPerClient(t *testing.T) {
-	s, err := newApp(runs.Config{Store: openStore(t, filepath.Join(t.TempDir(), "limited.db"))}, 2)
-	require.NoError(t, err)
+	s := newLimitedServer(t, runs.Config{}, 2, false)
 	for i := range 2 {
 		rec := postJSON(t, s, "/api/v1/runs", testScenario("limited-"+string(rune('a'+i))))
 		require.Equal(t, http.StatusAccepted, rec.Code)
@@ -580,7 +520,7 @@ func TestRunCreationIsRateLimitedPerClient(t *testing.T) {
 
 // HEAD requests answer like GET (net/http drops the body).
 func TestHeadAnswersLikeGet(t *testing.T) {
-	s := newTestServer(t, runs.Config{}, false)
+	s := newFakeServer(t, runs.Config{}, false)
 	for _, path := range []string{"/", "/runs", "/healthz", "/traces"} {
 		rec := do(t, s.Handler(), httptest.NewRequest(http.MethodHead, path, nil))
 		require.Equal(t, http.StatusOK, rec.Code, path)

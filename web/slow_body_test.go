@@ -54,7 +54,7 @@ func slowUpload(t *testing.T, addr string, answer chan<- string) {
 // Finding M4: two slow bodies (the server's two large-body slots) keep no upload out: bodies are
 // read before they take a slot, and a body slower than the minimum rate is refused with 408.
 func TestSlowBodiesHoldNoUploadSlot(t *testing.T) {
-	s := newTestServer(t, runs.Config{}, false)
+	s := newFakeServer(t, runs.Config{}, false)
 	g := s.exports()
 	g.uploadWait = time.Second
 	g.bodyGrace = 500 * time.Millisecond
@@ -90,7 +90,7 @@ func TestSlowBodiesHoldNoUploadSlot(t *testing.T) {
 // Finding M4: a big API body waits for a large-body slot no longer than an upload does, then
 // answers "uploads are busy" with Retry-After.
 func TestBigBodyWaitEnds(t *testing.T) {
-	s := newTestServer(t, runs.Config{}, false)
+	s := newFakeServer(t, runs.Config{}, false)
 	s.exports().uploadWait = 100 * time.Millisecond
 	for range cap(s.bodies.slots) {
 		s.bodies.slots <- struct{}{}

@@ -21,7 +21,7 @@ import (
 // counts every read of a full report, and none happens until report.json, which serves the
 // stored report byte for byte.
 func TestPageViewsReadNoPerRequestRows(t *testing.T) {
-	s := newTestServer(t, runs.Config{}, true)
+	s := newFakeServer(t, runs.Config{}, true)
 	ctx := context.Background()
 	const n = 2000
 	a := submitAPI(t, s, runtest.PerRequestScenario("rows a", n))
@@ -71,7 +71,7 @@ func TestPageViewsReadNoPerRequestRows(t *testing.T) {
 // its summary computed from the report on its first view, the same as a fresh run's; later
 // views read only the summary.
 func TestSummaryBackfill(t *testing.T) {
-	s := newTestServer(t, runs.Config{}, false)
+	s := newFakeServer(t, runs.Config{}, false)
 	ctx := context.Background()
 	sc, err := sim.Parse([]byte(runtest.PerRequestScenario("old", 200)), sim.ParseEnv{})
 	require.NoError(t, err)

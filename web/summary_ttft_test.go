@@ -21,7 +21,7 @@ import (
 // under request_ttfts_ms) still draws the histogram, with the counts a new summary would hold,
 // and is stored again as a new summary would be.
 func TestLegacySummaryStillRenders(t *testing.T) {
-	s := newTestServer(t, runs.Config{}, false)
+	s := newFakeServer(t, runs.Config{}, false)
 	ctx := context.Background()
 	sc, err := sim.Parse([]byte(runtest.PerRequestScenario("legacy", 300)), sim.ParseEnv{})
 	require.NoError(t, err)
@@ -79,7 +79,7 @@ func TestLegacySummaryStillRenders(t *testing.T) {
 // per-request rows store summaries of nearly the same size (the TTFT histogram has at most 101
 // counts; only the digits of counters differ).
 func TestSummarySizeDoesNotGrowWithRequests(t *testing.T) {
-	s := newTestServer(t, runs.Config{}, true)
+	s := newFakeServer(t, runs.Config{}, true)
 	ctx := context.Background()
 	sizes := map[int]int{}
 	for _, rows := range []int{1000, 50000} {

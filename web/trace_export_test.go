@@ -39,7 +39,7 @@ func TestTraceExportMatchesReport(t *testing.T) {
 	on, _ := runPreset(t, "incident", func(s *sim.Scenario) { s.Report.PerRequest = true })
 	off, err := sim.Counterpart(on, sim.CounterpartGuard)
 	require.NoError(t, err)
-	s := newTestServer(t, runs.Config{}, true)
+	s := newFakeServer(t, runs.Config{}, true)
 	id := submitAPI(t, s, string(off.CanonicalJSON()))
 	waitStatus(t, s, id, store.StatusDone)
 	rep := fetchReportOf(t, s, id)
@@ -109,7 +109,7 @@ func TestTraceExportMatchesReport(t *testing.T) {
 	assert.EqualValues(t, total, tr.Metadata["passes"])
 
 	// Not done yet: no trace, and a message saying why.
-	q := newTestServer(t, runs.Config{}, false)
+	q := newFakeServer(t, runs.Config{}, false)
 	queued := submitAPI(t, q, testScenario("queued"))
 	assert.Equal(t, http.StatusConflict, get(t, q, "/runs/"+queued+"/trace.json").Code)
 }
@@ -138,7 +138,7 @@ func fetchReportOf(t *testing.T, s *Server, id string) *sim.Report {
 // A run stored by an earlier model version (its id is not its scenario's id under this model)
 // is not simulated again: trace.json says why it has no passes, passes.jsonl answers 409.
 func TestExportsOfAnEarlierModelsRun(t *testing.T) {
-	s := newTestServer(t, runs.Config{}, false)
+	s := newFakeServer(t, runs.Config{}, false)
 	ctx := context.Background()
 	on, _ := runPreset(t, "incident", nil)
 	off, err := sim.Counterpart(on, sim.CounterpartGuard)
@@ -169,7 +169,7 @@ func TestExportsOfAnEarlierModelsRun(t *testing.T) {
 func TestTraceExportOfAnAutoscalerRun(t *testing.T) {
 	raw, err := os.ReadFile(filepath.Join("..", "sim", "testdata", "examples", "autoscaler_cold_start.json"))
 	require.NoError(t, err)
-	s := newTestServer(t, runs.Config{}, true)
+	s := newFakeServer(t, runs.Config{}, true)
 	id := submitAPI(t, s, string(raw))
 	waitStatus(t, s, id, store.StatusDone)
 	rec := get(t, s, "/runs/"+id+"/trace.json")

@@ -45,7 +45,7 @@ func traceUploadRequest(t *testing.T, content string) *http.Request {
 // Finding H1: a trace upload takes a large-body slot and a memory grant (503 with Retry-After
 // when neither comes), and counts against the run-creation rate.
 func TestTraceUploadsAreBounded(t *testing.T) {
-	s := newTestServer(t, runs.Config{}, false)
+	s := newFakeServer(t, runs.Config{}, false)
 	s.exports().uploadWait = 50 * time.Millisecond
 
 	hold, err := s.runs.Reserve(context.Background(), s.runs.Limits().MaxTotalMemory)

@@ -19,7 +19,7 @@ import (
 // A tune plan of a scenario imported from the user's ScaledObject downloads its manifests as
 // that ScaledObject (the user's names and query, the plan's settings), not as a made-up HPA.
 func TestTunePlanDownloadWritesIntoTheImportedObject(t *testing.T) {
-	s := newTestServer(t, runs.Config{Workers: 2}, true)
+	s := newFakeServer(t, runs.Config{Workers: 2}, true)
 	manifest, err := os.ReadFile("../sim/hpa/testdata/charts/production-stack-keda.yaml")
 	require.NoError(t, err)
 	body, err := json.Marshal(map[string]any{"scenario": json.RawMessage(lullScenario(t)), "manifest": string(manifest)})
@@ -72,7 +72,7 @@ func TestTunePlanDownloadWritesIntoTheImportedObject(t *testing.T) {
 
 // The plan form carries the imported object from the import to the plan in a hidden field.
 func TestPlanFormCarriesTheOrigin(t *testing.T) {
-	s := newTestServer(t, runs.Config{}, false)
+	s := newFakeServer(t, runs.Config{}, false)
 	manifest, err := os.ReadFile("../sim/hpa/testdata/charts/llm-d-decode-keda.yaml")
 	require.NoError(t, err)
 	body, ctype := multipartForm(t, map[string]string{"scenario": lullScenario(t), "manifest": string(manifest)}, "")

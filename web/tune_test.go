@@ -35,7 +35,7 @@ func lullScenario(t *testing.T) string {
 // A tune plan through the API: its candidates are ordinary runs whose stored summaries give
 // the GPU-hours the ranking needs, and the recommendation carries the settings to deploy.
 func TestAPITunePlan(t *testing.T) {
-	s := newTestServer(t, runs.Config{Workers: 2}, true)
+	s := newFakeServer(t, runs.Config{Workers: 2}, true)
 	body := planBody(lullScenario(t), `"goal": {"tune": "autoscaler"}, "constraints": {"ttft_p99_ms": 200}, "search": {"max_runs": 8}`)
 	rec := postJSON(t, s, "/api/v1/plans", body)
 	require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
@@ -123,7 +123,7 @@ func TestAPITunePlan(t *testing.T) {
 }
 
 func TestAPITunePlanErrors(t *testing.T) {
-	s := newTestServer(t, runs.Config{MaxPlanRuns: 10}, false)
+	s := newFakeServer(t, runs.Config{MaxPlanRuns: 10}, false)
 	cases := []struct {
 		name, body, wantPath, wantText string
 	}{
@@ -192,7 +192,7 @@ func multipartForm(t *testing.T, fields map[string]string, file string) (*bytes.
 // The plan form imports an HPA (pasted or uploaded) into the scenario's autoscaler, names what
 // the model cannot represent, and offers to tune it.
 func TestPlanFormImportsHPA(t *testing.T) {
-	s := newTestServer(t, runs.Config{}, false)
+	s := newFakeServer(t, runs.Config{}, false)
 	for name, fields := range map[string]struct {
 		paste, file, scenario string
 	}{
@@ -258,7 +258,7 @@ func TestPlanFormImportsHPA(t *testing.T) {
 
 // The plan form offers the tune goal for a scenario with an autoscaler and starts a tune plan.
 func TestPlanFormTuneGoal(t *testing.T) {
-	s := newTestServer(t, runs.Config{}, false)
+	s := newFakeServer(t, runs.Config{}, false)
 	rec := get(t, s, "/plans/new?preset=autoscaler-day")
 	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
 	doc := parseHTML(t, rec.Body)
@@ -285,7 +285,7 @@ func TestPlanFormTuneGoal(t *testing.T) {
 // The run and compare pages price GPU-hours at the page's price, kept in the URL; a different
 // price is a different cached page.
 func TestRunAndComparePagesShowCost(t *testing.T) {
-	s := newTestServer(t, runs.Config{Workers: 2}, true)
+	s := newFakeServer(t, runs.Config{Workers: 2}, true)
 	a := submitAPI(t, s, lullScenario(t))
 	fixed := strings.Replace(lullScenario(t), `"name": "load halves for a long lull"`, `"name": "fixed"`, 1)
 	b := submitAPI(t, s, fixed)
@@ -322,7 +322,7 @@ func TestRunAndComparePagesShowCost(t *testing.T) {
 
 // A sweep over autoscaler settings offers GPU-hours as its outcome, which its runs store.
 func TestSweepOverAutoscalerChartsGPUHours(t *testing.T) {
-	s := newTestServer(t, runs.Config{Workers: 2}, true)
+	s := newFakeServer(t, runs.Config{Workers: 2}, true)
 	rec := postJSON(t, s, "/api/v1/sweeps", sweepBody(lullScenario(t),
 		`[{"path": "autoscaler.target", "values": [6, 12, 24]}, {"path": "autoscaler.scale_down_window_ms", "values": [0, 300000]}]`))
 	require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
@@ -349,7 +349,7 @@ func TestSweepOverAutoscalerChartsGPUHours(t *testing.T) {
 // plan's template and no field; a null in a list of values was read as 0; 0 for max_runs and
 // refine_top silently meant the default while 1 and −1 were refused.
 func TestAPITunePlanRequestMessages(t *testing.T) {
-	s := newTestServer(t, runs.Config{}, false)
+	s := newFakeServer(t, runs.Config{}, false)
 	tune := func(rest string) string {
 		return planBody(lullScenario(t), `"goal": {"tune": "autoscaler"}`+rest)
 	}

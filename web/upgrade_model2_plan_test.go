@@ -78,7 +78,7 @@ func storeModel2Run(t *testing.T, s *Server, file string, sc *sim.Scenario) (id 
 // leaves the stored one as it was. Each export of a stored model-2 run works, except
 // passes.jsonl, which would simulate the run again under model 3 and so answers 409 naming why.
 func TestModel2PlanAndExportsKeepWorking(t *testing.T) {
-	s := newTestServer(t, runs.Config{}, false)
+	s := newFakeServer(t, runs.Config{}, false)
 	ctx := context.Background()
 	on, _ := runPreset(t, "incident", nil)
 	off, err := sim.Counterpart(on, sim.CounterpartGuard)

@@ -35,7 +35,7 @@ func model2Scenario(t *testing.T, sc *sim.Scenario) []byte {
 // reports (written by the model-2 build, testdata/model2), and a stored scenario still opens
 // in the form.
 func TestModel2ResultsKeepWorking(t *testing.T) {
-	s := newTestServer(t, runs.Config{}, false)
+	s := newFakeServer(t, runs.Config{}, false)
 	ctx := context.Background()
 	on, _ := runPreset(t, "incident", nil)
 	off, err := sim.Counterpart(on, sim.CounterpartGuard)

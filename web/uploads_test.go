@@ -25,7 +25,7 @@ func postFPMBody(t *testing.T, s *Server, query, contentType, body string) *http
 // Issue 19 M2: the documented curl (--data-binary, so form-urlencoded) and the usual labels of
 // JSON lines are accepted on the upload route; other API routes still read JSON only.
 func TestCalibrationUploadContentTypes(t *testing.T) {
-	s := newTestServer(t, runs.Config{}, false)
+	s := newFakeServer(t, runs.Config{}, false)
 	body := fpmLines(60)
 	for i, ct := range []string{"", "application/json", "application/x-www-form-urlencoded", "application/x-ndjson", "text/plain; charset=utf-8", "application/octet-stream"} {
 		rec := postFPMBody(t, s, "?skip="+string(rune('0'+i)), ct, body)
@@ -41,7 +41,7 @@ func TestCalibrationUploadContentTypes(t *testing.T) {
 // Issue 19 H4: an upload waits for a large-body slot and for memory (then 503 with
 // Retry-After), and uploads count against the run-creation rate.
 func TestCalibrationUploadsAreBounded(t *testing.T) {
-	s := newTestServer(t, runs.Config{}, false)
+	s := newFakeServer(t, runs.Config{}, false)
 	s.exports().uploadWait = 50 * time.Millisecond
 	body := fpmLines(60)
 
@@ -71,7 +71,7 @@ func TestCalibrationUploadsAreBounded(t *testing.T) {
 // Issue 19 M7: the stored inputs are capped; content already stored is still accepted.
 func TestCalibrationStorageCap(t *testing.T) {
 	body := fpmLines(60)
-	s := newTestServer(t, runs.Config{}, false)
+	s := newFakeServer(t, runs.Config{}, false)
 	s.cfg.MaxCalibrationBytes = int64(len(body)) + 10
 	require.Equal(t, http.StatusCreated, postFPMBody(t, s, "", "", body).Code)
 	assert.Equal(t, http.StatusCreated, postFPMBody(t, s, "?skip=1", "", body).Code, "the same file with other options costs nothing")

@@ -129,7 +129,7 @@ func TestVerdictsInstantDrain(t *testing.T) {
 
 // "Edit as new" prefills the form with a marked name, so the new run is told apart.
 func TestEditAsNewMarksName(t *testing.T) {
-	s := newTestServer(t, runs.Config{}, false)
+	s := newFakeServer(t, runs.Config{}, false)
 	id := submitAPI(t, s, testScenario("original"))
 	rec := get(t, s, "/?from="+id)
 	require.Equal(t, http.StatusOK, rec.Code)

@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -83,7 +82,7 @@ func waitPlan(t *testing.T, s *Server, id string, want string) runs.PlanView {
 }
 
 func TestAPISweep(t *testing.T) {
-	s := newTestServer(t, runs.Config{Workers: 2}, true)
+	s := newFakeServer(t, runs.Config{Workers: 2}, true)
 	scenario := fourWorkers(t, `[{"at_ms": 100, "count": 2}]`)
 	axes := `[{"path": "kvcr.bandwidth_gbps", "values": [5, 40]}, {"path": "scale_in[0].select", "values": ["highest_id", "least_loaded"]}]`
 	rec := postJSON(t, s, "/api/v1/sweeps", sweepBody(scenario, axes))
@@ -96,7 +95,8 @@ func TestAPISweep(t *testing.T) {
 	require.Len(t, sw.Points, 4)
 	wantValues := [][]any{{json.Number("5"), "highest_id"}, {json.Number("5"), "least_loaded"}, {json.Number("40"), "highest_id"}, {json.Number("40"), "least_loaded"}}
 
-	// Each point is an ordinary run whose report equals a run of the point's own scenario.
+	// The view lists the points in row-major order, each with its run and headline (that every
+	// point's report is a direct run's is the service's: runs' TestSweepLargerThanQueue).
 	base, err := sim.Parse([]byte(scenario), sim.ParseEnv{})
 	require.NoError(t, err)
 	var parsedAxes []whatif.Axis
@@ -107,18 +107,9 @@ func TestAPISweep(t *testing.T) {
 		assert.Equal(t, wantValues[i], p.Values, "point %d in row-major order", i)
 		assert.Equal(t, points[i].Scenario.ID(), p.RunID, "point %d", i)
 		assert.Equal(t, store.StatusDone, p.Status)
-		run, err := s.store.GetRun(context.Background(), p.RunID)
-		require.NoError(t, err)
-		sc, err := sim.Parse(run.ScenarioJSON, sim.ParseEnv{})
-		require.NoError(t, err)
-		rep, err := sim.Run(context.Background(), sc, sim.RunOptions{})
-		require.NoError(t, err)
-		var stored sim.Report
-		require.NoError(t, json.Unmarshal(run.SummaryJSON, &stored))
-		assert.Equal(t, rep.Digest, stored.Digest, "point %d", i)
 		var figs []sim.Figure
 		require.NoError(t, json.Unmarshal(p.Headline, &figs))
-		assert.Equal(t, sim.Headline(rep), figs)
+		assert.NotEmpty(t, figs, "point %d", i)
 	}
 
 	// The same request is the same sweep, answered at once.
@@ -149,7 +140,7 @@ func TestAPISweep(t *testing.T) {
 }
 
 func TestAPISweepErrors(t *testing.T) {
-	s := newTestServer(t, runs.Config{MaxSweepPoints: 3}, false)
+	s := newFakeServer(t, runs.Config{MaxSweepPoints: 3}, false)
 	scenario := fourWorkers(t, `[{"at_ms": 100, "count": 2}]`)
 	cases := []struct {
 		name, body string
@@ -190,142 +181,27 @@ func TestAPISweepErrors(t *testing.T) {
 	assert.Equal(t, http.StatusNotFound, postJSON(t, s, "/api/v1/sweeps/aaaaaaaaaaaaaaaa/cancel", "").Code)
 }
 
-// A sweep may have more points than the queue holds: the points that fit are submitted at
-// once, the rest as room frees up, and every point's report is that of a direct run.
-func TestSweepLargerThanQueue(t *testing.T) {
-	s := newTestServer(t, runs.Config{QueueSize: 4, Workers: 2}, true)
-	scenario := fourWorkers(t, `[{"at_ms": 100, "count": 2}]`)
-	axes := `[{"path": "kvcr.latency_ms", "values": [1, 2, 3, 4, 5]}, {"path": "kvcr.reject_draining_sources", "values": [true, false]}]`
-	rec := postJSON(t, s, "/api/v1/sweeps", sweepBody(scenario, axes))
-	require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
-	assert.Contains(t, rec.Body.String(), `"points":10`)
-	id := createdID(t, rec, rec.Body.Bytes())
-	require.Len(t, waitSweep(t, s, id, store.StatusQueued, store.StatusRunning, store.StatusDone).Points, 10, "points not yet submitted are listed too")
-
-	sw := waitSweep(t, s, id, store.StatusDone)
-	require.Len(t, sw.Points, 10)
-	base, err := sim.Parse([]byte(scenario), sim.ParseEnv{})
-	require.NoError(t, err)
-	var parsedAxes []whatif.Axis
-	require.NoError(t, decodeNumbers([]byte(axes), &parsedAxes))
-	points, err := whatif.Expand(base, parsedAxes, sim.ParseEnv{}, 0)
-	require.NoError(t, err)
-	_, stored, err := s.store.GetSweep(context.Background(), id)
-	require.NoError(t, err)
-	require.Len(t, stored, 10, "every point is recorded once fed")
-	for i, p := range sw.Points {
-		assert.Equal(t, points[i].Scenario.ID(), p.RunID, "point %d", i)
-		assert.Equal(t, store.StatusDone, p.Status, "point %d", i)
-		run, err := s.store.GetRun(context.Background(), p.RunID)
-		require.NoError(t, err)
-		rep, err := sim.Run(context.Background(), points[i].Scenario, sim.RunOptions{})
-		require.NoError(t, err)
-		var got sim.Report
-		require.NoError(t, json.Unmarshal(run.SummaryJSON, &got))
-		assert.Equal(t, rep.Digest, got.Digest, "point %d", i)
-	}
-
-	// Asked again, every point is done: answered at once.
-	rec = postJSON(t, s, "/api/v1/sweeps", sweepBody(scenario, axes))
-	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
-}
-
-// Without workers, a sweep larger than the queue stops at the queue's bound; cancelling it stops
-// the feeding, and a sweep left half-fed by a stopped server is fed by the next one.
-func TestSweepFeedCancelAndRestart(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "feed.db")
-	st := openStore(t, path)
-	scenario := fourWorkers(t, "")
-	recorded := func(id string) int {
-		_, pts, err := st.GetSweep(context.Background(), id)
-		require.NoError(t, err)
-		return len(pts)
-	}
-
-	a := newTestServer(t, runs.Config{Store: st, QueueSize: 2}, false) // never started: nothing runs
-	rec := postJSON(t, a, "/api/v1/sweeps", sweepBody(scenario, `[{"path": "kvcr.latency_ms", "values": [1, 2, 3, 4, 5]}]`))
-	require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
-	id := createdID(t, rec, rec.Body.Bytes())
-	assert.Equal(t, 2, recorded(id), "as many points as the queue holds are submitted")
-	sw, err := a.runs.Sweep(context.Background(), id)
-	require.NoError(t, err)
-	require.Len(t, sw.Points, 5)
-	assert.Equal(t, store.StatusQueued, sw.Status)
-	assert.Equal(t, []any{json.Number("5")}, sw.Points[4].Values)
-
-	rec = postJSON(t, a, "/api/v1/sweeps/"+id+"/cancel", "")
-	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
-	sw = waitSweep(t, a, id, store.StatusCancelled)
-	for i, p := range sw.Points {
-		assert.Equal(t, store.StatusCancelled, p.Status, "point %d", i)
-	}
-	// The queue has room again, but a cancelled sweep is not fed.
-	time.Sleep(runs.QueueFullRetry + 500*time.Millisecond)
-	assert.Equal(t, 2, recorded(id))
-
-	// Another sweep on the same queue: two points fit, the third waits for room.
-	other := sweepBody(scenario, `[{"path": "kvcr.latency_ms", "values": [6, 7, 8]}]`)
-	rec = postJSON(t, a, "/api/v1/sweeps", other)
-	require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
-	idOther := createdID(t, rec, rec.Body.Bytes())
-	assert.Equal(t, 2, recorded(idOther))
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	require.NoError(t, a.stopRuns(ctx))
-
-	b := newTestServer(t, runs.Config{Store: st, QueueSize: 2}, true)
-	done := waitSweep(t, b, idOther, store.StatusDone)
-	require.Len(t, done.Points, 3)
-	assert.Equal(t, 3, recorded(idOther), "the restarted server fed the rest")
-	assert.Equal(t, store.StatusCancelled, waitSweep(t, b, id, store.StatusCancelled).Status, "a cancelled sweep stays cancelled")
-}
-
-func TestSweepCancelAndResume(t *testing.T) {
-	fake := newBlockingRun()
-	s := newTestServer(t, runs.Config{Workers: 1, Simulate: fake.Run}, false)
-	require.NoError(t, s.startRuns(context.Background()))
+// Cancelling a sweep over the API answers its view, cancelled; asked for again it is queued
+// again (202). What becomes of its runs is the service's (runs' TestSweepCancelAndResume,
+// TestSweepFeedCancelAndRestart, TestSweepResumesAfterRestart).
+func TestAPISweepCancelAndAskAgain(t *testing.T) {
+	s := newFakeServer(t, runs.Config{}, false) // nothing works the queue: the points stay queued
 	body := sweepBody(fourWorkers(t, ""), `[{"path": "kvcr.latency_ms", "values": [1, 2, 3]}]`)
 	rec := postJSON(t, s, "/api/v1/sweeps", body)
 	require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
 	id := createdID(t, rec, rec.Body.Bytes())
-	fake.WaitStarted(t)
-	assert.Equal(t, store.StatusRunning, waitSweep(t, s, id, store.StatusRunning).Status)
+	page := parseHTML(t, get(t, s, "/sweeps/"+id).Body)
+	assert.Equal(t, 1, byTestID(page, "sweep-cancel").Length(), "an unfinished sweep can be cancelled")
 
 	rec = postJSON(t, s, "/api/v1/sweeps/"+id+"/cancel", "")
 	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
-	sw := waitSweep(t, s, id, store.StatusCancelled)
-	for _, p := range sw.Points {
-		waitStatus(t, s, p.RunID, store.StatusCancelled)
-		// The queue forgets a run just after the store records its end; a resubmission in
-		// between is ignored by this queue (a race of the hand-written queue, not of sweeps).
-		for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
-			if _, held := s.runs.Progress(p.RunID); !held {
-				break
-			}
-		}
-	}
+	assert.Contains(t, rec.Body.String(), `"status":"cancelled"`)
+	assert.Equal(t, store.StatusCancelled, waitSweep(t, s, id, store.StatusCancelled).Status)
 
-	// Asking again resumes it: every point is queued again.
 	rec = postJSON(t, s, "/api/v1/sweeps", body)
 	require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
-	fake.WaitStarted(t)
-	close(fake.Release)
-	waitSweep(t, s, id, store.StatusDone)
-}
-
-func TestSweepResumesAfterRestart(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "restart.db")
-	st := openStore(t, path)
-	a := newTestServer(t, runs.Config{Store: st}, false) // never started: the points stay queued
-	rec := postJSON(t, a, "/api/v1/sweeps", sweepBody(fourWorkers(t, ""), `[{"path": "kvcr.latency_ms", "values": [1, 2]}]`))
-	require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
-	id := createdID(t, rec, rec.Body.Bytes())
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	require.NoError(t, a.stopRuns(ctx))
-
-	b := newTestServer(t, runs.Config{Store: st}, true)
-	assert.Equal(t, 2, len(waitSweep(t, b, id, store.StatusDone).Points))
+	assert.Equal(t, id, createdID(t, rec, rec.Body.Bytes()))
+	assert.Equal(t, store.StatusQueued, waitSweep(t, s, id, store.StatusQueued).Status)
 }
 
 func planBody(scenario, rest string) string {
@@ -333,7 +209,7 @@ func planBody(scenario, rest string) string {
 }
 
 func TestAPIPlan(t *testing.T) {
-	s := newTestServer(t, runs.Config{Workers: 2}, true)
+	s := newFakeServer(t, runs.Config{Workers: 2}, true)
 	body := planBody(fourWorkers(t, ""), `"goal": {"remove": 2, "start_ms": 100}, "constraints": {"ttft_p99_ms": 50, "max_killed": 0}`)
 	rec := postJSON(t, s, "/api/v1/plans", body)
 	require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
@@ -378,26 +254,8 @@ func TestAPIPlan(t *testing.T) {
 	assert.Equal(t, 1, byTestID(doc, "plan-schedule").Length())
 }
 
-// A second identical plan on another server reuses every run.
-func TestPlanReusesRuns(t *testing.T) {
-	st := openStore(t, filepath.Join(t.TempDir(), "reuse.db"))
-	s := newTestServer(t, runs.Config{Store: st, Workers: 2}, true)
-	body := planBody(fourWorkers(t, ""), `"goal": {"remove": 1, "start_ms": 100}`)
-	rec := postJSON(t, s, "/api/v1/plans", body)
-	require.Equal(t, http.StatusAccepted, rec.Code)
-	first := waitPlan(t, s, createdID(t, rec, rec.Body.Bytes()), store.StatusDone)
-
-	// Another plan whose candidates are the same runs: a different name is a different plan id
-	// but the same scenarios.
-	rec = postJSON(t, s, "/api/v1/plans", planBody(fourWorkers(t, ""), `"name": "again", "goal": {"remove": 1, "start_ms": 100}, "search": {"max_runs": 63}`))
-	require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
-	second := waitPlan(t, s, createdID(t, rec, rec.Body.Bytes()), store.StatusDone)
-	assert.Equal(t, second.Runs, second.Reused, "every run reused")
-	assert.Equal(t, first.Recommended.RunID, second.Recommended.RunID)
-}
-
 func TestAPIPlanErrors(t *testing.T) {
-	s := newTestServer(t, runs.Config{MaxPlanRuns: 10}, false)
+	s := newFakeServer(t, runs.Config{MaxPlanRuns: 10}, false)
 	sc := fourWorkers(t, "")
 	cases := []struct {
 		name, body, wantPath, wantText string
@@ -436,71 +294,36 @@ func TestAPIPlanErrors(t *testing.T) {
 	assert.Equal(t, http.StatusNotFound, postJSON(t, s, "/api/v1/plans/aaaaaaaaaaaaaaaa/cancel", "").Code)
 }
 
-func TestPlanCancelAndRestart(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "plan-restart.db")
-	st := openStore(t, path)
-	a := newTestServer(t, runs.Config{Store: st}, false) // no workers: the plan waits on its runs
+// An unfinished plan's page offers to cancel it; the form's cancel redirects to the plan, the
+// API's answers its view, cancelled; asked for again it is queued again (202). What becomes of
+// its runs is the service's (runs' TestPlanCancelAndRestart).
+func TestPlanCancelOverHTTP(t *testing.T) {
+	s := newFakeServer(t, runs.Config{}, false) // no planner runs: the plan stays queued
 	body := planBody(fourWorkers(t, ""), `"goal": {"remove": 2, "start_ms": 100}`)
-	rec := postJSON(t, a, "/api/v1/plans", body)
+	rec := postJSON(t, s, "/api/v1/plans", body)
 	require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
 	id := createdID(t, rec, rec.Body.Bytes())
-	waitPlan(t, a, id, store.StatusRunning)
-	rec = get(t, a, "/plans/"+id)
+	rec = get(t, s, "/plans/"+id)
 	require.Equal(t, http.StatusOK, rec.Code)
 	assert.Equal(t, 1, byTestID(parseHTML(t, rec.Body), "plan-cancel").Length())
 
-	// A restart resumes it and it finishes.
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	require.NoError(t, a.stopRuns(ctx))
-	b := newTestServer(t, runs.Config{Store: st, Workers: 2}, true)
-	p := waitPlan(t, b, id, store.StatusDone)
-	require.NotNil(t, p.Recommended)
-
-	// Cancelling a running plan stops it and its runs.
-	c := newTestServer(t, runs.Config{}, false)
-	rec = postJSON(t, c, "/api/v1/plans", body)
-	require.Equal(t, http.StatusAccepted, rec.Code)
-	id = createdID(t, rec, rec.Body.Bytes())
-	waitPlan(t, c, id, store.StatusRunning)
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		pl, err := c.runs.Plan(context.Background(), id)
-		require.NoError(t, err)
-		if len(pl.Submitted) > 0 || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	rec = postForm(t, c, "/plans/"+id+"/cancel", url.Values{})
+	rec = postForm(t, s, "/plans/"+id+"/cancel", url.Values{})
 	require.Equal(t, http.StatusSeeOther, rec.Code, rec.Body.String())
-	pl := waitPlan(t, c, id, store.StatusCancelled)
-	for _, r := range pl.Submitted {
-		waitStatus(t, c, r.RunID, store.StatusCancelled)
-	}
+	assert.Equal(t, "/plans/"+id, rec.Header().Get("Location"))
+	assert.Equal(t, store.StatusCancelled, waitPlan(t, s, id, store.StatusCancelled).Status)
+	rec = get(t, s, "/plans/"+id)
+	assert.Zero(t, byTestID(parseHTML(t, rec.Body), "plan-cancel").Length(), "a cancelled plan has nothing to cancel")
 
-	// Asked for again, it runs again: its runs are queued again. Cancelled and asked for again
-	// at once, before its planner has stopped, it runs again too.
-	for range 2 {
-		rec = postJSON(t, c, "/api/v1/plans", body)
-		require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
-		waitPlan(t, c, id, store.StatusRunning)
-		for _, r := range pl.Submitted {
-			waitStatus(t, c, r.RunID, store.StatusQueued)
-		}
-		rec = postJSON(t, c, "/api/v1/plans/"+id+"/cancel", "")
-		require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
-	}
-	rec = postJSON(t, c, "/api/v1/plans", body)
+	rec = postJSON(t, s, "/api/v1/plans", body)
 	require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
-	waitPlan(t, c, id, store.StatusRunning)
-	for _, r := range pl.Submitted {
-		waitStatus(t, c, r.RunID, store.StatusQueued)
-	}
+	waitPlan(t, s, id, store.StatusQueued)
+	rec = postJSON(t, s, "/api/v1/plans/"+id+"/cancel", "")
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	assert.Contains(t, rec.Body.String(), `"status":"cancelled"`)
 }
 
 func TestWhatIfForms(t *testing.T) {
-	s := newTestServer(t, runs.Config{}, false)
+	s := newFakeServer(t, runs.Config{}, false)
 	for _, target := range []string{"/sweeps/new", "/plans/new", "/sweeps/new?preset=e2"} {
 		rec := get(t, s, target)
 		require.Equal(t, http.StatusOK, rec.Code, target)

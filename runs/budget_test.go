@@ -127,6 +127,7 @@ func TestInterruptedRunsAreStartedAtMostMaxAttemptsTimes(t *testing.T) {
 // (snoozed) rather than failed: it starts once the budget frees, on its first River attempt, so
 // a long wait can never use up the attempts that bound a crash loop.
 func TestWaitingForTheBudgetUsesNoAttempt(t *testing.T) {
+	t.Parallel() // it mostly sleeps through an attempt's time limit
 	est := sim.EstimateMemory(mustParse(t, runtest.Scenario("a"))).Bytes
 	s := newTestService(t, Config{Workers: 1, RunTimeout: time.Second, MaxRunMemory: est * 3 / 2, MaxTotalMemory: est * 3 / 2}, true)
 	hold, err := s.budget.acquire(context.Background(), s.budget.total)

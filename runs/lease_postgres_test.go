@@ -28,6 +28,7 @@ func eventually(t *testing.T, what string, cond func() bool) {
 // of them, a cancel made through another process stops the driver, and when the driving
 // process stops, another takes its plan over. (Moved from web, where it went through HTTP.)
 func TestDrivingOnPostgresBelongsToOneProcess(t *testing.T) {
+	t.Parallel() // its own cluster; it mostly waits for leases
 	if testing.Short() {
 		t.Skip("-short")
 	}

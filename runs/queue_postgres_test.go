@@ -21,6 +21,7 @@ import (
 // its first attempt. (Moved from web, where it went through HTTP; web's TestPostgresOutage
 // keeps the statuses the pages answer during an outage.)
 func TestQueueOnPostgres(t *testing.T) {
+	t.Parallel() // its own cluster; it mostly waits for the outage and the queue
 	if testing.Short() {
 		t.Skip("-short")
 	}

@@ -85,6 +85,7 @@ func TestPlanReusesRuns(t *testing.T) {
 // Issue 19 H2: a plan whose candidate batch is larger than the queue bound submits it in
 // pieces that fit (it used to retry the whole batch forever).
 func TestPlanBatchLargerThanQueue(t *testing.T) {
+	t.Parallel() // its own store and service; it waits on the queue more than it computes
 	ctx := context.Background()
 	s := newTestService(t, Config{QueueSize: 2, Workers: 2}, true)
 	created, err := s.CreatePlan(ctx, PlanRequest{Scenario: fourWorkers(t), Goal: whatif.Goal{Remove: 2, StartMS: 100},
@@ -163,6 +164,7 @@ func TestPlanCancelAndRestart(t *testing.T) {
 // never has more than the quota's 3 queued or running, the owner's own run included; another
 // user is not held back by it.
 func TestPlanRunsStayWithinTheOwnersQuota(t *testing.T) {
+	t.Parallel() // its own store and service; it waits on the queue more than it computes
 	fake := runtest.NewBlockingRun()
 	s := newTestService(t, Config{Workers: 1, Simulate: fake.Run, QuotaQueuedRuns: 3}, true)
 	defer close(fake.Release)

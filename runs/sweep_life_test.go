@@ -57,6 +57,7 @@ func recordedPoints(t *testing.T, st *store.Store, id string) int {
 // once, the rest as room frees up, in row-major order, and every point is an ordinary run whose
 // report and headline are those of a direct run of the point's own scenario.
 func TestSweepLargerThanQueue(t *testing.T) {
+	t.Parallel() // its own store and service; it waits on the queue more than it computes
 	ctx := context.Background()
 	s := newTestService(t, Config{QueueSize: 4, Workers: 2}, true)
 	scenario := fourWorkersDraining(t)
@@ -101,6 +102,7 @@ func TestSweepLargerThanQueue(t *testing.T) {
 // Without workers, a sweep larger than the queue stops at the queue's bound; cancelling it stops
 // the feeding, and a sweep left half-fed by a stopped server is fed by the next one.
 func TestSweepFeedCancelAndRestart(t *testing.T) {
+	t.Parallel() // its own store and service; it waits on the queue more than it computes
 	ctx := context.Background()
 	st := openStore(t, t.TempDir()+"/feed.db")
 	a := newTestService(t, Config{Store: st, QueueSize: 2}, false) // never started: nothing runs

@@ -152,26 +152,18 @@ func (s *Store) UsageOf(ctx context.Context, user string) (Usage, error) {
 	var u Usage
 	err := s.read(ctx, func(tx *sql.Tx) error {
 		u = Usage{}
-		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM runs WHERE owner = ? AND status IN (?, ?)`,
-			user, StatusQueued, StatusRunning).Scan(&u.UnfinishedRuns); err != nil {
+		if err := tx.QueryRowContext(ctx, ownerUnfinishedRunsSQL, user).Scan(&u.UnfinishedRuns); err != nil {
 			return err
 		}
 		var traces, calibrations sql.NullInt64
-		if err := tx.QueryRowContext(ctx, `SELECT sum(size_bytes) FROM traces WHERE owner = ?`, user).Scan(&traces); err != nil {
+		if err := tx.QueryRowContext(ctx, ownerTraceBytesSQL, user).Scan(&traces); err != nil {
 			return err
 		}
-		// One input fitted with several options (worker, skip) is one upload.
-		if err := tx.QueryRowContext(ctx, `SELECT sum(size_bytes) FROM
-			(SELECT max(size_bytes) AS size_bytes FROM calibrations WHERE owner = ? GROUP BY sha256) AS inputs`, user).Scan(&calibrations); err != nil {
+		if err := tx.QueryRowContext(ctx, ownerCalibrationBytesSQL, user).Scan(&calibrations); err != nil {
 			return err
 		}
 		u.UploadBytes = traces.Int64 + calibrations.Int64
-		rows, err := tx.QueryContext(ctx, `
-			SELECT w.id, w.axes_json,
-				(SELECT count(*) FROM sweep_points p JOIN runs r ON r.id = p.run_id
-					WHERE p.sweep_id = w.id AND r.status NOT IN (?, ?))
-			FROM sweeps w WHERE w.owner = ? AND w.cancelled = 0 ORDER BY w.created_at, w.id`,
-			StatusQueued, StatusRunning, user)
+		rows, err := tx.QueryContext(ctx, ownerSweepsSQL+` ORDER BY w.created_at, w.id`, user)
 		if err != nil {
 			return err
 		}

@@ -4,8 +4,8 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"math/rand/v2"
 	"fmt"
+	"math/rand/v2"
 	"strings"
 	"testing"
 

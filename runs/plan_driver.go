@@ -113,35 +113,6 @@ func (p *queuedRunner) submitInPieces(ctx context.Context, scenarios []*sim.Scen
 	return subs, nil
 }
 
-// awaitRun polls the store until the run has ended and returns it with its report.
-func (s *Service) awaitRun(ctx context.Context, id string) (run store.Run, err error) {
-	ended := pollStore(ctx, runPollInterval, func() bool {
-		run, err = s.store.GetRunStatus(ctx, id)
-		if store.IsUnavailable(err) {
-			return false // the run goes on through the outage; so does the wait
-		}
-		if err != nil {
-			return true
-		}
-		if !IsFinal(run.Status) {
-			return false
-		}
-		run, err = s.store.GetRun(ctx, id)
-		if err == nil && run.Status == store.StatusDone && len(run.SummaryJSON) == 0 {
-			// Finished before summaries were stored: the report has what outcomeOf reads.
-			run.ReportJSON, err = s.store.GetReportJSON(ctx, id)
-		}
-		return !store.IsUnavailable(err)
-	})
-	if !ended {
-		return store.Run{}, context.Cause(ctx)
-	}
-	if err != nil {
-		return store.Run{}, err
-	}
-	return run, nil
-}
-
 // outcomeOf reads what the planner needs from a finished run.
 func outcomeOf(run store.Run) whatif.Outcome {
 	o := whatif.Outcome{ScenarioID: run.ID, RunID: run.ID, Status: run.Status, Error: run.Error}

@@ -62,7 +62,8 @@ func (s *Service) simulate(runCtx context.Context, run store.Run, prep preparedR
 	}
 	// The simulation and the report's encoding are batch work: they run at the simulations'
 	// priority (nice.go).
-	s.lowPriority(func() {
+	s.lowPriority(func(ownThread bool) {
+		opt.OwnThread = ownThread
 		status, msg, report, summary, headline = s.simulateAndEncode(limited, id, scenario, opt)
 	})
 	stopSaving() // no progress is saved after the run's end is

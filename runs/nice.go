@@ -20,10 +20,11 @@ const DefaultSimNice = 10
 
 // lowPriority runs fn on a thread of its own at the simulations' priority and waits for it; a
 // panic in fn is raised again in the caller. Without a lowered priority (SimNice 0, or an OS
-// without per-thread priorities) fn runs in the caller.
-func (s *Service) lowPriority(fn func()) {
+// without per-thread priorities) fn runs in the caller. ownThread tells fn which (for
+// sim.RunOptions.OwnThread).
+func (s *Service) lowPriority(fn func(ownThread bool)) {
 	if s.cfg.SimNice <= 0 || !threadPrioritySupported {
-		fn()
+		fn(false)
 		return
 	}
 	var panicked any
@@ -37,7 +38,7 @@ func (s *Service) lowPriority(fn func()) {
 				s.log.Warn("simulations run at the server's priority: lowering a thread's priority failed", "err", err)
 			})
 		}
-		fn()
+		fn(true)
 	}()
 	<-done
 	if panicked != nil {

@@ -59,7 +59,9 @@ type Config struct {
 	Simulate RunFunc
 	// SimNice is how many nice levels below the process's the threads that simulate runs and
 	// encode their reports run (Linux; -sim-nice, default DefaultSimNice there; 0 leaves
-	// them at the process's priority). See nice.go.
+	// them at the process's priority). See nice.go. A process that sets it should give the Go
+	// runtime a processor to spare per concurrent run (cmd/scalein raises GOMAXPROCS): a run
+	// then keeps its processor without yielding it (sim.RunOptions.OwnThread).
 	SimNice int
 }
 

@@ -271,7 +271,7 @@ func (e *engine) loop(ctx context.Context) error {
 		// About every yieldEvery of work the simulation lets the other goroutines of its process
 		// run (yieldEvery's comment says why); the clock is read every 64 instants, each a few
 		// microseconds.
-		if iter&63 == 0 {
+		if iter&63 == 0 && !e.opt.OwnThread {
 			if now := time.Now(); now.Sub(lastYield) >= yieldEvery {
 				runtime.Gosched()
 				lastYield = now

@@ -62,7 +62,22 @@ type soakConfig struct {
 	duration, outage time.Duration
 	users            int
 	replay           int
+	// thinkMin and thinkMax bound a user's pause between journeys, drawn uniformly: a person
+	// reads the page a journey ended on before the next click (SCALEIN_SOAK_THINK, "1s-3s").
+	thinkMin, thinkMax time.Duration
 }
+
+// The pause between a user's journeys: 1 to 3 s, 2 s on average. People read a page for
+// seconds before they click on (the TPC-W web benchmark draws think times averaging 7 s);
+// the 50 to 300 ms of the first versions made each user a script that clicked five times a
+// second, so 50 users offered about 200 requests a second to two shared cores, more than the
+// servers, PostgreSQL and the load's own client could serve, and the tail of every page was
+// the queue for the CPU (docs/performance.md, "Soak"). The report gives the offered load in
+// requests a second.
+const (
+	soakThinkMin = time.Second
+	soakThinkMax = 3 * time.Second
+)
 
 func soakSettings(t *testing.T) soakConfig {
 	if os.Getenv("SCALEIN_SLOW") != "1" {
@@ -71,6 +86,16 @@ func soakSettings(t *testing.T) soakConfig {
 	c := soakConfig{duration: 30 * time.Second, outage: 3 * time.Second, users: 8, replay: 16}
 	if os.Getenv("SCALEIN_SOAK") == "1" {
 		c = soakConfig{full: true, duration: 10 * time.Minute, outage: 10 * time.Second, users: 50, replay: 80}
+	}
+	c.thinkMin, c.thinkMax = soakThinkMin, soakThinkMax
+	if v := os.Getenv("SCALEIN_SOAK_THINK"); v != "" {
+		lo, hi, _ := strings.Cut(v, "-")
+		a, errA := time.ParseDuration(lo)
+		b, errB := time.ParseDuration(hi)
+		if errA != nil || errB != nil || a < 0 || b < a {
+			t.Fatalf("SCALEIN_SOAK_THINK=%q: want MIN-MAX, like 1s-3s", v)
+		}
+		c.thinkMin, c.thinkMax = a, b
 	}
 	if d, err := time.ParseDuration(os.Getenv("SCALEIN_SOAK_DURATION")); err == nil && d > 0 {
 		c.duration = d
@@ -218,6 +243,14 @@ func (b *backend) watchRSS(ctx context.Context) {
 	}
 }
 
+// soakQuotaCheck is how often each user's usage is read by watchQuotas. A quarter of the users
+// is read every quarter of it, so the reads are spread; reading every user every 250 ms was
+// more than half of PostgreSQL's transactions in a 50-user soak, the check loading the servers
+// it measures. The exactness of the quotas under parallel submissions is the store's and web's
+// parallel tests' to prove (store/quota_parallel_test.go, web/quota_parallel_test.go); this
+// samples the soak's mix, plans' background submissions included.
+const soakQuotaCheck = time.Second
+
 // watchQuotas reads every user's usage from the database, as the quotas count it, and records
 // any excess.
 func (b *backend) watchQuotas(ctx context.Context, users []string) {
@@ -227,15 +260,18 @@ func (b *backend) watchQuotas(ctx context.Context, users []string) {
 		return
 	}
 	defer st.Close()
-	tick := time.NewTicker(250 * time.Millisecond)
+	tick := time.NewTicker(soakQuotaCheck / 4)
 	defer tick.Stop()
-	for {
+	for n := 0; ; n++ {
 		select {
 		case <-ctx.Done():
 			return
 		case <-tick.C:
 		}
-		for _, u := range users {
+		for i, u := range users {
+			if i%4 != n%4 {
+				continue
+			}
 			use, err := st.UsageOf(ctx, u)
 			if err != nil {
 				continue // the outage
@@ -527,6 +563,11 @@ func (u *soakUser) journey() {
 	}
 }
 
+// think is a pause between journeys, uniform between cfg.thinkMin and cfg.thinkMax.
+func (u *soakUser) think(cfg soakConfig) time.Duration {
+	return cfg.thinkMin + time.Duration(u.rng.Int64N(int64(cfg.thinkMax-cfg.thinkMin)+1))
+}
+
 func planBodyOf(scenario, rest string) string { return `{"scenario": ` + scenario + `, ` + rest + `}` }
 
 func freeAddr(t *testing.T) string {
@@ -658,13 +699,15 @@ func TestSoak(t *testing.T) {
 		}
 	}
 
-	deadline := time.Now().Add(cfg.duration)
+	loadStart := time.Now()
+	deadline := loadStart.Add(cfg.duration)
 	var load sync.WaitGroup
 	for _, u := range users {
 		load.Go(func() {
-			for time.Now().Before(deadline) {
+			// A first pause too, so the users do not all start at once.
+			for think := u.think(cfg); time.Now().Add(think).Before(deadline); think = u.think(cfg) {
+				time.Sleep(think)
 				u.journey()
-				time.Sleep(time.Duration(50+u.rng.IntN(250)) * time.Millisecond)
 			}
 		})
 	}
@@ -764,8 +807,8 @@ func TestSoak(t *testing.T) {
 
 	// The answers, the logs, memory, latency and quotas.
 	var report strings.Builder
-	fmt.Fprintf(&report, "soak: %s of load, %d users over %d servers, %s in all (load ended %s after start)\n",
-		cfg.duration, perBackend*len(backends), len(backends), time.Since(started).Round(time.Second), loadEnd.Sub(started).Round(time.Second))
+	fmt.Fprintf(&report, "soak: %s of load, %d users over %d servers, %s to %s between journeys, %s in all (load ended %s after start)\n",
+		cfg.duration, perBackend*len(backends), len(backends), cfg.thinkMin, cfg.thinkMax, time.Since(started).Round(time.Second), loadEnd.Sub(started).Round(time.Second))
 	for _, b := range backends {
 		b.mu.Lock()
 		byRoute := map[string][]time.Duration{}
@@ -799,7 +842,8 @@ func TestSoak(t *testing.T) {
 				}
 			}
 		}
-		fmt.Fprintf(&report, "%s: %d requests; faults: %s\n", b.name, len(b.samples), strings.Join(b.faults, "; "))
+		fmt.Fprintf(&report, "%s: %d requests (%.1f a second offered over the load); faults: %s\n", b.name, len(b.samples),
+			float64(len(b.samples))/loadEnd.Sub(loadStart).Seconds(), strings.Join(b.faults, "; "))
 		routes := make([]string, 0, len(byRoute))
 		for r := range byRoute {
 			routes = append(routes, r)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -814,6 +815,7 @@ func TestSoak(t *testing.T) {
 		byRoute := map[string][]time.Duration{}
 		counts := map[string]map[int]int{}
 		var pages []time.Duration
+		var pageSamples []sample // the page views judged, for the slowest's listing
 		bad := 0
 		for _, s := range b.samples {
 			if counts[s.route] == nil {
@@ -839,6 +841,7 @@ func TestSoak(t *testing.T) {
 				byRoute[s.route] = append(byRoute[s.route], s.latency)
 				if isQuietRoute(s.route) && !excused {
 					pages = append(pages, s.latency)
+					pageSamples = append(pageSamples, s)
 				}
 			}
 		}
@@ -862,6 +865,12 @@ func TestSoak(t *testing.T) {
 		limit := 10 * max(quiet[b.name], soakLatencyFloor)
 		p99 := percentile(pages, 0.99)
 		fmt.Fprintf(&report, "  page views (/, /runs, /runs/{id}): p99 %s under load against %s quiet (limit %s)\n", p99.Round(10*time.Microsecond), quiet[b.name].Round(10*time.Microsecond), limit)
+		// The slowest page views judged, with when they started: a tail that gathers around a
+		// moment points at its cause (a fault just excused, a collection, a burst of runs).
+		slices.SortFunc(pageSamples, func(a, b sample) int { return cmp.Compare(b.latency, a.latency) })
+		for _, s := range pageSamples[:min(5, len(pageSamples))] {
+			fmt.Fprintf(&report, "    slow: %s %s %s\n", s.at.Format("15:04:05.000"), s.route, s.latency.Round(10*time.Microsecond))
+		}
 		if cfg.full {
 			assert.LessOrEqual(t, p99, limit, "%s: p99 of page views under load", b.name)
 		} else {

@@ -83,6 +83,36 @@ func BenchmarkSetProgress(b *testing.B) {
 // partial index, not read every run (the soak test of issue 29).
 func BenchmarkUsageOf(b *testing.B) {
 	ctx := context.Background()
+	s := storeWithDoneRuns(b)
+	for b.Loop() {
+		u, err := s.UsageOf(ctx, "alice")
+		if err != nil || u.UnfinishedRuns != 5 {
+			b.Fatalf("UsageOf: %v, %d unfinished", err, u.UnfinishedRuns)
+		}
+	}
+}
+
+// BenchmarkOwnersOf reads the owners of a page of 50 runs (the runs list's "by …") on the same
+// store.
+func BenchmarkOwnersOf(b *testing.B) {
+	ctx := context.Background()
+	s := storeWithDoneRuns(b)
+	ids := make([]string, 50)
+	for i := range ids {
+		ids[i] = fmt.Sprintf("done-%d", i*7)
+	}
+	for b.Loop() {
+		owners, err := s.OwnersOf(ctx, store.OwnedRun, ids)
+		if err != nil || len(owners) != len(ids) {
+			b.Fatalf("OwnersOf: %v, %d owners", err, len(owners))
+		}
+	}
+}
+
+// storeWithDoneRuns is a store of 500 done runs of 20 users with 50 KB summaries, 5 queued runs
+// of alice, and 20 traces of 1 MB gzipped.
+func storeWithDoneRuns(b *testing.B) *store.Store {
+	ctx := context.Background()
 	s := mustOpen(b)
 	report := fakeReport(50 << 10)
 	for i := range 500 {
@@ -109,10 +139,5 @@ func BenchmarkUsageOf(b *testing.B) {
 		_, err := s.PutTrace(store.WithOwner(ctx, fmt.Sprintf("user%d", i)), hex.EncodeToString(sum[:]), "t", content, 1, t0)
 		require.NoError(b, err)
 	}
-	for b.Loop() {
-		u, err := s.UsageOf(ctx, "alice")
-		if err != nil || u.UnfinishedRuns != 5 {
-			b.Fatalf("UsageOf: %v, %d unfinished", err, u.UnfinishedRuns)
-		}
-	}
+	return s
 }

@@ -46,6 +46,7 @@ func (s *Service) simulate(runCtx context.Context, run store.Run, prep preparedR
 
 	limited, cancelLimit := context.WithTimeoutCause(runCtx, s.cfg.RunTimeout, errWallTime{s.cfg.RunTimeout})
 	defer cancelLimit()
+	save, stopSaving := s.progressSaver(id, attempt, cancel)
 	var lastSave time.Time
 	opt := sim.RunOptions{
 		Traces:       s.store,
@@ -55,18 +56,23 @@ func (s *Service) simulate(runCtx context.Context, run store.Run, prep preparedR
 			s.live.setProgress(id, p)
 			if now := time.Now(); now.Sub(lastSave) >= progressSaveInterval {
 				lastSave = now
-				ctx, cancelStore := storeCtx()
-				defer cancelStore()
-				err := s.store.SetProgressClaimed(ctx, id, attempt, p)
-				switch {
-				case errors.Is(err, store.ErrConflict):
-					cancel(errTakenOver)
-				case err != nil:
-					s.log.Warn("saving progress failed", "run", id, "err", err)
-				}
+				save(p)
 			}
 		},
 	}
+	// The simulation and the report's encoding are batch work: they run at the simulations'
+	// priority (nice.go).
+	s.lowPriority(func(ownThread bool) {
+		opt.OwnThread = ownThread
+		status, msg, report, summary, headline = s.simulateAndEncode(limited, id, scenario, opt)
+	})
+	stopSaving() // no progress is saved after the run's end is
+	return status, msg, report, summary, headline
+}
+
+// simulateAndEncode is simulate's batch work: the run (or the reuse of a report), then its
+// report encoded for the store.
+func (s *Service) simulateAndEncode(limited context.Context, id string, scenario *sim.Scenario, opt sim.RunOptions) (status, msg string, report *store.ReportWriter, summary, headline []byte) {
 	rep, err := s.reuseOrRun(limited, id, scenario, opt)
 	if err != nil {
 		cause := context.Cause(limited)
@@ -136,6 +142,41 @@ func (r Result) Record(ctx context.Context, st *store.Store, id string, attempt 
 	default:
 		return st.EndClaimed(ctx, id, attempt, r.Status, r.Error, now)
 	}
+}
+
+// progressSaver saves a run's progress from a goroutine of its own, one save at a time (one
+// asked for while another is under way is dropped: the next comes a second later), so the
+// simulation's thread, which may run at a lowered priority (nice.go), never holds a database
+// write. A save that finds the row no longer this attempt's (cancelled elsewhere, taken over)
+// stops the run through cancel. stop waits for the save under way.
+func (s *Service) progressSaver(id string, attempt int, cancel context.CancelCauseFunc) (save func(float64), stop func()) {
+	pending := make(chan float64, 1)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for p := range pending {
+			ctx, cancelStore := storeCtx()
+			err := s.store.SetProgressClaimed(ctx, id, attempt, p)
+			cancelStore()
+			switch {
+			case errors.Is(err, store.ErrConflict):
+				cancel(errTakenOver)
+			case err != nil:
+				s.log.Warn("saving progress failed", "run", id, "err", err)
+			}
+		}
+	}()
+	save = func(p float64) {
+		select {
+		case pending <- p:
+		default:
+		}
+	}
+	stop = func() {
+		close(pending)
+		<-done
+	}
+	return save, stop
 }
 
 // preparedRun is a stored run's scenario, parsed before the run is claimed, with its memory

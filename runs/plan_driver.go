@@ -27,6 +27,9 @@ const runPollInterval = 200 * time.Millisecond
 // call at a time (a point's index is the count of those before it).
 type queuedRunner struct {
 	store *store.Store
+	// await waits until a run has ended and returns it with its report: the service's awaitRun
+	// (one status read for all of the process's waits), or awaitByPolling for a fake's runs.
+	await func(ctx context.Context, id string) (store.Run, error)
 	// submit makes candidates runs (submitPoints here), in pieces of at most queueSize.
 	submit    SubmitFunc
 	queueSize int
@@ -43,7 +46,7 @@ type SubmitFunc func(ctx context.Context, scenarios ...*sim.Scenario) ([]store.S
 
 // planRunner is the runner of plan id, asked for at since, over this service's queue.
 func (s *Service) planRunner(id string, since time.Time) *queuedRunner {
-	return &queuedRunner{store: s.store, submit: s.submitPoints, queueSize: s.cfg.QueueSize, planID: id, since: since}
+	return &queuedRunner{store: s.store, await: s.awaitRun, submit: s.submitPoints, queueSize: s.cfg.QueueSize, planID: id, since: since}
 }
 
 // NewPlanRunner is the runner of the stored plan planID, asked for at since, whose candidates
@@ -52,7 +55,7 @@ func (s *Service) planRunner(id string, since time.Time) *queuedRunner {
 // one over its own submit, so that its plans submit, record, wait and count reuse as the
 // service's do.
 func NewPlanRunner(st *store.Store, planID string, since time.Time, queueSize int, submit SubmitFunc) whatif.Runner {
-	return &queuedRunner{store: st, submit: submit, queueSize: max(queueSize, 1), planID: planID, since: since}
+	return &queuedRunner{store: st, await: awaitByPolling(st), submit: submit, queueSize: max(queueSize, 1), planID: planID, since: since}
 }
 
 // planLabel is the candidate label a planner scenario's name carries after " — plan: ".
@@ -77,7 +80,7 @@ func (p *queuedRunner) Run(ctx context.Context, scenarios []*sim.Scenario) ([]wh
 		out[i].Reused = !sub.Created && sub.Run.Status == store.StatusDone && sub.Run.FinishedAt.Before(p.since)
 	}
 	for i, id := range ids {
-		run, err := awaitRun(ctx, p.store, id)
+		run, err := p.await(ctx, id)
 		if err != nil {
 			return nil, err
 		}
@@ -131,35 +134,6 @@ func (p *queuedRunner) submitInPieces(ctx context.Context, scenarios []*sim.Scen
 		piece = min(2*len(part), p.queueSize)
 	}
 	return subs, nil
-}
-
-// awaitRun polls the store until the run has ended and returns it with its report.
-func awaitRun(ctx context.Context, st *store.Store, id string) (run store.Run, err error) {
-	ended := pollStore(ctx, runPollInterval, func() bool {
-		run, err = st.GetRunStatus(ctx, id)
-		if store.IsUnavailable(err) {
-			return false // the run goes on through the outage; so does the wait
-		}
-		if err != nil {
-			return true
-		}
-		if !IsFinal(run.Status) {
-			return false
-		}
-		run, err = st.GetRun(ctx, id)
-		if err == nil && run.Status == store.StatusDone && len(run.SummaryJSON) == 0 {
-			// Finished before summaries were stored: the report has what outcomeOf reads.
-			run.ReportJSON, err = st.GetReportJSON(ctx, id)
-		}
-		return !store.IsUnavailable(err)
-	})
-	if !ended {
-		return store.Run{}, context.Cause(ctx)
-	}
-	if err != nil {
-		return store.Run{}, err
-	}
-	return run, nil
 }
 
 // outcomeOf reads what the planner needs from a finished run.

@@ -57,6 +57,12 @@ type Config struct {
 	// Simulate is the simulator as the queue sees it (default sim.Run); tests pass a fake that
 	// blocks, to hold runs running.
 	Simulate RunFunc
+	// SimNice is how many nice levels below the process's the threads that simulate runs and
+	// encode their reports run (Linux; -sim-nice, default DefaultSimNice there; 0 leaves
+	// them at the process's priority). See nice.go. A process that sets it should give the Go
+	// runtime a processor to spare per concurrent run (cmd/scalein raises GOMAXPROCS): a run
+	// then keeps its processor without yielding it (sim.RunOptions.OwnThread).
+	SimNice int
 }
 
 const (
@@ -93,6 +99,12 @@ type Service struct {
 	// runsCtx is the parent of every run's context; stopRuns cancels them all at shutdown.
 	runsCtx  context.Context
 	stopRuns context.CancelCauseFunc
+
+	// awaiting are the runs this process's plans wait for (await.go).
+	awaiting awaitedRuns
+
+	// warnNiceOnce logs once that simulations could not be given a lower priority (nice.go).
+	warnNiceOnce sync.Once
 
 	mu      sync.Mutex
 	started bool

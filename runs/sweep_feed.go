@@ -75,9 +75,19 @@ func (s *Service) feedSweep(ctx context.Context, id string, points []whatif.Poin
 // startSweepFeed feeds points[from:] of the sweep in the background, unless another process
 // drives the sweep (drive.go). A feeding of the same sweep already running here is stopped
 // first (a sweep asked again starts over from the point its request could not submit).
+//
+// The feeding goes through a database outage (throughOutage), as a plan's driver does, and
+// goes on from the first point not yet recorded: submitting a point again finds its run (same
+// scenario, same id) and recording it again changes nothing (AddSweepPoints skips an index
+// recorded already). It used to stop at the first error, leaving the rest of the sweep to a
+// restart (SQLite has no rescan) or to a rescan after the drive lock was lost (PostgreSQL).
 func (s *Service) startSweepFeed(id string, points []whatif.Point, from int) {
 	s.startDrive(sweepDrive, id, points, func(ctx context.Context) {
-		n, _, err := s.feedSweep(ctx, id, points, from, true)
+		n := from
+		err := s.throughOutage(ctx, "feeding sweep "+id, func() (err error) {
+			n, _, err = s.feedSweep(ctx, id, points, n, true)
+			return err
+		})
 		switch {
 		case err == nil:
 			s.log.Info("sweep fed", "sweep", id, "points", n)

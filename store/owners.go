@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 )
 
 // Ownership (migration 00010): runs, sweeps, plans, traces and calibrations record who created
@@ -152,26 +154,18 @@ func (s *Store) UsageOf(ctx context.Context, user string) (Usage, error) {
 	var u Usage
 	err := s.read(ctx, func(tx *sql.Tx) error {
 		u = Usage{}
-		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM runs WHERE owner = ? AND status IN (?, ?)`,
-			user, StatusQueued, StatusRunning).Scan(&u.UnfinishedRuns); err != nil {
+		if err := tx.QueryRowContext(ctx, ownerUnfinishedRunsSQL, user).Scan(&u.UnfinishedRuns); err != nil {
 			return err
 		}
 		var traces, calibrations sql.NullInt64
-		if err := tx.QueryRowContext(ctx, `SELECT sum(size_bytes) FROM traces WHERE owner = ?`, user).Scan(&traces); err != nil {
+		if err := tx.QueryRowContext(ctx, ownerTraceBytesSQL, user).Scan(&traces); err != nil {
 			return err
 		}
-		// One input fitted with several options (worker, skip) is one upload.
-		if err := tx.QueryRowContext(ctx, `SELECT sum(size_bytes) FROM
-			(SELECT max(size_bytes) AS size_bytes FROM calibrations WHERE owner = ? GROUP BY sha256) AS inputs`, user).Scan(&calibrations); err != nil {
+		if err := tx.QueryRowContext(ctx, ownerCalibrationBytesSQL, user).Scan(&calibrations); err != nil {
 			return err
 		}
 		u.UploadBytes = traces.Int64 + calibrations.Int64
-		rows, err := tx.QueryContext(ctx, `
-			SELECT w.id, w.axes_json,
-				(SELECT count(*) FROM sweep_points p JOIN runs r ON r.id = p.run_id
-					WHERE p.sweep_id = w.id AND r.status NOT IN (?, ?))
-			FROM sweeps w WHERE w.owner = ? AND w.cancelled = 0 ORDER BY w.created_at, w.id`,
-			StatusQueued, StatusRunning, user)
+		rows, err := tx.QueryContext(ctx, ownerSweepsSQL+` ORDER BY w.created_at, w.id`, user)
 		if err != nil {
 			return err
 		}
@@ -215,26 +209,49 @@ func sweepRunIDs(points []SweepPoint) []string {
 	return ids
 }
 
+// ownerKeys is the table and key column of each kind, for OwnersOf.
+var ownerKeys = map[OwnerKind][2]string{
+	OwnedRun: {"runs", "id"}, OwnedSweep: {"sweeps", "id"}, OwnedPlan: {"plans", "id"}, OwnedTrace: {"traces", "sha256"},
+}
+
+// ownersChunk bounds the ids one query of OwnersOf names.
+const ownersChunk = 500
+
 // OwnersOf reads who created each of the runs, sweeps, plans or traces with these ids (missing
-// ids are left out), in one snapshot: the lists' "by …".
+// ids are left out), in one snapshot: the lists' "by …". It asks for them all at once (in
+// chunks of ownersChunk): a query per id was a round trip per row of a list on PostgreSQL (the
+// traces page of the soak test of issue 29 made hundreds).
 func (s *Store) OwnersOf(ctx context.Context, kind OwnerKind, ids []string) (map[string]Owner, error) {
-	q, ok := ownerQueries[kind]
+	k, ok := ownerKeys[kind]
 	if !ok {
 		return nil, fmt.Errorf("store: owners of %s: unknown kind: %w", kind, ErrInvalid)
 	}
 	out := make(map[string]Owner, len(ids))
 	err := s.read(ctx, func(tx *sql.Tx) error {
 		clear(out)
-		for _, id := range ids {
-			var v sql.NullString
-			err := tx.QueryRowContext(ctx, q, id).Scan(&v)
-			if errors.Is(err, sql.ErrNoRows) {
-				continue
+		for chunk := range slices.Chunk(ids, ownersChunk) {
+			args := make([]any, len(chunk))
+			for i, id := range chunk {
+				args[i] = id
 			}
+			rows, err := tx.QueryContext(ctx, `SELECT `+k[1]+`, owner FROM `+k[0]+` WHERE `+k[1]+` IN (?`+
+				strings.Repeat(", ?", len(chunk)-1)+`)`, args...)
 			if err != nil {
-				return fmt.Errorf("%s %q: %w", kind, id, err)
+				return err
 			}
-			out[id] = ownerOf(v)
+			for rows.Next() {
+				var id string
+				var v sql.NullString
+				if err := rows.Scan(&id, &v); err != nil {
+					rows.Close()
+					return err
+				}
+				out[id] = ownerOf(v)
+			}
+			rows.Close()
+			if err := rows.Err(); err != nil {
+				return err
+			}
 		}
 		return nil
 	})

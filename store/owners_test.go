@@ -129,8 +129,10 @@ func TestMigrationLeavesOldRowsWithoutOwner(t *testing.T) {
 	require.NoError(t, err)
 	_, _, err = s.CreatePlan(ctx, store.Plan{ID: "old-plan", ScenarioJSON: []byte(`{}`), RequestJSON: []byte(`{}`)}, t0)
 	require.NoError(t, err)
-	// As a database migrated to 00009 only.
-	for _, q := range []string{`DROP INDEX runs_owner_unfinished`, `ALTER TABLE runs DROP COLUMN owner`,
+	// As a database migrated to 00009 only (and so without 00029's indexes on owner either).
+	for _, q := range []string{`DROP INDEX sweeps_owner_active`, `DROP INDEX calibrations_owner`, `DROP INDEX traces_owner`,
+		`DELETE FROM goose_db_version WHERE version_id = 29`,
+		`DROP INDEX runs_owner_unfinished`, `ALTER TABLE runs DROP COLUMN owner`,
 		`ALTER TABLE sweeps DROP COLUMN owner`, `ALTER TABLE plans DROP COLUMN owner`,
 		`ALTER TABLE traces DROP COLUMN owner`, `ALTER TABLE calibrations DROP COLUMN owner`,
 		`DELETE FROM goose_db_version WHERE version_id = 10`} {

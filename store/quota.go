@@ -68,6 +68,31 @@ func quotaOf(ctx context.Context) (q Quota, owner string, ok bool) {
 	return q, owner, ok && owner != ""
 }
 
+// ownerUnfinishedRunsSQL counts an owner's runs queued or running. The statuses are written
+// out, not bound: SQLite uses the partial index runs_owner_unfinished only when it can prove
+// the query's WHERE implies the index's, which a bound parameter never lets it, and without
+// the index it read every run's row to its last column, owner, through the overflow pages of
+// its report (the soak test of issue 29: a fifth of the SQLite server's CPU, half of it in the
+// write transaction that every submission waits for). PostgreSQL's generic plans are alike.
+const ownerUnfinishedRunsSQL = `SELECT count(*) FROM runs WHERE owner = ? AND status IN ('queued', 'running')`
+
+// ownerTraceBytesSQL and ownerCalibrationBytesSQL sum an owner's stored uploads (an input fitted
+// with several options, worker and skip, is one upload); the indexes traces_owner and
+// calibrations_owner cover them, so no content is read (migrations/00029_owner_indexes.sql).
+const (
+	ownerTraceBytesSQL       = `SELECT sum(size_bytes) FROM traces WHERE owner = ?`
+	ownerCalibrationBytesSQL = `SELECT sum(size_bytes) FROM
+		(SELECT max(size_bytes) AS size_bytes FROM calibrations WHERE owner = ? GROUP BY sha256) AS inputs`
+)
+
+// ownerSweepsSQL lists an owner's sweeps not cancelled, each with its points finished (through
+// the index sweeps_owner_active).
+const ownerSweepsSQL = `
+	SELECT w.id, w.axes_json,
+		(SELECT count(*) FROM sweep_points p JOIN runs r ON r.id = p.run_id
+			WHERE p.sweep_id = w.id AND r.status NOT IN ('queued', 'running'))
+	FROM sweeps w WHERE w.owner = ? AND w.cancelled = 0`
+
 // checkRunQuota runs inside SubmitRuns after its inserts: added runs were queued by it.
 func checkRunQuota(ctx context.Context, tx *sql.Tx, added int) error {
 	q, owner, ok := quotaOf(ctx)
@@ -75,8 +100,7 @@ func checkRunQuota(ctx context.Context, tx *sql.Tx, added int) error {
 		return nil
 	}
 	var n int64
-	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM runs WHERE owner = ? AND status IN (?, ?)`,
-		owner, StatusQueued, StatusRunning).Scan(&n); err != nil {
+	if err := tx.QueryRowContext(ctx, ownerUnfinishedRunsSQL, owner).Scan(&n); err != nil {
 		return err
 	}
 	if n > int64(q.QueuedRuns) {
@@ -107,11 +131,7 @@ func checkSweepQuota(ctx context.Context, tx *sql.Tx, axesJSON []byte) error {
 
 // sweepPointsInFlight counts the points of owner's sweeps not cancelled and not yet finished.
 func sweepPointsInFlight(ctx context.Context, tx *sql.Tx, owner string, pointsOf func([]byte) (int, error)) (int64, error) {
-	rows, err := tx.QueryContext(ctx, `
-		SELECT w.id, w.axes_json,
-			(SELECT count(*) FROM sweep_points p JOIN runs r ON r.id = p.run_id
-				WHERE p.sweep_id = w.id AND r.status NOT IN (?, ?))
-		FROM sweeps w WHERE w.owner = ? AND w.cancelled = 0`, StatusQueued, StatusRunning, owner)
+	rows, err := tx.QueryContext(ctx, ownerSweepsSQL, owner)
 	if err != nil {
 		return 0, err
 	}
@@ -154,11 +174,10 @@ func checkUploadQuota(ctx context.Context, tx *sql.Tx, size int64) error {
 // calibration input once however many options it was fitted with.
 func uploadBytesOf(ctx context.Context, tx *sql.Tx, owner string) (int64, error) {
 	var traces, calibrations sql.NullInt64
-	if err := tx.QueryRowContext(ctx, `SELECT sum(size_bytes) FROM traces WHERE owner = ?`, owner).Scan(&traces); err != nil {
+	if err := tx.QueryRowContext(ctx, ownerTraceBytesSQL, owner).Scan(&traces); err != nil {
 		return 0, err
 	}
-	if err := tx.QueryRowContext(ctx, `SELECT sum(size_bytes) FROM
-		(SELECT max(size_bytes) AS size_bytes FROM calibrations WHERE owner = ? GROUP BY sha256) AS inputs`, owner).Scan(&calibrations); err != nil {
+	if err := tx.QueryRowContext(ctx, ownerCalibrationBytesSQL, owner).Scan(&calibrations); err != nil {
 		return 0, err
 	}
 	return traces.Int64 + calibrations.Int64, nil

@@ -7,12 +7,44 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/scalein-planner/scalein/internal/pgtest"
 	"github.com/scalein-planner/scalein/store"
 )
+
+// openCounting opens n stores on one database (as n processes would) for a test of counted
+// writes. On PostgreSQL a transaction that inserted a run pauses 10 ms as it commits
+// (pgtest.SlowCommits), so its run stays invisible for 10 ms after its count: without the
+// advisory locks of write_lock.go (a count checked, then acted on) more than the quota is
+// admitted on every run of the test, not only when the scheduler interleaves the submissions.
+func openCounting(t *testing.T, n int) []*store.Store {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "counted.db")
+	stores := make([]*store.Store, n)
+	for i := range stores {
+		stores[i] = mustOpenAt(t, path)
+	}
+	if onPostgres != "" {
+		pgtest.SlowCommits(t, dbTarget(t, path), 10*time.Millisecond, "runs")
+		// Each store's pool opens its connections first: opened during the burst, one at a
+		// time on a busy machine, they would spread the submissions out.
+		var warm sync.WaitGroup
+		for _, s := range stores {
+			for range 16 {
+				warm.Go(func() {
+					_, err := s.UsageOf(context.Background(), "nobody")
+					assert.NoError(t, err)
+				})
+			}
+		}
+		warm.Wait()
+	}
+	return stores
+}
 
 // submitAtOnce has every owner submit perOwner single runs at once (each its own scenario),
 // with quota queued runs each and the queue bound capacity, and returns for each owner how
@@ -57,7 +89,7 @@ func submitAtOnce(t *testing.T, stores []*store.Store, owners []string, perOwner
 func TestParallelSubmissionsOfOneUserAdmitExactlyTheQuota(t *testing.T) {
 	for _, capacity := range []int{0, 1000} { // without a queue bound only the owner's lock is taken
 		t.Run(fmt.Sprintf("queue bound %d", capacity), func(t *testing.T) {
-			s := mustOpen(t)
+			s := openCounting(t, 1)[0]
 			admitted, refused, others := submitAtOnce(t, []*store.Store{s}, []string{"alice"}, 40, 5, capacity)
 			require.Empty(t, others)
 			assert.Equal(t, 5, admitted["alice"])
@@ -77,10 +109,9 @@ func TestParallelSubmissionsOfManyUsers(t *testing.T) {
 		owners[i] = fmt.Sprintf("user%02d", i)
 	}
 	// On PostgreSQL, as four processes (a server and workers): 36 transactions at once.
-	stores := []*store.Store{mustOpen(t)}
+	stores := openCounting(t, 1)
 	if onPostgres != "" {
-		path := filepath.Join(t.TempDir(), "shared.db")
-		stores = []*store.Store{mustOpenAt(t, path), mustOpenAt(t, path), mustOpenAt(t, path), mustOpenAt(t, path)}
+		stores = openCounting(t, 4)
 	}
 	admitted, refused, others := submitAtOnce(t, stores, owners, 4, 2, 1000)
 	require.Empty(t, others)
@@ -91,7 +122,7 @@ func TestParallelSubmissionsOfManyUsers(t *testing.T) {
 
 	// A queue bound of 30 against 25 users × 4 runs (quota 2 each, so 50 would fit the
 	// quotas): exactly 30 are queued, the rest refused as the queue being full.
-	s := mustOpen(t)
+	s := openCounting(t, 1)[0]
 	var (
 		mu            sync.Mutex
 		queued, full  int

@@ -188,6 +188,12 @@ func (s *Server) handleUploadCalibration(w http.ResponseWriter, r *http.Request)
 	if err != nil {
 		return err
 	}
+	// The quota was judged from Content-Length before the body was read (the uploadQuota gate,
+	// routes.go); a body without one (chunked) is judged here from the spooled file's size,
+	// before it is read into memory or fitted, as a trace's is.
+	if err := s.checkUploadQuota(r.Context(), file.size()); err != nil {
+		return err
+	}
 	// The body has arrived (spooled): only now does it wait for a slot and memory.
 	release, err := s.admitUpload(r.Context(), file.size())
 	if err != nil {

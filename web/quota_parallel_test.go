@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -80,10 +81,10 @@ func testParallelQuotas(t *testing.T, open func(t *testing.T) *store.Store) {
 	t.Run("UploadBytes", func(t *testing.T) {
 		size := int64(len(traceLines(20, 10)))
 		s := newAccessServer(t, runs.Config{Store: open(t)}, withUsers(Access{Quotas: Quotas{UploadBytes: 2*size + size/2}}), 0)
-		codes := parallelCodes(t, s, "dave", 6, func(i int) *http.Request {
-			return traceUploadRequest(t, traceLines(20, 10+i)) // six files of one size
+		codes := parallelCodes(t, s, "dave", 16, func(i int) *http.Request {
+			return traceUploadRequest(t, traceLines(20, 10+i)) // sixteen files of one size
 		})
-		assert.Equal(t, map[int]int{http.StatusSeeOther: 2, http.StatusTooManyRequests: 4}, codes)
+		assert.Equal(t, map[int]int{http.StatusSeeOther: 2, http.StatusTooManyRequests: 14}, codes)
 		u, err := s.store.UsageOf(context.Background(), "dave")
 		require.NoError(t, err)
 		assert.Equal(t, 2*size, u.UploadBytes)
@@ -100,9 +101,23 @@ func TestParallelQuotasOnPostgres(t *testing.T) {
 	}
 	cluster := pgtest.Require(t)
 	testParallelQuotas(t, func(t *testing.T) *store.Store {
-		st, err := store.Open(context.Background(), cluster.NewDatabase(t))
+		dsn := cluster.NewDatabase(t)
+		st, err := store.Open(context.Background(), dsn)
 		require.NoError(t, err)
 		t.Cleanup(func() { _ = st.Close() })
+		// What a quota counts stays invisible for 10 ms after each count (its transaction
+		// pauses as it commits), so that without the store's advisory locks more than the
+		// quota is admitted on every run of the test; and the pool opens its connections
+		// before the requests, which would otherwise wait for them one at a time.
+		pgtest.SlowCommits(t, dsn, 10*time.Millisecond, "runs", "sweeps", "traces", "calibrations")
+		var warm sync.WaitGroup
+		for range 16 {
+			warm.Go(func() {
+				_, err := st.UsageOf(context.Background(), "nobody")
+				assert.NoError(t, err)
+			})
+		}
+		warm.Wait()
 		return st
 	})
 }

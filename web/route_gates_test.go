@@ -142,6 +142,11 @@ func gateProblems(routes []gatedRoute) []string {
 		if upload && (!r.has(gateUploadPace) || r.param(gateBodyLimit) != "65 MiB") {
 			bad(r, "an upload is paced and takes up to 65 MiB, has %v", r.gates)
 		}
+		// Every upload is judged by its owner's upload quota from Content-Length before its body
+		// is read (finding H1): the calibration form once lacked it while the trace form had it.
+		if upload && !r.has(gateUploadQuota) {
+			bad(r, "an upload is judged by the upload quota before its body is read, has %v", r.gates)
+		}
 		if !upload && r.has(gateBodyLimit) && r.param(gateBodyLimit) != "32 MiB" {
 			bad(r, "a form or JSON body takes up to 32 MiB, has %s", r.param(gateBodyLimit))
 		}
@@ -193,6 +198,11 @@ func TestRouteGates(t *testing.T) {
 			r.With(g.crossOrigin, g.hosts, g.identity, g.stores, g.formBody, g.runQuota1).Post("/runs", ok)
 			return walkGates(t, r)
 		}, []string{"POST /runs: creates runs or stores an upload: true, rate limit: false"}},
+		{"UploadWithoutQuota", func(t *testing.T) []gatedRoute {
+			r := chi.NewRouter()
+			r.With(g.crossOrigin, g.hosts, g.identity, g.stores, g.uploadBody, g.rateLimit, g.uploadPace).Post("/calibrations", ok)
+			return walkGates(t, r)
+		}, []string{"POST /calibrations: an upload is judged by the upload quota before its body is read, has [{cross-origin } {allowed hosts } {identity } {read-only stores: viewers refused} {body limit 65 MiB} {rate limit 1000 a minute} {upload pace }]"}},
 		{"ProbeBehindIdentity", func(t *testing.T) []gatedRoute {
 			r := chi.NewRouter()
 			r.With(g.identity).Get("/healthz", ok)

@@ -124,7 +124,7 @@ func (s *Server) routes() http.Handler {
 		r.Group(func(r chi.Router) {
 			r.Use(g.stores, g.uploadBody, g.rateLimit)
 			r.With(g.formUploadQuota, g.uploadPace).Post("/traces", s.page(s.handleUploadTrace))
-			r.With(g.uploadPace).Post("/calibrations", s.page(s.handleUploadCalibration))
+			r.With(g.formUploadQuota, g.uploadPace).Post("/calibrations", s.page(s.handleUploadCalibration))
 		})
 
 		// Admins only, once there are identities.

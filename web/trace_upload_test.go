@@ -112,3 +112,45 @@ func TestTraceQuotaCheckedBeforeTheBodyIsRead(t *testing.T) {
 	require.Equal(t, http.StatusSeeOther, as(t, s, "dave", traceUploadRequest(t, small)).Code)
 	assert.Equal(t, http.StatusSeeOther, as(t, s, "dave", traceUploadRequest(t, small)).Code)
 }
+
+// calibrationUploadRequest is POST /calibrations (the form) with content as its file.
+func calibrationUploadRequest(t *testing.T, content string) *http.Request {
+	t.Helper()
+	var body bytes.Buffer
+	mw := multipart.NewWriter(&body)
+	fw, err := mw.CreateFormFile("file", "fpm.jsonl")
+	require.NoError(t, err)
+	_, _ = fw.Write([]byte(content))
+	require.NoError(t, mw.Close())
+	req := httptest.NewRequest(http.MethodPost, "/calibrations", &body)
+	req.Header.Set("Content-Type", mw.FormDataContentType())
+	return req
+}
+
+// Finding H1 for the calibration form, which lacked the trace form's gate: the upload quota is
+// judged from Content-Length before a byte of the body is read, and from the spooled file's
+// size before it is read into memory or fitted.
+func TestCalibrationFormQuotaCheckedBeforeTheBodyIsRead(t *testing.T) {
+	small := fpmLines(6)
+	s := newAccessServer(t, runs.Config{}, withUsers(Access{Quotas: Quotas{UploadBytes: int64(len(small)) + 100}}), 0)
+
+	big := calibrationUploadRequest(t, fpmLines(200)) // about 30 KB
+	body := &countingReader{r: big.Body}
+	big.Body = io.NopCloser(body)
+	rec := as(t, s, "dave", big)
+	assert.Equal(t, http.StatusTooManyRequests, rec.Code, rec.Body.String())
+	assert.Contains(t, rec.Body.String(), "-quota-upload-bytes")
+	assert.Contains(t, rec.Body.String(), "Content-Length")
+	assert.Zero(t, body.n.Load(), "the body must not be read once Content-Length is over the quota")
+
+	// Without a Content-Length (chunked), bad lines over the quota are refused for the quota,
+	// not fitted (a fit would answer 422 with the bad lines).
+	bad := calibrationUploadRequest(t, strings.Repeat(`{"worker_id": "w", "wall_time": -1}`+"\n", 200))
+	bad.ContentLength = -1
+	rec = as(t, s, "dave", bad)
+	assert.Equal(t, http.StatusTooManyRequests, rec.Code, rec.Body.String())
+
+	// Within the quota, the calibration is stored.
+	rec = as(t, s, "dave", calibrationUploadRequest(t, small))
+	assert.Equal(t, http.StatusSeeOther, rec.Code, rec.Body.String())
+}

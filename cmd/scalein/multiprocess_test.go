@@ -31,6 +31,7 @@ const envRunMain = "SCALEIN_TEST_RUN_MAIN"
 
 func TestMain(m *testing.M) {
 	if os.Getenv(envRunMain) == "1" {
+		profileInBackground(os.Args[1:])
 		main()
 		return
 	}

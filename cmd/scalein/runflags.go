@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"runtime"
 	"runtime/debug"
 	"time"
 
@@ -22,6 +23,7 @@ type runFlags struct {
 	runTimeout, rescueAfter      *time.Duration
 	maxRunMemory, maxTotalMemory *string
 	maxAttempts                  *int
+	simNice                      *int
 }
 
 func addRunFlags(fs *flag.FlagSet) runFlags {
@@ -33,6 +35,7 @@ func addRunFlags(fs *flag.FlagSet) runFlags {
 		maxRunMemory:   fs.String("max-run-memory", "", fmt.Sprintf("refuse scenarios whose memory estimate exceeds this (like 6GB), and stop a run whose heap grows past it (default a quarter of this machine's memory: %s)", sim.FormatBytes(perRun))),
 		maxTotalMemory: fs.String("max-total-memory", "", fmt.Sprintf("start queued runs only while the estimates of the running ones fit this (default half of this machine's memory: %s)", sim.FormatBytes(total))),
 		maxAttempts:    fs.Int("max-attempts", runs.DefaultMaxAttempts, "start a run at most this many times; a run still unfinished after that many starts (its process died each time) is failed"),
+		simNice:        fs.Int("sim-nice", runs.DefaultSimNice, "run simulations (and the encoding of their reports) this many nice levels below the process (Linux, 0-19), so pages and the database get the CPU first; 0: at the process's priority"),
 	}
 }
 
@@ -53,8 +56,28 @@ func (f runFlags) config() (runs.Config, error) {
 		return cfg, fmt.Errorf("-max-attempts must be at least 1 (got %d)", *f.maxAttempts)
 	}
 	cfg.MaxAttempts = *f.maxAttempts
+	if *f.simNice < 0 || *f.simNice > 19 {
+		return cfg, fmt.Errorf("-sim-nice must be 0 to 19 nice levels (got %d)", *f.simNice)
+	}
+	cfg.SimNice = *f.simNice
 	debug.SetMemoryLimit(cfg.MaxTotalMemory + 1<<30)
 	return cfg, nil
+}
+
+// roomForSimulations gives the Go runtime one more processor for each run the process
+// simulates at once, when simulations run at a lowered priority (runs/nice.go): a run holds a
+// processor for as long as it runs, on a thread the kernel may keep waiting while others want
+// the CPU, and the goroutines of requests, of the queue and of the collector must not wait
+// behind it for a processor. The kernel, not the Go runtime, then decides who gets the cores.
+func roomForSimulations(cfg runs.Config) {
+	if cfg.SimNice <= 0 || cfg.NoWorkers || runtime.GOOS != "linux" {
+		return
+	}
+	workers := cfg.Workers
+	if workers <= 0 {
+		workers = runtime.NumCPU() // the run service's default
+	}
+	runtime.GOMAXPROCS(runtime.GOMAXPROCS(0) + workers)
 }
 
 // openRunStore opens the database of a process with a run service and puts it, with a logger on

@@ -70,6 +70,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	cfg.Workers, cfg.NoWorkers = max(*workers, 0), *workers == 0
 	cfg.QueueSize, cfg.MaxSweepPoints, cfg.MaxPlanRuns = *queue, *maxSweepPoints, *maxPlanRuns
 	cfg.QuotaQueuedRuns = access.Quotas.QueuedRuns
+	roomForSimulations(cfg)
 
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()

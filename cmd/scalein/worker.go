@@ -47,6 +47,7 @@ func runWorker(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		return 2
 	}
 	cfg.Workers, cfg.QuotaQueuedRuns = *concurrency, *quotaRuns
+	roomForSimulations(cfg)
 
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()

@@ -9,6 +9,10 @@
 #   docs/measure/soak.sh            the full run: 10 minutes, 50 users, a 10 s outage
 #   SHORT=1 docs/measure/soak.sh    the CI version: 30 s, 8 users, a 3 s outage
 #   SCALEIN_SOAK_DURATION=3m SCALEIN_SOAK_USERS=20 docs/measure/soak.sh   anything between
+#   SCALEIN_SOAK_THINK=1s-3s        a person's pause between journeys (default 1s-3s)
+#   SCALEIN_SOAK_SCRIPTS=N          users of each server that are scripts pausing 50-300 ms
+#                                   (default: 1 in the full run, all in the short one)
+#   SCALEIN_SOAK_PROFILE=DIR        CPU, mutex and block profiles of every server and worker
 #
 # Needs Debian's postgresql-15 server binaries (or SCALEIN_PG_BIN); without them only the
 # SQLite server runs.

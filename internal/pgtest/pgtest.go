@@ -228,3 +228,32 @@ func CreateSchema(baseDSN, name string) (string, error) {
 	u.RawQuery = q.Encode()
 	return u.String(), nil
 }
+
+// SlowCommits makes every transaction that inserted into one of tables (in the schema that
+// dsn's search_path names) pause for d as it commits, after its other statements, through a
+// deferred constraint trigger that calls pg_sleep. A write that counts rows and then inserts
+// (a quota, a queue bound) thus keeps its insert invisible for d after its count: without a
+// lock that makes such writes one at a time, every other write counting meanwhile misses it,
+// so a test of the count fails on each run rather than when the scheduler happens to
+// interleave the transactions.
+func SlowCommits(tb testing.TB, dsn string, d time.Duration, tables ...string) {
+	tb.Helper()
+	db, err := sql.Open("pgx", dsn)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer db.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	stmts := []string{fmt.Sprintf(`CREATE OR REPLACE FUNCTION pgtest_slow_commit() RETURNS trigger LANGUAGE plpgsql AS
+		$$ BEGIN PERFORM pg_sleep(%g); RETURN NULL; END $$`, d.Seconds())}
+	for _, t := range tables {
+		stmts = append(stmts, fmt.Sprintf(`CREATE CONSTRAINT TRIGGER pgtest_slow_commit AFTER INSERT ON %q
+			DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION pgtest_slow_commit()`, t))
+	}
+	for _, s := range stmts {
+		if _, err := db.ExecContext(ctx, s); err != nil {
+			tb.Fatalf("pgtest: slow commits: %v", err)
+		}
+	}
+}

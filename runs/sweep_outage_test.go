@@ -27,8 +27,8 @@ func TestSweepFeedSurvivesADatabaseOutage(t *testing.T) {
 		// Another connection holds SQLite's write lock past the store's busy timeout (5 s), so
 		// a submission that starts waiting for it early enough fails as busy. The job queue
 		// shares the store's one write connection, so whether the feeder's try or the queue's
-		// poll meets the lock first varies: on the code before the fix this fails about one
-		// run in four; the PostgreSQL case below fails every time.
+		// poll meets the lock first varies: on the code before the fix this failed one run in
+		// four; the PostgreSQL case below, 2 of 2.
 		path := filepath.Join(t.TempDir(), "test.db")
 		st := openStore(t, path)
 		testSweepFeedOutage(t, st, func() func() {

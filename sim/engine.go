@@ -243,12 +243,13 @@ func (e *engine) nextInstant() (int64, bool) {
 }
 
 // yieldEvery is how much work a simulation does before it yields its processor to the other
-// goroutines of its process (runtime.Gosched). A server that simulates in process (serve with
-// -workers) has one Go processor per core, and a run holds one for as long as it runs: without
-// a yield, a request whose goroutine is ready waits until the runtime preempts the run, up to
-// 10 ms, at every step that gives up its processor (each database call), so a page waited tens
-// of milliseconds behind two runs (the soak test of issue 29). A yield costs well under a
-// microsecond when nothing waits; the results do not depend on it.
+// goroutines of its process (runtime.Gosched). A server that simulates in process at its own
+// priority (serve -sim-nice 0) has one Go processor per core, and a run holds one for as long
+// as it runs: without a yield, a request whose goroutine is ready waits until the runtime
+// preempts the run, up to 10 ms, at every step that gives up its processor (each database
+// call), and two runs on two cores make every page wait so (the soak test of issue 29). A yield
+// costs well under a microsecond when nothing waits (0.02-0.03 % of the benchmarks' time,
+// docs/performance.md, "Soak"); the results do not depend on it.
 const yieldEvery = time.Millisecond
 
 func (e *engine) loop(ctx context.Context) error {

@@ -22,9 +22,11 @@ import (
 // 10 s outage failed six plans): its driver waits for the database and goes on, finding again
 // the runs it had submitted, and the plan ends done with the result of a quiet run.
 func TestPlanSurvivesAPostgresOutage(t *testing.T) {
+	t.Parallel() // its own cluster; it mostly waits through the outage
 	if testing.Short() {
 		t.Skip("-short")
 	}
+	pgtest.SlowOnly(t, "a PostgreSQL outage of several seconds")
 	ctx := context.Background()
 	req := PlanRequest{Scenario: fourWorkers(t), Goal: whatif.Goal{Remove: 2, StartMS: 100}}
 

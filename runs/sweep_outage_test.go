@@ -20,10 +20,13 @@ import (
 // rescan after the drive lock was lost (PostgreSQL) fed the rest; the rescan is set to an hour
 // here so that only the feeder itself can finish the sweep.
 func TestSweepFeedSurvivesADatabaseOutage(t *testing.T) {
+	t.Parallel() // its own stores; it mostly waits through the outages
 	if testing.Short() {
 		t.Skip("-short")
 	}
+	pgtest.SlowOnly(t, "database outages of 5 s and more")
 	t.Run("SQLiteWriterBusy", func(t *testing.T) {
+		t.Parallel()
 		// Another connection holds SQLite's write lock past the store's busy timeout (5 s), so
 		// a submission that starts waiting for it early enough fails as busy. The job queue
 		// shares the store's one write connection, so whether the feeder's try or the queue's
@@ -43,6 +46,7 @@ func TestSweepFeedSurvivesADatabaseOutage(t *testing.T) {
 		}, 7*time.Second)
 	})
 	t.Run("PostgresStopped", func(t *testing.T) {
+		t.Parallel()
 		cluster := pgtest.Require(t)
 		st, err := store.Open(context.Background(), cluster.NewDatabase(t))
 		require.NoError(t, err)

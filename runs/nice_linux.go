@@ -15,6 +15,9 @@ func lowerThreadPriority(by int) error {
 	return syscall.Setpriority(syscall.PRIO_PROCESS, tid, min(20-raw+by, 19))
 }
 
+// threadID is the calling OS thread's id (for tests).
+func threadID() int { return syscall.Gettid() }
+
 // threadNice is the calling thread's nice level (for tests).
 func threadNice() (int, error) {
 	raw, err := syscall.Getpriority(syscall.PRIO_PROCESS, syscall.Gettid())

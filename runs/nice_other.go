@@ -9,4 +9,6 @@ func lowerThreadPriority(int) error { return errors.ErrUnsupported }
 
 func threadNice() (int, error) { return 0, errors.ErrUnsupported }
 
+func threadID() int { return 0 }
+
 const threadPrioritySupported = false

@@ -3,7 +3,6 @@ package runs
 import (
 	"context"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -17,25 +16,20 @@ import (
 	"github.com/scalein-planner/scalein/store"
 )
 
-// threadNices lists the nice level of every thread of this process.
-func threadNices(t *testing.T) []int {
+// threadAlive reports whether the thread tid of this process still exists, and its nice
+// level if so.
+func threadAlive(t *testing.T, tid int) (nice int, alive bool) {
 	t.Helper()
-	stats, err := filepath.Glob("/proc/self/task/*/stat")
-	require.NoError(t, err)
-	var out []int
-	for _, path := range stats {
-		b, err := os.ReadFile(path)
-		if err != nil {
-			continue // the thread ended meanwhile
-		}
-		// The fields after the command's closing parenthesis start at the third, state; the
-		// nineteenth is the nice level.
-		fields := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
-		n, err := strconv.Atoi(fields[16])
-		require.NoError(t, err)
-		out = append(out, n)
+	b, err := os.ReadFile("/proc/self/task/" + strconv.Itoa(tid) + "/stat")
+	if err != nil {
+		return 0, false // the thread has ended
 	}
-	return out
+	// The fields after the command's closing parenthesis start at the third, state; the
+	// nineteenth is the nice level.
+	fields := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
+	n, err := strconv.Atoi(fields[16])
+	require.NoError(t, err)
+	return n, true
 }
 
 // A run simulates on a thread of its own whose nice level is Config.SimNice above the
@@ -49,24 +43,27 @@ func TestSimulationsRunAtALowerPriority(t *testing.T) {
 	base, err := threadNice()
 	require.NoError(t, err)
 	for _, c := range []struct{ nice, want int }{{7, min(base+7, 19)}, {0, base}} {
-		var during atomic.Int64
+		var during, tid atomic.Int64
 		simulate := func(ctx context.Context, sc *sim.Scenario, opt sim.RunOptions) (*sim.Report, error) {
 			n, err := threadNice()
 			require.NoError(t, err)
 			during.Store(int64(n))
+			tid.Store(int64(threadID()))
 			return sim.Run(ctx, sc, opt)
 		}
 		s := newTestService(t, Config{Workers: 1, Simulate: simulate, SimNice: c.nice}, true)
 		id := submit(t, s, runtest.Scenario("nice "+strconv.Itoa(c.nice)))
 		waitStatus(t, s, id, store.StatusDone)
 		assert.Equal(t, int64(c.want), during.Load(), "the simulation's thread with SimNice %d", c.nice)
-		eventually(t, "every thread back at the process's priority", func() bool {
-			for _, n := range threadNices(t) {
-				if n != base {
-					return false
-				}
-			}
-			return true
+		// The lowered thread ends with the run (other tests' threads of this process are not
+		// this test's to judge: a run they left blocked may still hold one).
+		eventually(t, "the simulation's thread ended or back at the process's priority", func() bool {
+			n, alive := threadAlive(t, int(tid.Load()))
+			return !alive || (c.nice == 0 && n == base)
 		})
+		if c.nice > 0 {
+			_, alive := threadAlive(t, int(tid.Load()))
+			assert.False(t, alive, "the lowered thread ends with its run")
+		}
 	}
 }

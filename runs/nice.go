@@ -9,7 +9,9 @@ import "runtime"
 // lowered by Config.SimNice (Linux nice levels, -sim-nice): the kernel then gives the CPU to
 // the server's requests and the database first, and to simulations what is left. The thread
 // serves that run alone: the goroutine locks it and ends without unlocking it, so the Go
-// runtime ends the thread too, and no other goroutine ever runs at the lowered priority.
+// runtime ends the thread too, and no other goroutine ever runs at the lowered priority. (The
+// one exception is the process's main thread: a run that started on it leaves it parked for
+// good rather than ended, still lowered, and idle; runtime.mexit.)
 // Nothing on that thread holds a database write (a progress save goes through a goroutine of
 // its own, attempt.go): a write it held while the kernel kept it waiting would make every other
 // write wait too.

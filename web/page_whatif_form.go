@@ -75,7 +75,7 @@ func (s *Server) whatIfFormPage(r *http.Request, kind string) (templates.WhatIfN
 		if !ok {
 			return p, notFound(fmt.Sprintf("there is no preset %q; pick one of the presets listed on the form", key))
 		}
-		p.Scenario, p.Notice = string(pr.JSON), "The preset "+pr.Title+"; paste or edit any scenario."
+		p.Scenario, p.Notice = string(pr.JSON), "The preset “"+pr.Title+"” is loaded below; paste or edit any scenario."
 		sc, _ = sim.Parse(pr.JSON, sim.ParseEnv{Traces: s.store})
 	}
 	if sc != nil && sc.Autoscaler != nil {

@@ -33,14 +33,14 @@ func storeCtx() (context.Context, context.CancelFunc) {
 }
 
 // simulate parses the claimed run's stored scenario and runs it under the wall-time limit. It
-// returns the final status (queued when the process is shutting down), the error message, and
-// for a done run the report (compressed, ready to store), summary and headline JSON. Progress goes to the live followers at once and
+// returns the Result: the final status (queued when the process is shutting down), the error
+// message, and for a done run the report (compressed, ready to store), summary and headline. Progress goes to the live followers at once and
 // to the run's row at most once per progressSaveInterval; a save that finds the row is no
 // longer this attempt's (cancelled elsewhere, taken over) stops the run through cancel.
-func (s *Service) simulate(runCtx context.Context, run store.Run, prep preparedRun, attempt int, cancel context.CancelCauseFunc) (status, msg string, report *store.ReportWriter, summary, headline []byte) {
+func (s *Service) simulate(runCtx context.Context, run store.Run, prep preparedRun, attempt int, cancel context.CancelCauseFunc) (r Result) {
 	id := run.ID
 	if prep.failMsg != "" {
-		return store.StatusFailed, prep.failMsg, nil, nil, nil
+		return Result{Status: store.StatusFailed, Error: prep.failMsg}
 	}
 	scenario := prep.scenario
 
@@ -64,15 +64,15 @@ func (s *Service) simulate(runCtx context.Context, run store.Run, prep preparedR
 	// priority (nice.go).
 	s.lowPriority(func(ownThread bool) {
 		opt.OwnThread = ownThread
-		status, msg, report, summary, headline = s.simulateAndEncode(limited, id, scenario, opt)
+		r = s.simulateAndEncode(limited, id, scenario, opt)
 	})
 	stopSaving() // no progress is saved after the run's end is
-	return status, msg, report, summary, headline
+	return r
 }
 
 // simulateAndEncode is simulate's batch work: the run (or the reuse of a report), then its
 // report encoded for the store.
-func (s *Service) simulateAndEncode(limited context.Context, id string, scenario *sim.Scenario, opt sim.RunOptions) (status, msg string, report *store.ReportWriter, summary, headline []byte) {
+func (s *Service) simulateAndEncode(limited context.Context, id string, scenario *sim.Scenario, opt sim.RunOptions) Result {
 	rep, err := s.reuseOrRun(limited, id, scenario, opt)
 	if err != nil {
 		cause := context.Cause(limited)
@@ -80,17 +80,16 @@ func (s *Service) simulateAndEncode(limited context.Context, id string, scenario
 		var mem errMemoryBudget
 		switch {
 		case errors.Is(cause, errShuttingDown), s.runsCtx.Err() != nil:
-			return store.StatusQueued, "", nil, nil, nil
+			return Result{Status: store.StatusQueued}
 		case errors.Is(cause, errCancelledByUser), errors.Is(cause, errTakenOver), errors.Is(cause, river.ErrJobCancelledRemotely):
-			return store.StatusCancelled, "cancelled by a user before it finished", nil, nil, nil
+			return Result{Status: store.StatusCancelled, Error: "cancelled by a user before it finished"}
 		case errors.As(cause, &wall):
-			return store.StatusFailed, wall.Error(), nil, nil, nil
+			return Result{Status: store.StatusFailed, Error: wall.Error()}
 		case errors.As(cause, &mem):
-			return store.StatusFailed, mem.Error(), nil, nil, nil
+			return Result{Status: store.StatusFailed, Error: mem.Error()}
 		}
 	}
-	r := ResultOf(rep, err)
-	return r.Status, r.Error, r.Report, r.Summary, r.Headline
+	return ResultOf(rep, err)
 }
 
 // Result is how a simulation ended, as its run's row records it: done, with the report in gzip
@@ -276,9 +275,10 @@ func (s *Service) work(jobCtx context.Context, id string) error {
 	s.budget.track(id, prep.estimate, cancel)
 	defer s.budget.untrack(id)
 
-	status, msg, report, summary, headline := s.simulate(runCtx, run, prep, attempt, cancel)
+	r := s.simulate(runCtx, run, prep, attempt, cancel)
+	status := r.Status
 
-	result, err := s.recordThroughOutage(id, attempt, status, msg, report, summary, headline)
+	result, err := s.recordThroughOutage(id, attempt, r)
 	switch {
 	case errors.Is(err, store.ErrConflict):
 		// Cancelled by a user (the row already says so) or handed to another attempt: the
@@ -295,18 +295,18 @@ func (s *Service) work(jobCtx context.Context, id string) error {
 		s.log.Error("recording the end of a run failed", "run", id, "status", status, "err", err)
 		result = err
 	}
-	s.log.Info("run ended", "run", id, "status", status, "attempt", attempt, "error", msg)
+	s.log.Info("run ended", "run", id, "status", status, "attempt", attempt, "error", r.Error)
 	s.live.finish(id, status)
 	return result
 }
 
 // record stores how an attempt at a run ended and returns what River should do with its job
 // (nil: completed), and the store's error.
-func (s *Service) record(id string, attempt int, status, msg string, report *store.ReportWriter, summary, headline []byte) (result, err error) {
+func (s *Service) record(id string, attempt int, r Result) (result, err error) {
 	ctx, cancelStore := storeCtx()
 	defer cancelStore()
-	err = Result{Status: status, Error: msg, Report: report, Summary: summary, Headline: headline}.Record(ctx, s.store, id, attempt, s.now())
-	switch status {
+	err = r.Record(ctx, s.store, id, attempt, s.now())
+	switch r.Status {
 	case store.StatusDone:
 		return nil, err
 	case store.StatusQueued: // this process is shutting down: another start finishes it
@@ -314,7 +314,7 @@ func (s *Service) record(id string, attempt int, status, msg string, report *sto
 	case store.StatusCancelled:
 		return river.JobCancel(errCancelledByUser), err
 	default: // failed: the simulator's verdict is deterministic, so it is not retried
-		return river.JobCancel(errors.New(msg)), err
+		return river.JobCancel(errors.New(r.Error)), err
 	}
 }
 

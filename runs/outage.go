@@ -53,10 +53,10 @@ func (s *Service) throughOutage(ctx context.Context, what string, fn func() erro
 
 // recordThroughOutage is record, tried again while the store reports the database unavailable,
 // for up to recordRetryFor (or until the process shuts down).
-func (s *Service) recordThroughOutage(id string, attempt int, status, msg string, report *store.ReportWriter, summary, headline []byte) (result, err error) {
+func (s *Service) recordThroughOutage(id string, attempt int, r Result) (result, err error) {
 	deadline := s.now().Add(recordRetryFor)
 	for {
-		result, err = s.record(id, attempt, status, msg, report, summary, headline)
+		result, err = s.record(id, attempt, r)
 		if !store.IsUnavailable(err) || s.now().After(deadline) {
 			return result, err
 		}

@@ -125,11 +125,23 @@ func decodeScenario(errs *fieldErrors, root *jsonNode) *Scenario {
 	}
 	s.Seed = top.integer("seed", 42, intRange{-1 << 63, 1<<63 - 1})
 	s.Fleet = decodeFleet(errs, top.get("fleet"))
-	s.KVCR = decodeKVCR(errs, top.get("kvcr"))
+	pd := hasDisaggregation(top)
+	s.KVCR = decodeKVCR(errs, top.get("kvcr"), !pd)
+	var fleetWorkersGiven, kvcrEnabledGiven bool
+	if pd {
+		s.Disaggregation = decodeDisaggregation(errs, top.get("disaggregation"), s.Fleet)
+		fleetWorkersGiven = openObject(&fieldErrors{}, "fleet", top.get("fleet")).has("workers")
+		kvcrEnabledGiven = openObject(&fieldErrors{}, "kvcr", top.get("kvcr")).has("enabled")
+		s.Fleet.Workers = 0
+	}
 	s.Router = decodeRouter(errs, top.get("router"))
 	s.ScaleIn = decodeScaleIn(errs, top.get("scale_in"))
 	if n := top.get("autoscaler"); n != nil && n.kind != kindNull {
-		s.Autoscaler = decodeAutoscaler(errs, n, s.Fleet.Workers)
+		if pd {
+			s.PoolAutoscalers = decodePoolAutoscalers(errs, n, s.Disaggregation)
+		} else {
+			s.Autoscaler = decodeAutoscaler(errs, n, s.Fleet.Workers)
+		}
 	}
 	if !top.has("workload") {
 		errs.add("workload", `required: {"type": "requests", "requests": […]}, {"type": "sessions", "sessions": {…}} or {"type": "trace", "trace": {…}}`)
@@ -141,6 +153,9 @@ func decodeScenario(errs *fieldErrors, root *jsonNode) *Scenario {
 	rep.finish()
 	s.SLO = decodeSLO(errs, top.get("slo"))
 	top.finish()
+	if pd {
+		validateDisaggregation(errs, s, fleetWorkersGiven, kvcrEnabledGiven)
+	}
 	return s
 }
 
@@ -173,10 +188,10 @@ func decodeFleet(errs *fieldErrors, n *jsonNode) Fleet {
 	return f
 }
 
-func decodeKVCR(errs *fieldErrors, n *jsonNode) KVCR {
+func decodeKVCR(errs *fieldErrors, n *jsonNode, enabledDefault bool) KVCR {
 	v := openObject(errs, "kvcr", n)
 	k := KVCR{
-		Enabled:               v.boolean("enabled", true),
+		Enabled:               v.boolean("enabled", enabledDefault),
 		LatencyMS:             v.number("latency_ms", 1.0, floatRange{max: maxTimeMS}),
 		BandwidthGBps:         v.number("bandwidth_gbps", 50.0, floatRange{minExclusive: true, max: maxRateLike}),
 		RejectDrainingSources: v.boolean("reject_draining_sources", true),
@@ -231,6 +246,12 @@ func decodeScaleIn(errs *fieldErrors, n *jsonNode) []ScaleInAction {
 		}
 		if hasWorkers {
 			a.Workers = decodeIDList(errs, joinPath(path, "workers"), v.get("workers"))
+		}
+		if v.has("role") {
+			a.Role = v.choice("role", "", RolePrefill, RoleDecode)
+			if !hasCount && v.node != nil {
+				errs.add(joinPath(path, "role"), `only applies with "count" (named workers are of either pool); remove it`)
+			}
 		}
 		if hasCount {
 			a.Count = int(v.integer("count", 0, intRange{1, MaxWorkers}))

@@ -71,10 +71,16 @@ func decodeRateStages(errs *fieldErrors, path string, n *jsonNode) []RateStage {
 // #autoscaler). Rules that relate its fields to each other or to the rest of the scenario are in
 // validateAutoscaler.
 func decodeAutoscaler(errs *fieldErrors, n *jsonNode, fleetWorkers int) *Autoscaler {
-	v := openObject(errs, "autoscaler", n)
+	return decodeAutoscalerAt(errs, "autoscaler", n, fleetWorkers)
+}
+
+// decodeAutoscalerAt reads an autoscaler object at path ("autoscaler", or a pool's
+// "autoscaler.prefill" / "autoscaler.decode", docs/model.md#model-5).
+func decodeAutoscalerAt(errs *fieldErrors, path string, n *jsonNode, fleetWorkers int) *Autoscaler {
+	v := openObject(errs, path, n)
 	a := &Autoscaler{
 		IntervalMS:        v.number("interval_ms", DefaultAutoscalerIntervalMS, floatRange{minExclusive: true, max: maxTimeMS}),
-		Metric:            v.choice("metric", MetricRequestsPerWorker, MetricRequestsPerWorker, MetricRequestsWaiting, MetricRequestsRunning, MetricKVUsage),
+		Metric:            v.choice("metric", MetricRequestsPerWorker, MetricRequestsPerWorker, MetricRequestsWaiting, MetricRequestsRunning, MetricKVUsage, MetricHandoffsHeld),
 		Source:            v.choice("source", SourcePods, SourcePods, SourceExternal),
 		Target:            v.number("target", DefaultAutoscalerTarget, floatRange{minExclusive: true, max: maxRateLike}),
 		Tolerance:         v.number("tolerance", DefaultAutoscalerTolerance, floatRange{max: maxRateLike}),
@@ -90,7 +96,7 @@ func decodeAutoscaler(errs *fieldErrors, n *jsonNode, fleetWorkers int) *Autosca
 	if v.has("aggregate") {
 		a.Aggregate = v.choice("aggregate", AggregateSum, AggregateSum, AggregateAvg, AggregateMax)
 		if a.Source != SourceExternal {
-			errs.add("autoscaler.aggregate", "only with source external: a Pods metric is averaged over the pods by the controller; remove aggregate or set source to \"external\"")
+			errs.add(joinPath(path, "aggregate"), "only with source external: a Pods metric is averaged over the pods by the controller; remove aggregate or set source to \"external\"")
 		}
 	} else if a.Source == SourceExternal {
 		a.Aggregate = AggregateSum
@@ -101,11 +107,11 @@ func decodeAutoscaler(errs *fieldErrors, n *jsonNode, fleetWorkers int) *Autosca
 	a.MaxRemovePerTick = shorthandPerTick(v, "max_remove_per_tick")
 	a.MaxAddPerTick = shorthandPerTick(v, "max_add_per_tick")
 	if b := v.get("behavior"); b != nil && b.kind != kindNull {
-		a.Behavior = decodeBehavior(errs, "autoscaler.behavior", b)
+		a.Behavior = decodeBehavior(errs, joinPath(path, "behavior"), b)
 		if a.Behavior != nil {
 			for _, k := range []string{"scale_down_window_ms", "scale_up_window_ms", "max_remove_per_tick", "max_add_per_tick"} {
 				if v.has(k) {
-					errs.add("autoscaler.behavior", "not together with the shorthand field %s: write the window or the limit inside behavior (scale_down / scale_up), or remove behavior", k)
+					errs.add(joinPath(path, "behavior"), "not together with the shorthand field %s: write the window or the limit inside behavior (scale_down / scale_up), or remove behavior", k)
 				}
 			}
 		}
@@ -264,6 +270,10 @@ func optionalIntPtr(p *int64) *int {
 
 // validateAutoscaler checks the rules of docs/model.md#model-3 that relate several fields.
 func validateAutoscaler(errs *fieldErrors, s *Scenario) {
+	if s.Disaggregation != nil {
+		validatePoolAutoscalers(errs, s)
+		return
+	}
 	a := s.Autoscaler
 	if a == nil {
 		return
@@ -271,18 +281,26 @@ func validateAutoscaler(errs *fieldErrors, s *Scenario) {
 	if len(s.ScaleIn) > 0 {
 		errs.add("autoscaler", "a scenario has either an autoscaler or a scale_in schedule, not both: remove scale_in (or set it to []) or remove autoscaler")
 	}
+	if a.Metric == MetricHandoffsHeld {
+		errs.add("autoscaler.metric", "handoffs_held counts a prefill worker's outstanding KV handoffs: it needs disaggregation (prefill and decode pools) and an autoscaler per pool, {\"prefill\": {…}, \"decode\": {…}}")
+	}
+	validateAutoscalerAt(errs, "autoscaler", a)
+}
+
+// validateAutoscalerAt checks the rules between one autoscaler's own fields.
+func validateAutoscalerAt(errs *fieldErrors, path string, a *Autoscaler) {
 	if a.MinWorkers > a.MaxWorkers {
-		errs.add("autoscaler.min_workers", "must be ≤ autoscaler.max_workers (%d) (got %d)", a.MaxWorkers, a.MinWorkers)
+		errs.add(joinPath(path, "min_workers"), "must be ≤ %s.max_workers (%d) (got %d)", path, a.MaxWorkers, a.MinWorkers)
 	}
 	if milli := a.Target * 1000; math.Abs(milli-math.Round(milli)) > 1e-9 || math.Round(milli) < 1 {
-		errs.add("autoscaler.target", "must be a multiple of 0.001 (the controller reads targets in milli-units; got %s)", fmtNum(a.Target))
+		errs.add(joinPath(path, "target"), "must be a multiple of 0.001 (the controller reads targets in milli-units; got %s)", fmtNum(a.Target))
 	} else if a.Metric == MetricKVUsage && a.Target > 1 {
-		errs.add("autoscaler.target", "a kv_usage target is a fraction: 70 %% is 0.7 (got %s)", fmtNum(a.Target))
+		errs.add(joinPath(path, "target"), "a kv_usage target is a fraction: 70 %% is 0.7 (got %s)", fmtNum(a.Target))
 	}
 	if a.PendingMS > a.StartupMS {
-		errs.add("autoscaler.pending_ms", "must be <= autoscaler.startup_ms (%s): a worker is Pending for the first part of its start-up (got %s)", fmtNum(a.StartupMS), fmtNum(a.PendingMS))
+		errs.add(joinPath(path, "pending_ms"), "must be <= %s.startup_ms (%s): a worker is Pending for the first part of its start-up (got %s)", path, fmtNum(a.StartupMS), fmtNum(a.PendingMS))
 	}
 	if !(a.MetricDelayMS < a.IntervalMS) {
-		errs.add("autoscaler.metric_delay_ms", "must be < autoscaler.interval_ms (%s): a decision sees a sample taken since the previous one (got %s)", fmtNum(a.IntervalMS), fmtNum(a.MetricDelayMS))
+		errs.add(joinPath(path, "metric_delay_ms"), "must be < %s.interval_ms (%s): a decision sees a sample taken since the previous one (got %s)", path, fmtNum(a.IntervalMS), fmtNum(a.MetricDelayMS))
 	}
 }

@@ -9,7 +9,7 @@ import (
 
 // ModelVersion names the semantics of the model. It is part of every scenario_id, so a change
 // to the model gives new ids instead of silently changing stored results.
-const ModelVersion = "scalein-model/4"
+const ModelVersion = "scalein-model/5"
 
 // Scenario is a complete, validated what-if: fleet, KVCR, router, scale-in schedule and workload
 // (docs/model.md#scenario). Parse fills every default, so a stored Scenario is complete.
@@ -22,9 +22,15 @@ type Scenario struct {
 	ScaleIn []ScaleInAction `json:"scale_in"`
 	// Autoscaler, when set, drains and starts workers from a metric (docs/model.md#model-3); a scenario has
 	// either an autoscaler or a non-empty ScaleIn.
-	Autoscaler *Autoscaler   `json:"autoscaler,omitempty"`
-	Workload   Workload      `json:"workload"`
-	Report     ReportOptions `json:"report"`
+	Autoscaler *Autoscaler `json:"autoscaler,omitempty"`
+	// PoolAutoscalers is the autoscaler of a scenario with Disaggregation: one per pool, written
+	// as {"autoscaler": {"prefill": …, "decode": …}} (docs/model.md#model-5); Autoscaler is then nil.
+	PoolAutoscalers *PoolAutoscalers `json:"-"`
+	// Disaggregation, when set, splits the fleet into prefill and decode pools
+	// (docs/model.md#model-5); fleet.workers is then 0 (absent) and the pools give the sizes.
+	Disaggregation *Disaggregation `json:"disaggregation,omitempty"`
+	Workload       Workload        `json:"workload"`
+	Report         ReportOptions   `json:"report"`
 	// SLO, when set, judges the run by the share of requests that met it (summary.slo); it
 	// changes no simulated figure. Absent, it leaves the canonical JSON (and the id) unchanged.
 	SLO *SLO `json:"slo,omitempty"`
@@ -35,7 +41,7 @@ type Scenario struct {
 
 // Fleet describes the identical workers (docs/model.md#workers).
 type Fleet struct {
-	Workers          int   `json:"workers"`
+	Workers          int   `json:"workers,omitempty"` // 0 with disaggregation
 	GPUBlocks        int   `json:"gpu_blocks"`
 	HostBlocks       int   `json:"host_blocks"`
 	BlockSize        int   `json:"block_size"`
@@ -92,6 +98,8 @@ const (
 	MetricRequestsWaiting   = "requests_waiting"
 	MetricRequestsRunning   = "requests_running"
 	MetricKVUsage           = "kv_usage"
+	// MetricHandoffsHeld is a prefill pool's outstanding handoffs per worker (docs/model.md#model-5).
+	MetricHandoffsHeld = "handoffs_held"
 )
 
 // Autoscaler metric sources and external aggregates (docs/model.md#autoscaler).
@@ -273,6 +281,8 @@ type ScaleInAction struct {
 	Count   int      `json:"count,omitempty"`
 	Select  string   `json:"select,omitempty"`
 	GraceMS *float64 `json:"grace_ms,omitempty"`
+	// Role is the pool a count action drains with disaggregation: "prefill" or "decode".
+	Role string `json:"role,omitempty"`
 }
 
 // Workload types (docs/model.md#workloads).

@@ -16,7 +16,7 @@ func validateScenario(errs *fieldErrors, s *Scenario) {
 	if bb := int64(f.BlockSize) * f.BytesPerToken; bb > maxBlockBytes {
 		errs.add("fleet.bytes_per_token", "block_size × bytes_per_token is %d bytes per block; the limit is %d", bb, int64(maxBlockBytes))
 	}
-	if s.KVCR.Enabled && f.HostBlocks == 0 {
+	if s.KVCR.Enabled && f.HostBlocks == 0 && s.Disaggregation == nil {
 		errs.add("kvcr.enabled", "KVCR pulls need a host cache: set fleet.host_blocks ≥ 1, or set kvcr.enabled to false")
 	}
 	validateScaleIn(errs, s)
@@ -37,6 +37,10 @@ func validateScenario(errs *fieldErrors, s *Scenario) {
 }
 
 func validateScaleIn(errs *fieldErrors, s *Scenario) {
+	if s.Disaggregation != nil {
+		validateScaleInPD(errs, s)
+		return
+	}
 	workers := s.Fleet.Workers
 	namedAt := map[int]string{} // worker id → path of the first action naming it
 	drained := 0
@@ -56,6 +60,9 @@ func validateScaleIn(errs *fieldErrors, s *Scenario) {
 			drained++
 		}
 		drained += a.Count
+		if a.Role != "" {
+			errs.add(joinPath(path, "role"), "only with disaggregation (prefill and decode pools); remove it")
+		}
 	}
 	if drained > workers-1 {
 		errs.add("scale_in", "drains %d workers of %d; at least one worker must stay active (drain at most %d)", drained, workers, workers-1)
@@ -91,7 +98,11 @@ func validateRequests(errs *fieldErrors, s *Scenario) {
 		} else {
 			firstID[r.ID] = i
 		}
-		if r.RouteTo != nil && *r.RouteTo >= f.Workers {
+		if s.Disaggregation != nil {
+			if r.RouteTo != nil && *r.RouteTo >= s.Disaggregation.Prefill.Workers {
+				errs.add(path(i, "route_to"), "must name a prefill worker: ids 0 to %d (worker %d is %s)", s.Disaggregation.Prefill.Workers-1, *r.RouteTo, map[bool]string{true: "a decode worker", false: "outside the fleet"}[*r.RouteTo < s.InitialWorkers()])
+			}
+		} else if r.RouteTo != nil && *r.RouteTo >= f.Workers {
 			errs.add(path(i, "route_to"), "worker %d is outside the fleet: ids go from 0 to %d", *r.RouteTo, f.Workers-1)
 		}
 		if r.TailTokens >= f.BlockSize {
@@ -105,7 +116,7 @@ func validateRequests(errs *fieldErrors, s *Scenario) {
 			errs.add(path(i, ""), "the prompt is empty: give at least one block label in blocks or tail_tokens ≥ 1")
 			continue
 		}
-		if why := requestTooLarge(prompt, int64(r.OutputTokens), f); why != "" {
+		if why := s.requestTooLarge(prompt, int64(r.OutputTokens)); why != "" {
 			errs.add(path(i, ""), "the request %s", why)
 		}
 	}
@@ -129,7 +140,7 @@ func validateSessions(errs *fieldErrors, s *Scenario) {
 	// outputs, plus its own output.
 	turns := int64(ss.Turns)
 	prompt := int64(ss.SystemPromptTokens) + turns*int64(ss.NewInputTokens) + (turns-1)*int64(ss.OutputTokens)
-	if why := requestTooLarge(prompt, int64(ss.OutputTokens), s.Fleet); why != "" {
+	if why := s.requestTooLarge(prompt, int64(ss.OutputTokens)); why != "" {
 		errs.add(path, "the last turn %s", why)
 	}
 }
@@ -152,7 +163,7 @@ func resolveTrace(errs *fieldErrors, s *Scenario, env ParseEnv) {
 		errs.add("workload.trace", "uses %d rows; the limit is %d (set limit)", len(rows), MaxTraceRows)
 		return
 	}
-	checkTraceRows(errs, rows, t, s.Fleet)
+	checkTraceRows(errs, rows, t, s)
 	s.trace = rows
 }
 
@@ -213,10 +224,10 @@ func loadTraceRows(errs *fieldErrors, t *TraceSpec, env ParseEnv) ([]TraceRow, b
 
 // checkTraceRows reports rows the fleet cannot serve or that arrive too late, the first
 // maxTraceRowErrors of them by line and then how many more.
-func checkTraceRows(errs *fieldErrors, rows []TraceRow, t *TraceSpec, fleet Fleet) {
+func checkTraceRows(errs *fieldErrors, rows []TraceRow, t *TraceSpec, s *Scenario) {
 	problems := 0
 	for _, r := range rows {
-		why := requestTooLarge(int64(r.InputLength), int64(r.OutputLength), fleet)
+		why := s.requestTooLarge(int64(r.InputLength), int64(r.OutputLength))
 		if why == "" && (r.TimestampMS/t.Speedup)+t.OffsetMS > maxTimeMS {
 			why = fmt.Sprintf("arrives at %s ms after speedup and offset; the limit is %s ms", fmtNum(r.TimestampMS/t.Speedup+t.OffsetMS), fmtNum(maxTimeMS))
 		}
@@ -241,4 +252,55 @@ func addTraceErrors(errs *fieldErrors, path string, err error) {
 		return
 	}
 	errs.add(path, "%v", err)
+}
+
+// requestTooLarge says why a request can never fit a worker of the scenario, or "".
+func (s *Scenario) requestTooLarge(promptTokens, outputTokens int64) string {
+	if s.Disaggregation != nil {
+		return requestTooLargePD(promptTokens, outputTokens, s)
+	}
+	return requestTooLarge(promptTokens, outputTokens, s.Fleet)
+}
+
+// validateScaleInPD checks a scale-in schedule over prefill and decode pools: ids of either pool,
+// count actions with a role, and one active worker left in each pool.
+func validateScaleInPD(errs *fieldErrors, s *Scenario) {
+	d := s.Disaggregation
+	workers := s.InitialWorkers()
+	if d.Prefill.Workers == 0 || d.Decode.Workers == 0 {
+		return // a pool is missing (reported): ids cannot be placed
+	}
+	namedAt := map[int]string{}
+	drained := map[string]int{}
+	for i, a := range s.ScaleIn {
+		path := indexPath("scale_in", i)
+		for j, id := range a.Workers {
+			p := indexPath(joinPath(path, "workers"), j)
+			if id >= workers {
+				errs.add(p, "worker %d is outside the pools: prefill ids go from 0 to %d, decode ids from %d to %d", id, d.Prefill.Workers-1, d.Prefill.Workers, workers-1)
+				continue
+			}
+			if first, dup := namedAt[id]; dup {
+				errs.add(p, "worker %d is already drained by %s; name each worker once", id, first)
+				continue
+			}
+			namedAt[id] = p
+			drained[d.poolOf(id)]++
+		}
+		if a.Count > 0 {
+			if a.Role == "" {
+				errs.add(joinPath(path, "role"), `required with "count" and disaggregation: "prefill" or "decode", the pool to drain from`)
+				continue
+			}
+			drained[a.Role] += a.Count
+		}
+	}
+	for _, p := range []struct {
+		role string
+		n    int
+	}{{RolePrefill, d.Prefill.Workers}, {RoleDecode, d.Decode.Workers}} {
+		if drained[p.role] > p.n-1 {
+			errs.add("scale_in", "drains %d %s workers of %d; at least one worker of each pool must stay active (drain at most %d)", drained[p.role], p.role, p.n, p.n-1)
+		}
+	}
 }

@@ -300,7 +300,7 @@ func (e *engine) decide() bool {
 			changed = true
 		}
 		if k > 0 {
-			for _, w := range e.selectWorkers(k, a.Select) {
+			for _, w := range e.selectWorkers(k, a.Select, roleAggregated) {
 				e.markDraining(w, a.GraceMS)
 				row.Drained = append(row.Drained, int(w.id))
 				changed = true

@@ -50,6 +50,7 @@ type engine struct {
 
 	blockBytes int64
 	latencyNS  int64
+	pullGBps   float64 // kvcr.bandwidth_gbps, or with pools transfer.bandwidth_gbps
 	guard      bool
 	hints      bool
 
@@ -103,6 +104,7 @@ type engine struct {
 
 	// as is the autoscaler (nil without one); fail stops the run with an error.
 	as          *scaler
+	pd          *pdState // model 5's pools (pools.go); nil when aggregated
 	fail        error
 	peakWorkers int
 
@@ -113,7 +115,10 @@ type engine struct {
 }
 
 // instantCounters accumulates the time-series counters of the current instant.
-type instantCounters struct{ staged, landed, rejected, completed, migrated int64 }
+type instantCounters struct {
+	staged, landed, rejected, completed, migrated int64
+	hoLanded, hoFailed                            int64 // model 5: handoffs landed and failed
+}
 
 func (e *engine) changed() {
 	e.instChanged = true
@@ -146,14 +151,17 @@ func Run(ctx context.Context, s *Scenario, opt RunOptions) (*Report, error) {
 }
 
 func newEngine(s *Scenario, opt RunOptions) (*engine, error) {
-	idx := kvcache.NewIndex(s.Fleet.Workers)
+	n0 := s.InitialWorkers()
+	idx := kvcache.NewIndex(n0)
 	e := &engine{s: s, opt: opt, index: idx, g1x: idx.Holders(kvcache.G1), g2x: idx.Holders(kvcache.G2)}
 	f := s.Fleet
+	f.Workers = n0
 	if f.Workers < 1 || f.BlockSize < 1 || f.GPUBlocks < 1 || f.MaxNumSeqs < 1 || f.MaxBatchedTokens < f.MaxNumSeqs {
 		return nil, fmt.Errorf("sim: scenario is not validated (fleet %+v); use sim.Parse", f)
 	}
 	e.blockBytes = int64(f.BlockSize) * f.BytesPerToken
 	e.latencyNS = msToNS(s.KVCR.LatencyMS)
+	e.pullGBps = s.KVCR.BandwidthGBps
 	e.guard = s.KVCR.RejectDrainingSources
 	e.hints = s.KVCR.Enabled && s.Router.Hints && f.HostBlocks > 0
 	e.startsAt = -1
@@ -166,14 +174,18 @@ func newEngine(s *Scenario, opt RunOptions) (*engine, error) {
 		// Room for the workers it may start before the counts array must move.
 		e.usedBlocks = make([]int32, f.Workers, max(f.Workers, s.Autoscaler.MaxWorkers)+8)
 	}
-	for i := 0; i < f.Workers; i++ {
-		e.activeIDs = append(e.activeIDs, int32(i))
-		w := &worker{id: int32(i), state: StateActive, startedAt: -1, activeAt: -1,
-			g1: kvcache.NewGPU(f.GPUBlocks, int32(i), idx, &e.usedBlocks[i])}
-		if f.HostBlocks > 0 {
-			w.g2 = kvcache.NewHost(f.HostBlocks, int32(i), idx)
+	if s.Disaggregation != nil {
+		e.initPools()
+	} else {
+		for i := 0; i < f.Workers; i++ {
+			e.activeIDs = append(e.activeIDs, int32(i))
+			w := &worker{id: int32(i), state: StateActive, startedAt: -1, activeAt: -1, f: &s.Fleet,
+				g1: kvcache.NewGPU(f.GPUBlocks, int32(i), idx, &e.usedBlocks[i])}
+			if f.HostBlocks > 0 {
+				w.g2 = kvcache.NewHost(f.HostBlocks, int32(i), idx)
+			}
+			e.ws = append(e.ws, w)
 		}
-		e.ws = append(e.ws, w)
 	}
 	e.active = int64(f.Workers)
 	e.loads = newRouteLoads(s)
@@ -205,6 +217,10 @@ func newEngine(s *Scenario, opt RunOptions) (*engine, error) {
 		return msToNS(s.ScaleIn[e.actions[a]].AtMS) < msToNS(s.ScaleIn[e.actions[b]].AtMS)
 	})
 	e.ts = newSeriesRecorder(int64(f.Workers))
+	if e.pd != nil {
+		e.ts.initial.pd = e.pd.gauges()
+		e.ts.pd = true
+	}
 	e.slo = newSLOTracker(s.SLO)
 	return e, nil
 }
@@ -238,6 +254,9 @@ func (e *engine) nextInstant() (int64, bool) {
 	}
 	if e.as != nil {
 		consider(e.as.next())
+	}
+	if e.pd != nil {
+		consider(e.pd.timers.top())
 	}
 	return t, ok
 }
@@ -293,8 +312,8 @@ func (e *engine) loop(ctx context.Context) error {
 			}
 		}
 	}
-	if n := e.total - e.completedN - e.killedN; n > 0 {
-		return fmt.Errorf("sim: internal error: %d requests neither completed nor killed at %v ms", n, nsToMS(e.now))
+	if n := e.total - e.completedN - e.killedN - e.failedN(); n > 0 {
+		return fmt.Errorf("sim: internal error: %d requests neither completed, killed nor failed at %v ms", n, nsToMS(e.now))
 	}
 	return nil
 }
@@ -324,7 +343,11 @@ func (e *engine) instant() {
 		e.afterInstant()
 	}
 	if e.instChanged {
-		e.ts.record(e.now, gauges{e.active, e.drainingN, e.waitingN, e.running, e.startingN}, e.inst)
+		g := gauges{active: e.active, draining: e.drainingN, waiting: e.waitingN, running: e.running, starting: e.startingN}
+		if e.pd != nil {
+			g.pd = e.pd.gauges()
+		}
+		e.ts.record(e.now, g, e.inst)
 		e.inst = instantCounters{}
 	}
 }
@@ -347,7 +370,7 @@ func (e *engine) touch(w *worker) {
 // latency ends start moving; sources whose set of moving pulls changed recompute shares once.
 func (e *engine) stepTransfers() bool {
 	if len(e.transfers) == 0 || e.transfers[0].t > e.now {
-		return false
+		return e.pd != nil && e.expireLeases()
 	}
 	lands, h2d, d2h, starts := e.bufLands[:0], e.bufH2D[:0], e.bufD2H[:0], e.bufStarts[:0]
 	defer func() { e.bufLands, e.bufH2D, e.bufD2H, e.bufStarts = lands, h2d, d2h, starts }()
@@ -368,7 +391,7 @@ func (e *engine) stepTransfers() bool {
 		}
 	}
 	if len(lands)+len(h2d)+len(d2h)+len(starts) == 0 {
-		return false
+		return e.pd != nil && e.expireLeases()
 	}
 	bySeq := func(s []event) {
 		if len(s) > 1 {
@@ -383,7 +406,11 @@ func (e *engine) stepTransfers() bool {
 	defer func() { e.bufReshare = reshare }()
 	for _, ev := range lands {
 		src := ev.p.src // land keeps the record for reuse
-		e.land(ev.p)
+		if ev.p.ho != nil {
+			e.landHandoff(ev.p)
+		} else {
+			e.land(ev.p)
+		}
 		reshare = append(reshare, src)
 	}
 	for _, ev := range h2d {
@@ -391,6 +418,9 @@ func (e *engine) stepTransfers() bool {
 	}
 	for _, ev := range d2h {
 		e.finishD2H(ev.tr)
+	}
+	if e.pd != nil {
+		e.expireLeases()
 	}
 	for _, ev := range starts {
 		p := ev.p
@@ -428,6 +458,9 @@ func (e *engine) stepPasses() bool {
 	slices.SortFunc(due, byWorkerID)
 	for _, w := range due {
 		e.endPass(w)
+	}
+	if e.pd != nil {
+		e.endStepPasses()
 	}
 	e.events += int64(len(due))
 	e.changed()

@@ -6,6 +6,8 @@ const (
 	evPullLand               // a pull's last byte arrives
 	evPass                   // a pass ends
 	evGrace                  // a grace deadline
+	evLease                  // a handoff's fixed lease ends (model 5; seq is the handoff's)
+	evFixed                  // a prefill worker's fixed drain deadline (model 5)
 )
 
 // event is a timed item in one of the engine's heaps; stale items are skipped when popped.

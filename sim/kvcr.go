@@ -82,7 +82,7 @@ func (e *engine) reshare(src *worker) {
 	if n == 0 {
 		return
 	}
-	rate := e.s.KVCR.BandwidthGBps / float64(n)
+	rate := e.pullGBps / float64(n)
 	for _, p := range src.moving {
 		if p.rate > 0 && p.tLast != e.now {
 			p.remaining -= float64(p.rate * float64(e.now-p.tLast))
@@ -176,4 +176,5 @@ type pull struct {
 	moving       bool
 	ended        bool
 	fromDraining bool
+	ho           *handoff // a handoff pull (model 5); nil for a KVCR pull
 }

@@ -15,13 +15,17 @@ func ceilDiv(a, b int) int { return (a + b - 1) / b }
 func (e *engine) startPass(w *worker) bool {
 	e.noteLoad(w) // admissions, decode growth and preemptions change its used blocks
 	changed := false
-	batch, budget := w.batch[:0], e.s.Fleet.MaxBatchedTokens
+	batch, budget := w.batch[:0], w.f.MaxBatchedTokens
 	// A step with nothing to look at is not called (startPass runs millions of times a run).
 	if len(w.running) > 0 {
 		changed = e.growDecodes(w)
 		batch, budget = batchRunning(batch, w.running, budget)
 	}
-	if w.pre.head != nil || w.fresh.head != nil {
+	if w.role == roleDecode {
+		var admitted bool
+		batch, _, admitted = e.scanDecode(w, batch, budget)
+		changed = changed || admitted
+	} else if w.pre.head != nil || w.fresh.head != nil {
 		var admitted bool
 		batch, admitted = e.scanQueue(w, batch, budget)
 		changed = changed || admitted
@@ -30,8 +34,11 @@ func (e *engine) startPass(w *worker) bool {
 	if len(batch) == 0 {
 		return changed
 	}
+	if w.role == rolePrefill {
+		markHandoffs(batch)
+	}
 	P, D, K := batchShape(batch)
-	dur := msToNS(e.s.Fleet.Timing.PassMS(P, D, K))
+	dur := msToNS(w.f.Timing.PassMS(P, D, K))
 	w.busy = true
 	e.touch(w)
 	if e.opt.Pass != nil {
@@ -55,7 +62,7 @@ func (e *engine) startPass(w *worker) bool {
 func (e *engine) schedulePass(w *worker) {
 	end := w.passEnd
 	if w.stretchLeft > 0 {
-		t := e.s.Fleet.Timing
+		t := w.f.Timing
 		D, K := len(w.batch), w.passK
 		for range w.stretchLeft {
 			K += D
@@ -102,7 +109,7 @@ func (e *engine) settle(w *worker, t int64) {
 	if w.stretchLeft == 0 || w.passEnd > t {
 		return
 	}
-	timing := e.s.Fleet.Timing
+	timing := w.f.Timing
 	D := len(w.batch)
 	n := int32(0)
 	for w.stretchLeft > 0 && w.passEnd <= t {
@@ -236,7 +243,7 @@ func (e *engine) scanQueue(w *worker, batch []*request, budget int) ([]*request,
 		}
 		total := int(r.prompt + r.emitted)
 		need := ceilDiv(total, bs) - k1
-		if len(w.running)+w.loading >= e.s.Fleet.MaxNumSeqs || !w.g1.Fits(need) {
+		if len(w.running)+w.loading >= w.f.MaxNumSeqs || !w.g1.Fits(need) {
 			break // head-of-line blocking
 		}
 		changed = true
@@ -383,6 +390,9 @@ func (e *engine) endPass(w *worker) {
 			r.computed += r.passTokens
 			lo := old / bs
 			hi := min(int(r.computed)/bs, len(r.keys))
+			if w.role == roleDecode {
+				hi = lo // decode workers key nothing
+			}
 			if lo < hi {
 				w.prefetchKeys(r.keys[lo:hi])
 			}
@@ -390,7 +400,7 @@ func (e *engine) endPass(w *worker) {
 			// until G2 has no room; the two tiers' steps do not affect each other, so one loop
 			// does both while the block's entry is at hand.
 			var slots []int32
-			through := w.g2 != nil
+			through := w.g2 != nil && lo < hi
 			if through {
 				slots = e.takeSlots()
 			}
@@ -428,6 +438,10 @@ func (e *engine) endPass(w *worker) {
 			}
 		}
 		r.passTokens, r.passEmit = 0, false
+		if r.passHandoff {
+			r.passHandoff = false
+			e.makeHandoff(w, r)
+		}
 	}
 	w.batch = w.batch[:0]
 	e.markDirty(w)

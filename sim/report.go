@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"encoding/json"
 	"strconv"
 
 	"github.com/scalein-planner/scalein/sim/podautoscaler"
@@ -42,6 +43,76 @@ type Summary struct {
 	Autoscaler *AutoscalerSummary `json:"autoscaler"`
 	// SLO is the scenario's SLO attainment; null without an slo.
 	SLO *SLOSummary `json:"slo"`
+	// Disaggregation sums the handoffs; only with disaggregation (docs/model.md#model-5).
+	Disaggregation *DisaggregationSummary `json:"disaggregation,omitempty"`
+}
+
+// DisaggregationSummary is summary.disaggregation.
+type DisaggregationSummary struct {
+	Handoffs                 int64             `json:"handoffs"`
+	Landed                   int64             `json:"landed"`
+	Failed                   HandoffFailures   `json:"failed"`
+	Recomputed               int64             `json:"recomputed"`
+	HeldBlockSeconds         float64           `json:"held_block_seconds"`
+	HeldBlockSecondsDraining float64           `json:"held_block_seconds_draining"`
+	TransferMS               Distribution      `json:"transfer_ms"`
+	WorkerSeconds            PoolWorkerSeconds `json:"worker_seconds"`
+}
+
+// HandoffFailures counts failed handoffs by cause.
+type HandoffFailures struct {
+	LeaseExpired  int64 `json:"lease_expired"`
+	SourceRemoved int64 `json:"source_removed"`
+	SourceSkipped int64 `json:"source_skipped"`
+	Forced        int64 `json:"forced"`
+	DecodeRemoved int64 `json:"decode_removed"`
+}
+
+// PoolWorkerSeconds splits worker_seconds by pool.
+type PoolWorkerSeconds struct {
+	Prefill float64 `json:"prefill"`
+	Decode  float64 `json:"decode"`
+}
+
+// OptNumber is a report member that only scenarios with disaggregation have: absent otherwise
+// (the zero value), else a number or null.
+type OptNumber struct {
+	set, null bool
+	v         float64
+}
+
+// NumberOf is a present number; NullNumber a present null.
+func NumberOf(v float64) OptNumber { return OptNumber{set: true, v: v} }
+
+// NullNumber is a present null.
+func NullNumber() OptNumber { return OptNumber{set: true, null: true} }
+
+// IsZero reports an absent member (omitzero).
+func (o OptNumber) IsZero() bool { return !o.set }
+
+// Value returns the number and whether it is one (not null or absent).
+func (o OptNumber) Value() (float64, bool) { return o.v, o.set && !o.null }
+
+// MarshalJSON writes null or the number.
+func (o OptNumber) MarshalJSON() ([]byte, error) {
+	if o.null || !o.set {
+		return []byte("null"), nil
+	}
+	return json.Marshal(o.v)
+}
+
+// UnmarshalJSON reads null or a number.
+func (o *OptNumber) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		*o = NullNumber()
+		return nil
+	}
+	var v float64
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	*o = NumberOf(v)
+	return nil
 }
 
 // WorkerCounts counts workers holding GPUs (active + starting + draining, docs/model.md#model-3).
@@ -140,7 +211,9 @@ type RequestCounts struct {
 	Total     int64 `json:"total"`
 	Completed int64 `json:"completed"`
 	Killed    int64 `json:"killed"`
-	Migrated  int64 `json:"migrated"`
+	// Failed counts requests whose handoff failed; only with disaggregation.
+	Failed   *int64 `json:"failed,omitempty"`
+	Migrated int64  `json:"migrated"`
 }
 
 // Distribution summarises a set of durations; all null when the set is empty.
@@ -206,6 +279,11 @@ type WorkerRow struct {
 	RequestsKilled    int64    `json:"requests_killed"`
 	PullsServed       int64    `json:"pulls_served"`
 	PullsReceived     int64    `json:"pulls_received"`
+	// Model 5 only: the worker's pool, and for a prefill worker its held block-seconds
+	// (null on a decode worker).
+	Role                     string    `json:"role,omitempty"`
+	HeldBlockSeconds         OptNumber `json:"held_block_seconds,omitzero"`
+	HeldBlockSecondsDraining OptNumber `json:"held_block_seconds_draining,omitzero"`
 }
 
 // ScaleInRow reports one scale-in action: the ids it drained and those it skipped because they
@@ -240,12 +318,27 @@ type Bucket struct {
 	// Attainment is the share of the requests that arrived in the bucket that met the SLO;
 	// null without an slo or without arrivals.
 	Attainment *float64 `json:"attainment"`
+	// PoolColumns are the pools' columns, only with disaggregation (docs/model.md#model-5).
+	*PoolColumns
+}
+
+// PoolColumns are a bucket's per-pool gauges and handoff counters (model 5).
+type PoolColumns struct {
+	PrefillActive   int64 `json:"prefill_active"`
+	PrefillDraining int64 `json:"prefill_draining"`
+	PrefillStarting int64 `json:"prefill_starting"`
+	DecodeActive    int64 `json:"decode_active"`
+	DecodeDraining  int64 `json:"decode_draining"`
+	DecodeStarting  int64 `json:"decode_starting"`
+	HandoffsLanded  int64 `json:"handoffs_landed"`
+	HandoffsFailed  int64 `json:"handoffs_failed"`
 }
 
 // Request statuses at the end of a run.
 const (
 	StatusCompleted = "completed"
 	StatusKilled    = "killed"
+	StatusFailed    = "failed" // model 5: its handoff failed
 )
 
 // Pull outcomes (docs/model.md#kvcr).
@@ -275,6 +368,11 @@ type RequestRow struct {
 	PullOutcome      *string  `json:"pull_outcome"`
 	Preemptions      int64    `json:"preemptions"`
 	Migrations       int64    `json:"migrations"`
+	// Model 5 only: its last handoff's prefill worker, wait for a decode admission and
+	// transfer (null where none).
+	PrefillWorker OptNumber `json:"prefill_worker,omitzero"`
+	HandoffWaitMS OptNumber `json:"handoff_wait_ms,omitzero"`
+	TransferMS    OptNumber `json:"transfer_ms,omitzero"`
 }
 
 // SimStats describes the run itself, not the model; it is excluded from the digest.

@@ -74,6 +74,9 @@ func (e *engine) report() *Report {
 	r.Summary.GPUHours = float64(r.Summary.WorkerSeconds*float64(e.s.Fleet.GPUsPerWorker)) / 3600
 	r.Summary.Workers = WorkerCounts{Initial: e.s.Fleet.Workers, Peak: e.peakWorkers,
 		Final: int(e.active + e.startingN + e.drainingN)}
+	if e.pd != nil {
+		e.reportPD(r, duration)
+	}
 	if e.as != nil {
 		r.Autoscaler = &AutoscalerReport{Decisions: append([]Decision{}, e.as.rows...)}
 		counts := e.as.counts
@@ -92,6 +95,9 @@ func (e *engine) report() *Report {
 		r.Requests = make([]RequestRow, len(rows))
 		for i, q := range rows {
 			r.Requests[i] = requestRow(q)
+			if e.pd != nil {
+				requestRowPD(&r.Requests[i], q)
+			}
 		}
 	}
 	r.Digest = digest(r)

@@ -11,6 +11,7 @@ const (
 	rsRunning
 	rsCompleted
 	rsKilled
+	rsFailed // model 5: its handoff failed (docs/model.md#model-5)
 )
 
 // outcome codes for a request's hint; -1 is null.
@@ -67,6 +68,15 @@ type request struct {
 	migrations  int
 	g1, g2, kv  int // tokens reused at first admission
 	pending     int // pending prefill blocks added to its worker at routing
+
+	// Model 5 (handoff.go): the outstanding handoff, whether this pass completes its context on
+	// a prefill worker, and its last handoff's prefill worker (-1: none), wait and transfer (ns,
+	// -1: none).
+	ho          *handoff
+	passHandoff bool
+	prefillW    int32
+	hoWait      int64
+	hoTransfer  int64
 
 	prev, next *request // waiting queue links
 	queued     bool

@@ -203,7 +203,7 @@ func (e *engine) noteLoad(w *worker) {
 
 // loadKey is w's key (+Inf unless active).
 func (e *engine) loadKey(w *worker) float64 {
-	if w.state != StateActive {
+	if w.state != StateActive || w.role == roleDecode {
 		return math.Inf(1)
 	}
 	if e.s.Router.Policy == PolicyLeastLoaded {

@@ -225,7 +225,7 @@ func (e *engine) keepG2(T []int32, k uint64, j int) []int32 {
 
 // route picks the target of an arriving request (docs/model.md#routing, #routing-details).
 func (e *engine) route(r *request) *worker {
-	if r.routeTo >= 0 && r.routeTo < len(e.ws) && e.ws[r.routeTo].state == StateActive {
+	if r.routeTo >= 0 && r.routeTo < len(e.ws) && e.ws[r.routeTo].state == StateActive && e.ws[r.routeTo].role != roleDecode {
 		return e.ws[r.routeTo]
 	}
 	switch e.s.Router.Policy {
@@ -233,7 +233,7 @@ func (e *engine) route(r *request) *worker {
 		n := len(e.ws)
 		for i := 0; i < n; i++ {
 			w := e.ws[(e.rr+i)%n]
-			if w.state == StateActive {
+			if w.state == StateActive && w.role != roleDecode {
 				e.rr = int(w.id) + 1
 				return w
 			}
@@ -247,7 +247,7 @@ func (e *engine) route(r *request) *worker {
 		}
 		var best *worker
 		for _, w := range e.ws {
-			if w.state == StateActive && (best == nil || w.nReq < best.nReq) {
+			if w.state == StateActive && w.role != roleDecode && (best == nil || w.nReq < best.nReq) {
 				best = w
 			}
 		}
@@ -410,7 +410,7 @@ func (e *engine) enqueue(r *request, w *worker, m int) {
 func (e *engine) arrive(a arrival) {
 	bs := e.s.Fleet.BlockSize
 	r := e.newRequest()
-	*r = request{arrival: a, idx: e.nextIdx, hint: -1, outcome: ocNone, firstToken: -1, done: -1,
+	*r = request{arrival: a, idx: e.nextIdx, hint: -1, outcome: ocNone, firstToken: -1, done: -1, prefillW: -1,
 		prompt: int32(a.promptTokens), output: int32(a.outputTokens), blocks: r.blocks}
 	e.nextIdx++
 	if r.order < 0 {

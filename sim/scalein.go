@@ -20,6 +20,11 @@ func (e *engine) stepRemovals() bool {
 	for i := 0; i < len(e.draining); {
 		w := e.draining[i]
 		switch {
+		case w.role != roleAggregated:
+			if !e.removePDIfDue(w) {
+				i++
+				continue
+			}
 		case w.removable():
 			e.remove(w)
 		case w.hasGrace && e.now >= w.graceAt:
@@ -42,6 +47,9 @@ func (e *engine) remove(w *worker) {
 	w.state = StateRemoved
 	w.removedAt = e.now
 	e.drainingN--
+	if e.pd != nil {
+		e.removedPD(w)
+	}
 	w.g1.Clear()
 	if w.g2 != nil {
 		w.g2.Clear()
@@ -72,7 +80,7 @@ func (e *engine) forceRemove(w *worker) {
 		if r.pull != nil {
 			e.abortPull(r.pull, false)
 		}
-		if r.migrations < e.s.Router.MigrationLimit && e.active > 0 {
+		if r.migrations < e.s.Router.MigrationLimit && (e.pd == nil && e.active > 0 || e.pd != nil && e.activePrefill()) {
 			migrate = append(migrate, r)
 			continue
 		}
@@ -100,6 +108,9 @@ func forceRemovalVictims(w *worker) []*request {
 		victims = append(victims, q)
 	}
 	for q := w.fresh.head; q != nil; q = q.next {
+		victims = append(victims, q)
+	}
+	for q := w.held.head; q != nil; q = q.next {
 		victims = append(victims, q)
 	}
 	victims = append(victims, w.running...)
@@ -154,7 +165,7 @@ func (e *engine) stepScaleIn() bool {
 				chosen = append(chosen, e.ws[id])
 			}
 		} else {
-			chosen = e.selectWorkers(a.Count, a.Select)
+			chosen = e.selectWorkers(a.Count, a.Select, roleOf(a.Role))
 		}
 		for _, w := range chosen {
 			e.markDraining(w, a.GraceMS)
@@ -177,10 +188,10 @@ func (e *engine) stepScaleIn() bool {
 
 // selectWorkers picks count active workers by policy, ties to the highest id; at least one
 // worker always stays active.
-func (e *engine) selectWorkers(count int, policy string) []*worker {
+func (e *engine) selectWorkers(count int, policy string, role uint8) []*worker {
 	var act []*worker
 	for _, w := range e.ws {
-		if w.state == StateActive {
+		if w.state == StateActive && w.role == role {
 			act = append(act, w)
 		}
 	}
@@ -220,6 +231,9 @@ func (e *engine) markDraining(w *worker, graceMS *float64) {
 	kvcache.Detach(w.g1, w.g2)
 	e.active--
 	e.drainingN++
+	if e.pd != nil {
+		e.markedPD(w)
+	}
 	if graceMS != nil {
 		w.hasGrace = true
 		w.graceAt = addNS(e.now, msToNS(*graceMS))

@@ -24,9 +24,9 @@ func (e *engine) queueTransfer(w *worker, tr *transfer, bytes int64) {
 	var gbps float64
 	var free *int64
 	if tr.kind == trH2D {
-		gbps, free = e.s.Fleet.H2DGBps, &w.h2dFree
+		gbps, free = w.f.H2DGBps, &w.h2dFree
 	} else {
-		gbps, free = e.s.Fleet.D2HGBps, &w.d2hFree
+		gbps, free = w.f.D2HGBps, &w.d2hFree
 	}
 	start := max(e.now, *free)
 	var dur int64

@@ -5,7 +5,11 @@ import (
 	"slices"
 )
 
-type gauges struct{ active, draining, waiting, running, starting int64 }
+type gauges struct {
+	active, draining, waiting, running, starting int64
+	// pd: prefill active, draining, starting, then decode's (model 5).
+	pd [6]int64
+}
 
 type seriesBucket struct {
 	set    bool
@@ -47,6 +51,8 @@ func (f *seriesFamily) record(t int64, g gauges, c instantCounters) {
 	b.c.rejected += c.rejected
 	b.c.completed += c.completed
 	b.c.migrated += c.migrated
+	b.c.hoLanded += c.hoLanded
+	b.c.hoFailed += c.hoFailed
 }
 
 // coarsen merges every ten buckets into one, in place: bucket j is written after buckets 10j …
@@ -64,6 +70,8 @@ func (f *seriesFamily) coarsen() {
 			o.c.rejected += b.c.rejected
 			o.c.completed += b.c.completed
 			o.c.migrated += b.c.migrated
+			o.c.hoLanded += b.c.hoLanded
+			o.c.hoFailed += b.c.hoFailed
 		}
 		f.buckets[j] = o
 	}
@@ -80,6 +88,7 @@ func (f *seriesFamily) coarsen() {
 type seriesRecorder struct {
 	families [3]seriesFamily
 	initial  gauges
+	pd       bool // the buckets carry the pools' columns
 	pend     seriesBucket
 	pendEnd  int64 // instants before this lie in the pending record's bucket of every family
 }
@@ -111,6 +120,8 @@ func (s *seriesRecorder) record(t int64, g gauges, c instantCounters) {
 	p.c.rejected += c.rejected
 	p.c.completed += c.completed
 	p.c.migrated += c.migrated
+	p.c.hoLanded += c.hoLanded
+	p.c.hoFailed += c.hoFailed
 }
 
 // flush records the pending record in every family.
@@ -157,6 +168,11 @@ func (s *seriesRecorder) build(duration int64, ttftAt, ttft []int64) Timeseries 
 		*out = Bucket{TMS: nsToMS(int64(i) * f.width), Active: g.active, Draining: g.draining,
 			Waiting: g.waiting, Running: g.running, PullsStaged: c.staged, PullsLanded: c.landed,
 			PullsRejected: c.rejected, Completed: c.completed, Starting: g.starting, Migrated: c.migrated}
+		if s.pd {
+			out.PoolColumns = &PoolColumns{PrefillActive: g.pd[0], PrefillDraining: g.pd[1], PrefillStarting: g.pd[2],
+				DecodeActive: g.pd[3], DecodeDraining: g.pd[4], DecodeStarting: g.pd[5],
+				HandoffsLanded: c.hoLanded, HandoffsFailed: c.hoFailed}
+		}
 		end := int64(i+1) * f.width
 		vals = vals[:0]
 		for k < len(ttftAt) && ttftAt[k] < end {

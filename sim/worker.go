@@ -41,4 +41,12 @@ type worker struct {
 	graceVer                   uint32
 	completed, killed          int64
 	pullsServed, pullsReceived int64
+
+	// Model 5 (pools.go): the worker's role and its pool's values (the fleet's when aggregated),
+	// a decode worker's requests that hold blocks there (pulling, landed, recomputing; by
+	// admission), and a prefill worker's holds.
+	role uint8
+	f    *Fleet
+	held queue
+	ph   *prefillHolds
 }

@@ -369,7 +369,7 @@ func (e *engine) startWorker() *worker {
 		}
 		return nil
 	}
-	w := &worker{id: int32(id), state: StateStarting, startedAt: e.now, activeAt: e.now + e.as.startupNS}
+	w := &worker{id: int32(id), state: StateStarting, startedAt: e.now, activeAt: e.now + e.as.startupNS, f: &e.s.Fleet}
 	e.ws = append(e.ws, w)
 	e.pendPrefill = append(e.pendPrefill, 0)
 	e.passVer = append(e.passVer, 0)

@@ -27,6 +27,7 @@ type scaler struct {
 
 	starting []*worker // started and not yet active nor cancelled, in start order
 	stopped  bool
+	role     uint8 // the pool it scales (model 5); roleAggregated for the fleet
 	rows     []Decision
 	counts   AutoscalerSummary
 }
@@ -39,6 +40,7 @@ type workerSample struct {
 	reqs, maxReqs       int64
 	used, maxUsed       int64
 	kvMilli             int64
+	held, maxHeld       int64 // handoffs_held (model 5)
 	waiting, running    int64
 	maxWait, maxRunning int64
 }
@@ -142,7 +144,11 @@ func (c *scaler) next() (int64, bool) {
 // stepActivations follows step 2 (docs/model.md#model-3 event order): starting workers whose startup ends
 // become active, by id, with empty caches.
 func (e *engine) stepActivations() bool {
-	c := e.as
+	return e.activateDue(e.as)
+}
+
+// activateDue makes c's starting workers whose startup ended active, by id.
+func (e *engine) activateDue(c *scaler) bool {
 	if c.stopped || len(c.starting) == 0 || c.starting[0].activeAt > e.now {
 		return false
 	}
@@ -161,16 +167,21 @@ func (e *engine) stepActivations() bool {
 
 // activate makes a starting worker active with empty caches.
 func (e *engine) activate(w *worker) {
-	f := e.s.Fleet
+	f := *w.f
 	w.g1 = kvcache.NewGPU(f.GPUBlocks, w.id, e.index, &e.usedBlocks[w.id])
-	if f.HostBlocks > 0 {
+	if e.pd != nil {
+		e.activatedPD(w)
+	}
+	if f.HostBlocks > 0 && w.role != roleDecode {
 		w.g2 = kvcache.NewHost(f.HostBlocks, w.id, e.index)
 	}
 	w.state = StateActive
 	w.activeAt = e.now
 	e.startingN--
 	e.active++
-	e.insertActive(w.id)
+	if w.role != roleDecode {
+		e.insertActive(w.id)
+	}
 	e.noteLoad(w) // a routing candidate from now on
 }
 
@@ -186,15 +197,25 @@ func (e *engine) stepAutoscaler() bool {
 	if c == nil || c.stopped {
 		return false
 	}
-	if !c.sampled && c.sampleAt() <= e.now {
+	e.sampleDue(c)
+	return e.decideDue(c)
+}
+
+// sampleDue takes c's sample if it is due.
+func (e *engine) sampleDue(c *scaler) {
+	if !c.stopped && !c.sampled && c.sampleAt() <= e.now {
 		c.sampled = true
-		c.smp = e.sample()
+		c.smp = e.sample(c.role)
 		e.events++
 	}
-	if !c.sampled || c.decisionAt() > e.now {
+}
+
+// decideDue makes c's decision if it is due; it reports whether the fleet changed.
+func (e *engine) decideDue(c *scaler) bool {
+	if c.stopped || !c.sampled || c.decisionAt() > e.now {
 		return false
 	}
-	changed := e.decide()
+	changed := e.decide(c)
 	c.k++
 	c.sampled = false
 	e.events++
@@ -206,7 +227,10 @@ func (e *engine) stepAutoscaler() bool {
 
 // sample walks the active workers once at a sampling instant and gathers what every metric
 // needs (docs/model.md#autoscaler "Samples").
-func (e *engine) sample() workerSample {
+func (e *engine) sample(role uint8) workerSample {
+	if e.pd != nil {
+		return e.samplePool(role)
+	}
 	smp := workerSample{n: len(e.activeIDs)}
 	g := int64(e.s.Fleet.GPUBlocks)
 	for _, id := range e.activeIDs {
@@ -236,6 +260,8 @@ func (a *Autoscaler) milli(smp workerSample, gpuBlocks int64) int64 {
 		sum, most = smp.waiting, smp.maxWait
 	case MetricRequestsRunning:
 		sum, most = smp.running, smp.maxRunning
+	case MetricHandoffsHeld:
+		sum, most = smp.held, smp.maxHeld
 	case MetricKVUsage:
 		if a.Source != SourceExternal {
 			return smp.kvMilli
@@ -264,10 +290,14 @@ func (a *Autoscaler) milli(smp workerSample, gpuBlocks int64) int64 {
 // decide is one autoscaler decision at e.now: the workers become pods, the controller decides,
 // and the engine carries out the change (docs/model.md#autoscaler step 5, #model-3 step 4). It reports whether
 // the fleet changed.
-func (e *engine) decide() bool {
-	c := e.as
+func (e *engine) decide(c *scaler) bool {
 	a := c.cfg
-	current := int(e.active + e.startingN)
+	active, startingN, gpuBlocks := e.active, e.startingN, int64(e.s.Fleet.GPUBlocks)
+	if e.pd != nil {
+		active, startingN = e.pd.active[c.role], e.pd.starting[c.role]
+		gpuBlocks = int64(e.pd.fleets[c.role].GPUBlocks)
+	}
+	current := int(active + startingN)
 	pending := 0
 	for _, w := range c.starting {
 		if e.now-w.startedAt < c.pendingNS {
@@ -278,14 +308,14 @@ func (e *engine) decide() bool {
 		Ready:   c.smp.n,
 		Unready: pending,
 		// Starting workers past Pending, and workers that became active since the sample.
-		Missing: (int(e.startingN) - pending) + (int(e.active) - c.smp.n),
-		Milli:   a.milli(c.smp, int64(e.s.Fleet.GPUBlocks)),
+		Missing: (int(startingN) - pending) + (int(active) - c.smp.n),
+		Milli:   a.milli(c.smp, gpuBlocks),
 	}
 	d := c.ctl.Decide(e.now, current, smp)
 	row := Decision{TMS: nsToMS(e.now), Ready: d.Ready, Unready: d.Unready, Missing: d.Missing,
 		Usage: d.Usage, Ratio: d.Ratio, NewRatio: d.NewRatio, Rec: d.Rec, Stab: d.Stab, Up: d.Up,
 		Down: d.Down, Limit: d.Limit, Current: current, Desired: d.Desired, Reason: d.Reason,
-		Drained: []int{}, Cancelled: []int{}, Reactivated: []int{}, Started: []int{}}
+		Drained: []int{}, Cancelled: []int{}, Reactivated: []int{}, Started: []int{}, Role: roleNames[c.role]}
 	c.counts.add(row)
 
 	changed := false
@@ -300,7 +330,7 @@ func (e *engine) decide() bool {
 			changed = true
 		}
 		if k > 0 {
-			for _, w := range e.selectWorkers(k, a.Select, roleAggregated) {
+			for _, w := range e.selectWorkers(k, a.Select, c.role) {
 				e.markDraining(w, a.GraceMS)
 				row.Drained = append(row.Drained, int(w.id))
 				changed = true
@@ -309,7 +339,7 @@ func (e *engine) decide() bool {
 	} else if d.Desired > current {
 		k := d.Desired - current
 		if a.ReuseDraining && k > 0 {
-			cands := slices.Clone(e.draining)
+			cands := slices.DeleteFunc(slices.Clone(e.draining), func(w *worker) bool { return w.role != c.role })
 			// The most recently marked first, ties to the lowest id.
 			sort.SliceStable(cands, func(i, j int) bool {
 				if cands[i].markedAt != cands[j].markedAt {
@@ -325,7 +355,7 @@ func (e *engine) decide() bool {
 			}
 		}
 		for ; k > 0; k-- {
-			w := e.startWorker()
+			w := e.startWorker(c)
 			if w == nil {
 				break
 			}
@@ -342,6 +372,9 @@ func (e *engine) cancelStart(w *worker) {
 	w.state = StateRemoved
 	w.removedAt = e.now
 	e.startingN--
+	if e.pd != nil {
+		e.pd.starting[w.role]--
+	}
 }
 
 // reactivate makes a draining worker active again (reuse_draining): its grace deadline is
@@ -356,12 +389,17 @@ func (e *engine) reactivate(w *worker) {
 	kvcache.Attach(w.g1, w.g2, e.index)
 	e.drainingN--
 	e.active++
-	e.insertActive(w.id)
+	if e.pd != nil {
+		e.reactivatedPD(w)
+	}
+	if w.role != roleDecode {
+		e.insertActive(w.id)
+	}
 	e.markDirty(w)
 }
 
 // startWorker starts a cold worker with the next id; it is starting for startup_ms.
-func (e *engine) startWorker() *worker {
+func (e *engine) startWorker(c *scaler) *worker {
 	id := len(e.ws)
 	if id >= kvcache.MaxWorkers {
 		if e.fail == nil {
@@ -369,7 +407,11 @@ func (e *engine) startWorker() *worker {
 		}
 		return nil
 	}
-	w := &worker{id: int32(id), state: StateStarting, startedAt: e.now, activeAt: e.now + e.as.startupNS, f: &e.s.Fleet}
+	w := &worker{id: int32(id), state: StateStarting, startedAt: e.now, activeAt: e.now + c.startupNS, f: &e.s.Fleet, role: c.role}
+	if e.pd != nil {
+		w.f = &e.pd.fleets[c.role]
+		e.pd.starting[c.role]++
+	}
 	e.ws = append(e.ws, w)
 	e.pendPrefill = append(e.pendPrefill, 0)
 	e.passVer = append(e.passVer, 0)
@@ -387,7 +429,7 @@ func (e *engine) startWorker() *worker {
 	e.usedBlocks = append(e.usedBlocks, 0)
 	e.index.Grow(len(e.ws))
 	e.startingN++
-	e.as.starting = append(e.as.starting, w)
+	c.starting = append(c.starting, w)
 	e.peakWorkers = max(e.peakWorkers, int(e.active+e.startingN+e.drainingN))
 	return w
 }

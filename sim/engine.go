@@ -257,6 +257,9 @@ func (e *engine) nextInstant() (int64, bool) {
 	}
 	if e.pd != nil {
 		consider(e.pd.timers.top())
+		for _, c := range e.pd.scalers {
+			consider(c.next())
+		}
 	}
 	return t, ok
 }
@@ -327,6 +330,8 @@ func (e *engine) instant() {
 		c = e.stepPasses() || c
 		if e.as != nil {
 			c = e.stepActivations() || c
+		} else if e.pd != nil && len(e.pd.scalers) > 0 {
+			c = e.stepActivationsPD() || c
 		}
 		c = e.stepArrivals() || c
 		c = e.stepPassStarts() || c
@@ -338,6 +343,8 @@ func (e *engine) instant() {
 	}
 	if e.as != nil {
 		e.stopCheck()
+	} else if e.pd != nil {
+		e.stopCheckPD()
 	}
 	if e.afterInstant != nil {
 		e.afterInstant()
@@ -406,7 +413,7 @@ func (e *engine) stepTransfers() bool {
 	defer func() { e.bufReshare = reshare }()
 	for _, ev := range lands {
 		src := ev.p.src // land keeps the record for reuse
-		if ev.p.ho != nil {
+		if ev.p.handoff {
 			e.landHandoff(ev.p)
 		} else {
 			e.land(ev.p)

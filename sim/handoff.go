@@ -19,7 +19,13 @@ type handoff struct {
 	admitted int64 // the admission that started the pull
 	p        *pull
 	ended    bool
+	wait     int64 // made → its decode admission, or its failure before one (ns; -1 until then)
+	transfer int64 // admission → landing (ns; -1 unless it landed)
 }
+
+// holding reports whether the request has an outstanding handoff (made, neither landed nor
+// failed).
+func (r *request) holding() bool { return r.ho != nil && !r.ho.ended }
 
 // prefillHolds is a prefill worker's holds and its held block-nanoseconds.
 type prefillHolds struct {
@@ -59,7 +65,7 @@ func (e *engine) makeHandoff(w *worker, r *request) {
 	w.nReq--
 	e.pendPrefill[w.id] -= int64(r.pending)
 	r.pending = 0
-	h := &handoff{seq: int64(len(pd.hos)), r: r, src: w, blocks: r.blocks, made: e.now, expire: -1}
+	h := &handoff{seq: int64(len(pd.hos)), r: r, src: w, blocks: r.blocks, made: e.now, expire: -1, wait: -1, transfer: -1}
 	pd.hos = append(pd.hos, h)
 	r.blocks = nil
 	ph := w.ph
@@ -78,8 +84,6 @@ func (e *engine) makeHandoff(w *worker, r *request) {
 		pd.timers.push(event{t: h.expire, seq: h.seq, kind: evLease})
 	}
 	r.ho = h
-	r.prefillW = w.id
-	r.hoWait, r.hoTransfer = -1, -1
 	e.noteLoad(w)
 	d := e.routeDecode()
 	e.sendToDecode(r, h, d)
@@ -117,9 +121,6 @@ func (e *engine) releaseHold(h *handoff) {
 	if len(ph.open) > 2*ph.n+16 {
 		ph.open = slices.DeleteFunc(ph.open, func(x *handoff) bool { return x.ended })
 	}
-	if h.r.ho == h {
-		h.r.ho = nil
-	}
 	e.noteLoad(src)
 	e.markDirty(src)
 }
@@ -135,10 +136,10 @@ func (e *engine) admitHandoff(w *worker, r *request, c int) {
 	e.admSeq++
 	h.started = true
 	h.admitted = e.now
-	if r.hoWait < 0 {
-		r.hoWait = e.now - h.made
+	if h.wait < 0 {
+		h.wait = e.now - h.made
 	}
-	p := &pull{seq: e.seq, src: h.src, dst: w, r: r, bytes: float64(int64(c) * e.blockBytes), ho: h}
+	p := &pull{seq: e.seq, src: h.src, dst: w, r: r, bytes: float64(int64(c) * e.blockBytes), handoff: true}
 	e.seq++
 	h.p = p
 	r.pull = p
@@ -150,12 +151,12 @@ func (e *engine) admitHandoff(w *worker, r *request, c int) {
 // request waits again at its place in its decode worker's queue, its blocks kept.
 func (e *engine) landHandoff(p *pull) {
 	p.ended, p.moving = true, false
-	src, dst, r, h := p.src, p.dst, p.r, p.ho
+	src, dst, r, h := p.src, p.dst, p.r, p.r.ho
 	src.moving = removePull(src.moving, p)
 	r.pull = nil
 	h.p = nil
-	r.hoTransfer = e.now - h.admitted
-	e.pd.transfer = append(e.pd.transfer, r.hoTransfer)
+	h.transfer = e.now - h.admitted
+	e.pd.transfer = append(e.pd.transfer, h.transfer)
 	e.releaseHold(h)
 	e.pd.landed++
 	e.inst.hoLanded++
@@ -190,8 +191,8 @@ func (e *engine) failHandoff(h *handoff, cause int) {
 	e.releaseHold(h)
 	pd.failed[cause]++
 	e.inst.hoFailed++
-	if r.hoWait < 0 {
-		r.hoWait = e.now - h.made
+	if h.wait < 0 {
+		h.wait = e.now - h.made
 	}
 	d := h.dst
 	if pd.recompute && cause != causeDecodeRemoved {

@@ -176,5 +176,5 @@ type pull struct {
 	moving       bool
 	ended        bool
 	fromDraining bool
-	ho           *handoff // a handoff pull (model 5); nil for a KVCR pull
+	handoff      bool // a handoff pull (model 5; its handoff is r.ho), not a KVCR pull
 }

@@ -66,7 +66,7 @@ const (
 	// Per request in flight: the request record (its arrival copied in), its id, the heap entry
 	// that holds its arrival by value until it arrives, a share of the event heaps, transfers
 	// and pulls.
-	requestBytes = 800
+	requestBytes = 808
 	// Per prompt block of a request in flight: its chained key (8), its G1 slot number (4,
 	// appended: up to 2×), and the slot numbers of its pull (source and destination), restore,
 	// landed entries and write-through transfer (4 each); per output block, its G1 slot
@@ -83,7 +83,7 @@ const (
 	jsonCopies = 5
 	// Per request with per-request rows: the row (RequestRow, its pointers' targets and id)
 	// and its JSON (about 250 bytes).
-	requestRowBytes     = 224
+	requestRowBytes     = 232
 	requestRowJSONBytes = 400
 	// Per worker: its record, caches, per-worker gauges of the engine and router, its pass
 	// event and its report row; and the row's JSON (about 250 bytes).
@@ -93,11 +93,11 @@ const (
 	traceRowBytes    = 64
 	traceHashIDBytes = 8
 	// The time series: three families of maxBuckets buckets, each allocated once.
-	seriesBucketBytes = 96
+	seriesBucketBytes = 160
 	// The report's buckets, at most maxBuckets (a run of D ns has D/w + 1 buckets of the
 	// smallest family width w with D/w < 200), each with its TTFT median's float and its SLO
 	// attainment's float.
-	reportBucketBytes = 104 + 8 + 8
+	reportBucketBytes = 112 + 8 + 8
 	// A bucket's JSON: the field names and punctuation (132 bytes); its instant in ms, i × w
 	// with i < 200 and w = 1, 2 or 5 × 10^k µs, so at most 4 significant digits and 14
 	// characters; a TTFT in ms, whole ns over 1e6, at most 18 characters; two counts of workers
@@ -193,7 +193,7 @@ func (e *estimator) tierBytes(n, capacity int64) int64 {
 // key computed at once and output blocks are unkeyed, so the (worker, key) bound does not
 // apply here.
 func (e *estimator) gpuCaches() int64 {
-	f, w := e.s.Fleet, e.w
+	f, w := e.s.cacheFleet(), e.w
 	g1 := min(e.workers*int64(f.GPUBlocks), w.blocks)
 	e.add("fleet.gpu_blocks", fmt.Sprintf("G1 caches of %s workers × %s blocks: %s block slots reachable by %s",
 		groupDigits(e.workers), groupDigits(int64(f.GPUBlocks)), groupDigits(g1), w.what), e.tierBytes(g1, int64(f.GPUBlocks)))
@@ -203,7 +203,7 @@ func (e *estimator) gpuCaches() int64 {
 // hostCaches counts the G2 entries the workload can reach: every entry is a (worker, key)
 // pair, so at most min(workers × host_blocks, the workload's pairs).
 func (e *estimator) hostCaches() int64 {
-	f, w := e.s.Fleet, e.w
+	f, w := e.s.cacheFleet(), e.w
 	if f.HostBlocks <= 0 {
 		return 0
 	}
@@ -218,7 +218,7 @@ func (e *estimator) hostCaches() int64 {
 // header (with the lists' slack) and each record's room in its list: twice its size sorted, or
 // the whole fleet's once dense. A key one worker holds keeps its record in its entry.
 func (e *estimator) blockIndex(slots int64) {
-	f, w := e.s.Fleet, e.w
+	f, w := e.s.cacheFleet(), e.w
 	records := min(e.workers*int64(f.GPUBlocks+f.HostBlocks), w.records, slots)
 	distinct := min(w.keys, records)
 	multi := min(w.multiRecords, records)
@@ -235,7 +235,7 @@ func (e *estimator) blockIndex(slots int64) {
 // new requests, so its keys are those of requests that arrived by its mark: the pairs of an
 // action's workers are at most min(their caches, the prompt blocks arrived by then).
 func (e *estimator) drainTables() {
-	f := e.s.Fleet
+	f := e.s.cacheFleet()
 	var draining, keys, lastNS int64
 	for _, a := range e.s.ScaleIn {
 		n := min(int64(len(a.Workers)+a.Count), e.workers)

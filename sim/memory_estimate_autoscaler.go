@@ -19,11 +19,29 @@ const (
 // cacheWorkers bounds the workers that hold caches at once: the fleet, and with an autoscaler
 // up to max_workers active or starting besides the initial fleet still draining.
 func (s *Scenario) cacheWorkers() int64 {
-	n := int64(s.Fleet.Workers)
+	n := int64(s.InitialWorkers())
 	if a := s.Autoscaler; a != nil {
 		n += int64(a.MaxWorkers)
 	}
+	if pa := s.PoolAutoscalers; pa != nil {
+		for _, a := range []*Autoscaler{pa.Prefill, pa.Decode} {
+			if a != nil {
+				n += int64(a.MaxWorkers)
+			}
+		}
+	}
 	return n
+}
+
+// cacheFleet is the fleet whose caches the estimate counts per worker: with pools, the larger
+// pool's G1 and G2 sizes for every worker (an upper bound).
+func (s *Scenario) cacheFleet() Fleet {
+	f := s.Fleet
+	if d := s.Disaggregation; d != nil {
+		f.GPUBlocks = max(d.Prefill.GPUBlocks, d.Decode.GPUBlocks)
+		f.HostBlocks = d.Prefill.HostBlocks // decode workers keep no G2
+	}
+	return f
 }
 
 // arrivalSpanMS is the instant of the workload's last first arrival (for sessions: the end of

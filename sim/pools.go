@@ -50,6 +50,8 @@ type pdState struct {
 	handoffs, landed, recomputed, failedN int64
 	failed                                [len(causeNames)]int64
 	transfer                              []int64 // landed handoffs' admission → landing, ns
+
+	scalers []*scaler // one per pool with an autoscaler, prefill first (pool_autoscalers.go)
 }
 
 func newPDState(s *Scenario) *pdState {
@@ -153,7 +155,7 @@ func (e *engine) scanDecode(w *worker, batch []*request, budget int) ([]*request
 			break
 		}
 		changed = true
-		if r.ho != nil {
+		if r.holding() {
 			e.admitHandoff(w, r, c)
 			r = next
 			continue
@@ -233,6 +235,18 @@ func (e *engine) initPools() {
 		e.ws = append(e.ws, e.newPoolWorker(int32(i), role))
 		e.pd.active[role]++
 	}
+	if pa := e.s.PoolAutoscalers; pa != nil {
+		for _, p := range []struct {
+			a    *Autoscaler
+			role uint8
+		}{{pa.Prefill, rolePrefill}, {pa.Decode, roleDecode}} {
+			if p.a != nil {
+				c := newScaler(p.a)
+				c.role = p.role
+				e.pd.scalers = append(e.pd.scalers, c)
+			}
+		}
+	}
 }
 
 // failedN counts the requests that ended failed.
@@ -285,6 +299,7 @@ func (e *engine) reportPD(r *Report, duration int64) {
 	r.Summary.GPUHours = float64(float64(ws.Prefill*float64(pd.fleets[rolePrefill].GPUsPerWorker))+
 		float64(ws.Decode*float64(pd.fleets[roleDecode].GPUsPerWorker))) / 3600
 	r.Summary.Workers.Initial = pd.d.Prefill.Workers + pd.d.Decode.Workers
+	e.reportPoolAutoscalers(r)
 	r.Summary.Disaggregation = &DisaggregationSummary{
 		Handoffs: pd.handoffs, Landed: pd.landed, Recomputed: pd.recomputed,
 		Failed: HandoffFailures{LeaseExpired: pd.failed[causeLeaseExpired], SourceRemoved: pd.failed[causeSourceRemoved],
@@ -297,13 +312,13 @@ func (e *engine) reportPD(r *Report, duration int64) {
 // requestRowPD adds a request row's model-5 members.
 func requestRowPD(row *RequestRow, q *request) {
 	row.PrefillWorker, row.HandoffWaitMS, row.TransferMS = NullNumber(), NullNumber(), NullNumber()
-	if q.prefillW >= 0 {
-		row.PrefillWorker = NumberOf(float64(q.prefillW))
-		if q.hoWait >= 0 {
-			row.HandoffWaitMS = NumberOf(nsToMS(q.hoWait))
+	if h := q.ho; h != nil {
+		row.PrefillWorker = NumberOf(float64(h.src.id))
+		if h.wait >= 0 {
+			row.HandoffWaitMS = NumberOf(nsToMS(h.wait))
 		}
-		if q.hoTransfer >= 0 {
-			row.TransferMS = NumberOf(nsToMS(q.hoTransfer))
+		if h.transfer >= 0 {
+			row.TransferMS = NumberOf(nsToMS(h.transfer))
 		}
 	}
 	if q.state == rsFailed {

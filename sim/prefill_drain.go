@@ -108,7 +108,7 @@ func (e *engine) forceRemoveDecode(w *worker) {
 	limit := e.s.Router.MigrationLimit
 	var migrate []*request
 	for _, r := range victims {
-		if h := r.ho; h != nil {
+		if h := r.ho; r.holding() {
 			to := e.routeDecode()
 			if r.migrations >= limit || to == nil {
 				e.failHandoff(h, causeDecodeRemoved)
@@ -126,6 +126,7 @@ func (e *engine) forceRemoveDecode(w *worker) {
 			releaseBlocks(w, r.blocks, e.now)
 			r.blocks = nil
 			h.started = false
+			h.wait = -1 // an aborted pull is no admission: the wait runs on
 			w.nReq--
 			r.migrations++
 			e.migratedN++

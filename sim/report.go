@@ -165,6 +165,8 @@ type Decision struct {
 	Cancelled   []int    `json:"cancelled"`
 	Reactivated []int    `json:"reactivated"`
 	Started     []int    `json:"started"`
+	// Role is the pool the decision scales (model 5 only).
+	Role string `json:"role,omitempty"`
 }
 
 // AutoscalerSummary counts the decisions (summary.autoscaler).

@@ -69,14 +69,10 @@ type request struct {
 	g1, g2, kv  int // tokens reused at first admission
 	pending     int // pending prefill blocks added to its worker at routing
 
-	// Model 5 (handoff.go): the outstanding handoff, whether this pass completes its context on
-	// a prefill worker, and its last handoff's prefill worker (-1: none), wait and transfer (ns,
-	// -1: none).
+	// Model 5 (handoff.go): its last handoff (outstanding while not ended), and whether this
+	// pass completes its context on a prefill worker.
 	ho          *handoff
 	passHandoff bool
-	prefillW    int32
-	hoWait      int64
-	hoTransfer  int64
 
 	prev, next *request // waiting queue links
 	queued     bool

@@ -410,7 +410,7 @@ func (e *engine) enqueue(r *request, w *worker, m int) {
 func (e *engine) arrive(a arrival) {
 	bs := e.s.Fleet.BlockSize
 	r := e.newRequest()
-	*r = request{arrival: a, idx: e.nextIdx, hint: -1, outcome: ocNone, firstToken: -1, done: -1, prefillW: -1,
+	*r = request{arrival: a, idx: e.nextIdx, hint: -1, outcome: ocNone, firstToken: -1, done: -1,
 		prompt: int32(a.promptTokens), output: int32(a.outputTokens), blocks: r.blocks}
 	e.nextIdx++
 	if r.order < 0 {

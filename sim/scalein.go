@@ -179,6 +179,9 @@ func (e *engine) stepScaleIn() bool {
 	if e.as != nil && e.stepAutoscaler() {
 		changed = true
 	}
+	if e.pd != nil && len(e.pd.scalers) > 0 && e.stepAutoscalersPD() {
+		changed = true
+	}
 	if changed {
 		e.changed()
 		e.stepRemovals()

@@ -6,7 +6,7 @@ import (
 	"github.com/stretchr/testify/assert"
 )
 
-// TestModel5WorkedExamples checks the figures E11–E13 of docs/model.md#model-5 (SPEC §3.17)
+// TestModel5WorkedExamples checks the figures E11–E13 of docs/model.md#model-5
 // state, beside the conformance checks of the same files.
 func TestModel5WorkedExamples(t *testing.T) {
 	type fig struct {

@@ -6,7 +6,7 @@ import "slices"
 // "Decode drain"): a prefill worker's removal by prefill_drain.mode, the failures of its
 // outstanding handoffs, and the forced removal of either kind of worker.
 
-// ownWork reports whether a worker has work of its own (3.8): requests, a pass, own transfers.
+// ownWork reports whether a worker has work of its own (docs/model.md#drain-and-removal): requests, a pass, own transfers.
 func (w *worker) ownWork() bool {
 	return w.nReq > 0 || w.busy || w.ownTransfers > 0
 }

@@ -143,3 +143,18 @@ func BenchmarkAutoscaler1M(b *testing.B) {
 			"scale_down_window_ms": 60000, "startup_ms": 30000},
 		"workload": {"type": "sessions", "sessions": {"count": 250000, "turns": 4, "rate_per_s": 1600}}}`)
 }
+
+// BenchmarkMooncakePD is the Mooncake conversation trace on 4 prefill + 12 decode workers
+// (docs/model.md#model-5); BenchmarkMooncake16 is its aggregated counterpart (the goal: within
+// 1.3× of it).
+func BenchmarkMooncakePD(b *testing.B) {
+	benchRun(b, `{"name": "bench mooncake pd 4+12", "disaggregation": {"prefill": {"workers": 4}, "decode": {"workers": 12}},
+		"workload": {"type": "trace", "trace": {"name": "mooncake-conversation"}}}`)
+}
+
+// BenchmarkSessions100kPD is 100,000 session requests on 128 prefill + 384 decode workers (the
+// goal: under 3 s), BenchmarkSessions100k's fleet split into pools.
+func BenchmarkSessions100kPD(b *testing.B) {
+	benchRun(b, `{"name": "bench sessions 100k pd", "disaggregation": {"prefill": {"workers": 128}, "decode": {"workers": 384}},
+		"workload": {"type": "sessions", "sessions": {"count": 25000, "turns": 4, "rate_per_s": 400}}}`)
+}

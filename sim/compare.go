@@ -32,6 +32,9 @@ func Counterpart(s *Scenario, kind string) (*Scenario, error) {
 	if kind == CounterpartAutoscaler {
 		return fixedFleetCounterpart(s)
 	}
+	if pdCounterpart(kind) {
+		return poolCounterpart(s, kind)
+	}
 	markers, ok := counterpartMarkers[kind]
 	if !ok {
 		return nil, fmt.Errorf("sim: unknown counterpart kind %q; use %q, %q or %q", kind, CounterpartHints, CounterpartGuard, CounterpartAutoscaler)
@@ -117,6 +120,7 @@ func cloneScenario(s *Scenario) *Scenario {
 		}
 		c.Autoscaler = &a
 	}
+	clonePools(&c, s)
 	return &c
 }
 

@@ -11,6 +11,8 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -81,9 +83,9 @@ func parseSimFlags(args []string, stderr io.Writer) (simFlags, int) {
 	fs.StringVar(&f.maxMemory, "max-memory", "", "refuse a scenario whose memory estimate exceeds this size (like 6GB or 2GiB; default: no limit)")
 	fs.StringVar(&f.passes, "passes", "", "also write the passes of worker -worker to this file as FPM JSON lines (docs/calibration.md)")
 	fs.IntVar(&f.worker, "worker", -1, "the worker whose passes -passes writes")
-	fs.StringVar(&f.pair, "pair", "", `also run the counterpart and compare: "hints" (hints on/off), "guard" (draining-source guard on/off) or "autoscaler" (the autoscaler against a fixed fleet of fleet.workers)`)
+	fs.StringVar(&f.pair, "pair", "", `also run the counterpart and compare: "hints" (hints on/off), "guard" (draining-source guard on/off), "autoscaler" (the autoscaler against a fixed fleet of fleet.workers); with prefill and decode pools "load-failure" (fail against recompute), "lease" (heartbeat against a fixed 480 s hold, vLLM before 0.22) or "prefill-drain" (three runs: wait, fixed and skip, each compared with wait)`)
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: scalein sim -config FILE|- [-out FILE] [-requests] [-pair hints|guard|autoscaler] [-v] [-max-memory SIZE] [-passes FILE -worker N]")
+		fmt.Fprintln(stderr, "usage: scalein sim -config FILE|- [-out FILE] [-requests] [-pair hints|guard|autoscaler|load-failure|lease|prefill-drain] [-v] [-max-memory SIZE] [-passes FILE -worker N]")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -106,8 +108,8 @@ func parseSimFlags(args []string, stderr io.Writer) (simFlags, int) {
 		return usageError("-passes FILE and -worker N go together (N is a worker id, 0 or more)")
 	case f.passes != "" && f.pair != "":
 		return usageError("-passes exports one run's passes; it does not combine with -pair")
-	case f.pair != "" && f.pair != sim.CounterpartHints && f.pair != sim.CounterpartGuard && f.pair != sim.CounterpartAutoscaler:
-		return usageError("-pair must be %q, %q or %q (got %q)", sim.CounterpartHints, sim.CounterpartGuard, sim.CounterpartAutoscaler, f.pair)
+	case f.pair != "" && !slices.Contains(pairKinds(), f.pair):
+		return usageError("-pair must be one of %s (got %q)", strings.Join(pairKinds(), ", "), f.pair)
 	}
 	return f, -1
 }
@@ -143,6 +145,9 @@ func readSimScenario(f simFlags, stdin io.Reader, stderr io.Writer) (*sim.Scenar
 // -passes) sees the passes of the single run.
 func runScenarios(ctx context.Context, s *sim.Scenario, pair string, pass func(sim.PassRecord), stderr io.Writer) (any, int) {
 	progress := newProgressLine(stderr, isTerminal(stderr))
+	if pair == sim.CounterpartPrefillDrain {
+		return runDrainModes(ctx, s, progress, stderr)
+	}
 	if pair == "" {
 		r, err := sim.Run(ctx, s, sim.RunOptions{Progress: progress.reporter(0, 1), Pass: pass})
 		if err != nil {
@@ -201,7 +206,9 @@ func checkMemory(s *sim.Scenario, f simFlags, displayName string, stderr io.Writ
 		return 0
 	}
 	est := sim.EstimateMemory(s)
-	if f.pair != "" {
+	if f.pair == sim.CounterpartPrefillDrain {
+		est.Bytes *= 3 // three runs at once, of one size
+	} else if f.pair != "" {
 		if c, err := sim.Counterpart(s, f.pair); err == nil {
 			other := sim.EstimateMemory(c)
 			est.Bytes += other.Bytes

@@ -204,7 +204,102 @@ func randomScenario(seed uint64) map[string]any {
 	if autoscaler != nil {
 		sc["autoscaler"] = autoscaler
 	}
+	if seed%10 == 2 || seed%10 == 5 || seed%10 == 8 {
+		disaggregate(sc, rng, workers)
+	}
 	return sc
+}
+
+// disaggregate turns about 30 % of the random scenarios into prefill and decode pools
+// (docs/model.md#model-5): pool sizes and a smaller decode pool, leases, failure policies,
+// drain modes, per-pool scale-in and autoscalers, route_to among the prefill workers.
+func disaggregate(sc map[string]any, rng *rand.Rand, workers int) {
+	pick := func(xs ...float64) float64 { return xs[rng.IntN(len(xs))] }
+	P, D := 1+rng.IntN(min(workers, 3)+1), 1+rng.IntN(3)
+	fleet := sc["fleet"].(map[string]any)
+	delete(fleet, "workers")
+	decode := map[string]any{"workers": D}
+	if rng.IntN(2) == 0 {
+		decode["max_num_seqs"] = 1 + rng.IntN(2)
+		decode["max_batched_tokens"] = fleet["max_batched_tokens"]
+	}
+	d := map[string]any{
+		"prefill":             map[string]any{"workers": P},
+		"decode":              decode,
+		"transfer":            map[string]any{"latency_ms": pick(0, 0.5, 1), "bandwidth_gbps": pick(0.01, 0.1, 1, 50)},
+		"load_failure_policy": []string{"fail", "recompute"}[rng.IntN(2)],
+		"prefill_drain":       map[string]any{"mode": []string{"wait", "fixed", "skip"}[rng.IntN(3)], "fixed_ms": pick(0, 3, 10, 40)},
+	}
+	if rng.IntN(2) == 0 {
+		d["lease"] = map[string]any{"mode": "fixed", "ttl_ms": pick(1, 5, 20)}
+	}
+	sc["disaggregation"] = d
+	sc["kvcr"] = map[string]any{"enabled": false}
+	for _, r := range sc["workload"].(map[string]any)["requests"].([]any) {
+		m := r.(map[string]any)
+		if _, ok := m["route_to"]; ok {
+			m["route_to"] = rng.IntN(P)
+		}
+	}
+	var actions []any
+	drained := map[string]int{}
+	named := map[int]bool{}
+	for range rng.IntN(4) {
+		a := map[string]any{"at_ms": float64(rng.IntN(80))}
+		role, pool := "prefill", P
+		if rng.IntN(2) == 0 {
+			role, pool = "decode", D
+		}
+		if drained[role] >= pool-1 {
+			continue
+		}
+		if rng.IntN(2) == 0 {
+			id := rng.IntN(pool)
+			if role == "decode" {
+				id += P
+			}
+			if named[id] {
+				continue
+			}
+			named[id] = true
+			a["workers"] = []int{id}
+		} else {
+			a["count"], a["role"] = 1, role
+			a["select"] = []string{"highest_id", "least_loaded", "least_cached"}[rng.IntN(3)]
+		}
+		drained[role]++
+		if rng.IntN(2) == 0 {
+			a["grace_ms"] = float64(rng.IntN(40))
+		}
+		actions = append(actions, a)
+	}
+	sc["scale_in"] = append([]any{}, actions...)
+	if a, ok := sc["autoscaler"].(map[string]any); ok {
+		pools := map[string]any{}
+		for _, role := range []string{"prefill", "decode"} {
+			if rng.IntN(3) == 0 {
+				continue
+			}
+			c := map[string]any{}
+			for k, v := range a {
+				c[k] = v
+			}
+			n := P
+			if role == "decode" {
+				n = D
+			}
+			c["min_workers"] = 1 + rng.IntN(n)
+			c["max_workers"] = c["min_workers"].(int) + rng.IntN(n+2)
+			if role == "prefill" && rng.IntN(3) == 0 {
+				c["metric"], c["target"] = "handoffs_held", pick(0.5, 1, 2)
+				delete(c, "aggregate")
+				c["source"] = "pods"
+			}
+			pools[role] = c
+		}
+		sc["autoscaler"] = pools
+		sc["scale_in"] = []any{}
+	}
 }
 
 // checkInvariants verifies conservation of G1 and G2 blocks and pins against the requests,
@@ -247,6 +342,13 @@ func checkInvariants(t *testing.T, e *engine) {
 			}
 		}
 		nReq := 0
+		for q := w.held.head; q != nil; q = q.next {
+			hold(q)
+			nReq++
+		}
+		if w.ph != nil {
+			checkHolds(t, e, w, g1refs[w])
+		}
 		for q := w.pre.head; q != nil; q = q.next {
 			hold(q)
 			nReq++
@@ -347,9 +449,14 @@ func checkRandomScenario(t *testing.T, seed uint64) {
 		require.Equal(t, StateActive, w.state, "seed %d: worker %d still draining at the end", seed, w.id)
 	}
 	rep := e.report()
-	require.Equal(t, rep.Summary.Requests.Total, rep.Summary.Requests.Completed+rep.Summary.Requests.Killed)
+	failed := int64(0)
+	if e.pd != nil {
+		failed = *rep.Summary.Requests.Failed
+		checkPDEnd(t, e, rep)
+	}
+	require.Equal(t, rep.Summary.Requests.Total, rep.Summary.Requests.Completed+rep.Summary.Requests.Killed+failed, "seed %d: every request ends once", seed)
 	for _, r := range rep.Requests {
-		require.Contains(t, []string{StatusCompleted, StatusKilled}, r.Status)
+		require.Contains(t, []string{StatusCompleted, StatusKilled, StatusFailed}, r.Status)
 		if r.Status == StatusCompleted {
 			require.NotNil(t, r.DoneMS)
 		}
@@ -378,7 +485,7 @@ func checkRouting(t *testing.T, e *engine, r *request, target *worker, hint int3
 		var best *worker
 		bestCost := 0.0
 		for _, w := range e.ws {
-			if w.state != StateActive {
+			if w.state != StateActive || w.role == roleDecode {
 				continue
 			}
 			// Oracle: each tier probed on its own, independent of the index and of prefix().
@@ -464,6 +571,10 @@ func checkModel3(t *testing.T, s *Scenario, rep *Report) {
 	require.Equal(t, moves, rep.Summary.Requests.Migrated, "migrations: requests vs summary")
 	require.Equal(t, moves, bucketMoves, "migrations: requests vs time series")
 	require.Equal(t, killed, rep.Summary.Requests.Killed)
+	if s.Disaggregation != nil {
+		checkPoolAutoscalers(t, s, rep)
+		return
+	}
 	a := s.Autoscaler
 	if a == nil {
 		require.Nil(t, rep.Autoscaler)

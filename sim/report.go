@@ -74,28 +74,30 @@ type PoolWorkerSeconds struct {
 	Decode  float64 `json:"decode"`
 }
 
-// OptNumber is a report member that only scenarios with disaggregation have: absent otherwise
-// (the zero value), else a number or null.
+// OptNumber is a report member that only scenarios with disaggregation have: a nil *OptNumber
+// is absent (omitempty, which costs an aggregated report nothing), else a number or null.
 type OptNumber struct {
-	set, null bool
-	v         float64
+	null bool
+	v    float64
 }
 
-// NumberOf is a present number; NullNumber a present null.
-func NumberOf(v float64) OptNumber { return OptNumber{set: true, v: v} }
+// NumberOf is a present number.
+func NumberOf(v float64) *OptNumber { return &OptNumber{v: v} }
 
 // NullNumber is a present null.
-func NullNumber() OptNumber { return OptNumber{set: true, null: true} }
-
-// IsZero reports an absent member (omitzero).
-func (o OptNumber) IsZero() bool { return !o.set }
+func NullNumber() *OptNumber { return &OptNumber{null: true} }
 
 // Value returns the number and whether it is one (not null or absent).
-func (o OptNumber) Value() (float64, bool) { return o.v, o.set && !o.null }
+func (o *OptNumber) Value() (float64, bool) {
+	if o == nil || o.null {
+		return 0, false
+	}
+	return o.v, true
+}
 
 // MarshalJSON writes null or the number.
 func (o OptNumber) MarshalJSON() ([]byte, error) {
-	if o.null || !o.set {
+	if o.null {
 		return []byte("null"), nil
 	}
 	return json.Marshal(o.v)
@@ -104,14 +106,14 @@ func (o OptNumber) MarshalJSON() ([]byte, error) {
 // UnmarshalJSON reads null or a number.
 func (o *OptNumber) UnmarshalJSON(b []byte) error {
 	if string(b) == "null" {
-		*o = NullNumber()
+		*o = OptNumber{null: true}
 		return nil
 	}
 	var v float64
 	if err := json.Unmarshal(b, &v); err != nil {
 		return err
 	}
-	*o = NumberOf(v)
+	*o = OptNumber{v: v}
 	return nil
 }
 
@@ -284,8 +286,8 @@ type WorkerRow struct {
 	// Model 5 only: the worker's pool, and for a prefill worker its held block-seconds
 	// (null on a decode worker).
 	Role                     string    `json:"role,omitempty"`
-	HeldBlockSeconds         OptNumber `json:"held_block_seconds,omitzero"`
-	HeldBlockSecondsDraining OptNumber `json:"held_block_seconds_draining,omitzero"`
+	HeldBlockSeconds         *OptNumber `json:"held_block_seconds,omitempty"`
+	HeldBlockSecondsDraining *OptNumber `json:"held_block_seconds_draining,omitempty"`
 }
 
 // ScaleInRow reports one scale-in action: the ids it drained and those it skipped because they
@@ -372,9 +374,9 @@ type RequestRow struct {
 	Migrations       int64    `json:"migrations"`
 	// Model 5 only: its last handoff's prefill worker, wait for a decode admission and
 	// transfer (null where none).
-	PrefillWorker OptNumber `json:"prefill_worker,omitzero"`
-	HandoffWaitMS OptNumber `json:"handoff_wait_ms,omitzero"`
-	TransferMS    OptNumber `json:"transfer_ms,omitzero"`
+	PrefillWorker *OptNumber `json:"prefill_worker,omitempty"`
+	HandoffWaitMS *OptNumber `json:"handoff_wait_ms,omitempty"`
+	TransferMS    *OptNumber `json:"transfer_ms,omitempty"`
 }
 
 // SimStats describes the run itself, not the model; it is excluded from the digest.

@@ -285,7 +285,7 @@ type WorkerRow struct {
 	PullsReceived     int64    `json:"pulls_received"`
 	// Model 5 only: the worker's pool, and for a prefill worker its held block-seconds
 	// (null on a decode worker).
-	Role                     string    `json:"role,omitempty"`
+	Role                     string     `json:"role,omitempty"`
 	HeldBlockSeconds         *OptNumber `json:"held_block_seconds,omitempty"`
 	HeldBlockSecondsDraining *OptNumber `json:"held_block_seconds_draining,omitempty"`
 }

@@ -1,7 +1,7 @@
 // Package sim is the discrete-event simulator of docs/model.md: a fleet of LLM inference
 // workers with G1 (GPU) and G2 (host) KV caches, KVCR peer pulls guided by router hints,
-// scale-in, load that changes and migration (model 3), and the Kubernetes HPA controller in the
-// loop (model 4).
+// scale-in, load that changes and migration (model 3), the Kubernetes HPA controller in the
+// loop (model 4), and prefill and decode pools with KV handoffs (model 5).
 //
 // It is pure: no HTTP, no SQL, and no file access except through TraceSource.
 //
@@ -32,7 +32,15 @@
 //	estimate          memory_estimate_shape.go (block-key counts), memory_estimate_autoscaler.go
 //	the report        report.go (the types), reportbuild.go (building it and its digest),
 //	                  timeseries.go, headline.go (the headline figures), format.go
-//	pairs of runs     compare.go, compare_autoscaler.go (counterparts: hints, guard, autoscaler)
+//	pairs of runs     compare.go, compare_autoscaler.go (counterparts: hints, guard, autoscaler),
+//	                  compare_pd.go (load-failure, lease, and prefill-drain's three runs)
+//	prefill and       disagg.go (the disaggregation scenario, its parsing and validation);
+//	decode pools      pools.go (the pools' workers, routing a handoff to a decode worker, the
+//	(model 5)         decode worker's scan, the report additions); handoff.go (what happens to a
+//	                  prompt's KV between its prefill and decode workers: the handoff and the
+//	                  blocks held for it, its pull, landing, lease and failures);
+//	                  prefill_drain.go (drain modes wait, fixed and skip, and the forced removal
+//	                  of either pool's workers); pool_autoscalers.go (an autoscaler per pool)
 //
 // Beside the package: podautoscaler (one sync of the Kubernetes HPA controller), whatif
 // (sweeps, drain and tune plans over many runs), hpa (Kubernetes manifests in and out),

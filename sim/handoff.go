@@ -86,6 +86,14 @@ func (e *engine) makeHandoff(w *worker, r *request) {
 	r.ho = h
 	e.noteLoad(w)
 	d := e.routeDecode()
+	if d == nil {
+		// No active decode worker (each pool keeps one active, so this does not happen): the
+		// handoff fails as at a decode worker's removal, on the worker the request was on.
+		h.dst = w
+		r.w = w
+		e.failHandoff(h, causeDecodeRemoved)
+		return
+	}
 	e.sendToDecode(r, h, d)
 }
 

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"bytes"
 	"embed"
 )
 
@@ -16,6 +17,9 @@ type Preset struct {
 	// Long is a preset that takes a while to simulate (a real-time day of 1.4 M requests, a
 	// fleet of 2,048): the everyday tests leave it to SCALEIN_SLOW=1.
 	Long bool
+	// Pools is a preset with prefill and decode pools (docs/model.md#model-5), which the web
+	// form cannot hold yet: Presets leaves it out, AllPresets and PresetByKey have it.
+	Pools bool
 }
 
 // presetCatalog orders the presets and describes them; the scenario itself is presets/KEY.json.
@@ -83,25 +87,44 @@ var presetCatalog = []struct {
 		"The evening of the day (22:00–24:00 in real time) with long answers (512 tokens), a 30 s scale-down window and a 2 s grace: drains outlast the grace, forced removals would kill requests, and router.migration_limit 2 moves them to other workers instead (set it to 0 to see the kills).",
 		false,
 	},
+	{
+		"pd-night",
+		"Prefill and decode pools: two prefill workers drained at 03:00",
+		"A real-time night (02:00–04:00, 3 then 1.5 conversation sessions/s) on 4 prefill + 12 decode workers whose decode pool is nearly full (4 sequences each). At 03:00 the two highest prefill workers drain (prefill_drain wait, vLLM's heartbeat lease, 60 s grace): they hold prompts' KV until busy decode workers pull it. Try prefill_drain fixed (Dynamo's 30 s) or skip, and load_failure_policy recompute.",
+		true,
+	},
 }
 
 // Presets returns the built-in scenarios in display order. A preset whose file is missing is
 // left out rather than failing, so the list still works while presets are being added.
 func Presets() []Preset {
+	var out []Preset
+	for _, p := range AllPresets() {
+		if !p.Pools {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// AllPresets returns every built-in scenario in display order, the ones with prefill and
+// decode pools included.
+func AllPresets() []Preset {
 	out := make([]Preset, 0, len(presetCatalog))
 	for _, p := range presetCatalog {
 		data, err := presetFiles.ReadFile("presets/" + p.key + ".json")
 		if err != nil {
 			continue
 		}
-		out = append(out, Preset{Key: p.key, Title: p.title, Description: p.description, JSON: data, Long: p.long})
+		out = append(out, Preset{Key: p.key, Title: p.title, Description: p.description, JSON: data, Long: p.long,
+			Pools: bytes.Contains(data, []byte(`"disaggregation"`))})
 	}
 	return out
 }
 
 // PresetByKey returns the preset with this key.
 func PresetByKey(key string) (Preset, bool) {
-	for _, p := range Presets() {
+	for _, p := range AllPresets() {
 		if p.Key == key {
 			return p, true
 		}

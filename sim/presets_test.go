@@ -9,11 +9,14 @@ import (
 )
 
 func TestPresetsParse(t *testing.T) {
-	presets := Presets()
+	presets := AllPresets()
 	require.NotEmpty(t, presets)
+	for _, p := range Presets() {
+		assert.False(t, p.Pools, "%s: the form cannot hold pools yet", p.Key)
+	}
 	order := map[string]int{"incident": 0, "e2": 1, "mooncake-16to12": 2, "large-fleet": 3,
 		"autoscaler-legacy": 4, "autoscaler-defaults": 5, "autoscaler-day": 6, "autoscaler-keda": 7,
-		"autoscaler-dynamo": 8, "autoscaler-grace": 9}
+		"autoscaler-dynamo": 8, "autoscaler-grace": 9, "pd-night": 10}
 	last := -1
 	for _, p := range presets {
 		t.Run(p.Key, func(t *testing.T) {
@@ -157,4 +160,27 @@ func TestPresetAutoscalerGrace(t *testing.T) {
 	off := mustRun(t, s)
 	assert.Zero(t, off.Summary.Requests.Migrated)
 	assert.Positive(t, off.Summary.Requests.Killed)
+}
+
+// The P/D night: pools as described; the drained prefill workers hold handoffs while draining
+// (wait mode), and skip fails what wait served. A real-time two hours: SCALEIN_SLOW=1 runs it.
+func TestPresetPDNight(t *testing.T) {
+	p, ok := PresetByKey("pd-night")
+	require.True(t, ok)
+	s, err := Parse(p.JSON, ParseEnv{})
+	require.NoError(t, err)
+	require.NotNil(t, s.Disaggregation)
+	assert.Equal(t, 4, s.Disaggregation.Prefill.Workers)
+	assert.Equal(t, 12, s.Disaggregation.Decode.Workers)
+	assert.Equal(t, RolePrefill, s.ScaleIn[0].Role)
+	if !slowTests() {
+		t.Skip("two real-time hours, about 10 s of CPU: SCALEIN_SLOW=1 runs them")
+	}
+	rep := mustRun(t, s)
+	assert.Positive(t, rep.Summary.Disaggregation.HeldBlockSecondsDraining)
+	assert.Zero(t, *rep.Summary.Requests.Failed)
+	skip := cloneScenario(s)
+	skip.Disaggregation.PrefillDrain.Mode = DrainSkip
+	rs := mustRun(t, skip)
+	assert.Positive(t, rs.Summary.Disaggregation.Failed.SourceSkipped)
 }

@@ -201,17 +201,6 @@ func markHandoffs(batch []*request) {
 // activePrefill reports whether a prefill worker is active.
 func (e *engine) activePrefill() bool { return e.pd.active[rolePrefill] > 0 }
 
-// poolIDs lists the active workers of a role.
-func (e *engine) poolActive(role uint8) []*worker {
-	var act []*worker
-	for _, w := range e.ws {
-		if w.role == role && w.state == StateActive {
-			act = append(act, w)
-		}
-	}
-	return act
-}
-
 // sortedByMade orders handoffs by the order they were made.
 func sortedByMade(hs []*handoff) []*handoff {
 	out := slices.Clone(hs)

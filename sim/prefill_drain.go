@@ -1,7 +1,5 @@
 package sim
 
-import "slices"
-
 // Draining and removing workers of the two pools (docs/model.md#model-5 "Prefill drain",
 // "Decode drain"): a prefill worker's removal by prefill_drain.mode, the failures of its
 // outstanding handoffs, and the forced removal of either kind of worker.
@@ -154,9 +152,4 @@ func (e *engine) forceRemoveDecode(w *worker) {
 	for _, r := range migrate {
 		e.migrate(w, r)
 	}
-}
-
-// deleteWorker removes w from a list of workers.
-func deleteWorker(ws []*worker, w *worker) []*worker {
-	return slices.DeleteFunc(ws, func(x *worker) bool { return x == w })
 }

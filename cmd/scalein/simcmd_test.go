@@ -70,6 +70,33 @@ func TestSimInvalidExamplesExitTwo(t *testing.T) {
 		"autoscaler-target-not-milli.json":           "autoscaler.target",
 		"autoscaler-unknown-source.json":             "autoscaler.source",
 		"autoscaler-window-above-hour.json":          "autoscaler.behavior.scale_down.window_ms",
+		// model 5 (docs/model.md#model-5)
+		"autoscaler-handoffs-held-without-disaggregation.json": "autoscaler.metric",
+		"scale-in-role-without-disaggregation.json":            "scale_in[0].role",
+		"pd-autoscaler-handoffs-held-on-decode.json":           "autoscaler.decode.metric",
+		"pd-autoscaler-not-per-role.json":                      "autoscaler.interval_ms",
+		"pd-autoscaler-role-min-zero.json":                     "autoscaler.decode.min_workers",
+		"pd-block-size-per-role.json":                          "disaggregation.prefill.block_size",
+		"pd-count-without-role.json":                           "scale_in[0].role",
+		"pd-decode-workers-zero.json":                          "disaggregation.decode.workers",
+		"pd-drain-fixed-negative.json":                         "disaggregation.prefill_drain.fixed_ms",
+		"pd-drain-mode-unknown.json":                           "disaggregation.prefill_drain.mode",
+		"pd-fleet-workers.json":                                "fleet.workers",
+		"pd-kvcr-enabled.json":                                 "kvcr.enabled",
+		"pd-lease-ttl-with-heartbeat.json":                     "disaggregation.lease.ttl_ms",
+		"pd-lease-ttl-zero.json":                               "disaggregation.lease.ttl_ms",
+		"pd-lease-unknown-mode.json":                           "disaggregation.lease.mode",
+		"pd-load-failure-policy-unknown.json":                  "disaggregation.load_failure_policy",
+		"pd-prefill-missing.json":                              "disaggregation.prefill",
+		"pd-request-too-large-for-decode.json":                 "workload.requests[0]",
+		"pd-role-batched-below-seqs.json":                      "disaggregation.decode.max_batched_tokens",
+		"pd-role-timing-negative.json":                         "disaggregation.prefill.timing.prefill_ms",
+		"pd-role-unknown-field.json":                           "disaggregation.decode.max_seqs",
+		"pd-route-to-decode-worker.json":                       "workload.requests[0].route_to",
+		"pd-scale-in-leaves-no-decode.json":                    "scale_in",
+		"pd-transfer-bandwidth-zero.json":                      "disaggregation.transfer.bandwidth_gbps",
+		"pd-transfer-latency-negative.json":                    "disaggregation.transfer.latency_ms",
+		"pd-unknown-field.json":                                "disaggregation.handoff",
 	}
 	files, err := filepath.Glob(filepath.Join(examples, "invalid", "*.json"))
 	require.NoError(t, err)
@@ -102,7 +129,7 @@ func TestSimUsageErrors(t *testing.T) {
 	}{
 		{"unknown flag", []string{"sim", "-bogus"}, "flag provided but not defined"},
 		{"missing config", []string{"sim"}, "-config is required"},
-		{"bad pair", []string{"sim", "-config", "x.json", "-pair", "bandwidth"}, `-pair must be "hints", "guard" or "autoscaler"`},
+		{"bad pair", []string{"sim", "-config", "x.json", "-pair", "bandwidth"}, `-pair must be one of hints, guard, autoscaler, load-failure, lease, prefill-drain`},
 		{"extra argument", []string{"sim", "-config", "x.json", "extra"}, `unexpected argument "extra"`},
 		{"unknown command", []string{"simulate"}, `unknown command "simulate"`},
 	}

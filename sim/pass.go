@@ -49,7 +49,7 @@ func (e *engine) startPass(w *worker) bool {
 	// Zero-length passes would end at this same instant, one per repetition of it (#precise-rules), which
 	// a stretch cannot tell apart by time: they are simulated one by one. Later passes of a
 	// stretch are no shorter (K only grows).
-	if P == 0 && dur > 0 && w.nReq == len(w.running) && e.opt.Pass == nil && !e.perPass {
+	if P == 0 && dur > 0 && w.nReq == len(w.running) && e.opt.Pass == nil && !e.perPass && (w.role != roleDecode || allEmitted(batch)) {
 		w.stretchLeft = stretchLen(w, e.s.Fleet.BlockSize) - 1
 	}
 	e.schedulePass(w)

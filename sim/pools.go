@@ -325,3 +325,15 @@ func roleOf(role string) uint8 {
 	}
 	return roleAggregated
 }
+
+// allEmitted reports whether every request of a decode-only batch has emitted a token before:
+// a landed handoff emits its first token in a pass without prefill, which a stretch must not
+// hide (the first token's instant is recorded at the end of its own pass).
+func allEmitted(batch []*request) bool {
+	for _, r := range batch {
+		if r.firstToken < 0 {
+			return false
+		}
+	}
+	return true
+}

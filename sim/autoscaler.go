@@ -411,6 +411,9 @@ func (e *engine) startWorker(c *scaler) *worker {
 	if e.pd != nil {
 		w.f = &e.pd.fleets[c.role]
 		e.pd.starting[c.role]++
+		if c.role == rolePrefill {
+			w.ph = &prefillHolds{refs: make([]int32, w.f.GPUBlocks), tLast: e.now}
+		}
 	}
 	e.ws = append(e.ws, w)
 	e.pendPrefill = append(e.pendPrefill, 0)

@@ -51,3 +51,28 @@ func TestAggregatedScenarioJSONUnchangedByModel5Fields(t *testing.T) {
 	assert.NotContains(t, string(s.CanonicalJSON()), "disaggregation")
 	assert.Contains(t, string(s.CanonicalJSON()), `"fleet":{"workers":16,`)
 }
+
+// A prefill worker the autoscaler starts and cancels, or that is still starting at the end,
+// has a row with zero held block-seconds.
+func TestPoolAutoscalerStartingPrefillWorkersReport(t *testing.T) {
+	s := mustParse(t, `{"name": "pd starts", "fleet": {"gpu_blocks": 64, "host_blocks": 0, "block_size": 16, "max_num_seqs": 4, "max_batched_tokens": 64,
+		"timing": {"prefill_ms": 2, "prefill_ms_per_1k_tokens": 0, "decode_ms": 1, "decode_ms_per_seq": 0, "decode_ms_per_1k_kv_tokens": 0}},
+		"disaggregation": {"prefill": {"workers": 1}, "decode": {"workers": 1}},
+		"autoscaler": {"prefill": {"interval_ms": 5, "metric": "requests_per_worker", "target": 1, "tolerance": 0, "max_workers": 4,
+			"startup_ms": 1000, "behavior": {"scale_down": {"window_ms": 0}}}},
+		"workload": {"type": "requests", "requests": [
+			{"id": "a", "at_ms": 0, "blocks": ["A*3"], "output_tokens": 40},
+			{"id": "b", "at_ms": 0, "blocks": ["B*3"], "output_tokens": 40},
+			{"id": "c", "at_ms": 0, "blocks": ["C*3"], "output_tokens": 40},
+			{"id": "d", "at_ms": 0, "blocks": ["D*3"], "output_tokens": 40}]},
+		"report": {"per_request": true}}`)
+	rep := mustRun(t, s)
+	require.Greater(t, len(rep.Workers), 2, "the prefill autoscaler started workers")
+	for _, w := range rep.Workers[2:] {
+		assert.Equal(t, RolePrefill, w.Role)
+		v, ok := w.HeldBlockSeconds.Value()
+		assert.True(t, ok)
+		assert.Zero(t, v)
+	}
+	assert.Equal(t, int64(4), rep.Summary.Requests.Completed)
+}

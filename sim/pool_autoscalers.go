@@ -59,7 +59,7 @@ func (e *engine) activatedPD(w *worker) {
 	pd.starting[w.role]--
 	pd.active[w.role]++
 	if w.role == rolePrefill {
-		w.ph = &prefillHolds{refs: make([]int32, w.f.GPUBlocks), tLast: e.now}
+		w.ph.tLast = e.now
 	}
 }
 

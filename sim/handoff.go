@@ -65,8 +65,7 @@ func (e *engine) makeHandoff(w *worker, r *request) {
 	w.nReq--
 	e.pendPrefill[w.id] -= int64(r.pending)
 	r.pending = 0
-	h := &handoff{seq: int64(len(pd.hos)), r: r, src: w, blocks: r.blocks, made: e.now, expire: -1, wait: -1, transfer: -1}
-	pd.hos = append(pd.hos, h)
+	h := &handoff{seq: pd.handoffs, r: r, src: w, blocks: r.blocks, made: e.now, expire: -1, wait: -1, transfer: -1}
 	r.blocks = nil
 	ph := w.ph
 	ph.flush(e.now)
@@ -80,6 +79,10 @@ func (e *engine) makeHandoff(w *worker, r *request) {
 	ph.n++
 	pd.handoffs++
 	if pd.ttlNS >= 0 {
+		if pd.leased == nil {
+			pd.leased = map[int64]*handoff{}
+		}
+		pd.leased[h.seq] = h
 		h.expire = addNS(e.now, pd.ttlNS)
 		pd.timers.push(event{t: h.expire, seq: h.seq, kind: evLease})
 	}
@@ -126,6 +129,7 @@ func (e *engine) releaseHold(h *handoff) {
 	}
 	h.blocks = nil
 	ph.n--
+	delete(e.pd.leased, h.seq) // an ended hold is not kept for its expiry event
 	if len(ph.open) > 2*ph.n+16 {
 		ph.open = slices.DeleteFunc(ph.open, func(x *handoff) bool { return x.ended })
 	}
@@ -242,7 +246,9 @@ func (e *engine) expireLeases() bool {
 	for len(pd.timers) > 0 && pd.timers[0].t <= e.now {
 		ev := pd.timers.pop()
 		if ev.kind == evLease {
-			due = append(due, pd.hos[ev.seq])
+			if h, ok := pd.leased[ev.seq]; ok {
+				due = append(due, h)
+			}
 		}
 	}
 	due = append(due, pd.expireNow...)

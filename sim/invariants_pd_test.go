@@ -49,11 +49,13 @@ func checkPDEnd(t *testing.T, e *engine, rep *Report) {
 	for _, n := range pd.failed {
 		failed += n
 	}
-	require.Equal(t, int64(len(pd.hos)), pd.handoffs)
 	require.Equal(t, pd.handoffs, pd.landed+failed, "every handoff lands or fails, once")
-	for _, h := range pd.hos {
-		require.True(t, h.ended, "handoff of %s never ended", h.r.id)
-		require.Nil(t, h.blocks, "handoff of %s keeps blocks", h.r.id)
+	require.Empty(t, pd.leased, "a handoff under a fixed lease never ended")
+	for _, r := range e.rows {
+		if h := r.ho; h != nil {
+			require.True(t, h.ended, "handoff of %s never ended", h.r.id)
+			require.Nil(t, h.blocks, "handoff of %s keeps blocks", h.r.id)
+		}
 	}
 	for _, w := range e.ws {
 		if w.ph == nil {

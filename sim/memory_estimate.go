@@ -67,6 +67,8 @@ const (
 	// that holds its arrival by value until it arrives, a share of the event heaps, transfers
 	// and pulls.
 	requestBytes = 808
+	// Per handoff (model 5): its record and its pull.
+	handoffBytes = 320
 	// Per prompt block of a request in flight: its chained key (8), its G1 slot number (4,
 	// appended: up to 2×), and the slot numbers of its pull (source and destination), restore,
 	// landed entries and write-through transfer (4 each); per output block, its G1 slot
@@ -256,6 +258,16 @@ func (e *estimator) drainTables() {
 // requestsInFlight counts the requests that exist at once and every request's TTFT and E2E.
 func (e *estimator) requestsInFlight() {
 	w := e.w
+	if e.s.Disaggregation != nil {
+		// Each request in flight may have a handoff, its pull and its block list on the decode
+		// worker; with per-request rows every request keeps its last handoff.
+		n := w.inFlight
+		if e.s.Report.PerRequest {
+			n = w.requests
+		}
+		e.add("disaggregation", fmt.Sprintf("handoffs of up to %s requests", groupDigits(n)),
+			n*handoffBytes+w.inFlightBlocks*4)
+	}
 	e.add(w.field, fmt.Sprintf("requests in flight: up to %s of %s, %s blocks",
 		groupDigits(w.inFlight), w.what, groupDigits(w.inFlightBlocks)),
 		w.inFlight*requestBytes+w.inFlightPromptBlocks*requestBlockBytes+

@@ -382,3 +382,8 @@ func TestKeyCensusKeptPerTrace(t *testing.T) {
 	EstimateMemory(s16) // a census of another block size in the cache does not answer for it
 	require.Equal(t, want, EstimateMemory(s64bs))
 }
+
+func TestMemoryFigureCoversHandoffs(t *testing.T) {
+	size := unsafe.Sizeof(handoff{}) + unsafe.Sizeof(pull{})
+	require.LessOrEqual(t, int64(size), int64(handoffBytes), "handoff + pull is %d bytes: raise handoffBytes", size)
+}

@@ -38,9 +38,9 @@ type pdState struct {
 	recompute bool
 	mode      string // prefill_drain.mode
 
-	hos        []*handoff // every handoff, by seq (made order)
-	timers     eventHeap  // lease expiries (evLease) and fixed drain deadlines (evFixed)
-	expireNow  []*handoff // re-routed holds whose lease ended by the instant of the re-route
+	leased     map[int64]*handoff // fixed lease: the open handoffs by seq, for their expiry events
+	timers     eventHeap          // lease expiries (evLease) and fixed drain deadlines (evFixed)
+	expireNow  []*handoff         // re-routed holds whose lease ended by the instant of the re-route
 	bufDue     []*handoff
 	interrupts []*worker // decode workers sent a handoff in this step 2
 

@@ -105,6 +105,12 @@ type Request struct {
 // Normalize fills the defaults and checks the request against the base scenario. Problems come
 // back as a *sim.ValidationError with paths like "goal.remove" or "search.waves[1]".
 func Normalize(base *sim.Scenario, req Request) (Request, error) {
+	if base.Disaggregation != nil {
+		// Plans search one fleet's removals, capacity and autoscaler (docs/model.md#model-5 has
+		// two pools): refused with a clear message until they search per pool.
+		return req, &sim.ValidationError{Errors: []sim.FieldError{{Path: "goal",
+			Message: "plans do not support prefill and decode pools yet (the scenario has disaggregation); run it, compare it or sweep it, or plan on an aggregated fleet"}}}
+	}
 	if req.Goal.Diagnose != nil {
 		return normalizeDiagnose(base, req)
 	}

@@ -73,12 +73,12 @@ func (s *Server) handleImportHPA(w http.ResponseWriter, r *http.Request) error {
 	if len(bytes.TrimSpace(manifest)) == 0 {
 		manifest = []byte(r.FormValue("manifest"))
 	}
-	p, _ := s.whatIfFormPage(&http.Request{Method: http.MethodGet, URL: r.URL}, "plan")
+	p, _ := s.planFormPage(&http.Request{Method: http.MethodGet, URL: r.URL})
 	p.Scenario, p.Notice, p.Manifest = r.FormValue("scenario"), "", string(manifest)
 	status := http.StatusOK
 	if len(bytes.TrimSpace(manifest)) == 0 {
 		p.Errors, status = []string{"manifest: paste an HPA manifest (YAML) or choose a file"}, http.StatusBadRequest
-		return s.render(w, r, status, templates.WhatIfNewView(p))
+		return s.render(w, r, status, templates.PlanNewView(p))
 	}
 	out, im, dropped, err := s.importHPA([]byte(p.Scenario), manifest)
 	if err != nil {
@@ -87,7 +87,7 @@ func (s *Server) handleImportHPA(w http.ResponseWriter, r *http.Request) error {
 			return err
 		}
 		p.Errors = msgs
-		return s.render(w, r, http.StatusBadRequest, templates.WhatIfNewView(p))
+		return s.render(w, r, http.StatusBadRequest, templates.PlanNewView(p))
 	}
 	p.Scenario, p.HasAutoscaler, p.Goal = string(out), true, "tune"
 	p.Imported, p.ImportProblems = importNotes(im, dropped)
@@ -98,7 +98,7 @@ func (s *Server) handleImportHPA(w http.ResponseWriter, r *http.Request) error {
 		}
 		p.Origin = string(origin)
 	}
-	return s.render(w, r, status, templates.WhatIfNewView(p))
+	return s.render(w, r, status, templates.PlanNewView(p))
 }
 
 // apiImportHPA is POST /api/v1/hpa/import: {"scenario"?: {…}, "manifest": "YAML"} → the

@@ -15,12 +15,12 @@ import (
 // and of a diagnose plan (the fleets side by side, the lags' Shapley shares, the 8 runs), and
 // the goal line of both. Other plans are left as they are.
 func planSLOSections(p *templates.PlanPage, plan runs.PlanView) {
-	switch {
-	case plan.Goal.Diagnose != nil:
+	switch plan.Goal.Kind() {
+	case whatif.KindDiagnose:
 		p.Goal = "how far the autoscaler is from an ideal fleet, and what each lag costs"
-	case plan.Goal.Capacity != nil:
+	case whatif.KindCapacity:
 		p.Goal = "one worker's capacity at the SLO"
-	default:
+	case whatif.KindDrain, whatif.KindTune:
 		return
 	}
 	if c := plan.Capacity; c != nil {

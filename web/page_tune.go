@@ -23,7 +23,7 @@ import (
 func (s *Server) handleTunePlan(w http.ResponseWriter, r *http.Request, plan runs.PlanView) error {
 	price, priceField, priceProblem := s.pagePrice(r)
 	suffix := priceSuffix(r)
-	p := templates.TunePlanPage{Page: s.pageOwnedBy(r.Context(), "Tune plan: "+plan.Name, "runs", store.OwnedPlan, plan.ID), ID: plan.ID, Name: plan.Name,
+	p := templates.TunePlanPage{Page: s.pageOwnedBy(r.Context(), "Tune plan: "+plan.Name, "plans", store.OwnedPlan, plan.ID), ID: plan.ID, Name: plan.Name,
 		Status: plan.Status, Error: plan.Error, Final: runs.IsFinal(plan.Status), APIURL: "/api/v1/plans/" + plan.ID,
 		Reason: plan.Reason, Notes: plan.Notes, Runs: plan.Runs, Reused: plan.Reused,
 		Price: priceField, PriceError: priceProblem, PriceSuffix: suffix,
@@ -183,7 +183,7 @@ func (s *Server) handlePlanHPA(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if plan.Goal.Tune == "" {
+	if plan.Goal.Kind() != whatif.KindTune {
 		return notFound("this plan drains workers; only a tune plan (goal.tune) has autoscaler settings to export")
 	}
 	var pick *whatif.Candidate

@@ -23,15 +23,18 @@ type TuneRow struct {
 // TunePlanPage is the permalink of a tune plan (goal.tune "autoscaler").
 type TunePlanPage struct {
 	// Relax is the way out when nothing is feasible.
-	Relax          RelaxLink
-	Page           Page
-	ID             string
-	Name           string
-	Status         string
-	Error          string
-	Final          bool
-	APIURL         string
-	Constraints    string
+	Relax       RelaxLink
+	Page        Page
+	ID          string
+	Name        string
+	Status      string
+	Error       string
+	Final       bool
+	APIURL      string
+	Constraints string
+	// Baseline names the fixed fleet every saving is measured against ("a fixed fleet of 5
+	// workers, the autoscaler's maximum").
+	Baseline       string
 	Recommendation string
 	Reason         string
 	RecommendedID  string

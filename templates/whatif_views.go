@@ -2,6 +2,7 @@ package templates
 
 import (
 	"encoding/json"
+	"strconv"
 
 	"github.com/a-h/templ"
 )
@@ -117,6 +118,10 @@ type PlanNewPage struct {
 	HasSLO                       bool
 	MinAttainment, RatePerWorker string
 	E2EP99MS                     string
+	// BaselineWorkers is the fixed fleet a tune or diagnose plan compares with (empty: the
+	// autoscaler's max_workers, MaxWorkers).
+	BaselineWorkers string
+	MaxWorkers      int
 	// An HPA import: the manifest as given, what it filled, and what the model cannot represent.
 	Manifest       string
 	Imported       string
@@ -178,4 +183,16 @@ type RelaxLink struct {
 	Closest, ClosestRunID, Breaks string
 	// Action is the link's text; URL opens the prefilled plan form.
 	Action, URL string
+}
+
+// baselineDefault says what an empty baseline field compares with: "the autoscaler's maximum,
+// 5 workers".
+func baselineDefault(maxWorkers int) string {
+	if maxWorkers <= 0 {
+		return "the autoscaler's maximum"
+	}
+	if maxWorkers == 1 {
+		return "the autoscaler's maximum, 1 worker"
+	}
+	return "the autoscaler's maximum, " + strconv.Itoa(maxWorkers) + " workers"
 }

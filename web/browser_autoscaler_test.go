@@ -183,7 +183,7 @@ func TestBrowserAutoscalerRun(t *testing.T) {
 	b.chartShot(t, "cmp-workers-over-time", "autoscaler-compare-fleets-1280")
 	fleets := seriesOf(t, b, "cmp-workers-over-time")
 	require.Contains(t, fleets, "autoscaler · starting", "both fleets on one chart with the starting workers: %v", fleets)
-	require.Contains(t, fleets, "fixed fleet of 8 · active", "%v", fleets)
+	require.Contains(t, fleets, "fixed fleet of 12 workers, the autoscaler's maximum · active", "the baseline is max_workers, not the starting 8: %v", fleets)
 	require.Empty(t, b.problems(t), "console errors or CSP violations on the compare page")
 	checkPhoneAndA11y(t, b, compareURL, "autoscaler-compare")
 	require.Empty(t, b.problems(t), "console errors or CSP violations")

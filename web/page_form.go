@@ -162,7 +162,18 @@ func (s *Server) handleCreatePair(w http.ResponseWriter, r *http.Request) error 
 			return err
 		}
 	}
-	a, b, err := pairOrder(sc, kind)
+	baseline := 0
+	if v := strings.TrimSpace(r.PostForm.Get("baseline_workers")); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			return badRequest(fmt.Sprintf("baseline_workers: the fixed fleet's workers must be a whole number of at least 1, or empty for the autoscaler's maximum (got %q)", v))
+		}
+		if kind != sim.CounterpartAutoscaler {
+			return badRequest("baseline_workers is the fixed fleet of the autoscaler pair; leave it empty for the " + kind + " pair")
+		}
+		baseline = n
+	}
+	a, b, err := pairOrder(sc, kind, baseline)
 	if err != nil {
 		return err
 	}

@@ -87,6 +87,9 @@ func (s *Server) fillFromPlan(ctx context.Context, p *templates.PlanNewPage, id 
 	if c.MaxKilled != nil {
 		p.MaxKilled = strconv.FormatInt(*c.MaxKilled, 10)
 	}
+	if n := view.Goal.BaselineWorkers; n > 0 {
+		p.BaselineWorkers = strconv.Itoa(n)
+	}
 	if view.Search.MaxRuns > 0 {
 		p.MaxRuns = strconv.Itoa(view.Search.MaxRuns)
 	}
@@ -122,6 +125,7 @@ func applyPlanQuery(p *templates.PlanNewPage, q url.Values) {
 	set("max_runs", &p.MaxRuns)
 	set("remove", &p.Remove)
 	set("start_ms", &p.StartMS)
+	set("baseline_workers", &p.BaselineWorkers)
 }
 
 // relaxLink is the "nothing feasible" message's way out: the closest candidate (the first of

@@ -39,6 +39,7 @@ func (s *Server) handleTunePlan(w http.ResponseWriter, r *http.Request, plan run
 	if len(plan.Baselines) == 2 {
 		fixed, yours = &plan.Baselines[0], &plan.Baselines[1]
 		p.YoursID = yours.RunID
+		p.Baseline = "a " + fixed.Label
 	}
 	for _, b := range plan.Baselines {
 		p.Baselines = append(p.Baselines, tuneRow(plan.ID, b, price, false))

@@ -177,6 +177,9 @@ func planFormByGoal(p *templates.PlanNewPage, sc *sim.Scenario) {
 	if sc != nil {
 		p.HasAutoscaler = p.HasAutoscaler || sc.Autoscaler != nil
 		p.HasSLO = p.HasSLO || sc.SLO != nil
+		if sc.Autoscaler != nil {
+			p.MaxWorkers = sc.Autoscaler.MaxWorkers
+		}
 	}
 	p.Searched = tuneSearched(sc)
 	switch form.GoalKind(p.Goal) {

@@ -63,7 +63,7 @@ func TestAPITunePlan(t *testing.T) {
 	require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &raw))
 	assert.Equal(t, "autoscaler", raw.Goal["tune"])
 	require.Len(t, raw.Baselines, 2)
-	assert.Equal(t, "fixed fleet of 4 workers", raw.Baselines[0]["label"])
+	assert.Equal(t, "fixed fleet of 4 workers, the autoscaler's maximum", raw.Baselines[0]["label"])
 
 	// The same request is the same plan, answered at once.
 	rec = postJSON(t, s, "/api/v1/plans", body)

@@ -284,7 +284,8 @@ func parsePlanFlags(args []string, stderr io.Writer) (o planOptions, code int, o
 	var minAttainment optionalShare
 	var capacity, diagnose bool
 	var ratePerWorker float64
-	fs := newCommandFlags("plan", "scalein plan -config FILE|- (-remove N -start-ms T | -tune autoscaler | -capacity | -diagnose [-rate-per-worker R]) [-ttft-p99-ms X] [-e2e-p99-ms X] [-min-attainment F] [-max-killed K] [-max-runs M] [-search JSON] [-out FILE] [-hpa FILE [-force]] [-parallel N] [-timing]", stderr)
+	var baseline int
+	fs := newCommandFlags("plan", "scalein plan -config FILE|- (-remove N -start-ms T | -tune autoscaler | -capacity | -diagnose [-rate-per-worker R]) [-baseline-workers N] [-ttft-p99-ms X] [-e2e-p99-ms X] [-min-attainment F] [-max-killed K] [-max-runs M] [-search JSON] [-out FILE] [-hpa FILE [-force]] [-parallel N] [-timing]", stderr)
 	fs.StringVar(&o.config, "config", "", "scenario JSON file, or - for stdin (required; its scale_in is replaced, or with -tune its autoscaler's settings searched)")
 	fs.IntVar(&remove, "remove", 0, "how many workers to drain (required unless -tune)")
 	fs.Float64Var(&startMS, "start-ms", 0, "drain no worker before this instant (ms)")
@@ -292,6 +293,7 @@ func parsePlanFlags(args []string, stderr io.Writer) (o planOptions, code int, o
 	fs.BoolVar(&capacity, "capacity", false, "find one worker's capacity: the highest steady request rate per worker whose runs meet the scenario's slo for -min-attainment of requests (default 0.99), by bisection to 2 % (docs/planning.md)")
 	fs.BoolVar(&diagnose, "diagnose", false, "how far the scenario's autoscaler is from an ideal fleet, and what its signal lag, decision lag and warm-up each cost in attainment and GPU-hours (Shapley values over 8 runs; docs/planning.md)")
 	fs.Float64Var(&ratePerWorker, "rate-per-worker", 0, "with -diagnose, one worker's capacity at the slo in requests/s (default: found by a capacity search)")
+	fs.IntVar(&baseline, "baseline-workers", 0, "with -tune or -diagnose, the fixed fleet the autoscaler is compared with (default: its max_workers)")
 	fs.StringVar(&o.hpa, "hpa", "", "with -tune, also write the recommended settings as Kubernetes manifests (HPA and Deployment patches) to this file")
 	fs.BoolVar(&o.force, "force", false, "with -hpa, replace the file if it exists (without it an existing file is refused: it may be your own manifest)")
 	fs.Var(&ttft, "ttft-p99-ms", "feasible only with TTFT p99 at or below this (ms); no limit by default")
@@ -313,8 +315,12 @@ func parsePlanFlags(args []string, stderr io.Writer) (o planOptions, code int, o
 		return o, fs.usageError("-config is required (a scenario file, or - to read stdin)"), false
 	case diagnose && (capacity || tune != "" || remove != 0 || startMS != 0):
 		return o, fs.usageError("-diagnose is a plan of its own; leave out -capacity, -remove, -start-ms and -tune"), false
+	case baseline != 0 && !diagnose && tune == "":
+		return o, fs.usageError("-baseline-workers is the fixed fleet a -tune or -diagnose plan compares with: use it with one of them"), false
 	case diagnose:
-		return diagnosePlanFlags(o, fs, minAttainment, ratePerWorker, maxRuns, search)
+		o, code, ok := diagnosePlanFlags(o, fs, minAttainment, ratePerWorker, maxRuns, search)
+		o.req.Goal.BaselineWorkers = baseline
+		return o, code, ok
 	case ratePerWorker != 0:
 		return o, fs.usageError("-rate-per-worker is μ for -diagnose: use it with -diagnose"), false
 	case capacity && (tune != "" || remove != 0 || startMS != 0):
@@ -334,7 +340,7 @@ func parsePlanFlags(args []string, stderr io.Writer) (o planOptions, code int, o
 	case o.parallel < 0:
 		return o, fs.usageError("-parallel must be 0 (one per CPU) or more (got %d)", o.parallel), false
 	}
-	o.req = whatif.Request{Goal: whatif.Goal{Remove: remove, StartMS: startMS, Tune: tune},
+	o.req = whatif.Request{Goal: whatif.Goal{Remove: remove, StartMS: startMS, Tune: tune, BaselineWorkers: baseline},
 		Constraints: whatif.Constraints{TTFTP99MS: ttft.v, E2EP99MS: e2e.v, MaxKilled: &maxKilled, MinAttainment: minAttainment.v}}
 	if search != "" {
 		dec := json.NewDecoder(strings.NewReader(search))

@@ -152,6 +152,9 @@ func normalizeDiagnose(base *sim.Scenario, req Request) (Request, error) {
 	if base.Autoscaler == nil {
 		add("goal.diagnose", `needs a scenario with an autoscaler, whose lags it measures: add "autoscaler": {} (Kubernetes' defaults), or load an autoscaler preset`)
 	}
+	if msg := sim.CheckBaselineWorkers("goal.baseline_workers", g.BaselineWorkers); msg != "" {
+		add("goal.baseline_workers", "%s", msg[len("goal.baseline_workers: "):])
+	}
 	if math.IsNaN(d.RatePerWorker) || d.RatePerWorker < 0 || d.RatePerWorker > maxCapacityRatePerS {
 		add("goal.diagnose.rate_per_worker_per_s", "must be one worker's capacity in requests/s, above 0 and at most %s, or left out to find it with a capacity search (got %v)", formatFloat(maxCapacityRatePerS), d.RatePerWorker)
 	}
@@ -239,7 +242,7 @@ func diagnose(ctx context.Context, r Runner, base *sim.Scenario, req Request) (*
 		subsets = append(subsets, c)
 	}
 	ideal := diagnoseCandidate("ideal fleet", idealScenario(base, target))
-	static := diagnoseCandidate("static fleet", staticScenario(base))
+	static := diagnoseCandidate("static fleet", staticScenario(base, req.Goal.BaselineWorkers))
 	if err := p.runBatch(ctx, append(slices.Clone(subsets), ideal, static)); err != nil {
 		return nil, err
 	}
@@ -254,6 +257,7 @@ func diagnose(ctx context.Context, r Runner, base *sim.Scenario, req Request) (*
 		fleetOutcome(FleetIdeal, ideal),
 		fleetOutcome(FleetStatic, static),
 	}
+	d.Fleets[3].Label = sim.BaselinePhrase(base, req.Goal.BaselineWorkers)
 	d.Lags, d.AttainmentGapPoints, d.GPUHoursGap = lagShares(d.Subsets)
 	if d.Lags == nil {
 		notes = append(notes, "a lag subset's run did not finish, so the lags are not attributed")
@@ -470,10 +474,11 @@ func idealScenario(base *sim.Scenario, target float64) *sim.Scenario {
 	return &sc
 }
 
-// staticScenario is the night on a fixed fleet of max_workers and no autoscaler.
-func staticScenario(base *sim.Scenario) *sim.Scenario {
+// staticScenario is the night on the baseline's fixed fleet (max_workers unless named) and no
+// autoscaler.
+func staticScenario(base *sim.Scenario, named int) *sim.Scenario {
 	sc := *base
-	sc.Fleet.Workers = base.Autoscaler.MaxWorkers
+	sc.Fleet.Workers = sim.BaselineWorkers(base, named)
 	sc.Autoscaler = nil
 	sc.Name = withNameSuffix(base.Name, "diagnose: a static fleet of "+Workers(sc.Fleet.Workers))
 	return &sc

@@ -47,6 +47,9 @@ type Goal struct {
 	// Diagnose, when set, asks how far the scenario's autoscaler is from an ideal fleet and what
 	// each of its lags costs (diagnose.go).
 	Diagnose *DiagnoseGoal `json:"diagnose,omitempty"`
+	// BaselineWorkers is the size of the fixed fleet a tune or diagnose plan compares with; 0
+	// is the autoscaler's max_workers (sim.BaselineWorkers).
+	BaselineWorkers int `json:"baseline_workers,omitempty"`
 }
 
 // Kind is which kind of plan a goal asks for.
@@ -169,6 +172,9 @@ func Normalize(base *sim.Scenario, req Request) (Request, error) {
 	}
 	if math.IsNaN(g.StartMS) || g.StartMS < 0 || g.StartMS > 1e10 {
 		add("goal.start_ms", "must be an instant in ms between 0 and 1e10 (got %v)", g.StartMS)
+	}
+	if g.BaselineWorkers != 0 {
+		add("goal.baseline_workers", "is the fixed fleet a tune or diagnose plan compares an autoscaler with; a drain plan has none: leave it out (got %d)", g.BaselineWorkers)
 	}
 	c := normalizeConstraints(add, base, req.Constraints)
 

@@ -150,7 +150,7 @@ func (t *tuner) recommend(ranked, baselines []Candidate) (*Recommendation, strin
 		msg := fmt.Sprintf("None of the %s meets the limits; the closest, %q, fails because %s. Relax the limits (constraints), raise the autoscaler's min_workers, or widen the search",
 			count(len(ranked), "setting"), best.Label, strings.Join(best.Violations, "; "))
 		if fixed.Feasible {
-			msg += fmt.Sprintf("; the %s meets them", fixed.Label)
+			msg += fmt.Sprintf("; the baseline, a %s, meets them", fixed.Label)
 		}
 		return nil, msg + "."
 	}

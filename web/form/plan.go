@@ -28,6 +28,9 @@ type Plan struct {
 	MinAttainment string
 	// RatePerWorker is a diagnose plan's μ; empty finds it with a capacity search.
 	RatePerWorker string
+	// BaselineWorkers is the fixed fleet a tune or diagnose plan compares with; empty is the
+	// autoscaler's max_workers.
+	BaselineWorkers string
 }
 
 // The plan form's goals: each kind of plan's name (whatif.Kind.String).
@@ -61,6 +64,7 @@ const (
 	planOrigin    = "origin"
 	planMinAttain = "min_attainment"
 	planRate      = "rate_per_worker"
+	planBaseline  = "baseline_workers"
 )
 
 // planFieldOf is the form field of each path of a plan request the form has a field for.
@@ -79,13 +83,14 @@ var planFieldOf = map[string]string{
 	"goal.capacity.min_attainment":          planMinAttain,
 	"goal.diagnose.capacity.min_attainment": planMinAttain,
 	"goal.diagnose.rate_per_worker_per_s":   planRate,
+	"goal.baseline_workers":                 planBaseline,
 }
 
 // PlanFromValues reads a posted plan form.
 func PlanFromValues(v url.Values) *Plan {
 	return &Plan{Scenario: v.Get(ScenarioJSONField), Goal: v.Get(planGoal), Remove: v.Get(planRemove), StartMS: v.Get(planStartMS),
 		TTFTP99MS: v.Get(planTTFTP99MS), E2EP99MS: v.Get(planE2EP99MS), MaxKilled: v.Get(planMaxKilled), MaxRuns: v.Get(planMaxRuns),
-		Origin: v.Get(planOrigin), MinAttainment: v.Get(planMinAttain), RatePerWorker: v.Get(planRate)}
+		Origin: v.Get(planOrigin), MinAttainment: v.Get(planMinAttain), RatePerWorker: v.Get(planRate), BaselineWorkers: v.Get(planBaseline)}
 }
 
 // Kind is the kind of plan the form asks for.
@@ -125,6 +130,13 @@ func (f *Plan) Request() (runs.PlanRequest, JobErrors) {
 		whole(planMaxRuns, f.MaxRuns, "Runs at most", &req.Search.MaxRuns)
 	}
 	minAttainment := limit(planMinAttain, f.MinAttainment, "SLO attainment at least must be a share of requests such as 0.99, or empty")
+	switch f.Kind() {
+	case whatif.KindTune, whatif.KindDiagnose: // the plans that compare with a fixed fleet
+		if strings.TrimSpace(f.BaselineWorkers) != "" {
+			whole(planBaseline, f.BaselineWorkers, "Fixed fleet to compare with", &req.Goal.BaselineWorkers)
+		}
+	case whatif.KindDrain, whatif.KindCapacity:
+	}
 	// A capacity or diagnose plan reads only the share and its runs; the drain's and the
 	// limits' fields are not theirs, nor an imported manifest's origin (only a tune plan writes
 	// manifests), so what they hold is not sent.
@@ -185,7 +197,7 @@ func (f *Plan) Refused(message string, fields []sim.FieldError) JobErrors {
 func (f *Plan) Fill(p *templates.PlanNewPage, errs JobErrors) {
 	p.Scenario, p.Goal, p.Origin = f.Scenario, f.Goal, f.Origin
 	p.Remove, p.StartMS, p.TTFTP99MS, p.E2EP99MS, p.MaxKilled, p.MaxRuns = f.Remove, f.StartMS, f.TTFTP99MS, f.E2EP99MS, f.MaxKilled, f.MaxRuns
-	p.MinAttainment, p.RatePerWorker = f.MinAttainment, f.RatePerWorker
+	p.MinAttainment, p.RatePerWorker, p.BaselineWorkers = f.MinAttainment, f.RatePerWorker, f.BaselineWorkers
 	switch f.Kind() {
 	case whatif.KindTune, whatif.KindDiagnose:
 		p.HasAutoscaler = true

@@ -1,0 +1,105 @@
+package web
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/scalein-planner/scalein/runs"
+	"github.com/scalein-planner/scalein/sim"
+	"github.com/scalein-planner/scalein/store"
+)
+
+// windowExample is the autoscaler example with max_workers raised to 5 (its fleet starts at 3).
+func windowExample(t *testing.T) string {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join("..", "sim", "testdata", "examples", "autoscaler_window_holds_scale_down.json"))
+	require.NoError(t, err)
+	var doc map[string]any
+	require.NoError(t, json.Unmarshal(raw, &doc))
+	doc["autoscaler"].(map[string]any)["max_workers"] = 5
+	out, err := json.Marshal(doc)
+	require.NoError(t, err)
+	return string(out)
+}
+
+// The autoscaler pair compares with one baseline: a fixed fleet of max_workers, not
+// fleet.workers, or the size baseline_workers names; the compare page and its sentences say
+// which.
+func TestPairBaselineIsTheMaximum(t *testing.T) {
+	s := newFakeServer(t, runs.Config{}, true)
+	scenario := windowExample(t)
+	for _, c := range []struct {
+		body    string
+		workers int
+		why     string
+	}{
+		{`{"kind": "autoscaler", "scenario": ` + scenario + `}`, 5, "fixed fleet of 5 workers, the autoscaler's maximum"},
+		{`{"kind": "autoscaler", "baseline_workers": 4, "scenario": ` + scenario + `}`, 4, "fixed fleet of 4 workers"},
+	} {
+		rec := postJSON(t, s, "/api/v1/pairs", c.body)
+		require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
+		var out struct {
+			A, B       struct{ ID string }
+			CompareURL string `json:"compare_url"`
+		}
+		require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &out))
+		waitStatus(t, s, out.A.ID, store.StatusDone)
+		rb := waitStatus(t, s, out.B.ID, store.StatusDone)
+		sb, err := sim.Parse(rb.ScenarioJSON, sim.ParseEnv{})
+		require.NoError(t, err)
+		assert.Nil(t, sb.Autoscaler)
+		assert.Equal(t, c.workers, sb.Fleet.Workers)
+		doc := parseHTML(t, get(t, s, out.CompareURL).Body)
+		assert.Contains(t, doc.Find("body").Text(), c.why)
+		verdicts := byTestID(doc, "verdicts").Text()
+		assert.Contains(t, verdicts, "against a "+c.why, verdicts)
+	}
+	rec := postJSON(t, s, "/api/v1/pairs", `{"kind": "hints", "baseline_workers": 4, "scenario": `+scenario+`}`)
+	assert.Equal(t, http.StatusBadRequest, rec.Code)
+	assert.Contains(t, rec.Body.String(), "baseline_workers is the fixed fleet of the")
+	rec = postJSON(t, s, "/api/v1/pairs", `{"kind": "autoscaler", "baseline_workers": -1, "scenario": `+scenario+`}`)
+	assert.Equal(t, http.StatusBadRequest, rec.Code)
+	assert.Contains(t, rec.Body.String(), "baseline_workers: must be a number of workers from 1")
+
+	// The run page's pair form names the baseline field; the page's sentence compares with the
+	// maximum.
+	id := submitAPI(t, s, scenario)
+	waitStatus(t, s, id, store.StatusDone)
+	doc := parseHTML(t, get(t, s, "/runs/"+id).Body)
+	assert.Equal(t, 1, byTestID(doc, "pair-baseline-workers").Length())
+	assert.Contains(t, doc.Find("body").Text(), "Against a fixed fleet of 5 workers, the autoscaler's maximum, held for the whole run")
+	rec = postForm(t, s, "/pairs", url.Values{"from": {id}, "kind": {"autoscaler"}, "baseline_workers": {"x"}})
+	assert.Equal(t, http.StatusBadRequest, rec.Code)
+	assert.Contains(t, rec.Body.String(), "baseline_workers")
+	rec = postForm(t, s, "/pairs", url.Values{"from": {id}, "kind": {"autoscaler"}, "baseline_workers": {"2"}})
+	require.Equal(t, http.StatusSeeOther, rec.Code, rec.Body.String())
+	assert.True(t, strings.HasPrefix(rec.Header().Get("Location"), "/compare?"))
+}
+
+// The tune plan's page says which baseline its savings are against; the plan form has the
+// field and a refused size comes back beside it.
+func TestTunePlanSaysItsBaseline(t *testing.T) {
+	s := newFakeServer(t, runs.Config{Workers: 2}, true)
+	body := planBody(lullScenario(t), `"goal": {"tune": "autoscaler", "baseline_workers": 6}, "constraints": {"ttft_p99_ms": 200}, "search": {"max_runs": 6}`)
+	rec := postJSON(t, s, "/api/v1/plans", body)
+	require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
+	id := createdID(t, rec, rec.Body.Bytes())
+	waitPlan(t, s, id, store.StatusDone)
+	doc := parseHTML(t, get(t, s, "/plans/"+id).Body)
+	assert.Equal(t, "Savings are measured against the baseline: a fixed fleet of 6 workers, the size you named.", strings.TrimSpace(byTestID(doc, "plan-baseline").Text()))
+
+	doc = parseHTML(t, get(t, s, "/plans/new?plan="+id).Body)
+	assert.Equal(t, "6", byTestID(doc, "plan-baseline-workers").AttrOr("value", ""), "the form prefilled from the plan keeps its baseline")
+	rec = postForm(t, s, "/plans", url.Values{"scenario": {lullScenario(t)}, "goal": {"tune"}, "baseline_workers": {"-3"}})
+	require.Equal(t, http.StatusBadRequest, rec.Code)
+	doc = parseHTML(t, rec.Body)
+	assert.Contains(t, byTestID(doc, "error-baseline_workers").Text(), "must be a number of workers from 1")
+}

@@ -42,6 +42,8 @@ type TunePlanPage struct {
 	HPAURL         string
 	// Settings compares the recommended settings with the scenario's.
 	Settings DataTable
+	// SettingsApart holds what the manifests cannot carry: which pods go first.
+	SettingsApart DataTable
 	// Money: the price per GPU-hour (kept in the URL) and what the recommendation saves.
 	Price       string // the input's value
 	PriceError  string

@@ -177,6 +177,8 @@ type PolicyRow struct {
 type Column struct {
 	Label string
 	Num   bool
+	// RunLink: the column's cells are run ids, each shown as a link to its run.
+	RunLink bool
 }
 
 // DataTable is a plain table of preformatted cells.

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/PuerkitoBio/goquery"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -63,6 +64,17 @@ func TestAPIDiagnosePlan(t *testing.T) {
 	assert.Equal(t, 8, byTestID(doc, "diagnose-subsets").Find("tbody tr").Length())
 	assert.Equal(t, 1, doc.Find("#lag-shares").Length(), "the Shapley bars")
 	assert.Contains(t, byTestID(doc, "diagnose-ideal-note").Text(), "not a schedule")
+	// Every run is linked: the four fleets', the eight subsets', and the list of all 11.
+	for _, table := range []string{"diagnose-fleets", "diagnose-subsets"} {
+		byTestID(doc, table).Find("tbody tr").Each(func(i int, row *goquery.Selection) {
+			href := row.Find(`a[data-testid="run-link"]`).AttrOr("href", "")
+			assert.Regexp(t, `^/runs/[a-z2-7]{16}$`, href, "%s row %d", table, i)
+		})
+	}
+	links := map[string]bool{}
+	byTestID(doc, "plan-all-runs").Find(`a[data-testid="plan-run-link"]`).Each(func(_ int, a *goquery.Selection) { links[a.AttrOr("href", "")] = true })
+	assert.Len(t, links, p.Runs, "every run of the plan")
+	assert.Contains(t, byTestID(doc, "diagnose-fleets").Text(), "a fixed fleet of", "the static fleet is the baseline, named")
 
 	// Without an autoscaler the request is refused by path.
 	noAuto := strings.Replace(diagnoseScenario(), `"autoscaler"`, `"unused"`, 1)

@@ -41,9 +41,9 @@ func diagnoseSection(d *whatif.DiagnoseResult) *templates.DiagnoseSection {
 		IdealNote: fmt.Sprintf("The ideal fleet is a simulated run, not a schedule: an autoscaler with no lag (a decision every second at most, no metric delay, window, rate limit, tolerance or cold start) that keeps ceil(requests in flight ÷ %s) workers, the requests one worker carries at μ = %s requests/s (Little's law), so that it runs ceil(λ/μ) workers as the load changes, a request's latency behind it.",
 			format.Number(d.IdealTarget), format.Number(d.RatePerWorker)),
 		Fleets: templates.DataTable{Caption: "The same night under four fleets", Columns: []templates.Column{
-			{Label: "Fleet"}, {Label: "Met the SLO", Num: true}, {Label: "Average replicas", Num: true}, {Label: "GPU-hours", Num: true}, {Label: "Run"}}},
+			{Label: "Fleet"}, {Label: "Met the SLO", Num: true}, {Label: "Average replicas", Num: true}, {Label: "GPU-hours", Num: true}, {Label: "Run", RunLink: true}}},
 		Subsets: templates.DataTable{Caption: "The 8 runs: the scenario with each set of lags removed", Columns: []templates.Column{
-			{Label: "Lags removed"}, {Label: "Met the SLO", Num: true}, {Label: "Average replicas", Num: true}, {Label: "GPU-hours", Num: true}, {Label: "Run"}}}}
+			{Label: "Lags removed"}, {Label: "Met the SLO", Num: true}, {Label: "Average replicas", Num: true}, {Label: "GPU-hours", Num: true}, {Label: "Run", RunLink: true}}}}
 	row := func(label string, f whatif.FleetOutcome) []string {
 		if f.Status != whatif.StatusDone {
 			return []string{label, f.Status, "", "", f.RunID}

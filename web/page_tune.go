@@ -53,7 +53,7 @@ func (s *Server) handleTunePlan(w http.ResponseWriter, r *http.Request, plan run
 		p.Recommendation, p.RecommendedID = rec.Reason, rec.RunID
 		p.HPAURL = "/plans/" + plan.ID + "/hpa.yaml"
 		if yours != nil && yours.Autoscaler != nil {
-			p.Settings = settingsTable(*best, *yours)
+			p.Settings, p.SettingsApart = settingsTable(*best, *yours)
 		}
 		if fixed != nil {
 			p.Savings = savingsTable(*best, *fixed, yours, price)
@@ -113,10 +113,14 @@ func roundTo(v float64, decimals int) float64 {
 	return math.Round(v*p) / p
 }
 
-// settingsTable sets the recommended settings beside the scenario's, changed ones marked.
-func settingsTable(best, yours whatif.Candidate) templates.DataTable {
-	t := templates.DataTable{Caption: "The recommended settings and yours",
+// settingsTable sets the recommended settings beside the scenario's, changed ones marked: apply
+// holds what the manifests carry (the HPA, the workloads' grace and migration limit), apart
+// what an HPA cannot carry (which pods go first).
+func settingsTable(best, yours whatif.Candidate) (apply, apart templates.DataTable) {
+	apply = templates.DataTable{Caption: "Apply these: the recommended settings and yours (the HPA YAML download carries them)",
 		Columns: []templates.Column{{Label: "Setting"}, {Label: "Recommended"}, {Label: "Yours"}}}
+	apart = templates.DataTable{Caption: "Not in the manifests: an HPA cannot say which pods go first (Kubernetes chooses them; controller.kubernetes.io/pod-deletion-cost can steer it)",
+		Columns: []templates.Column{{Label: "Setting"}, {Label: "Simulated"}, {Label: "Yours"}}}
 	a, b := best.Autoscaler, yours.Autoscaler
 	limit := func(v *int) string {
 		if v == nil {
@@ -134,18 +138,21 @@ func settingsTable(best, yours whatif.Candidate) templates.DataTable {
 		{"autoscaler.target", format.Number(a.Target), format.Number(b.Target)},
 		{"scale-down window", whatif.FormatMS(a.ScaleDownWindow()), whatif.FormatMS(b.ScaleDownWindow())},
 		{"workers removed per decision", limit(a.ScaleDownStep()), limit(b.ScaleDownStep())},
-		{"autoscaler.select", a.Select, b.Select},
 		{"autoscaler.grace_ms", grace(a.GraceMS), grace(b.GraceMS)},
 		{"router.migration_limit", format.Number(float64(*best.MigrationLimit)), format.Number(float64(*yours.MigrationLimit))},
 	}
-	for _, r := range rows {
+	row := func(r [3]string) []string {
 		name := r[0]
 		if r[1] != r[2] {
 			name += " (changed)"
 		}
-		t.Rows = append(t.Rows, []string{name, r[1], r[2]})
+		return []string{name, r[1], r[2]}
 	}
-	return t
+	for _, r := range rows {
+		apply.Rows = append(apply.Rows, row(r))
+	}
+	apart.Rows = append(apart.Rows, row([3]string{"autoscaler.select (which pods go first)", a.Select, b.Select}))
+	return apply, apart
 }
 
 // savingsTable is what the recommendation saves against the fixed fleet and your settings, in

@@ -1,6 +1,7 @@
 package whatif
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
@@ -346,14 +347,14 @@ func lagShares(subsets []LagSubset) (shares []LagShare, attGap, gpuGap *float64)
 	for i, lag := range Lags {
 		shares = append(shares, LagShare{Lag: lag, Label: LagLabel(lag), AttainmentPoints: pa[i], GPUHours: -pg[i]})
 	}
+	// The costliest first: by the attainment points as the answer shows them (to 0.1), then,
+	// when those are equal (often all 0 on a night every fleet serves), by the GPU-hours the
+	// lag adds.
 	slices.SortStableFunc(shares, func(a, b LagShare) int {
-		switch {
-		case a.AttainmentPoints > b.AttainmentPoints:
-			return -1
-		case a.AttainmentPoints < b.AttainmentPoints:
-			return 1
+		if c := cmp.Compare(shownPoints(b.AttainmentPoints), shownPoints(a.AttainmentPoints)); c != 0 {
+			return c
 		}
-		return 0
+		return cmp.Compare(b.GPUHours, a.GPUHours)
 	})
 	a, g := att[7]-att[0], gpu[0]-gpu[7]
 	return shares, &a, &g
@@ -566,7 +567,7 @@ func lagAnswer(shares []LagShare) string {
 	}
 	var parts []string
 	for i, l := range shares {
-		pts := math.Round(l.AttainmentPoints*10) / 10
+		pts := shownPoints(l.AttainmentPoints)
 		verb := "costs"
 		if pts < 0 {
 			verb = "protects"
@@ -591,3 +592,6 @@ func signed(v float64) string {
 	}
 	return "0"
 }
+
+// shownPoints is attainment points as the answer shows them, to 0.1.
+func shownPoints(v float64) float64 { return math.Round(v*10) / 10 }

@@ -323,3 +323,15 @@ func TestDiagnoseProtectingLag(t *testing.T) {
 	assert.Contains(t, d.Answer, "decision lag protects 2 points and saves 1 GPU-hours")
 	assert.Contains(t, d.Answer, "changes attainment by −2 points and GPU-hours by +1.")
 }
+
+// With the attainment points shown equal (every fleet meets the SLO as often), the answer
+// names the costliest lag by GPU-hours first.
+func TestDiagnoseEqualPointsOrderByGPUHours(t *testing.T) {
+	f := &lagFake{outcome: func(s, d, w bool) (float64, float64) {
+		return 0.99, 10 - 0.5*bit(s) - 1*bit(d) - 2*bit(w)
+	}}
+	d := diagnoseWith(t, f)
+	require.Len(t, d.Lags, 3)
+	assert.Equal(t, []string{whatif.LagWarmUp, whatif.LagDecision, whatif.LagSignal}, []string{d.Lags[0].Lag, d.Lags[1].Lag, d.Lags[2].Lag})
+	assert.True(t, strings.HasPrefix(d.Answer, "Removing all three lags changes attainment by 0 points and GPU-hours by −3.5. Warm-up costs 0 points of attainment and adds 2 GPU-hours"), d.Answer)
+}

@@ -93,6 +93,8 @@ type PresetLink struct {
 // FigureCell is one headline figure, formatted with its unit ("—" when it does not apply).
 type FigureCell struct {
 	Key, Label, Value string
+	// Exact is the value to the nanosecond when Value rounded it (a title to hover), else "".
+	Exact string
 }
 
 // RunLink is one run in a list.

@@ -6,9 +6,11 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
+	"github.com/PuerkitoBio/goquery"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -102,4 +104,51 @@ func TestTunePlanSaysItsBaseline(t *testing.T) {
 	require.Equal(t, http.StatusBadRequest, rec.Code)
 	doc = parseHTML(t, rec.Body)
 	assert.Contains(t, byTestID(doc, "error-baseline_workers").Text(), "must be a number of workers from 1")
+}
+
+// No raw floats where a person reads the run page of an autoscaler run: every table, card and
+// sentence goes through the one number writer (format), with units; the exact values stay in
+// titles and downloads.
+func TestRunPageHasNoRawFloats(t *testing.T) {
+	s := newFakeServer(t, runs.Config{}, true)
+	id := submitAPI(t, s, windowExample(t))
+	waitStatus(t, s, id, store.StatusDone)
+	doc := parseHTML(t, get(t, s, "/runs/"+id+"?workers=all").Body)
+	raw := regexp.MustCompile(`\d\.\d{4,}|\d{4,}\.\d{2,}`)
+	cells := 0
+	doc.Find("main td, main th, main li, main p, main dd, main figcaption, main h1, main h2").Each(func(_ int, el *goquery.Selection) {
+		cells++
+		text := strings.Join(strings.Fields(el.Text()), " ")
+		assert.Empty(t, raw.FindAllString(text, -1), "a raw float in %q", text)
+	})
+	assert.Greater(t, cells, 100)
+	head := byTestID(doc, "workers-table").Find("thead").Text()
+	assert.Contains(t, head, "Own work ended")
+	assert.Contains(t, byTestID(doc, "decisions-table").Find("thead").Text(), "At (from the start)")
+}
+
+// A run made from a Prometheus load carries its start time: the decisions, the workers table
+// and the scale-in read in clock time; the form keeps the field.
+func TestRunPageReadsClockTime(t *testing.T) {
+	s := newFakeServer(t, runs.Config{}, true)
+	var doc map[string]any
+	require.NoError(t, json.Unmarshal([]byte(lullScenario(t)), &doc))
+	doc["workload"].(map[string]any)["sessions"].(map[string]any)["starts_at"] = "2026-12-03T03:07:00Z"
+	raw, err := json.Marshal(doc)
+	require.NoError(t, err)
+	id := submitAPI(t, s, string(raw))
+	waitStatus(t, s, id, store.StatusDone)
+	page := parseHTML(t, get(t, s, "/runs/"+id+"?workers=all").Body)
+	decisions := byTestID(page, "decisions-table")
+	assert.Contains(t, decisions.Find("thead").Text(), "At (UTC)")
+	first := strings.TrimSpace(decisions.Find("tbody tr").First().Find("td").First().Text())
+	assert.Regexp(t, `^03:0[7-9]:\d\d$`, first)
+	workers := byTestID(page, "workers-table")
+	assert.Contains(t, workers.Find("caption").Text(), "UTC clock time")
+	workers.Find("tbody tr").Each(func(_ int, tr *goquery.Selection) {
+		marked := strings.TrimSpace(tr.Find("td").Eq(2).Text())
+		assert.Regexp(t, `^(\d\d:\d\d:\d\d|—)$`, marked)
+	})
+	form := parseHTML(t, get(t, s, "/?from="+id).Body)
+	assert.Equal(t, "2026-12-03T03:07:00Z", form.Find(`[name="workload.sessions.starts_at"]`).AttrOr("value", ""))
 }

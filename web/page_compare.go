@@ -120,10 +120,9 @@ func (s *Server) compareHeads(runA, runB store.Run, scA, scB *sim.Scenario, deco
 	if decoded {
 		labelA, labelB, differs = sideLabels(scA, scB, runA.Name, runB.Name)
 	}
-	title := "Compare " + runA.Name + " and " + runB.Name
-	if differs != "" {
-		title = "Compare " + differs
-	}
+	// Titled by the runs' names, as their owner named them ("my HPA 01 vs the ideal fleet");
+	// what tells them apart is the line below.
+	title := runA.Name + " vs " + runB.Name
 	statusA, progressA := s.liveStatus(runA)
 	statusB, progressB := s.liveStatus(runB)
 	return templates.ComparePage{
@@ -169,7 +168,7 @@ func fillComparison(p *templates.ComparePage, cmp sim.Comparison, sumA, sumB *ru
 	aIsChange := cmp.Kind == sim.CounterpartAutoscaler
 	for _, f := range cmp.Figures {
 		delta, trend := deltaOf(f, aIsChange)
-		p.Figures = append(p.Figures, templates.CompareFigure{Key: f.Key, Label: f.Label, A: format.WithUnit(f.A, f.Unit), B: format.WithUnit(f.B, f.Unit),
+		p.Figures = append(p.Figures, templates.CompareFigure{Key: f.Key, Label: f.Label, A: format.ReadableOpt(f.A, f.Unit), B: format.ReadableOpt(f.B, f.Unit),
 			Delta: delta, Trend: trend, DeltaPct: format.Pct(f.DeltaPct)})
 	}
 	p.Charts = charts.BoundTables(charts.CompareSummaries(sumA, sumB, p.A.Label, p.B.Label))

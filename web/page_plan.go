@@ -88,10 +88,10 @@ func (s *Server) handlePlan(w http.ResponseWriter, r *http.Request) error {
 	for _, c := range plan.Candidates {
 		p.Candidates = append(p.Candidates, templates.PlanCandidateRow{Rank: c.Rank, Label: c.Label, RunID: c.RunID,
 			Status: c.Status, Feasible: c.Feasible, Pareto: c.Pareto,
-			Latest:     format.WithUnit(sim.FigureValue(c.Headline, sim.HeadlineLatestRemovalMS), "ms"),
-			TTFTP99:    format.WithUnit(sim.FigureValue(c.Headline, sim.HeadlineTTFTP99MS), "ms"),
-			Killed:     format.WithUnit(sim.FigureValue(c.Headline, sim.HeadlineRequestsKilled), ""),
-			WorkerSecs: format.WithUnit(sim.FigureValue(c.Headline, sim.HeadlineWorkerSeconds), ""),
+			Latest:     format.ReadableOpt(sim.FigureValue(c.Headline, sim.HeadlineLatestRemovalMS), "ms"),
+			TTFTP99:    format.ReadableOpt(sim.FigureValue(c.Headline, sim.HeadlineTTFTP99MS), "ms"),
+			Killed:     format.ReadableOpt(sim.FigureValue(c.Headline, sim.HeadlineRequestsKilled), ""),
+			WorkerSecs: format.ReadableOpt(sim.FigureValue(c.Headline, sim.HeadlineWorkerSeconds), ""),
 			Violations: strings.Join(c.Violations, "; ")})
 	}
 	if p.Final && len(plan.Candidates) > 0 {
@@ -108,7 +108,7 @@ func (s *Server) handlePlan(w http.ResponseWriter, r *http.Request) error {
 // scheduleTable lists a schedule's actions.
 func scheduleTable(acts []sim.ScaleInAction) templates.DataTable {
 	t := templates.DataTable{Caption: "The recommended schedule",
-		Columns: []templates.Column{{Label: "At (ms)", Num: true}, {Label: "Drains"}, {Label: "Grace (ms)", Num: true}}}
+		Columns: []templates.Column{{Label: "At (from the start)", Num: true}, {Label: "Drains"}, {Label: "Grace", Num: true}}}
 	for _, a := range acts {
 		who := format.IDs(a.Workers)
 		if len(a.Workers) == 0 {
@@ -116,9 +116,9 @@ func scheduleTable(acts []sim.ScaleInAction) templates.DataTable {
 		}
 		grace := "none"
 		if a.GraceMS != nil {
-			grace = format.Number(*a.GraceMS)
+			grace = format.Duration(*a.GraceMS)
 		}
-		t.Rows = append(t.Rows, []string{format.Number(a.AtMS), who, grace})
+		t.Rows = append(t.Rows, []string{format.Clock{}.At(a.AtMS), who, grace})
 	}
 	return t
 }

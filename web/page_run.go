@@ -99,16 +99,20 @@ func (s *Server) buildRunPage(ctx context.Context, u *url.URL, id string) (built
 		p.Cost = s.costView(&http.Request{URL: u}, []string{"workers", "wpage", "decisions", "dpage"}, rep, nil)
 		p.LargeDrain = charts.IsLargeDrain(rep)
 		p.AllWorkers = q.Get("workers") == "all"
-		p.Workers, p.DrainedCount = workersTable(rep, p.AllWorkers)
+		clock := format.Clock{}
+		if scErr == nil {
+			clock = format.ClockAt(sc.StartTime())
+		}
+		p.Workers, p.DrainedCount = workersTable(rep, p.AllWorkers, clock)
 		p.Workers.Rows, p.WorkersPager = paginateRows(p.Workers.Rows, q, "/runs/"+run.ID)
 		p.WorkerCount = len(rep.Workers)
-		p.ScaleIn = scaleInTable(rep)
+		p.ScaleIn = scaleInTable(rep, clock)
 		p.Summary = summaryTable(rep)
 		var a *sim.Autoscaler
 		if scErr == nil {
 			a = sc.Autoscaler
 		}
-		p.Autoscaler = autoscalerView(rep, a, q, "/runs/"+run.ID)
+		p.Autoscaler = autoscalerView(rep, a, q, "/runs/"+run.ID, clock)
 		return cachedPageOf(ctx, version, gen, checked, counterparts, templates.RunView(p))
 	}
 	return builtPage{view: templates.RunView(p)}, nil
@@ -144,8 +148,6 @@ func headlineOf(run store.Run, rep *sim.Report) []sim.Figure {
 	}
 	return sim.Headline(rep)
 }
-
-func optMS(v *float64) string { return format.WithUnit(v, "") }
 
 // workersPerPage bounds the per-worker table of one page (a large drain has hundreds).
 const workersPerPage = 25
@@ -195,10 +197,15 @@ func paginateBy(rows [][]string, q url.Values, path, param, anchor string, perPa
 	return rows[from:to], pg
 }
 
-// workersTable lists drained workers (or all) with every time in ms.
-func workersTable(rep *sim.Report, all bool) (templates.DataTable, int) {
+// workersTable lists drained workers (or all): instants as the run's clock reads them (the
+// time of day of a Prometheus load, else from the start), durations with their unit.
+func workersTable(rep *sim.Report, all bool, clock format.Clock) (templates.DataTable, int) {
+	when := "instants from the start of the run"
+	if clock.Known {
+		when = "instants in UTC clock time"
+	}
 	t := templates.DataTable{
-		Caption: "Per-worker lifecycle: times in ms from the start of the run; requests completed and killed; pulls served to peers and received from them",
+		Caption: "Per-worker lifecycle: " + when + ", drain and pin wait as durations; requests completed and killed; pulls served to peers and received from them (workers.csv has every time in ms)",
 		Columns: []templates.Column{
 			{Label: "Worker"}, {Label: "State"},
 			{Label: "Marked", Num: true}, {Label: "Own work ended", Num: true},
@@ -221,22 +228,22 @@ func workersTable(rep *sim.Report, all bool) (templates.DataTable, int) {
 		}
 		t.Rows = append(t.Rows, []string{
 			strconv.Itoa(wr.ID), wr.FinalState,
-			optMS(wr.MarkedAtMS), optMS(wr.LastWorkMS), optMS(wr.RemovedAtMS), optMS(wr.DrainMS),
-			optMS(wr.PinWaitMS), optMS(wr.GraceDeadlineMS), forced,
-			strconv.FormatInt(wr.RequestsCompleted, 10), strconv.FormatInt(wr.RequestsKilled, 10),
-			strconv.FormatInt(wr.PullsServed, 10), strconv.FormatInt(wr.PullsReceived, 10),
+			clock.AtOpt(wr.MarkedAtMS), clock.AtOpt(wr.LastWorkMS), clock.AtOpt(wr.RemovedAtMS), format.DurationOpt(wr.DrainMS),
+			format.DurationOpt(wr.PinWaitMS), clock.AtOpt(wr.GraceDeadlineMS), forced,
+			format.Number(float64(wr.RequestsCompleted)), format.Number(float64(wr.RequestsKilled)),
+			format.Number(float64(wr.PullsServed)), format.Number(float64(wr.PullsReceived)),
 		})
 	}
 	return t, drained
 }
 
-func scaleInTable(rep *sim.Report) templates.DataTable {
+func scaleInTable(rep *sim.Report, clock format.Clock) templates.DataTable {
 	t := templates.DataTable{
 		Caption: "Scale-in actions in scenario order",
-		Columns: []templates.Column{{Label: "Action"}, {Label: "At (ms)", Num: true}, {Label: "Drained (worker ids)"}, {Label: "Skipped (no longer active)"}},
+		Columns: []templates.Column{{Label: "Action"}, {Label: clock.Column("At"), Num: true}, {Label: "Drained (worker ids)"}, {Label: "Skipped (no longer active)"}},
 	}
 	for i, a := range rep.ScaleIn {
-		t.Rows = append(t.Rows, []string{strconv.Itoa(i + 1), format.Number(a.AtMS), format.IDs(a.Drained), format.IDs(a.Skipped)})
+		t.Rows = append(t.Rows, []string{strconv.Itoa(i + 1), clock.At(a.AtMS), format.IDs(a.Drained), format.IDs(a.Skipped)})
 	}
 	return t
 }
@@ -253,11 +260,11 @@ func summaryTable(rep *sim.Report) templates.DataTable {
 		name string
 		dist sim.Distribution
 	}{{"TTFT", sm.TTFTMS}, {"End-to-end latency", sm.E2EMS}} {
-		add(d.name+" mean", format.WithUnit(d.dist.Mean, "ms"))
-		add(d.name+" p50", format.WithUnit(d.dist.P50, "ms"))
-		add(d.name+" p90", format.WithUnit(d.dist.P90, "ms"))
-		add(d.name+" p99", format.WithUnit(d.dist.P99, "ms"))
-		add(d.name+" max", format.WithUnit(d.dist.Max, "ms"))
+		add(d.name+" mean", format.ReadableOpt(d.dist.Mean, "ms"))
+		add(d.name+" p50", format.ReadableOpt(d.dist.P50, "ms"))
+		add(d.name+" p90", format.ReadableOpt(d.dist.P90, "ms"))
+		add(d.name+" p99", format.ReadableOpt(d.dist.P99, "ms"))
+		add(d.name+" max", format.ReadableOpt(d.dist.Max, "ms"))
 	}
 	tk := sm.Tokens
 	add("Prompt tokens", count(tk.Prompt, "tokens"))
@@ -267,8 +274,8 @@ func summaryTable(rep *sim.Report) templates.DataTable {
 	add("Recomputed", count(tk.Recomputed, "tokens"))
 	add("Output tokens", count(tk.Output, "tokens"))
 	add("Preemptions", count(sm.Preemptions, "preemptions"))
-	add("Duration", format.Number(sm.DurationMS)+" ms")
-	add("Worker-seconds", format.Number(sm.WorkerSeconds)+" s")
+	add("Duration", format.Duration(sm.DurationMS))
+	add("Worker-seconds", format.Readable(sm.WorkerSeconds, "worker-seconds"))
 	k := rep.KVCR
 	add("Hints", count(k.Hints, "hints"))
 	add("Pulls staged", count(k.Staged, "pulls"))
@@ -281,7 +288,7 @@ func summaryTable(rep *sim.Report) templates.DataTable {
 	add("Staged from a draining source", count(k.StagedFromDraining, "pulls"))
 	add("Pulls aborted", count(k.Aborted, "pulls"))
 	add("Blocks pulled", count(k.Blocks, "blocks"))
-	add("Bytes pulled", count(k.Bytes, "bytes"))
+	add("Bytes pulled", format.Bytes(float64(k.Bytes)))
 	return t
 }
 

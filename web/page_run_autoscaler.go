@@ -18,7 +18,7 @@ const decisionsPerPage = 25
 // autoscalerView is the run page's autoscaler section (docs/model.md#model-3): key figures, verdicts in
 // words and the decisions, paginated (?dpage=) and filterable to the decisions that changed the
 // fleet (?decisions=changes). nil for a run without an autoscaler.
-func autoscalerView(rep *sim.Report, a *sim.Autoscaler, q url.Values, path string) *templates.AutoscalerView {
+func autoscalerView(rep *sim.Report, a *sim.Autoscaler, q url.Values, path string, clock format.Clock) *templates.AutoscalerView {
 	if rep.Autoscaler == nil {
 		return nil
 	}
@@ -35,7 +35,7 @@ func autoscalerView(rep *sim.Report, a *sim.Autoscaler, q url.Values, path strin
 	v.Verdicts = autoscalerVerdicts(rep, a)
 	t := templates.DataTable{
 		Caption: "Autoscaler decisions: the pods the HPA controller saw, the metric per worker against the target, the chain recommendation → stabilised → limit → desired, and why",
-		Columns: []templates.Column{{Label: "At (ms)", Num: true}, {Label: "Pods: ready · starting (pending, missing)"},
+		Columns: []templates.Column{{Label: clock.Column("At"), Num: true}, {Label: "Pods: ready · starting (pending, missing)"},
 			{Label: "Load per worker" + loadUnitLabel(a), Num: true}, {Label: sampledLabel(a), Num: true}, {Label: "Ratio", Num: true},
 			{Label: "rec → stab → limit → desired"}, {Label: "Current", Num: true},
 			{Label: "Why"}, {Label: "Workers"}},
@@ -50,10 +50,10 @@ func autoscalerView(rep *sim.Report, a *sim.Autoscaler, q url.Values, path strin
 		}
 		usage, ratio := "—", "—"
 		if d.Usage != nil {
-			usage = format.Table(*d.Usage)
+			usage = format.Readable(*d.Usage, "")
 		}
 		if d.Ratio != nil {
-			ratio = format.Table(*d.Ratio)
+			ratio = format.Readable(*d.Ratio, "")
 		}
 		perWorker := format.Dash
 		if a != nil {
@@ -61,7 +61,7 @@ func autoscalerView(rep *sim.Report, a *sim.Autoscaler, q url.Values, path strin
 				perWorker = loadPerWorker(v, a.Metric)
 			}
 		}
-		t.Rows = append(t.Rows, []string{format.Table(d.TMS), decisionPods(d), perWorker, usage, ratio,
+		t.Rows = append(t.Rows, []string{clock.At(d.TMS), decisionPods(d), perWorker, usage, ratio,
 			decisionChain(d), strconv.Itoa(d.Current), reasonWords(d), decisionWorkers(d)})
 	}
 	v.Decisions = t

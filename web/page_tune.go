@@ -87,14 +87,14 @@ func tuneLimits(c whatif.Constraints) string {
 
 func tuneRow(planID string, c whatif.Candidate, price float64, ranked bool) templates.TuneRow {
 	row := templates.TuneRow{Label: c.Label, Stage: c.Stage, RunID: c.RunID, Status: c.Status, Feasible: c.Feasible,
-		Pareto: c.Pareto, TTFTP99: format.WithUnit(sim.FigureValue(c.Headline, sim.HeadlineTTFTP99MS), "ms"),
-		Killed: format.WithUnit(sim.FigureValue(c.Headline, sim.HeadlineRequestsKilled), ""), Violations: strings.Join(c.Violations, "; "),
+		Pareto: c.Pareto, TTFTP99: format.ReadableOpt(sim.FigureValue(c.Headline, sim.HeadlineTTFTP99MS), "ms"),
+		Killed: format.ReadableOpt(sim.FigureValue(c.Headline, sim.HeadlineRequestsKilled), ""), Violations: strings.Join(c.Violations, "; "),
 		GPUHours: format.Dash, Cost: format.Dash, SavedVsFixed: format.Dash, Migrated: format.Dash, Changes: format.Dash}
 	if ranked {
 		row.Rank = c.Rank
 	}
 	if f := c.Fleet; f != nil {
-		row.GPUHours = format.Number(roundTo(f.GPUHours, 4))
+		row.GPUHours = format.GPUHours(f.GPUHours)
 		row.Cost = format.Money(f.GPUHours * price)
 		row.Migrated = format.Number(float64(f.Migrated))
 		row.Changes = format.Number(float64(f.FleetChanges))
@@ -175,7 +175,7 @@ func savingsTable(best, fixed whatif.Candidate, yours *whatif.Candidate, price f
 				day = format.Money(v)
 			}
 		}
-		t.Rows = append(t.Rows, []string{name, format.Number(roundTo(saved, 4)), format.Money(saved * price), day})
+		t.Rows = append(t.Rows, []string{name, format.GPUHours(saved), format.Money(saved * price), day})
 	}
 	add(fixed.Label, &fixed)
 	if yours != nil && yours.ScenarioID != best.ScenarioID {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"time"
 
 	"github.com/scalein-planner/scalein/sim"
 )
@@ -47,6 +48,10 @@ func Apply(doc map[string]any, c *Curve, parsedCount int) []string {
 		s = map[string]any{}
 	}
 	s["rate_stages"] = c.Stages
+	if !c.Start.IsZero() {
+		// What time 0 stands for: informative, the pages read the night's times as clock times.
+		s["starts_at"] = c.Start.UTC().Format(time.RFC3339)
+	}
 	if n := SessionsCount(c, parsedCount); n != parsedCount {
 		s["count"] = n
 		notes = append(notes, fmt.Sprintf("workload.sessions.count %d → %d: the stages expect %.0f sessions, and the count would end the arrivals before the stages do", parsedCount, n, c.ExpectedSessions))

@@ -226,6 +226,9 @@ type RunPage struct {
 	// scale events, killed); the drain cards follow them.
 	Glance     []Card
 	FleetChart []Chart
+	// AttainmentChart follows the autoscaler's decisions on an autoscaler run (the attainment
+	// of each time bucket); on other runs it is among Charts.
+	AttainmentChart []Chart
 	// Autoscaler is the autoscaler's section; nil for a run without one.
 	Autoscaler *AutoscalerView
 }

@@ -134,6 +134,7 @@ func TestRunPageReadsClockTime(t *testing.T) {
 	var doc map[string]any
 	require.NoError(t, json.Unmarshal([]byte(lullScenario(t)), &doc))
 	doc["workload"].(map[string]any)["sessions"].(map[string]any)["starts_at"] = "2026-12-03T03:07:00Z"
+	doc["slo"] = map[string]any{"ttft_ms": 500}
 	raw, err := json.Marshal(doc)
 	require.NoError(t, err)
 	id := submitAPI(t, s, string(raw))
@@ -149,6 +150,12 @@ func TestRunPageReadsClockTime(t *testing.T) {
 		marked := strings.TrimSpace(tr.Find("td").Eq(2).Text())
 		assert.Regexp(t, `^(\d\d:\d\d:\d\d|—)$`, marked)
 	})
+	// The SLO card leads with the night at a glance, not under the drains; attainment follows
+	// the decisions.
+	assert.Equal(t, 1, byTestID(page, "glance").Find(`[data-testid="card-slo_attainment"]`).Length())
+	assert.Zero(t, byTestID(page, "drain-cards").Find(`[data-testid="card-slo_attainment"]`).Length())
+	assert.Equal(t, 1, byTestID(page, "attainment-lead").Length())
+
 	form := parseHTML(t, get(t, s, "/?from="+id).Body)
 	assert.Equal(t, "2026-12-03T03:07:00Z", form.Find(`[name="workload.sessions.starts_at"]`).AttrOr("value", ""))
 }

@@ -84,16 +84,23 @@ func (s *Server) buildRunPage(ctx context.Context, u *url.URL, id string) (built
 		p.Cards = runCards(rep)
 		p.Verdicts = runVerdicts(rep, scErr == nil && sc.KVCR.RejectDrainingSources)
 		all := charts.OfSummary(sum)
-		if att, ok := charts.AttainmentOverTime(rep); ok {
-			all = append(all, att)
-		}
+		att, hasAtt := charts.AttainmentOverTime(rep)
 		if scErr == nil {
 			if fleet, ok := charts.Fleet(rep, sc.Autoscaler); ok {
-				// An autoscaler run leads with the night at a glance and its fleet chart.
+				// An autoscaler run leads with the night at a glance (its SLO among them, not
+				// under the drains), its fleet chart and attainment.
 				price, _, _ := s.pagePrice(&http.Request{URL: u})
-				p.Glance = glanceCards(rep, sc.Autoscaler, price, s.cfg.Currency)
+				p.Glance = append(glanceCards(rep, sc.Autoscaler, price, s.cfg.Currency), sloCards(rep)...)
+				p.Cards = p.Cards[len(sloCards(rep)):]
 				p.FleetChart = charts.BoundTables([]templates.Chart{fleet})
+				if hasAtt {
+					p.AttainmentChart = charts.BoundTables([]templates.Chart{att})
+					hasAtt = false
+				}
 			}
+		}
+		if hasAtt {
+			all = append(all, att)
 		}
 		p.Charts = charts.BoundTables(all)
 		p.Cost = s.costView(&http.Request{URL: u}, []string{"workers", "wpage", "decisions", "dpage"}, rep, nil)

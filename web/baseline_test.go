@@ -159,3 +159,24 @@ func TestRunPageReadsClockTime(t *testing.T) {
 	form := parseHTML(t, get(t, s, "/?from="+id).Body)
 	assert.Equal(t, "2026-12-03T03:07:00Z", form.Find(`[name="workload.sessions.starts_at"]`).AttrOr("value", ""))
 }
+
+// The home page starts where an operator with a cluster starts: their HPA or KEDA object and
+// last night's Prometheus load at the top of the form, before any field, neither hidden behind
+// the scale-in choice nor collapsed.
+func TestHomePageStartsWithTheImport(t *testing.T) {
+	s := newFakeServer(t, runs.Config{}, false)
+	body := get(t, s, "/").Body.String()
+	doc := parseHTML(t, strings.NewReader(body))
+	top := byTestID(doc, "bring-your-night")
+	require.Equal(t, 1, top.Length())
+	assert.Equal(t, "Bring your HPA or KEDA object and last night's load", strings.TrimSpace(top.Find("h2").Text()))
+	assert.Equal(t, 1, top.Find(`[data-testid="form-hpa-import"]`).Length())
+	assert.Equal(t, 1, top.Find(`[data-testid="prom-load"]`).Length())
+	assert.Zero(t, top.Find("details").Length(), "nothing collapsed")
+	assert.Zero(t, top.ParentsFiltered("[data-scale-in]").Length(), "not behind the scale-in choice")
+	first := strings.Index(body, `data-testid="bring-your-night"`)
+	for _, later := range []string{`data-testid="scale-in-mode"`, `data-testid="workload"`, `name="fleet.workers"`} {
+		assert.Less(t, first, strings.Index(body, later), later)
+	}
+	assert.Equal(t, 1, doc.Find(`[data-testid="form-hpa-import"]`).Length(), "one import on the page")
+}

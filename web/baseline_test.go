@@ -150,6 +150,11 @@ func TestRunPageReadsClockTime(t *testing.T) {
 		marked := strings.TrimSpace(tr.Find("td").Eq(2).Text())
 		assert.Regexp(t, `^(\d\d:\d\d:\d\d|—)$`, marked)
 	})
+	// The charts' time axes read in clock time: charts.js gets the start, the axis its name.
+	fleet := page.Find("#fleet")
+	assert.Equal(t, "1796267220000", fleet.AttrOr("data-clock-start-ms", ""), "2026-12-03T03:07:00Z in ms")
+	assert.Contains(t, fleet.AttrOr("data-echarts-option", ""), `"clock time (UTC`)
+
 	// The SLO card leads with the night at a glance, not under the drains; attainment follows
 	// the decisions.
 	assert.Equal(t, 1, byTestID(page, "glance").Find(`[data-testid="card-slo_attainment"]`).Length())

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -120,6 +121,9 @@ func (s *Server) buildRunPage(ctx context.Context, u *url.URL, id string) (built
 			a = sc.Autoscaler
 		}
 		p.Autoscaler = autoscalerView(rep, a, q, "/runs/"+run.ID, clock)
+		for _, cs := range [][]templates.Chart{p.FleetChart, p.AttainmentChart, p.Charts} {
+			onClock(cs, clock)
+		}
 		return cachedPageOf(ctx, version, gen, checked, counterparts, templates.RunView(p))
 	}
 	return builtPage{view: templates.RunView(p)}, nil
@@ -387,5 +391,22 @@ func (s *Server) waitFinal(r *http.Request, id string, limit time.Duration) {
 		return
 	}
 	for range states { // closes after the final state, or at the limit
+	}
+}
+
+// onClock makes the time axes of a run's charts read in UTC clock time when the run has a start
+// time (charts.js labels the axis from data-clock-start-ms; the data stay ms from the start).
+func onClock(cs []templates.Chart, clock format.Clock) {
+	if !clock.Known {
+		return
+	}
+	for i := range cs {
+		c := &cs[i]
+		if !strings.Contains(c.OptionJSON, `"formatter":"clockMS"`) && !strings.Contains(c.OptionJSON, `"formatter":"secondsMS"`) {
+			continue
+		}
+		c.ClockStartMS = strconv.FormatInt(clock.Start.UnixMilli(), 10)
+		c.OptionJSON = strings.NewReplacer(`"time from the start (h:mm)"`, `"clock time (UTC, h:mm)"`,
+			`"time from the start (s)"`, `"clock time (UTC)"`).Replace(c.OptionJSON)
 	}
 }

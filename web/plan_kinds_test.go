@@ -2,6 +2,7 @@ package web
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -106,4 +107,21 @@ func TestPlansList(t *testing.T) {
 	assert.Equal(t, "plan number 0", rows.Find("a").Text())
 	assert.Equal(t, "/plans?page=1", byTestID(doc, "prev-page").AttrOr("href", ""))
 	assert.Equal(t, http.StatusNotFound, get(t, s, "/plans?page=3").Code)
+}
+
+// A malformed plan body is answered with the shape of the kind of plan it asks for.
+func TestPlanBodyShapeByKind(t *testing.T) {
+	s := newFakeServer(t, runs.Config{}, false)
+	for goal, want := range map[string]string{
+		`{"capacity": {"min_attainment": "x"}}`:        `"goal": {"capacity": {`,
+		`{"diagnose": {"rate_per_worker_per_s": "x"}}`: `"goal": {"diagnose": {`,
+		`{"tune": "autoscaler", "remove": "x"}`:        `"goal": {"tune": "autoscaler"}`,
+		`{"remove": "x"}`:                              `"goal": {"remove": 4, "start_ms": 480000}`,
+	} {
+		rec := postJSON(t, s, "/api/v1/plans", planBody(fourWorkers(t, ""), `"goal": `+goal))
+		require.Equal(t, http.StatusBadRequest, rec.Code, goal)
+		var answer struct{ Error string }
+		require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &answer))
+		assert.Contains(t, answer.Error, want, goal)
+	}
 }

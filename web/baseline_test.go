@@ -161,6 +161,18 @@ func TestRunPageReadsClockTime(t *testing.T) {
 	assert.Zero(t, byTestID(page, "drain-cards").Find(`[data-testid="card-slo_attainment"]`).Length())
 	assert.Equal(t, 1, byTestID(page, "attainment-lead").Length())
 
+	// The autoscaler pair of the same night shares its clock on the compare page's charts.
+	rec := postJSON(t, s, "/api/v1/pairs", `{"kind": "autoscaler", "scenario": `+string(raw)+`}`)
+	require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
+	var pair struct {
+		A, B       struct{ ID string }
+		CompareURL string `json:"compare_url"`
+	}
+	require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &pair))
+	waitStatus(t, s, pair.B.ID, store.StatusDone)
+	cmp := parseHTML(t, get(t, s, pair.CompareURL).Body)
+	assert.NotZero(t, cmp.Find(`[data-clock-start-ms="1796267220000"]`).Length(), "a chart of the compare page reads in clock time")
+
 	form := parseHTML(t, get(t, s, "/?from="+id).Body)
 	assert.Equal(t, "2026-12-03T03:07:00Z", form.Find(`[name="workload.sessions.starts_at"]`).AttrOr("value", ""))
 }

@@ -74,6 +74,12 @@ func (s *Server) buildComparePage(ctx context.Context, u *url.URL, idA, idB stri
 		return builtPage{}, err
 	}
 	fillComparison(&p, sim.Compare(scA, scB, &sumA.Report, &sumB.Report), sumA, sumB)
+	// Two runs of the same night (one start time) share its clock on their time axes.
+	if startA, okA := scA.StartTime(); okA {
+		if startB, okB := scB.StartTime(); okB && startA.Equal(startB) {
+			onClock(p.Charts, format.ClockAt(startA, true))
+		}
+	}
 	p.Cost = s.costView(&http.Request{URL: u}, []string{"a", "b"}, &sumA.Report, &sumB.Report)
 	// Both runs are done and stay so: the page never changes.
 	return cachedPageOf(ctx, store.StatusDone+"+"+store.StatusDone, gen, checked, nil, templates.CompareView(p))

@@ -63,6 +63,14 @@ func (s *Server) handleTunePlan(w http.ResponseWriter, r *http.Request, plan run
 		p.Page.Charts = true
 		p.Scatter = charts.TuneScatter(plan.Candidates, plan.Baselines, plan.Constraints.TTFTP99MS)
 		p.FleetChart = charts.TuneFleet(s.fleetSeries(r.Context(), best), s.fleetSeries(r.Context(), yours), s.fleetSeries(r.Context(), fixed))
+		// A night from a Prometheus load reads in its clock time.
+		if stored, _, err := s.store.GetPlan(r.Context(), plan.ID); err == nil {
+			if sc, err := scenarioOf(stored.ScenarioJSON); err == nil {
+				fleet := []templates.Chart{p.FleetChart}
+				onClock(fleet, format.ClockAt(sc.StartTime()))
+				p.FleetChart = fleet[0]
+			}
+		}
 	}
 	if p.Final && plan.Recommended == nil && p.Reason != "" {
 		p.Relax = relaxLink(plan, s.runs.MaxPlanRuns())

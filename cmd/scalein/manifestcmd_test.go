@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -92,6 +93,14 @@ func TestExportCommand(t *testing.T) {
 	assert.Contains(t, string(data), "kind: ScaledObject")
 	assert.Contains(t, string(data), "name: ms-llama-decode")
 	assert.Contains(t, string(data), "kind: LeaderWorkerSet", "the grace goes back to the workload it came from")
+	// The user's file, with the one changed value changed and one header comment.
+	orig, err := os.ReadFile(original)
+	require.NoError(t, err)
+	body := strings.SplitN(string(data), "\n", 2)
+	require.Len(t, body, 2)
+	assert.True(t, strings.HasPrefix(body[0], "# Scale-in Planner: scalein export of scenario"), body[0])
+	assert.Equal(t, strings.Replace(string(orig), `threshold: "24"`, `threshold: "20"`, 1), body[1])
+	assert.Contains(t, stderr, `changed ScaledObject "ms-llama-decode" spec.triggers[0].metadata.threshold: 24 → 20`)
 	im, err := hpa.Import(data, sim.Autoscaler{IntervalMS: 15000})
 	require.NoError(t, err)
 	assert.Equal(t, 20.0, im.Autoscaler.Target)

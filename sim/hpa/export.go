@@ -62,6 +62,13 @@ type Settings struct {
 // grace, and a patch of the one that holds DYN_MIGRATION_LIMIT. Comments say where they came
 // from and what no manifest can hold.
 func Export(s Settings) ([]byte, error) {
+	if s.Origin != nil && s.Origin.Manifest != "" {
+		out, err := ExportOnto(s)
+		if err != nil {
+			return nil, err
+		}
+		return out.Data, nil
+	}
 	a := s.Autoscaler
 	if s.Workers == "" {
 		s.Workers = DefaultWorkers

@@ -21,6 +21,11 @@ func (e *ScenarioError) Unwrap() error { return e.Err }
 // autoscaler or a schedule, not both. Problems of the scenario come back as *ScenarioError
 // (wrapping sim.Parse's error), problems of the manifest as Import's error.
 func IntoScenario(scenario, manifest []byte, env sim.ParseEnv) (out []byte, im *Imported, dropped bool, err error) {
+	return IntoScenarioWith(scenario, manifest, env, ImportOptions{})
+}
+
+// IntoScenarioWith is IntoScenario choosing the autoscaler by opt (ImportWith).
+func IntoScenarioWith(scenario, manifest []byte, env sim.ParseEnv, opt ImportOptions) (out []byte, im *Imported, dropped bool, err error) {
 	var doc map[string]any
 	dec := json.NewDecoder(bytes.NewReader(scenario))
 	dec.UseNumber()
@@ -38,7 +43,7 @@ func IntoScenario(scenario, manifest []byte, env sim.ParseEnv) (out []byte, im *
 	if err != nil {
 		return nil, nil, false, err
 	}
-	im, err = Import(manifest, *base.Autoscaler)
+	im, err = ImportWith(manifest, *base.Autoscaler, opt)
 	if err != nil {
 		return nil, nil, false, err
 	}

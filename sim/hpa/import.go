@@ -187,7 +187,7 @@ func ImportWith(data []byte, base sim.Autoscaler, opt ImportOptions) (*Imported,
 // scaler is an autoscaler object of the input.
 type scaler struct {
 	path, kind, name, namespace string
-	target           WorkloadRef
+	target                      WorkloadRef
 	// generatedBy names the ScaledObject that made this HPA ("" for one written by hand).
 	generatedBy string
 	read        func(im *Imported) error

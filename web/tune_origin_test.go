@@ -89,3 +89,28 @@ func TestPlanFormCarriesTheOrigin(t *testing.T) {
 	assert.Equal(t, "LeaderWorkerSet", o.Grace.Kind)
 	assert.Contains(t, doc.Text(), "writes its settings into the imported ScaledObject")
 }
+
+// POST /api/v1/hpa/import takes "select" to choose among the autoscalers of a stream.
+func TestAPIImportSelect(t *testing.T) {
+	s := newFakeServer(t, runs.Config{Workers: 1}, true)
+	a, err := os.ReadFile("../sim/hpa/testdata/charts/gke-hpa-queue-size.yaml")
+	require.NoError(t, err)
+	b, err := os.ReadFile("../sim/hpa/testdata/charts/production-stack-keda.yaml")
+	require.NoError(t, err)
+	stream := string(a) + "---\n" + string(b)
+	for _, tc := range []struct{ sel, kind string }{{"", "HorizontalPodAutoscaler"}, {"vllm-llama3-8b-scaledobject", "ScaledObject"}} {
+		body, err := json.Marshal(map[string]any{"scenario": json.RawMessage(lullScenario(t)), "manifest": stream, "select": tc.sel})
+		require.NoError(t, err)
+		rec := postJSON(t, s, "/api/v1/hpa/import", string(body))
+		require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+		var got struct {
+			Origin hpa.Origin `json:"origin"`
+		}
+		require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &got))
+		assert.Equal(t, tc.kind, got.Origin.Kind)
+	}
+	body, _ := json.Marshal(map[string]any{"scenario": json.RawMessage(lullScenario(t)), "manifest": stream, "select": "nope"})
+	rec := postJSON(t, s, "/api/v1/hpa/import", string(body))
+	assert.Equal(t, http.StatusBadRequest, rec.Code)
+	assert.Contains(t, rec.Body.String(), `select \"nope\"`)
+}

@@ -165,3 +165,28 @@ func TestLoadCommand(t *testing.T) {
 		assert.Contains(t, stderr, tc.want)
 	}
 }
+
+// scalein import -select reads the named autoscaler of a stream that holds several.
+func TestImportSelect(t *testing.T) {
+	a, err := os.ReadFile(chartsDir + "gke-hpa-queue-size.yaml")
+	require.NoError(t, err)
+	b, err := os.ReadFile(chartsDir + "production-stack-keda.yaml")
+	require.NoError(t, err)
+	file := filepath.Join(t.TempDir(), "two.yaml")
+	require.NoError(t, os.WriteFile(file, append(append(a, "---\n"...), b...), 0o644))
+
+	code, stdout, stderr := runCLI(t, "", "import", "-manifest", file)
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, stderr, `another autoscaler (ScaledObject "vllm-llama3-8b-scaledobject"): not read`)
+	assert.Contains(t, stderr, "-select vllm-llama3-8b-scaledobject")
+	assert.Contains(t, stdout, `"source": "pods"`)
+
+	code, stdout, stderr = runCLI(t, "", "import", "-manifest", file, "-select", "vllm-llama3-8b-scaledobject")
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, stdout, `"source": "external"`)
+	assert.Contains(t, stderr, `another autoscaler (HorizontalPodAutoscaler "tgi-gemma-hpa"): not read, "vllm-llama3-8b-scaledobject" was selected`)
+
+	code, _, stderr = runCLI(t, "", "import", "-manifest", file, "-select", "nope")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, stderr, `select "nope": no autoscaler of that name`)
+}

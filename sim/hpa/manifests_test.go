@@ -2,6 +2,7 @@ package hpa_test
 
 import (
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 
@@ -306,4 +307,71 @@ func TestExportNewScaledObject(t *testing.T) {
 	im, err := hpa.Import(out, defaults())
 	require.NoError(t, err)
 	assert.Equal(t, a.ControllerSettings(), im.Autoscaler.ControllerSettings())
+}
+
+// A stream with a CPU HPA first and a usable ScaledObject after it reads the ScaledObject and
+// names the HPA; two usable autoscalers read the first and name the second with -select; select
+// chooses another; an unknown name lists those there are.
+func TestImportSeveralAutoscalers(t *testing.T) {
+	cpu, err := os.ReadFile("testdata/charts/nim-hpa-cpu.yaml")
+	require.NoError(t, err)
+	stream := string(cpu) + "---\n" + keda
+	im, err := hpa.Import([]byte(stream), defaults())
+	require.NoError(t, err)
+	assert.Equal(t, "ScaledObject", im.Origin.Kind)
+	assert.Equal(t, "vllm-scaledobject", im.Origin.Name)
+	assert.Equal(t, 5.0, im.Autoscaler.Target)
+	var msgs []string
+	for _, p := range im.Problems {
+		msgs = append(msgs, p.String())
+	}
+	assert.Contains(t, strings.Join(msgs, "\n"), `read instead of an earlier autoscaler the model cannot use: document 1 (HorizontalPodAutoscaler "nim-llm"): spec.metrics`)
+
+	two := hpaOn("autoscaling/v2", "vllm:num_requests_waiting", "3", "") + "---\n" + keda
+	im, err = hpa.Import([]byte(two), defaults())
+	require.NoError(t, err)
+	assert.Equal(t, "vllm-hpa", im.Origin.Name)
+	assert.Equal(t, 3.0, im.Autoscaler.Target)
+	msgs = nil
+	for _, p := range im.Problems {
+		msgs = append(msgs, p.String())
+	}
+	assert.Contains(t, msgs, `document 2: another autoscaler (ScaledObject "vllm-scaledobject"): not read, the first the model can use (HorizontalPodAutoscaler "vllm-hpa") is; choose it by its name (scalein import -select vllm-scaledobject)`)
+
+	im, err = hpa.ImportWith([]byte(two), defaults(), hpa.ImportOptions{Select: "vllm-scaledobject"})
+	require.NoError(t, err)
+	assert.Equal(t, "ScaledObject", im.Origin.Kind)
+	assert.Equal(t, 5.0, im.Autoscaler.Target)
+
+	_, err = hpa.ImportWith([]byte(two), defaults(), hpa.ImportOptions{Select: "nope"})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `select "nope": no autoscaler of that name in the manifest (it has HorizontalPodAutoscaler "vllm-hpa", ScaledObject "vllm-scaledobject")`)
+
+	// Neither usable: both reasons.
+	_, err = hpa.Import([]byte(string(cpu)+"---\n"+kedaHPA), defaults())
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "no autoscaler in the manifest the model can use")
+	assert.Contains(t, err.Error(), "nim-llm")
+	assert.Contains(t, err.Error(), "s0-prometheus")
+}
+
+// Template markers refuse a file only where they are read: in a comment or a field Import does
+// not read they do not; in the autoscaler's fields they do, naming the line.
+func TestTemplateMarkersOnlyWhereRead(t *testing.T) {
+	commented := "# rendered from {{ .Values.autoscaling }} by helm template\n" +
+		strings.Replace(hpaOn("autoscaling/v2", "vllm:num_requests_waiting", "3", ""), "  namespace: serving\n",
+			"  namespace: serving  # was ${NAMESPACE}\n  annotations:\n    rendered-from: \"{{ .Release.Name }}\"\n", 1)
+	im, err := hpa.Import([]byte(commented), defaults())
+	require.NoError(t, err)
+	assert.Equal(t, 3.0, im.Autoscaler.Target)
+
+	read := strings.Replace(hpaOn("autoscaling/v2", "vllm:num_requests_waiting", "3", ""), `averageValue: "3"`, `averageValue: "{{ .Values.target }}"`, 1)
+	_, err = hpa.Import([]byte("# a comment\n"+read), defaults())
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `line 21: this is a Helm/Terraform template ("{{ .Values.target }}\"")`)
+
+	keda := strings.Replace(keda, `threshold: "5"`, `threshold: "${THRESHOLD}"`, 1)
+	_, err = hpa.Import([]byte(keda), defaults())
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "Helm/Terraform template")
 }

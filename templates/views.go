@@ -122,6 +122,9 @@ type FormPage struct {
 	// ScaleInMode chooses the schedule or the autoscaler (docs/model.md#model-3); Autoscaler is its fields.
 	ScaleInMode Field
 	Autoscaler  Fieldset
+	// FleetWarning says that fleet.workers lies outside the autoscaler's bounds
+	// (sim.FleetOutsideBounds); shown before anything else.
+	FleetWarning string
 	// AvgWarning is shown when an external source averages (KEDA then divides an average by the
 	// replicas); app.js shows and hides it as the source and aggregate change.
 	AvgWarning bool
@@ -188,7 +191,10 @@ type DataTable struct {
 
 // RunPage is a run's permalink.
 type RunPage struct {
-	Page     Page
+	Page Page
+	// FleetWarning says that the scenario's fleet.workers lies outside its autoscaler's
+	// bounds (sim.FleetOutsideBounds); shown before anything else.
+	FleetWarning string
 	ID       string
 	Name     string
 	Status   string

@@ -58,6 +58,7 @@ func (s *Server) buildRunPage(ctx context.Context, u *url.URL, id string) (built
 	sc, scErr := scenarioOf(run.ScenarioJSON)
 	var counterparts []string
 	if scErr == nil {
+		p.FleetWarning = sim.FleetOutsideBounds(sc)
 		p.Scenario = form.ScenarioInputs(sc)
 		counterparts = counterpartIDs(sc)
 	}

@@ -114,3 +114,21 @@ func TestAPIImportSelect(t *testing.T) {
 	assert.Equal(t, http.StatusBadRequest, rec.Code)
 	assert.Contains(t, rec.Body.String(), `select \"nope\"`)
 }
+
+// A scenario whose fleet.workers lies outside its autoscaler's bounds says so at the top of the
+// run page, whatever the run's state.
+func TestRunPageWarnsFleetOutsideBounds(t *testing.T) {
+	s := newFakeServer(t, runs.Config{Workers: 1}, true)
+	var sc map[string]any
+	require.NoError(t, json.Unmarshal([]byte(lullScenario(t)), &sc))
+	sc["autoscaler"].(map[string]any)["max_workers"] = 3
+	body, err := json.Marshal(sc)
+	require.NoError(t, err)
+	rec := postJSON(t, s, "/api/v1/runs", string(body))
+	require.Less(t, rec.Code, 300, rec.Body.String())
+	id := createdID(t, rec, rec.Body.Bytes())
+	rec = get(t, s, "/runs/"+id)
+	require.Equal(t, http.StatusOK, rec.Code)
+	assert.Contains(t, rec.Body.String(), `data-testid="run-fleet-warning"`)
+	assert.Contains(t, rec.Body.String(), "fleet.workers 4 lies outside the autoscaler&#39;s bounds [1, 3]")
+}

@@ -191,6 +191,7 @@ type loadFlags struct {
 	tolerance float64
 	maxStages int
 	sum       bool
+	replicas  int
 }
 
 func addLoadFlags(fs *commandFlags) *loadFlags {
@@ -200,6 +201,7 @@ func addLoadFlags(fs *commandFlags) *loadFlags {
 	fs.Float64Var(&lf.tolerance, "tolerance", 0, "merge adjacent steps whose rates are within this fraction of their mean (0.05 = 5 %)")
 	fs.IntVar(&lf.maxStages, "max-stages", sim.MaxRateStages, "at most this many stages (more steps are resampled by whole steps, keeping the expected sessions)")
 	fs.BoolVar(&lf.sum, "sum", false, "add several series sample by sample instead of refusing them")
+	fs.IntVar(&lf.replicas, "replicas", 0, "the replicas running when the night started: sets fleet.workers (default: the scenario's, or an import's)")
 	return lf
 }
 
@@ -235,6 +237,17 @@ func applyLoad(cmd string, lf *loadFlags, scenario []byte, parsed *sim.Scenario,
 	}
 	for _, n := range notes {
 		fmt.Fprintf(stderr, "scalein %s: %s\n", cmd, n)
+	}
+	if lf.replicas != 0 {
+		if out, err = load.WithReplicas(out, lf.replicas); err != nil {
+			fmt.Fprintf(stderr, "scalein %s: -replicas: %v\n", cmd, err)
+			return nil, 2
+		}
+		if s, _, code := loadScenarioBytes(cmd, "the scenario with the stages", out, stderr); code == 0 && s.Autoscaler != nil {
+			if a := s.Autoscaler; lf.replicas < a.MinWorkers || lf.replicas > a.MaxWorkers {
+				fmt.Fprintf(stderr, "scalein %s: -replicas %d lies outside the autoscaler's bounds [%d, %d]: its first decision brings the fleet into them\n", cmd, lf.replicas, a.MinWorkers, a.MaxWorkers)
+			}
+		}
 	}
 	if _, _, code := loadScenarioBytes(cmd, "the scenario with the stages", out, stderr); code != 0 {
 		return nil, code

@@ -190,3 +190,20 @@ func TestImportSelect(t *testing.T) {
 	assert.Equal(t, 2, code)
 	assert.Contains(t, stderr, `select "nope": no autoscaler of that name`)
 }
+
+// scalein load -replicas sets the replicas running at the start (fleet.workers).
+func TestLoadReplicas(t *testing.T) {
+	code, stdout, stderr := runCLI(t, "", "load", "-prometheus", loadDir+"night_1m.json", "-config", loadDir+"scenario.json", "-replicas", "3")
+	require.Equal(t, 0, code, stderr)
+	s, err := sim.Parse([]byte(stdout), sim.ParseEnv{})
+	require.NoError(t, err)
+	assert.Equal(t, 3, s.Fleet.Workers)
+	assert.NotEmpty(t, s.Workload.Sessions.RateStages)
+
+	code, _, stderr = runCLI(t, "", "load", "-prometheus", loadDir+"night_1m.json", "-replicas", "3")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, stderr, "-replicas sets the scenario's fleet.workers: use it with -config")
+	code, _, stderr = runCLI(t, "", "load", "-prometheus", loadDir+"night_1m.json", "-config", loadDir+"scenario.json", "-replicas", "-1")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, stderr, "replicas -1: at least 1")
+}

@@ -45,6 +45,11 @@ type Imported struct {
 	Filled         []string       `json:"filled"`
 	Problems       []Problem      `json:"problems"`
 	Origin         *Origin        `json:"origin"`
+	// Workers is how many replicas the operator's night starts with: the scaled workload's
+	// replicas, else the HPA's status.currentReplicas (nil when the file says neither);
+	// WorkersFrom names where it was read.
+	Workers     *int   `json:"workers,omitempty"`
+	WorkersFrom string `json:"workers_from,omitempty"`
 }
 
 // Origin is the user's autoscaler object as imported and the workloads its settings came from:
@@ -181,6 +186,15 @@ func ImportWith(data []byte, base sim.Autoscaler, opt ImportOptions) (*Imported,
 	im.Origin.Name, im.Origin.Namespace, im.Origin.Target = used.name, used.namespace, used.target
 	im.Origin.Manifest = string(data)
 	im.readWorkloads(loads, used.target)
+	if used.current > 0 {
+		n := int(used.current)
+		switch {
+		case im.Workers == nil:
+			im.Workers, im.WorkersFrom = &n, fmt.Sprintf("%s (%s %q) status.currentReplicas", used.path, used.kind, used.name)
+		case *im.Workers != n:
+			im.problem(used.path+" status.currentReplicas", "%d, but %s is %d; the workload's replicas are used", n, im.WorkersFrom, *im.Workers)
+		}
+	}
 	return im, nil
 }
 
@@ -190,6 +204,8 @@ type scaler struct {
 	target                      WorkloadRef
 	// generatedBy names the ScaledObject that made this HPA ("" for one written by hand).
 	generatedBy string
+	// current is an HPA's status.currentReplicas (0: not in the file).
+	current int32
 	read        func(im *Imported) error
 }
 
@@ -222,6 +238,7 @@ func (im *Imported) decode(o object) (*scaler, []workload, error) {
 		}
 		s := &scaler{path: o.path, kind: kind, name: h.Name, namespace: h.Namespace,
 			target: WorkloadRef{APIVersion: h.Spec.ScaleTargetRef.APIVersion, Kind: h.Spec.ScaleTargetRef.Kind, Name: h.Spec.ScaleTargetRef.Name, Namespace: h.Namespace}}
+		s.current = h.Status.CurrentReplicas
 		for _, ref := range h.OwnerReferences {
 			if ref.Kind == "ScaledObject" {
 				s.generatedBy = ref.Name

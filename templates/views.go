@@ -195,17 +195,17 @@ type RunPage struct {
 	// FleetWarning says that the scenario's fleet.workers lies outside its autoscaler's
 	// bounds (sim.FleetOutsideBounds); shown before anything else.
 	FleetWarning string
-	ID       string
-	Name     string
-	Status   string
-	Error    string
-	Progress float64
-	Created  string
-	Started  string
-	Finished string
-	Attempts int
-	Figures  []FigureCell
-	Charts   []Chart
+	ID           string
+	Name         string
+	Status       string
+	Error        string
+	Progress     float64
+	Created      string
+	Started      string
+	Finished     string
+	Attempts     int
+	Figures      []FigureCell
+	Charts       []Chart
 	// Workers is the per-worker table; AllWorkers says whether every worker is shown or only
 	// the drained ones.
 	Workers      DataTable

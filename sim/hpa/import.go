@@ -206,7 +206,7 @@ type scaler struct {
 	generatedBy string
 	// current is an HPA's status.currentReplicas (0: not in the file).
 	current int32
-	read        func(im *Imported) error
+	read    func(im *Imported) error
 }
 
 // decode reads one object strictly: an autoscaler, workloads, or a problem naming what it is.

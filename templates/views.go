@@ -125,6 +125,9 @@ type FormPage struct {
 	// FleetWarning says that fleet.workers lies outside the autoscaler's bounds
 	// (sim.FleetOutsideBounds); shown before anything else.
 	FleetWarning string
+	// OriginKey is the stored import (store.PutOrigin) the scenario's autoscaler came from, kept
+	// in a hidden field so that the run and its plan write into the user's own file.
+	OriginKey string
 	// AvgWarning is shown when an external source averages (KEDA then divides an average by the
 	// replicas); app.js shows and hides it as the source and aggregate change.
 	AvgWarning bool
@@ -195,17 +198,20 @@ type RunPage struct {
 	// FleetWarning says that the scenario's fleet.workers lies outside its autoscaler's
 	// bounds (sim.FleetOutsideBounds); shown before anything else.
 	FleetWarning string
-	ID           string
-	Name         string
-	Status       string
-	Error        string
-	Progress     float64
-	Created      string
-	Started      string
-	Finished     string
-	Attempts     int
-	Figures      []FigureCell
-	Charts       []Chart
+	// OriginKey is the stored import the run's scenario came from (?origin=), passed on to the
+	// plan form.
+	OriginKey string
+	ID        string
+	Name      string
+	Status    string
+	Error     string
+	Progress  float64
+	Created   string
+	Started   string
+	Finished  string
+	Attempts  int
+	Figures   []FigureCell
+	Charts    []Chart
 	// Workers is the per-worker table; AllWorkers says whether every worker is shown or only
 	// the drained ones.
 	Workers      DataTable
@@ -323,4 +329,13 @@ type ErrorPage struct {
 	Title   string
 	Message string
 	Details []string
+}
+
+// planFromRun is the plan form's address for a run's scenario, with the stored import it came
+// from (so a tune plan writes into the user's own file).
+func planFromRun(id, originKey string) string {
+	if originKey == "" {
+		return "/plans/new?from=" + id
+	}
+	return "/plans/new?from=" + id + "&origin=" + originKey
 }

@@ -67,6 +67,14 @@ func (s *Server) formImportHPA(w http.ResponseWriter, r *http.Request, f *form.F
 	if err != nil {
 		return err
 	}
+	if im.Origin != nil {
+		// The import travels with the scenario: form → run → plan → download.
+		if key, err := s.putOrigin(r.Context(), im.Origin); err == nil {
+			r.PostForm.Set("origin_key", key)
+		} else {
+			s.log.Warn("an import's origin could not be stored", "err", err)
+		}
+	}
 	filled, problems := importNotes(im, dropped)
 	nf := form.FromScenario(imported)
 	nf.Set(form.ScaleInModePath, form.ModeAutoscaler)

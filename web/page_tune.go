@@ -51,6 +51,7 @@ func (s *Server) handleTunePlan(w http.ResponseWriter, r *http.Request, plan run
 		best = &plan.Candidates[0]
 		p.Recommendation, p.RecommendedID = rec.Reason, rec.RunID
 		p.HPAURL = "/plans/" + plan.ID + "/hpa.yaml"
+		p.HasOrigin = plan.Origin != nil
 		if yours != nil && yours.Autoscaler != nil {
 			p.Settings = settingsTable(*best, *yours)
 		}
@@ -205,8 +206,12 @@ func (s *Server) handlePlanHPA(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	w.Header().Set("Content-Type", "application/yaml; charset=utf-8")
-	w.Header().Set("Content-Disposition", fmt.Sprintf(`attachment; filename="hpa-%s-%s.yaml"`, plan.ID, pick.RunID))
+	ext, ctype := "yaml", "application/yaml; charset=utf-8"
+	if o := plan.Origin; o != nil && isJSONText(o.Manifest) {
+		ext, ctype = "json", "application/json" // the user's JSON file stays JSON
+	}
+	w.Header().Set("Content-Type", ctype)
+	w.Header().Set("Content-Disposition", fmt.Sprintf(`attachment; filename="hpa-%s-%s.%s"`, plan.ID, pick.RunID, ext))
 	_, err = w.Write(out)
 	return err
 }

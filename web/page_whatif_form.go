@@ -34,6 +34,7 @@ func (s *Server) whatIfFormPage(r *http.Request, kind string) (templates.WhatIfN
 		if err := r.ParseForm(); err != nil {
 			return p, badRequest("the form could not be read: " + err.Error())
 		}
+		s.originInto(r.Context(), &p, r.PostForm.Get("origin_key"))
 		doc, errs := form.FromValues(r.PostForm).JSON()
 		for _, fe := range errs {
 			p.Errors = append(p.Errors, fe.String())
@@ -65,6 +66,7 @@ func (s *Server) whatIfFormPage(r *http.Request, kind string) (templates.WhatIfN
 			return p, err
 		}
 		p.Scenario, p.Notice = string(run.ScenarioJSON), "The scenario of run "+id+" ("+run.Name+")."
+		s.originInto(r.Context(), &p, q.Get("origin"))
 		sc, _ = sim.Parse(run.ScenarioJSON, sim.ParseEnv{Traces: s.store})
 	default:
 		key := q.Get("preset")

@@ -125,6 +125,8 @@ type FormPage struct {
 	// FleetWarning says that fleet.workers lies outside the autoscaler's bounds
 	// (sim.FleetOutsideBounds); shown before anything else.
 	FleetWarning string
+	// NoticeError styles the notice as an error (an import that was refused).
+	NoticeError bool
 	// OriginKey is the stored import (store.PutOrigin) the scenario's autoscaler came from, kept
 	// in a hidden field so that the run and its plan write into the user's own file.
 	OriginKey string

@@ -32,9 +32,25 @@ func (s *Server) importHPA(scenarioJSON, manifest []byte, opt ...hpa.ImportOptio
 		return nil, nil, false, badRequest("scenario: " + se.Err.Error())
 	}
 	if err != nil {
-		return nil, nil, false, badRequest("manifest: " + err.Error())
+		return nil, nil, false, &importRefusal{"manifest: " + err.Error()}
 	}
 	return out, im, dropped, nil
+}
+
+// importRefusal is why a manifest was not imported. The pages show it whole (it names the
+// document, the field and the fix, and quotes at most a few characters of the file); the API
+// answers it as a 400.
+type importRefusal struct{ msg string }
+
+func (e *importRefusal) Error() string { return e.msg }
+
+// importMessages is what a page shows for an import's error: a refusal whole, a problem of the
+// scenario by its fields; ok is false for errors that are not the user's to fix.
+func importMessages(err error) ([]string, bool) {
+	if r, ok := errors.AsType[*importRefusal](err); ok {
+		return []string{r.msg}, true
+	}
+	return problemMessages(err)
 }
 
 // importNotes is what the form says after an import: what was filled, then what the manifest
@@ -86,7 +102,7 @@ func (s *Server) handleImportHPA(w http.ResponseWriter, r *http.Request) error {
 	}
 	out, im, dropped, err := s.importHPA([]byte(p.Scenario), manifest)
 	if err != nil {
-		msgs, ok := problemMessages(err)
+		msgs, ok := importMessages(err)
 		if !ok {
 			return err
 		}
@@ -128,6 +144,9 @@ func (s *Server) apiImportHPA(w http.ResponseWriter, r *http.Request) error {
 		req.Scenario = json.RawMessage(`{}`)
 	}
 	out, im, dropped, err := s.importHPA(req.Scenario, []byte(req.Manifest), hpa.ImportOptions{Select: req.Select})
+	if r, ok := errors.AsType[*importRefusal](err); ok {
+		return badRequest(r.msg)
+	}
 	if err != nil {
 		return err
 	}

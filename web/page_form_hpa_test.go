@@ -194,3 +194,27 @@ func TestImportOriginTravelsFormRunPlan(t *testing.T) {
 	plain := parseHTML(t, get(t, s, strings.Split(href, "&")[0]).Body)
 	assert.Equal(t, 0, byTestID(plain, "plan-origin").Length())
 }
+
+// A refused import is shown whole (not clipped like an echoed value) and styled as an error.
+func TestScenarioFormImportRefusalWholeAndError(t *testing.T) {
+	s := newFakeServer(t, runs.Config{}, false)
+	fields := formFields(parseHTML(t, get(t, s, "/?preset=incident").Body))
+	fields["action"] = "import_hpa"
+	onlyCPU := cpuHPA[:strings.Index(cpuHPA, "  - type: Pods")]
+	var docs []string
+	for _, name := range []string{"first", "second", "third", "fourth"} {
+		docs = append(docs, strings.Replace(onlyCPU, "name: vllm\n", "name: cpu-"+name+"-"+strings.Repeat("x", 40)+"\n", 1))
+	}
+	fields["hpa_manifest"] = strings.Join(docs, "---\n")
+	rec := postFormMultipart(t, s, fields, "")
+	require.Equal(t, http.StatusBadRequest, rec.Code)
+	doc := parseHTML(t, rec.Body)
+	notice := byTestID(doc, "form-notice")
+	assert.True(t, notice.HasClass("error"), "styled as an error")
+	role, _ := notice.Attr("role")
+	assert.Equal(t, "alert", role)
+	text := notice.Text()
+	assert.Greater(t, len(text), 600, "long enough to have been clipped")
+	assert.Contains(t, text, "cpu-fourth-", "the whole message, to its last autoscaler")
+	assert.NotContains(t, text, "more bytes")
+}

@@ -118,12 +118,6 @@ func settingsTable(best, yours whatif.Candidate) templates.DataTable {
 	t := templates.DataTable{Caption: "The recommended settings and yours",
 		Columns: []templates.Column{{Label: "Setting"}, {Label: "Recommended"}, {Label: "Yours"}}}
 	a, b := best.Autoscaler, yours.Autoscaler
-	limit := func(v *int) string {
-		if v == nil {
-			return "no limit"
-		}
-		return format.Number(float64(*v))
-	}
 	grace := func(v *float64) string {
 		if v == nil {
 			return "none"
@@ -133,7 +127,7 @@ func settingsTable(best, yours whatif.Candidate) templates.DataTable {
 	rows := [][3]string{
 		{"autoscaler.target", format.Number(a.Target), format.Number(b.Target)},
 		{"scale-down window", whatif.FormatMS(a.ScaleDownWindow()), whatif.FormatMS(b.ScaleDownWindow())},
-		{"workers removed per decision", limit(a.ScaleDownStep()), limit(b.ScaleDownStep())},
+		{"scale-down policy", scaleDownRule(a), scaleDownRule(b)},
 		{"autoscaler.select", a.Select, b.Select},
 		{"autoscaler.grace_ms", grace(a.GraceMS), grace(b.GraceMS)},
 		{"router.migration_limit", format.Number(float64(*best.MigrationLimit)), format.Number(float64(*yours.MigrationLimit))},
@@ -146,6 +140,29 @@ func settingsTable(best, yours whatif.Candidate) templates.DataTable {
 		t.Rows = append(t.Rows, []string{name, r[1], r[2]})
 	}
 	return t
+}
+
+// scaleDownRule describes what an autoscaler lets go at a time: its scale-down policies as pods or
+// percent per period ("at most 10 % of the workers removed per 1 min"), or, without policies, the
+// workers removed per decision.
+func scaleDownRule(a *sim.Autoscaler) string {
+	ps := a.ScaleDownPolicies()
+	if ps == nil {
+		if n := a.ScaleDownStep(); n != nil {
+			return "at most " + whatif.Workers(*n) + " removed per decision"
+		}
+		return "no limit"
+	}
+	phrase := whatif.PolicyPhrase(ps)
+	if r := a.Behavior.ScaleDown; r != nil {
+		switch r.Select {
+		case sim.SelectPolicyMin:
+			phrase = strings.Replace(phrase, "(the larger)", "(the smaller)", 1)
+		case sim.SelectPolicyDisabled:
+			return "none: scale-down disabled (selectPolicy Disabled)"
+		}
+	}
+	return phrase
 }
 
 // savingsTable is what the recommendation saves against the fixed fleet and your settings, in

@@ -227,3 +227,24 @@ func TestExportOntoUnchangedIsTheFile(t *testing.T) {
 		}
 	}
 }
+
+// A value held by a YAML alias cannot be edited in place: ExportOnto says so, and Export falls
+// back to writing the object anew, saying why.
+func TestExportOntoAliasFallsBack(t *testing.T) {
+	doc := hpaOn("autoscaling/v2", "vllm:num_requests_waiting", "3", "  behavior:\n    scaleUp:\n      stabilizationWindowSeconds: *peak\n")
+	doc = strings.Replace(doc, "maxReplicas: 8", "maxReplicas: &peak 8", 1)
+	im, err := hpa.Import([]byte(doc), defaults())
+	require.NoError(t, err)
+	a := im.Autoscaler
+	a.Behavior = a.Behavior.Clone()
+	a.Behavior.ScaleUp.WindowMS = ptr(int64(60000))
+	_, err = hpa.ExportOnto(hpa.Settings{Autoscaler: a, Origin: im.Origin})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "stabilizationWindowSeconds is a YAML alias; edit it by hand")
+	out, err := hpa.Export(hpa.Settings{Autoscaler: a, Origin: im.Origin})
+	require.NoError(t, err)
+	assert.True(t, strings.HasPrefix(string(out), "# Note: your file could not be edited in place"), string(out))
+	back, err := hpa.Import(out, defaults())
+	require.NoError(t, err)
+	assert.Equal(t, a.ControllerSettings(), back.Autoscaler.ControllerSettings())
+}

@@ -153,7 +153,7 @@ func ImportWith(data []byte, base sim.Autoscaler, opt ImportOptions) (*Imported,
 				im.problem(s.path, "another autoscaler (%s %q): not read, %q was selected", s.kind, s.name, opt.Select)
 			}
 		}
-		scalers = picked[:1]
+		scalers = picked // several of that name (an HPA and a ScaledObject): the first usable
 	}
 	var chosen *Imported
 	var used scaler

@@ -375,3 +375,20 @@ func TestTemplateMarkersOnlyWhereRead(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "Helm/Terraform template")
 }
+
+// An HPA and a ScaledObject of one name: -select takes the first of them the model can use, and
+// an export onto the file writes into that one.
+func TestSelectSameNameTakesTheUsableOne(t *testing.T) {
+	cpu := strings.Replace(cpuHPA, "name: vllm\n", "name: vllm-scaledobject\n", 1)
+	onlyCPU := cpu[:strings.Index(cpu, "  - type: Pods")]
+	stream := onlyCPU + "---\n" + keda
+	im, err := hpa.ImportWith([]byte(stream), defaults(), hpa.ImportOptions{Select: "vllm-scaledobject"})
+	require.NoError(t, err)
+	assert.Equal(t, "ScaledObject", im.Origin.Kind)
+	a := im.Autoscaler
+	a.Target = 7
+	ex, err := hpa.ExportOnto(hpa.Settings{Autoscaler: a, Origin: im.Origin})
+	require.NoError(t, err)
+	assert.Contains(t, string(ex.Data), `threshold: "7"`)
+	assert.Equal(t, strings.Count(stream, "\n")+1, strings.Count(string(ex.Data), "\n"))
+}

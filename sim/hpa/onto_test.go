@@ -248,3 +248,31 @@ func TestExportOntoAliasFallsBack(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, a.ControllerSettings(), back.Autoscaler.ControllerSettings())
 }
+
+// In a JSON file a missing field is inserted as JSON (the file stays JSON and reads back).
+func TestExportOntoJSONInserts(t *testing.T) {
+	js := `{
+  "apiVersion": "autoscaling/v2",
+  "kind": "HorizontalPodAutoscaler",
+  "metadata": {"name": "vllm", "namespace": "ml"},
+  "spec": {
+    "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "vllm"},
+    "maxReplicas": 6,
+    "metrics": [{"type": "Pods", "pods": {"metric": {"name": "vllm:num_requests_waiting"}, "target": {"type": "AverageValue", "averageValue": "4"}}}]
+  }
+}
+`
+	file := t.TempDir() + "/hpa.json"
+	require.NoError(t, os.WriteFile(file, []byte(js), 0o644))
+	orig, ex := onto(t, file, func(a *sim.Autoscaler, _ *int) {
+		a.MinWorkers = 2
+		a.SetScaleDownPolicies([]sim.ScalingPolicy{{Type: sim.PolicyTypePods, Value: 1, PeriodMS: 60000}})
+	})
+	// A new key goes first in its JSON object (or before the key it belongs in front of).
+	assert.Equal(t, []string{
+		`-    "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "vllm"},`,
+		`-    "maxReplicas": 6,`,
+		`+    "behavior": {"scaleDown": {"policies": [{"type": "Pods", "value": 1, "periodSeconds": 60}]}}, "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "vllm"},`,
+		`+    "minReplicas": 2, "maxReplicas": 6,`,
+	}, lineDiff(orig, string(ex.Data)))
+}

@@ -1,6 +1,7 @@
 package hpa_test
 
 import (
+	"encoding/json"
 	"os"
 	"strings"
 	"testing"
@@ -268,6 +269,7 @@ func TestExportOntoJSONInserts(t *testing.T) {
 		a.MinWorkers = 2
 		a.SetScaleDownPolicies([]sim.ScalingPolicy{{Type: sim.PolicyTypePods, Value: 1, PeriodMS: 60000}})
 	})
+	assert.True(t, json.Valid(ex.Data), "still JSON: %s", ex.Data)
 	// A new key goes first in its JSON object (or before the key it belongs in front of).
 	assert.Equal(t, []string{
 		`-    "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "vllm"},`,

@@ -402,3 +402,20 @@ func (e *engine) stopCheck() {
 		e.as.stopped = true
 	}
 }
+
+// FleetOutsideBounds is the warning for a scenario whose fleet.workers lies outside its
+// autoscaler's [min_workers, max_workers] ("" when it does not, or has no autoscaler): the run
+// starts there and the first decision moves it (above_max / below_min), which is rarely the
+// night that was meant.
+func FleetOutsideBounds(s *Scenario) string {
+	a := s.Autoscaler
+	if a == nil || (s.Fleet.Workers >= a.MinWorkers && s.Fleet.Workers <= a.MaxWorkers) {
+		return ""
+	}
+	to, reason := a.MaxWorkers, "above max_workers"
+	if s.Fleet.Workers < a.MinWorkers {
+		to, reason = a.MinWorkers, "below min_workers"
+	}
+	return fmt.Sprintf("fleet.workers %d lies outside the autoscaler's bounds [%d, %d]: the night starts with %d workers and the first decision moves the fleet to %d (%s); set fleet.workers to the replicas you run at the start",
+		s.Fleet.Workers, a.MinWorkers, a.MaxWorkers, s.Fleet.Workers, to, reason)
+}

@@ -40,6 +40,9 @@ type TunePlanPage struct {
 	RecommendedID  string
 	YoursID        string
 	HPAURL         string
+	// HasOrigin says the plan writes into an imported file; without one the download's names
+	// are placeholders and the page says so.
+	HasOrigin bool
 	// Settings compares the recommended settings with the scenario's.
 	Settings DataTable
 	// SettingsApart holds what the manifests cannot carry: which pods go first.

@@ -124,6 +124,14 @@ type FormPage struct {
 	// ScaleInMode chooses the schedule or the autoscaler (docs/model.md#model-3); Autoscaler is its fields.
 	ScaleInMode Field
 	Autoscaler  Fieldset
+	// FleetWarning says that fleet.workers lies outside the autoscaler's bounds
+	// (sim.FleetOutsideBounds); shown before anything else.
+	FleetWarning string
+	// NoticeError styles the notice as an error (an import that was refused).
+	NoticeError bool
+	// OriginKey is the stored import (store.PutOrigin) the scenario's autoscaler came from, kept
+	// in a hidden field so that the run and its plan write into the user's own file.
+	OriginKey string
 	// AvgWarning is shown when an external source averages (KEDA then divides an average by the
 	// replicas); app.js shows and hides it as the source and aggregate change.
 	AvgWarning bool
@@ -192,18 +200,24 @@ type DataTable struct {
 
 // RunPage is a run's permalink.
 type RunPage struct {
-	Page     Page
-	ID       string
-	Name     string
-	Status   string
-	Error    string
-	Progress float64
-	Created  string
-	Started  string
-	Finished string
-	Attempts int
-	Figures  []FigureCell
-	Charts   []Chart
+	Page Page
+	// FleetWarning says that the scenario's fleet.workers lies outside its autoscaler's
+	// bounds (sim.FleetOutsideBounds); shown before anything else.
+	FleetWarning string
+	// OriginKey is the stored import the run's scenario came from (?origin=), passed on to the
+	// plan form.
+	OriginKey string
+	ID        string
+	Name      string
+	Status    string
+	Error     string
+	Progress  float64
+	Created   string
+	Started   string
+	Finished  string
+	Attempts  int
+	Figures   []FigureCell
+	Charts    []Chart
 	// Workers is the per-worker table; AllWorkers says whether every worker is shown or only
 	// the drained ones.
 	Workers      DataTable
@@ -324,4 +338,13 @@ type ErrorPage struct {
 	Title   string
 	Message string
 	Details []string
+}
+
+// planFromRun is the plan form's address for a run's scenario, with the stored import it came
+// from (so a tune plan writes into the user's own file).
+func planFromRun(id, originKey string) string {
+	if originKey == "" {
+		return "/plans/new?from=" + id
+	}
+	return "/plans/new?from=" + id + "&origin=" + originKey
 }

@@ -59,6 +59,10 @@ func (s *Server) buildRunPage(ctx context.Context, u *url.URL, id string) (built
 	sc, scErr := scenarioOf(run.ScenarioJSON)
 	var counterparts []string
 	if scErr == nil {
+		p.FleetWarning = sim.FleetOutsideBounds(sc)
+		if key := q.Get("origin"); store.IsOriginKey(key) && sc.Autoscaler != nil {
+			p.OriginKey = key
+		}
 		p.Scenario = form.ScenarioInputs(sc)
 		counterparts = counterpartIDs(sc)
 	}

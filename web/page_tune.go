@@ -52,6 +52,7 @@ func (s *Server) handleTunePlan(w http.ResponseWriter, r *http.Request, plan run
 		best = &plan.Candidates[0]
 		p.Recommendation, p.RecommendedID = rec.Reason, rec.RunID
 		p.HPAURL = "/plans/" + plan.ID + "/hpa.yaml"
+		p.HasOrigin = plan.Origin != nil
 		if yours != nil && yours.Autoscaler != nil {
 			p.Settings, p.SettingsApart = settingsTable(*best, *yours)
 		}
@@ -130,12 +131,6 @@ func settingsTable(best, yours whatif.Candidate) (apply, apart templates.DataTab
 	apart = templates.DataTable{Caption: "Not in the manifests: an HPA cannot say which pods go first (Kubernetes chooses them; controller.kubernetes.io/pod-deletion-cost can steer it)",
 		Columns: []templates.Column{{Label: "Setting"}, {Label: "Simulated"}, {Label: "Yours"}}}
 	a, b := best.Autoscaler, yours.Autoscaler
-	limit := func(v *int) string {
-		if v == nil {
-			return "no limit"
-		}
-		return format.Number(float64(*v))
-	}
 	grace := func(v *float64) string {
 		if v == nil {
 			return "none"
@@ -145,7 +140,7 @@ func settingsTable(best, yours whatif.Candidate) (apply, apart templates.DataTab
 	rows := [][3]string{
 		{"autoscaler.target", format.Number(a.Target), format.Number(b.Target)},
 		{"scale-down window", whatif.FormatMS(a.ScaleDownWindow()), whatif.FormatMS(b.ScaleDownWindow())},
-		{"workers removed per decision", limit(a.ScaleDownStep()), limit(b.ScaleDownStep())},
+		{"scale-down policy", scaleDownRule(a), scaleDownRule(b)},
 		{"autoscaler.grace_ms", grace(a.GraceMS), grace(b.GraceMS)},
 		{"router.migration_limit", format.Number(float64(*best.MigrationLimit)), format.Number(float64(*yours.MigrationLimit))},
 	}
@@ -161,6 +156,29 @@ func settingsTable(best, yours whatif.Candidate) (apply, apart templates.DataTab
 	}
 	apart.Rows = append(apart.Rows, row([3]string{"autoscaler.select (which pods go first)", a.Select, b.Select}))
 	return apply, apart
+}
+
+// scaleDownRule describes what an autoscaler lets go at a time: its scale-down policies as pods or
+// percent per period ("at most 10 % of the workers removed per 1 min"), or, without policies, the
+// workers removed per decision.
+func scaleDownRule(a *sim.Autoscaler) string {
+	ps := a.ScaleDownPolicies()
+	if ps == nil {
+		if n := a.ScaleDownStep(); n != nil {
+			return "at most " + whatif.Workers(*n) + " removed per decision"
+		}
+		return "no limit"
+	}
+	phrase := whatif.PolicyPhrase(ps)
+	if r := a.Behavior.ScaleDown; r != nil {
+		switch r.Select {
+		case sim.SelectPolicyMin:
+			phrase = strings.Replace(phrase, "(the larger)", "(the smaller)", 1)
+		case sim.SelectPolicyDisabled:
+			return "none: scale-down disabled (selectPolicy Disabled)"
+		}
+	}
+	return phrase
 }
 
 // savingsTable is what the recommendation saves against the fixed fleet and your settings, in
@@ -221,8 +239,12 @@ func (s *Server) handlePlanHPA(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	w.Header().Set("Content-Type", "application/yaml; charset=utf-8")
-	w.Header().Set("Content-Disposition", fmt.Sprintf(`attachment; filename="hpa-%s-%s.yaml"`, plan.ID, pick.RunID))
+	ext, ctype := "yaml", "application/yaml; charset=utf-8"
+	if o := plan.Origin; o != nil && isJSONText(o.Manifest) {
+		ext, ctype = "json", "application/json" // the user's JSON file stays JSON
+	}
+	w.Header().Set("Content-Type", ctype)
+	w.Header().Set("Content-Disposition", fmt.Sprintf(`attachment; filename="hpa-%s-%s.%s"`, plan.ID, pick.RunID, ext))
 	_, err = w.Write(out)
 	return err
 }

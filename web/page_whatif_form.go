@@ -91,6 +91,15 @@ func (s *Server) planFormPage(r *http.Request) (templates.PlanNewPage, error) {
 		sc, err = s.fillFromPlan(r.Context(), &p, r.URL.Query().Get("plan"))
 	} else {
 		sc, err = s.jobScenario(r, &p.JobForm)
+		if err == nil {
+			// The import the scenario came from, posted by the scenario form or named by the
+			// run page's link, so the plan's download writes into the user's own file.
+			if r.Method == http.MethodPost {
+				s.originInto(r.Context(), &p, r.PostForm.Get("origin_key"))
+			} else {
+				s.originInto(r.Context(), &p, r.URL.Query().Get("origin"))
+			}
+		}
 	}
 	if err != nil {
 		return p, err

@@ -81,3 +81,24 @@ func ApplyJSON(scenario []byte, parsed *sim.Scenario, c *Curve) ([]byte, []strin
 	out, err := json.MarshalIndent(doc, "", "  ")
 	return out, notes, err
 }
+
+// WithReplicas sets the scenario's fleet.workers, the replicas that ran at the start of the
+// night (scalein load -replicas, the load API's "replicas"); n < 1 is refused.
+func WithReplicas(scenario []byte, n int) ([]byte, error) {
+	if n < 1 {
+		return nil, fmt.Errorf("replicas %d: at least 1 (the replicas running when the night started)", n)
+	}
+	var doc map[string]any
+	dec := json.NewDecoder(bytes.NewReader(scenario))
+	dec.UseNumber()
+	if err := dec.Decode(&doc); err != nil || doc == nil {
+		return nil, fmt.Errorf("the scenario is not a JSON object")
+	}
+	fleet, _ := doc["fleet"].(map[string]any)
+	if fleet == nil {
+		fleet = map[string]any{}
+	}
+	fleet["workers"] = n
+	doc["fleet"] = fleet
+	return json.MarshalIndent(doc, "", "  ")
+}

@@ -25,6 +25,8 @@ type scaler struct {
 	sampled bool // the sample of decision k has been taken
 	smp     workerSample
 
+	offered *offeredRate // the metric offered_rate; nil with another metric
+
 	starting []*worker // started and not yet active nor cancelled, in start order
 	stopped  bool
 	rows     []Decision
@@ -41,6 +43,7 @@ type workerSample struct {
 	kvMilli             int64
 	waiting, running    int64
 	maxWait, maxRunning int64
+	offered             int64 // offered_rate, in milli-units
 }
 
 func newScaler(a *Autoscaler) *scaler {
@@ -223,6 +226,9 @@ func (e *engine) sample() workerSample {
 		smp.maxUsed = max(smp.maxUsed, used)
 		smp.kvMilli += ceilDiv64(1000*used, g)
 	}
+	if c := e.as; c.offered != nil {
+		smp.offered = c.offered.sample(c.sampleAt())
+	}
 	return smp
 }
 
@@ -236,6 +242,8 @@ func (a *Autoscaler) milli(smp workerSample, gpuBlocks int64) int64 {
 		sum, most = smp.waiting, smp.maxWait
 	case MetricRequestsRunning:
 		sum, most = smp.running, smp.maxRunning
+	case MetricOfferedRate:
+		return smp.offered // one value for the whole target (External only)
 	case MetricKVUsage:
 		if a.Source != SourceExternal {
 			return smp.kvMilli

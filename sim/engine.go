@@ -197,6 +197,9 @@ func newEngine(s *Scenario, opt RunOptions) (*engine, error) {
 	default:
 		return nil, fmt.Errorf("sim: unknown workload type %q", s.Workload.Type)
 	}
+	if e.as != nil && s.Autoscaler.Metric == MetricOfferedRate {
+		e.as.offered = newOfferedRate(s, e.src, s.Autoscaler.IntervalMS)
+	}
 	for i := range s.ScaleIn {
 		e.actions = append(e.actions, i)
 		e.actRows = append(e.actRows, ScaleInRow{AtMS: nsToMS(msToNS(s.ScaleIn[i].AtMS)), Drained: []int{}, Skipped: []int{}})

@@ -49,7 +49,7 @@ func TestAPIDiagnosePlan(t *testing.T) {
 		sum += l.AttainmentPoints
 	}
 	assert.InDelta(t, (*d.Subsets[7].Attainment-*d.Subsets[0].Attainment)*100, sum, 1e-9)
-	assert.Equal(t, 11, p.Runs, "the probe at μ, 8 subsets, the ideal and the static fleet")
+	assert.Equal(t, 10, p.Runs, "8 subsets, the ideal and the static fleet")
 	assert.Contains(t, p.Name, "How far from ideal")
 	t.Log(d.Comparison, " ", d.Answer)
 
@@ -62,7 +62,7 @@ func TestAPIDiagnosePlan(t *testing.T) {
 	assert.Equal(t, 4, byTestID(doc, "diagnose-fleets").Find("tbody tr").Length())
 	assert.Equal(t, 8, byTestID(doc, "diagnose-subsets").Find("tbody tr").Length())
 	assert.Equal(t, 1, doc.Find("#lag-shares").Length(), "the Shapley bars")
-	assert.Contains(t, byTestID(doc, "diagnose-ideal-note").Text(), "not a schedule")
+	assert.Contains(t, byTestID(doc, "diagnose-ideal-note").Text(), "the metric offered_rate")
 
 	// Without an autoscaler the request is refused by path.
 	noAuto := strings.Replace(diagnoseScenario(), `"autoscaler"`, `"unused"`, 1)

@@ -1,7 +1,6 @@
 package sim
 
 import (
-	"fmt"
 	"math"
 	"slices"
 	"sort"
@@ -165,21 +164,16 @@ func (e *engine) stepActivations() bool {
 // activate makes a starting worker active with empty caches.
 func (e *engine) activate(w *worker) {
 	f := e.s.Fleet
-	w.g1 = kvcache.NewGPU(f.GPUBlocks, w.id, e.index, &e.usedBlocks[w.id])
+	w.g1 = kvcache.NewGPU(f.GPUBlocks, w.slot, e.index, &e.usedBlocks[w.slot])
 	if f.HostBlocks > 0 {
-		w.g2 = kvcache.NewHost(f.HostBlocks, w.id, e.index)
+		w.g2 = kvcache.NewHost(f.HostBlocks, w.slot, e.index)
 	}
 	w.state = StateActive
 	w.activeAt = e.now
 	e.startingN--
 	e.active++
-	e.insertActive(w.id)
+	e.insertActive(w)
 	e.noteLoad(w) // a routing candidate from now on
-}
-
-func (e *engine) insertActive(id int32) {
-	i, _ := slices.BinarySearch(e.activeIDs, id)
-	e.activeIDs = slices.Insert(e.activeIDs, i, id)
 }
 
 // stepAutoscaler runs in step 6 after the scale-in actions: the metric sample due at this
@@ -350,6 +344,7 @@ func (e *engine) cancelStart(w *worker) {
 	w.state = StateRemoved
 	w.removedAt = e.now
 	e.startingN--
+	e.freeSlot(w)
 }
 
 // reactivate makes a draining worker active again (reuse_draining): its grace deadline is
@@ -364,36 +359,17 @@ func (e *engine) reactivate(w *worker) {
 	kvcache.Attach(w.g1, w.g2, e.index)
 	e.drainingN--
 	e.active++
-	e.insertActive(w.id)
+	e.insertActive(w)
 	e.markDirty(w)
 }
 
-// startWorker starts a cold worker with the next id; it is starting for startup_ms.
+// startWorker starts a cold worker with the next id (in a slot a removed worker gave back, if
+// any: workerslots.go); it is starting for startup_ms.
 func (e *engine) startWorker() *worker {
-	id := len(e.ws)
-	if id >= kvcache.MaxWorkers {
-		if e.fail == nil {
-			e.fail = fmt.Errorf("%w: the autoscaler started more than %d workers in one run; lengthen its windows or raise its interval", ErrLimit, kvcache.MaxWorkers-e.s.Fleet.Workers)
-		}
+	w := &worker{state: StateStarting, startedAt: e.now, activeAt: e.now + e.as.startupNS}
+	if !e.takeSlot(w) {
 		return nil
 	}
-	w := &worker{id: int32(id), state: StateStarting, startedAt: e.now, activeAt: e.now + e.as.startupNS}
-	e.ws = append(e.ws, w)
-	e.pendPrefill = append(e.pendPrefill, 0)
-	e.passVer = append(e.passVer, 0)
-	if len(e.usedBlocks) == cap(e.usedBlocks) {
-		// The caches count their used blocks in this array: move every count to the new one.
-		grown := make([]int32, len(e.usedBlocks), 2*cap(e.usedBlocks)+8)
-		copy(grown, e.usedBlocks)
-		for _, x := range e.ws[:id] {
-			if x.g1 != nil {
-				x.g1.Rebind(&grown[x.id])
-			}
-		}
-		e.usedBlocks = grown
-	}
-	e.usedBlocks = append(e.usedBlocks, 0)
-	e.index.Grow(len(e.ws))
 	e.startingN++
 	e.as.starting = append(e.as.starting, w)
 	e.peakWorkers = max(e.peakWorkers, int(e.active+e.startingN+e.drainingN))

@@ -64,8 +64,10 @@ func (s *Scenario) arrivalSpanMS() float64 {
 }
 
 // autoscalerRows counts the decision rows (kept to the end and encoded in the report) and the
-// records and rows of the workers the autoscaler may start: a decision each interval_ms over
-// the arrivals' span and an hour after it, each starting at most max_workers workers.
+// report rows of the workers the autoscaler may start: a decision each interval_ms over the
+// arrivals' span and an hour after it, each starting at most max_workers workers. Their records
+// and caches are the alive ones' (cacheWorkers): a removed worker's slot is taken again and
+// only its row stays.
 func (e *estimator) autoscalerRows() {
 	a := e.s.Autoscaler
 	if a == nil {
@@ -76,9 +78,9 @@ func (e *estimator) autoscalerRows() {
 		satMul(decisions, decisionRowBytes+decisionRowJSONBytes*jsonCopies))
 	// A decision starts at most max_workers workers (its desired is at most max_workers).
 	starts := int64(a.MaxWorkers)
-	starts = min(satMul(starts, decisions), MaxWorkers)
-	e.add("autoscaler.max_workers", fmt.Sprintf("records and report rows of up to %s started workers", groupDigits(starts)),
-		starts*(workerBytes+workerRowJSONBytes*jsonCopies))
+	starts = min(satMul(starts, decisions), MaxStartedWorkers)
+	e.add("autoscaler.max_workers", fmt.Sprintf("report rows of up to %s started workers", groupDigits(starts)),
+		starts*(goneWorkerRowBytes+workerRowJSONBytes*jsonCopies))
 }
 
 func satMul(a, b int64) int64 {

@@ -50,7 +50,7 @@ func (e *engine) report() *Report {
 		KVCR:         e.kv,
 		// Every list is a list, never null: API clients iterate without checking.
 		ScaleIn:    append([]ScaleInRow{}, e.actRows...),
-		Workers:    make([]WorkerRow, 0, len(e.ws)),
+		Workers:    make([]WorkerRow, 0, len(e.ws)+len(e.gen.gone)),
 		Timeseries: e.ts.build(duration, e.ttftAt, e.ttft),
 	}
 	r.Summary = Summary{
@@ -62,14 +62,7 @@ func (e *engine) report() *Report {
 		DurationMS:  nsToMS(duration),
 	}
 	var workerNS int64
-	for _, w := range e.ws {
-		row, end := workerRow(w, duration)
-		workerNS += end
-		if w.startedAt > 0 {
-			workerNS -= w.startedAt
-		}
-		r.Workers = append(r.Workers, row)
-	}
+	r.Workers, workerNS = e.workerRows(r.Workers, duration)
 	r.Summary.WorkerSeconds = float64(workerNS) / 1e9
 	r.Summary.GPUHours = float64(r.Summary.WorkerSeconds*float64(e.s.Fleet.GPUsPerWorker)) / 3600
 	r.Summary.Workers = WorkerCounts{Initial: e.s.Fleet.Workers, Peak: e.peakWorkers,

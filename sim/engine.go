@@ -199,6 +199,7 @@ func newEngine(s *Scenario, opt RunOptions) (*engine, error) {
 	default:
 		return nil, fmt.Errorf("sim: unknown workload type %q", s.Workload.Type)
 	}
+	e.reserveResults()
 	if e.as != nil && s.Autoscaler.Metric == MetricOfferedRate {
 		e.as.offered = newOfferedRate(s, e.src, s.Autoscaler.IntervalMS)
 	}

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"hash"
 	"math"
-	"slices"
 	"sort"
 )
 
@@ -21,21 +20,14 @@ func distribution(vals []int64) Distribution {
 	if len(vals) == 0 {
 		return Distribution{}
 	}
-	s := slices.Clone(vals)
-	slices.Sort(s)
 	var sum int64
-	for _, v := range s {
+	for _, v := range vals {
 		sum += v
 	}
-	n := len(s)
+	n := len(vals)
 	mean := int64(math.Floor(float64(sum)/float64(n) + 0.5))
-	return Distribution{
-		Mean: msPtr(mean),
-		P50:  msPtr(s[nearestRank(50, n)]),
-		P90:  msPtr(s[nearestRank(90, n)]),
-		P99:  msPtr(s[nearestRank(99, n)]),
-		Max:  msPtr(s[n-1]),
-	}
+	q := rankValues(vals, nearestRank(50, n), nearestRank(90, n), nearestRank(99, n), n-1) // results.go
+	return Distribution{Mean: msPtr(mean), P50: msPtr(q[0]), P90: msPtr(q[1]), P99: msPtr(q[2]), Max: msPtr(q[3])}
 }
 
 // report builds the run's report: the summary, a row per worker and (if asked) per request,

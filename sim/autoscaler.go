@@ -163,11 +163,7 @@ func (e *engine) stepActivations() bool {
 
 // activate makes a starting worker active with empty caches.
 func (e *engine) activate(w *worker) {
-	f := e.s.Fleet
-	w.g1 = kvcache.NewGPU(f.GPUBlocks, w.slot, e.index, &e.usedBlocks[w.slot])
-	if f.HostBlocks > 0 {
-		w.g2 = kvcache.NewHost(f.HostBlocks, w.slot, e.index)
-	}
+	w.g1, w.g2 = e.newCaches(w.slot) // workerslots.go
 	w.state = StateActive
 	w.activeAt = e.now
 	e.startingN--

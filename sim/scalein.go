@@ -42,12 +42,8 @@ func (e *engine) remove(w *worker) {
 	w.state = StateRemoved
 	w.removedAt = e.now
 	e.drainingN--
-	w.g1.Clear()
-	if w.g2 != nil {
-		w.g2.Clear()
-	}
 	e.pendPrefill[w.slot] = 0
-	e.freeSlot(w)
+	e.freeSlot(w) // clears its caches (workerslots.go)
 }
 
 // forceRemove takes a draining worker out of the fleet at its grace deadline: it kills its

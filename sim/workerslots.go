@@ -35,6 +35,9 @@ type workerSlots struct {
 	slotOf []int32 // by id: the worker's slot (the slot may since hold a later worker)
 	gone   []WorkerRow
 	goneNS int64 // the worker-nanoseconds of the rows in gone
+	// retired caches of removed workers whose slot was taken, for the next activations
+	spareG1 []*kvcache.GPU
+	spareG2 []*kvcache.Host
 }
 
 // initial numbers the initial fleet: worker i in slot i.
@@ -67,9 +70,49 @@ func (e *engine) insertActive(w *worker) {
 	e.activeIDs = slices.Insert(e.activeIDs, i, w.slot)
 }
 
-// freeSlot gives a removed worker's slot back.
+// freeSlot clears a removed worker's caches and gives its slot back. With an autoscaler a later
+// worker takes the slot, and its caches the arrays of these (Retire, newCaches): a day that
+// starts hundreds of workers then allocates caches for the workers alive at once only.
 func (e *engine) freeSlot(w *worker) {
+	if w.g1 != nil {
+		if e.as != nil {
+			w.g1.Retire(e.index)
+			if w.g2 != nil {
+				w.g2.Retire()
+			}
+		} else {
+			w.g1.Clear()
+			if w.g2 != nil {
+				w.g2.Clear()
+			}
+		}
+	}
 	e.gen.free = append(e.gen.free, w.slot)
+}
+
+// newCaches makes the empty caches of a worker becoming active in slot, from retired ones if
+// any are spare.
+func (e *engine) newCaches(slot int32) (*kvcache.GPU, *kvcache.Host) {
+	f := e.s.Fleet
+	g := &e.gen
+	var g1 *kvcache.GPU
+	if n := len(g.spareG1); n > 0 {
+		g1, g.spareG1 = g.spareG1[n-1], g.spareG1[:n-1]
+		g1.Reuse(slot, e.index, &e.usedBlocks[slot])
+	} else {
+		g1 = kvcache.NewGPU(f.GPUBlocks, slot, e.index, &e.usedBlocks[slot])
+	}
+	if f.HostBlocks == 0 {
+		return g1, nil
+	}
+	var g2 *kvcache.Host
+	if n := len(g.spareG2); n > 0 {
+		g2, g.spareG2 = g.spareG2[n-1], g.spareG2[:n-1]
+		g2.Reuse(slot, e.index)
+	} else {
+		g2 = kvcache.NewHost(f.HostBlocks, slot, e.index)
+	}
+	return g1, g2
 }
 
 // takeSlot gives a new worker its id and a slot: one given back (the removed worker there
@@ -98,6 +141,12 @@ func (e *engine) takeSlot(w *worker) bool {
 		row, end := workerRow(old, 0)
 		g.gone = append(g.gone, row)
 		g.goneNS += end - max(old.startedAt, 0)
+		if old.g1 != nil { // retired: a later activation takes the arrays
+			g.spareG1 = append(g.spareG1, old.g1)
+			if old.g2 != nil {
+				g.spareG2 = append(g.spareG2, old.g2)
+			}
+		}
 		e.ws[w.slot] = w
 	} else {
 		e.growSlots(w)

@@ -23,6 +23,9 @@ type routeScratch struct {
 	cands    []int32
 	groupKey uint64
 	groupRun int32
+	// walked: the last routing decision walked the prompt (kv_aware), so overlapOf holds every
+	// candidate's runs as Prefix would find them at that instant
+	walked bool
 }
 
 func (x *routeScratch) begin(n int) {
@@ -225,6 +228,7 @@ func (e *engine) keepG2(T []int32, k uint64, j int) []int32 {
 
 // route picks the target of an arriving request (docs/model.md#routing, #routing-details).
 func (e *engine) route(r *request) *worker {
+	e.scratch.walked = false
 	if w := e.byID(r.routeTo); w != nil && w.state == StateActive {
 		return w
 	}
@@ -258,6 +262,7 @@ func (e *engine) route(r *request) *worker {
 // lower bound of it, exact where the structure applies. Without it, it scans every active worker.
 func (e *engine) routeKVAware(r *request) *worker {
 	pb := int64(ceilDiv(r.promptTokens, e.s.Fleet.BlockSize))
+	e.scratch.walked = true
 	tree := e.loads.tree
 	if tree != nil && !e.scanRoutes {
 		e.refreshLoads()
@@ -413,8 +418,7 @@ func (e *engine) arrive(a arrival) {
 	e.events++
 	r.reuse = min((a.promptTokens-1)/bs, len(a.keys))
 	w := e.route(r)
-	e.interrupt(w) // its next pass scans its queue
-	k1, k2 := kvcache.Prefix(w.g1, w.g2, r.keys, r.reuse)
+	k1, k2 := e.routedPrefix(r, w)
 	r.pending = ceilDiv(a.promptTokens, bs) - (k1 + k2)
 	e.pendPrefill[w.slot] += int64(r.pending)
 	r.state = rsWaiting
@@ -423,4 +427,18 @@ func (e *engine) arrive(a arrival) {
 	if e.s.Report.PerRequest {
 		e.rows = append(e.rows, r)
 	}
+}
+
+// routedPrefix interrupts the target's stretch (its next pass scans its queue) and returns its
+// prefix of the request (kvcache.Prefix): the runs the routing walk found for it, when the
+// router walked the prompt and the interruption changed nothing in its caches, which saves a
+// second probe of every block (issue 35: 7 % of a day).
+func (e *engine) routedPrefix(r *request, w *worker) (k1, k2 int) {
+	walked := e.scratch.walked && w.stretchLeft == 0
+	e.interrupt(w)
+	if walked {
+		g1, g2 := e.overlapOf(w.slot)
+		return int(g1), int(g2)
+	}
+	return kvcache.Prefix(w.g1, w.g2, r.keys, r.reuse)
 }

@@ -247,16 +247,25 @@ func (d *sessionStarts) draw() (group int32, atNS int64) {
 // turnArrival makes a turn's arrival. Block j's content depends only on the session (or, inside
 // the system prompt, its group) and j, so a turn's keys begin with the previous turn's, given
 // as known (nil for a first turn, which begins with its group's system prompt keys): only the
-// blocks past them are hashed.
+// blocks past them are hashed. Keys are never written once made, so the turns of a session
+// share one array, made at the first turn with room for the last: a later turn's keys extend
+// it past the previous turn's length.
 func (s *sessionSource) turnArrival(session, group int32, turn int32, atNS int64, known []uint64) arrival {
 	c := s.cfg
 	prompt := c.SystemPromptTokens + int(turn)*(c.NewInputTokens+c.OutputTokens) + c.NewInputTokens
 	n := prompt / s.bs
-	keys := make([]uint64, n)
-	if known == nil {
-		known = s.systemKeys(group)
+	var keys []uint64
+	from := 0
+	if known != nil && cap(known) >= n {
+		keys, from = known[:n], len(known)
+	} else {
+		last := (c.SystemPromptTokens + (c.Turns-1)*(c.NewInputTokens+c.OutputTokens) + c.NewInputTokens) / s.bs
+		keys = make([]uint64, n, max(n, last))
+		if known == nil {
+			known = s.systemKeys(group)
+		}
+		from = copy(keys, known)
 	}
-	from := copy(keys, known)
 	prev := uint64(keyRoot)
 	if from > 0 {
 		prev = keys[from-1]

@@ -62,6 +62,10 @@ func TestAPIDiagnosePlan(t *testing.T) {
 	assert.Equal(t, 4, byTestID(doc, "diagnose-fleets").Find("tbody tr").Length())
 	assert.Equal(t, 8, byTestID(doc, "diagnose-subsets").Find("tbody tr").Length())
 	assert.Equal(t, 1, doc.Find("#lag-shares").Length(), "the Shapley bars")
+	assert.Equal(t, 1, doc.Find("#diagnose-fleet").Length(), "the fleets over time, the ideal fleet among them")
+	opt, _ := doc.Find("#diagnose-fleet").Attr("data-echarts-option")
+	assert.Contains(t, opt, `"name":"The ideal fleet"`)
+	assert.Positive(t, byTestID(doc, "chart-table-diagnose-fleet").Find("tbody tr").Length())
 	assert.Contains(t, byTestID(doc, "diagnose-ideal-note").Text(), "the metric offered_rate")
 
 	// Without an autoscaler the request is refused by path.

@@ -1,10 +1,12 @@
 package web
 
 import (
+	"context"
 	"fmt"
 	"strings"
 
 	"github.com/scalein-planner/scalein/runs"
+	"github.com/scalein-planner/scalein/sim"
 	"github.com/scalein-planner/scalein/sim/whatif"
 	"github.com/scalein-planner/scalein/templates"
 	"github.com/scalein-planner/scalein/web/charts"
@@ -81,4 +83,17 @@ func roundPtr(v *float64, decimals int) *float64 {
 	}
 	r := roundTo(*v, decimals)
 	return &r
+}
+
+// diagnoseFleetChart draws the diagnose plan's fleets over time from their runs' stored time
+// series: the scenario's autoscaler, the ideal fleet and the static fleet.
+func (s *Server) diagnoseFleetChart(ctx context.Context, d *whatif.DiagnoseResult) templates.Chart {
+	series := map[string]*sim.Timeseries{}
+	for _, f := range d.Fleets {
+		if f.Kind == whatif.FleetNoLag {
+			continue
+		}
+		series[f.Kind] = s.fleetSeries(ctx, &whatif.Candidate{RunID: f.RunID, Status: f.Status})
+	}
+	return charts.DiagnoseFleet(series[whatif.FleetScenario], series[whatif.FleetIdeal], series[whatif.FleetStatic])
 }

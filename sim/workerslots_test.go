@@ -57,6 +57,15 @@ func TestFiftyThousandWorkersOnTwelve(t *testing.T) {
 	for i, row := range rep.Workers {
 		require.Equal(t, i, row.ID, "rows by id")
 	}
+	// The memory estimate counts a row for every worker the run started (at most max_workers
+	// for every two decisions).
+	var rowBytes int64
+	for _, d := range EstimateMemory(s).Drivers {
+		if d.Field == "autoscaler.max_workers" {
+			rowBytes = d.Bytes
+		}
+	}
+	assert.GreaterOrEqual(t, rowBytes, int64(started)*(goneWorkerRowBytes+workerRowJSONBytes*jsonCopies))
 	assert.LessOrEqual(t, rep.Summary.Workers.Final, 12)
 	data, err := json.Marshal(rep)
 	require.NoError(t, err)

@@ -20,21 +20,25 @@ import (
 // decision, so the survivor is worker 1 in slot 1 and later workers take slot 0 again: a tie
 // between idle workers (the burst's second request shares no block with anyone) must go to
 // worker 1, the lowest id, not to the lowest slot.
-func flappingScenario(t testing.TB, bursts int, policy, extra string) *Scenario {
+func flappingScenario(t testing.TB, bursts int, policy, extra string, sTokens int) *Scenario {
 	t.Helper()
 	reqs := []string{`{"id": "first", "at_ms": 0, "blocks": ["F"], "output_tokens": 200, "route_to": 1}`}
 	for i := range bursts {
 		// One at the start of the interval (the fleet of 1 serves it), one when the 12 are up.
 		reqs = append(reqs, fmt.Sprintf(`{"id": "r%d", "at_ms": %d, "blocks": ["P*2", "Q%d"], "output_tokens": 2}`, i, 1010+20*i, i%50),
-			fmt.Sprintf(`{"id": "s%d", "at_ms": %d, "blocks": ["S%d*3"], "output_tokens": 2}`, i, 1015+20*i, i),
+			fmt.Sprintf(`{"id": "s%d", "at_ms": %d, "blocks": ["S%d*3"], "output_tokens": %d}`, i, 1015+20*i, i, sTokens),
 			fmt.Sprintf(`{"id": "t%d", "at_ms": %d, "blocks": ["P*2", "T%d"], "output_tokens": 2}`, i, 1016+20*i, i))
+	}
+	grace := `, "grace_ms": 5`
+	if strings.Contains(extra, "grace_ms") {
+		grace = ""
 	}
 	return mustParse(t, `{"fleet": {"workers": 2, "gpu_blocks": 64, "host_blocks": 64, "block_size": 16, "max_num_seqs": 4,
 		"max_batched_tokens": 64, "timing": {"prefill_ms": 2, "decode_ms": 1, "prefill_ms_per_1k_tokens": 0,
 		"decode_ms_per_seq": 0, "decode_ms_per_1k_kv_tokens": 0}},
 		"kvcr": {"enabled": true}, "router": {"policy": "`+policy+`", "hints": true},
 		"autoscaler": {"interval_ms": 10, "metric": "offered_rate", "source": "external", "target": 1,
-			"tolerance": 0, "min_workers": 1, "max_workers": 12, "startup_ms": 0, "grace_ms": 5, "select": "least_loaded"`+extra+`,
+			"tolerance": 0, "min_workers": 1, "max_workers": 12, "startup_ms": 0, "select": "least_loaded"`+grace+extra+`,
 			"behavior": {"scale_down": {"window_ms": 0}, "scale_up": {"policies": [{"type": "pods", "value": 100, "period_ms": 1}]}}},
 		"workload": {"type": "requests", "requests": [`+strings.Join(reqs, ",")+`]}}`)
 }
@@ -43,7 +47,7 @@ func flappingScenario(t testing.TB, bursts int, policy, extra string) *Scenario 
 // back and taken again, so the engine's tables stay at the workers alive at once.
 func TestFiftyThousandWorkersOnTwelve(t *testing.T) {
 	bursts := 50_000/11 + 1
-	s := flappingScenario(t, bursts, PolicyKVAware, "")
+	s := flappingScenario(t, bursts, PolicyKVAware, "", 2)
 	e, err := newEngine(s, RunOptions{MaxEvents: DefaultMaxEvents, MaxVirtualMS: DefaultMaxVirtualMS})
 	require.NoError(t, err)
 	require.NoError(t, e.loop(context.Background()))
@@ -76,9 +80,18 @@ func TestFiftyThousandWorkersOnTwelve(t *testing.T) {
 // invariant holds after every instant and routing matches the oracle that probes every worker:
 // ties go to the lowest id, not the lowest slot, and a hint never names a slot's later worker.
 func TestSlotsReusedKeepInvariants(t *testing.T) {
-	for _, policy := range []string{PolicyKVAware, PolicyRoundRobin, PolicyLeastLoaded} {
-		t.Run(policy, func(t *testing.T) {
-			s := flappingScenario(t, 150, policy, "")
+	for _, c := range []struct {
+		policy, extra string
+		sTokens       int
+	}{
+		{PolicyKVAware, "", 2}, {PolicyRoundRobin, "", 2}, {PolicyLeastLoaded, "", 2},
+		// draining workers (busy with long answers) made active again: their key tables go back
+		// to the index's spares
+		{PolicyRoundRobin, `, "reuse_draining": true, "grace_ms": 100`, 40},
+	} {
+		policy := c.policy
+		t.Run(policy+c.extra, func(t *testing.T) {
+			s := flappingScenario(t, 150, policy, c.extra, c.sTokens)
 			e, err := newEngine(s, RunOptions{MaxEvents: DefaultMaxEvents, MaxVirtualMS: DefaultMaxVirtualMS})
 			require.NoError(t, err)
 			reused := 0
@@ -108,13 +121,20 @@ func TestSlotsReusedKeepInvariants(t *testing.T) {
 			}
 			require.NoError(t, e.loop(context.Background()))
 			assert.Positive(t, reused, "slots were taken by later workers")
-			if policy != PolicyRoundRobin {
+			if policy != PolicyRoundRobin && c.extra == "" {
 				assert.Positive(t, ties, "ties between worker 1 and a later worker in slot 0")
 			}
 			rep := e.report()
 			again, err := Run(context.Background(), s, RunOptions{})
 			require.NoError(t, err)
 			assert.Equal(t, rep.Digest, again.Digest)
+			if c.extra != "" {
+				var back int64
+				for _, row := range rep.Workers {
+					back += row.Reactivations
+				}
+				assert.Positive(t, back, "draining workers were made active again")
+			}
 			if policy == PolicyRoundRobin {
 				assert.Positive(t, rep.KVCR.Hints, "new workers lack the prefix that others hold")
 			}
@@ -144,7 +164,7 @@ func TestLoadTreeRanksByID(t *testing.T) {
 // The limits count the workers alive at once and the workers started, with messages that say
 // what to change.
 func TestWorkerLimitsMessages(t *testing.T) {
-	s := flappingScenario(t, 2, PolicyKVAware, "")
+	s := flappingScenario(t, 2, PolicyKVAware, "", 2)
 	e, err := newEngine(s, RunOptions{})
 	require.NoError(t, err)
 	e.gen.next = MaxStartedWorkers

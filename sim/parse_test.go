@@ -134,6 +134,7 @@ func TestParseInvalidExamples(t *testing.T) {
 		"autoscaler-target-not-milli.json":           {"autoscaler.target", "must be a multiple of 0.001"},
 		"autoscaler-unknown-source.json":             {"autoscaler.source", "must be one of pods, external"},
 		"autoscaler-window-above-hour.json":          {"autoscaler.behavior.scale_down.window_ms", "must be an integer in [0, 3600000]"},
+		"autoscaler-offered-rate-pods.json":          {"autoscaler.source", "offered_rate", `set source to "external"`},
 	}
 	files, err := filepath.Glob(examplesPath(t, "invalid", "*.json"))
 	require.NoError(t, err)

@@ -93,6 +93,9 @@ const (
 	MetricRequestsWaiting   = "requests_waiting"
 	MetricRequestsRunning   = "requests_running"
 	MetricKVUsage           = "kv_usage"
+	// MetricOfferedRate is the workload's offered request rate, known from the scenario
+	// (External only): what a perfect autoscaler scales on.
+	MetricOfferedRate = "offered_rate"
 )
 
 // Autoscaler metric sources and external aggregates (docs/model.md#autoscaler).

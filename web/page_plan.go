@@ -102,6 +102,9 @@ func (s *Server) handlePlan(w http.ResponseWriter, r *http.Request) error {
 		p.Relax = relaxLink(plan, s.runs.MaxPlanRuns())
 	}
 	planSLOSections(&p, plan)
+	if p.Diagnose != nil && p.Final {
+		p.Diagnose.FleetChart = s.diagnoseFleetChart(r.Context(), plan.Diagnose)
+	}
 	return s.render(w, r, http.StatusOK, templates.PlanView(p))
 }
 

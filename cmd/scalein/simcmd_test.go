@@ -70,6 +70,7 @@ func TestSimInvalidExamplesExitTwo(t *testing.T) {
 		"autoscaler-target-not-milli.json":           "autoscaler.target",
 		"autoscaler-unknown-source.json":             "autoscaler.source",
 		"autoscaler-window-above-hour.json":          "autoscaler.behavior.scale_down.window_ms",
+		"autoscaler-offered-rate-pods.json":          "autoscaler.source",
 	}
 	files, err := filepath.Glob(filepath.Join(examples, "invalid", "*.json"))
 	require.NoError(t, err)

@@ -279,6 +279,9 @@ func exportScaledObject(s Settings) (*scaledObject, WorkloadRef, []string, error
 			notes = append(notes, "source pods is written as a KEDA trigger on the sum over workers with an AverageValue threshold, which is the same per-worker average")
 		}
 		t.Metadata["query"] = exportQuery(a.Metric, agg)
+		if a.Metric == sim.MetricOfferedRate {
+			notes = append(notes, "offered_rate is the workload's request rate: point the query at your gateway's request counter or your load forecast")
+		}
 	}
 	if behavior != nil {
 		if so.Spec.Advanced == nil {

@@ -134,8 +134,12 @@ func (c *Checker) Plan(req PlanRequest) (CheckedPlan, error) {
 		return CheckedPlan{}, InvalidRequest("plan", &sim.ValidationError{Errors: []sim.FieldError{{Path: "search.max_runs",
 			Message: fmt.Sprintf("must be at most %d on this server (-max-plan-runs) (got %d)", c.cfg.MaxPlanRuns, wreq.Search.MaxRuns)}}})
 	}
-	if wreq.Search.MaxRuns == 0 && wreq.Goal.Capacity == nil && wreq.Goal.Diagnose == nil { // capacity and diagnose plans have their own defaults
-		wreq.Search.MaxRuns = c.cfg.MaxPlanRuns
+	switch wreq.Goal.Kind() {
+	case whatif.KindDrain, whatif.KindTune:
+		if wreq.Search.MaxRuns == 0 {
+			wreq.Search.MaxRuns = c.cfg.MaxPlanRuns
+		}
+	case whatif.KindCapacity, whatif.KindDiagnose: // their own defaults
 	}
 	norm, err := whatif.Normalize(base, wreq)
 	if err != nil {
@@ -146,16 +150,17 @@ func (c *Checker) Plan(req PlanRequest) (CheckedPlan, error) {
 		return CheckedPlan{}, err
 	}
 	canonical := base.CanonicalJSON()
-	switch {
-	case name != "":
-	case norm.Goal.Capacity != nil:
-		name = "One worker's capacity at the SLO of " + base.Name
-	case norm.Goal.Diagnose != nil:
-		name = "How far from ideal: the autoscaler of " + base.Name
-	case norm.Goal.Tune != "":
-		name = "Tune the autoscaler of " + base.Name
-	default:
-		name = fmt.Sprintf("Remove %s from %s", whatif.Workers(norm.Goal.Remove), base.Name)
+	if name == "" {
+		switch norm.Goal.Kind() {
+		case whatif.KindCapacity:
+			name = "One worker's capacity at the SLO of " + base.Name
+		case whatif.KindDiagnose:
+			name = "How far from ideal: the autoscaler of " + base.Name
+		case whatif.KindTune:
+			name = "Tune the autoscaler of " + base.Name
+		case whatif.KindDrain:
+			name = fmt.Sprintf("Remove %s from %s", whatif.Workers(norm.Goal.Remove), base.Name)
+		}
 	}
 	plan := store.Plan{ID: contentID("plan", canonical, reqJSON), Name: name, ScenarioJSON: canonical, RequestJSON: reqJSON}
 	return CheckedPlan{Plan: plan, Base: base, Request: norm}, nil
@@ -169,7 +174,7 @@ func planOrigin(raw json.RawMessage, base *sim.Scenario, wreq whatif.Request) (j
 	if len(o) == 0 || bytes.Equal(o, []byte("null")) {
 		return nil, nil
 	}
-	if wreq.Goal.Tune == "" || base.Autoscaler == nil {
+	if wreq.Goal.Kind() != whatif.KindTune || base.Autoscaler == nil {
 		return nil, InvalidRequest("plan", &sim.ValidationError{Errors: []sim.FieldError{{Path: "origin",
 			Message: "only a tune plan (goal.tune) of a scenario with an autoscaler writes manifests; leave origin out"}}})
 	}

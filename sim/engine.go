@@ -25,7 +25,8 @@ type engine struct {
 	s   *Scenario
 	opt RunOptions
 	now int64
-	ws  []*worker
+	ws  []*worker // by slot (workerslots.go): a removed worker stays until its slot is taken again
+	gen workerSlots
 	// index is the fleet's block index; g1x and g2x are its views of each tier's holders.
 	index    *kvcache.Index
 	g1x, g2x *kvcache.Holders
@@ -84,7 +85,7 @@ type engine struct {
 	// per-worker load the kv_aware router reads for every active worker, kept contiguous
 	pendPrefill []int64 // pending prefill blocks (docs/model.md#precise-rules Routing details)
 	usedBlocks  []int32 // distinct G1 blocks held by the worker's requests
-	activeIDs   []int32 // active workers, by id
+	activeIDs   []int32 // the slots of the active workers, by id
 
 	// reusable buffers of the steps
 	bufLands, bufH2D, bufD2H, bufStarts []event
@@ -179,7 +180,7 @@ func newEngine(s *Scenario, opt RunOptions) (*engine, error) {
 	} else {
 		for i := 0; i < f.Workers; i++ {
 			e.activeIDs = append(e.activeIDs, int32(i))
-			w := &worker{id: int32(i), state: StateActive, startedAt: -1, activeAt: -1, f: &s.Fleet,
+			w := &worker{id: int32(i), slot: int32(i), state: StateActive, startedAt: -1, activeAt: -1, f: &s.Fleet,
 				g1: kvcache.NewGPU(f.GPUBlocks, int32(i), idx, &e.usedBlocks[i])}
 			if f.HostBlocks > 0 {
 				w.g2 = kvcache.NewHost(f.HostBlocks, int32(i), idx)
@@ -188,6 +189,7 @@ func newEngine(s *Scenario, opt RunOptions) (*engine, error) {
 		}
 	}
 	e.active = int64(f.Workers)
+	e.gen.initial(f.Workers)
 	e.loads = newRouteLoads(s)
 	for _, w := range e.ws {
 		e.noteLoad(w)
@@ -208,6 +210,21 @@ func newEngine(s *Scenario, opt RunOptions) (*engine, error) {
 		e.src = newTraceSource(s, rows)
 	default:
 		return nil, fmt.Errorf("sim: unknown workload type %q", s.Workload.Type)
+	}
+	e.reserveResults()
+	if e.as != nil && s.Autoscaler.Metric == MetricOfferedRate {
+		e.as.offered = newOfferedRate(s, e.src, s.Autoscaler.IntervalMS)
+	}
+	if e.pd != nil {
+		for _, c := range e.pd.scalers {
+			a := s.PoolAutoscalers.Prefill
+			if c.role == roleDecode {
+				a = s.PoolAutoscalers.Decode
+			}
+			if a.Metric == MetricOfferedRate {
+				c.offered = newOfferedRate(s, e.src, a.IntervalMS)
+			}
+		}
 	}
 	for i := range s.ScaleIn {
 		e.actions = append(e.actions, i)

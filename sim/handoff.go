@@ -63,7 +63,7 @@ func (e *engine) makeHandoff(w *worker, r *request) {
 	pd := e.pd
 	w.running = slices.DeleteFunc(w.running, func(x *request) bool { return x == r })
 	w.nReq--
-	e.pendPrefill[w.id] -= int64(r.pending)
+	e.pendPrefill[w.slot] -= int64(r.pending)
 	r.pending = 0
 	h := &handoff{seq: pd.handoffs, r: r, src: w, blocks: r.blocks, made: e.now, expire: -1, wait: -1, transfer: -1}
 	r.blocks = nil

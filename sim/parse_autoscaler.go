@@ -80,7 +80,7 @@ func decodeAutoscalerAt(errs *fieldErrors, path string, n *jsonNode, fleetWorker
 	v := openObject(errs, path, n)
 	a := &Autoscaler{
 		IntervalMS:        v.number("interval_ms", DefaultAutoscalerIntervalMS, floatRange{minExclusive: true, max: maxTimeMS}),
-		Metric:            v.choice("metric", MetricRequestsPerWorker, MetricRequestsPerWorker, MetricRequestsWaiting, MetricRequestsRunning, MetricKVUsage, MetricHandoffsHeld),
+		Metric:            v.choice("metric", MetricRequestsPerWorker, MetricRequestsPerWorker, MetricRequestsWaiting, MetricRequestsRunning, MetricKVUsage, MetricHandoffsHeld, MetricOfferedRate),
 		Source:            v.choice("source", SourcePods, SourcePods, SourceExternal),
 		Target:            v.number("target", DefaultAutoscalerTarget, floatRange{minExclusive: true, max: maxRateLike}),
 		Tolerance:         v.number("tolerance", DefaultAutoscalerTolerance, floatRange{max: maxRateLike}),
@@ -296,6 +296,9 @@ func validateAutoscalerAt(errs *fieldErrors, path string, a *Autoscaler) {
 		errs.add(joinPath(path, "target"), "must be a multiple of 0.001 (the controller reads targets in milli-units; got %s)", fmtNum(a.Target))
 	} else if a.Metric == MetricKVUsage && a.Target > 1 {
 		errs.add(joinPath(path, "target"), "a kv_usage target is a fraction: 70 %% is 0.7 (got %s)", fmtNum(a.Target))
+	}
+	if a.Metric == MetricOfferedRate && a.Source != SourceExternal {
+		errs.add("autoscaler.source", "offered_rate is one value for the whole workload, an External metric: set source to \"external\" (got %q)", a.Source)
 	}
 	if a.PendingMS > a.StartupMS {
 		errs.add(joinPath(path, "pending_ms"), "must be <= %s.startup_ms (%s): a worker is Pending for the first part of its start-up (got %s)", path, fmtNum(a.StartupMS), fmtNum(a.PendingMS))

@@ -85,7 +85,7 @@ func (e *engine) samplePool(role uint8) workerSample {
 		}
 		smp.n++
 		reqs, run := int64(w.nReq), int64(len(w.running))
-		used := int64(e.usedBlocks[w.id])
+		used := int64(e.usedBlocks[w.slot])
 		smp.reqs += reqs
 		smp.maxReqs = max(smp.maxReqs, reqs)
 		smp.running += run

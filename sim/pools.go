@@ -69,7 +69,7 @@ func newPDState(s *Scenario) *pdState {
 // newPoolWorker makes worker id of a role, active.
 func (e *engine) newPoolWorker(id int32, role uint8) *worker {
 	f := &e.pd.fleets[role]
-	w := &worker{id: id, state: StateActive, startedAt: -1, activeAt: -1, role: role, f: f,
+	w := &worker{id: id, slot: id, state: StateActive, startedAt: -1, activeAt: -1, role: role, f: f,
 		g1: kvcache.NewGPU(f.GPUBlocks, id, e.index, &e.usedBlocks[id])}
 	if role == rolePrefill {
 		if f.HostBlocks > 0 {
@@ -89,7 +89,7 @@ func (e *engine) routeDecode() *worker {
 		if w.role != roleDecode || w.state != StateActive {
 			continue
 		}
-		free := w.f.GPUBlocks - int(e.usedBlocks[w.id])
+		free := w.f.GPUBlocks - int(e.usedBlocks[w.slot])
 		if best == nil || free > bestFree || free == bestFree && w.nReq < best.nReq {
 			best, bestFree = w, free
 		}

@@ -98,7 +98,7 @@ func (e *engine) forceRemoveDecode(w *worker) {
 	}
 	victims := forceRemovalVictims(w)
 	w.busy = false
-	e.passVer[w.id]++
+	e.passVer[w.slot]++
 	for _, r := range w.batch {
 		r.passTokens, r.passEmit = 0, false
 	}

@@ -29,6 +29,8 @@ type simFlags struct {
 	maxMemory string
 	passes    string // export one worker's passes as FPM lines (passesexport.go)
 	worker    int
+	// baseline is -baseline-workers: the fixed fleet of -pair autoscaler (0: max_workers).
+	baseline int
 }
 
 // pairOutput is what -pair writes: both reports and their comparison.
@@ -59,7 +61,7 @@ func runSim(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		return 2
 	}
 	defer export.abort()
-	out, code := runScenarios(ctx, s, f.pair, export.record(), stderr)
+	out, code := runScenarios(ctx, s, f.pair, f.baseline, export.record(), stderr)
 	if code != 0 {
 		return code
 	}
@@ -83,9 +85,10 @@ func parseSimFlags(args []string, stderr io.Writer) (simFlags, int) {
 	fs.StringVar(&f.maxMemory, "max-memory", "", "refuse a scenario whose memory estimate exceeds this size (like 6GB or 2GiB; default: no limit)")
 	fs.StringVar(&f.passes, "passes", "", "also write the passes of worker -worker to this file as FPM JSON lines (docs/calibration.md)")
 	fs.IntVar(&f.worker, "worker", -1, "the worker whose passes -passes writes")
-	fs.StringVar(&f.pair, "pair", "", `also run the counterpart and compare: "hints" (hints on/off), "guard" (draining-source guard on/off), "autoscaler" (the autoscaler against a fixed fleet of fleet.workers); with prefill and decode pools "load-failure" (fail against recompute), "lease" (heartbeat against a fixed 480 s hold, vLLM before 0.22) or "prefill-drain" (three runs: wait, fixed and skip, each compared with wait)`)
+	fs.StringVar(&f.pair, "pair", "", `also run the counterpart and compare: "hints" (hints on/off), "guard" (draining-source guard on/off), "autoscaler" (the autoscaler against a fixed fleet of its max_workers, or of -baseline-workers); with prefill and decode pools "load-failure" (fail against recompute), "lease" (heartbeat against a fixed 480 s hold, vLLM before 0.22) or "prefill-drain" (three runs: wait, fixed and skip, each compared with wait)`)
+	fs.IntVar(&f.baseline, "baseline-workers", 0, "with -pair autoscaler, the fixed fleet's workers (default: the autoscaler's max_workers)")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: scalein sim -config FILE|- [-out FILE] [-requests] [-pair hints|guard|autoscaler|load-failure|lease|prefill-drain] [-v] [-max-memory SIZE] [-passes FILE -worker N]")
+		fmt.Fprintln(stderr, "usage: scalein sim -config FILE|- [-out FILE] [-requests] [-pair hints|guard|autoscaler [-baseline-workers N]|load-failure|lease|prefill-drain] [-v] [-max-memory SIZE] [-passes FILE -worker N]")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -110,6 +113,10 @@ func parseSimFlags(args []string, stderr io.Writer) (simFlags, int) {
 		return usageError("-passes exports one run's passes; it does not combine with -pair")
 	case f.pair != "" && !slices.Contains(pairKinds(), f.pair):
 		return usageError("-pair must be one of %s (got %q)", strings.Join(pairKinds(), ", "), f.pair)
+	case f.baseline != 0 && f.pair != sim.CounterpartAutoscaler:
+		return usageError("-baseline-workers is the fixed fleet of -pair autoscaler: use it with -pair autoscaler")
+	case f.baseline < 0:
+		return usageError("-baseline-workers must be a number of workers, 1 or more (got %d); leave it out for the autoscaler's max_workers", f.baseline)
 	}
 	return f, -1
 }
@@ -143,7 +150,7 @@ func readSimScenario(f simFlags, stdin io.Reader, stderr io.Writer) (*sim.Scenar
 // runScenarios runs s, or with pair s and its counterpart side by side, showing progress on a
 // terminal, and returns what to write: the report, or both and their comparison. pass (for
 // -passes) sees the passes of the single run.
-func runScenarios(ctx context.Context, s *sim.Scenario, pair string, pass func(sim.PassRecord), stderr io.Writer) (any, int) {
+func runScenarios(ctx context.Context, s *sim.Scenario, pair string, baseline int, pass func(sim.PassRecord), stderr io.Writer) (any, int) {
 	progress := newProgressLine(stderr, isTerminal(stderr))
 	if pair == sim.CounterpartPrefillDrain {
 		return runDrainModes(ctx, s, progress, stderr)
@@ -156,7 +163,7 @@ func runScenarios(ctx context.Context, s *sim.Scenario, pair string, pass func(s
 		progress.finish()
 		return r, 0
 	}
-	c, err := sim.Counterpart(s, pair)
+	c, err := counterpart(s, pair, baseline)
 	if err != nil {
 		fmt.Fprintf(stderr, "scalein sim: %v\n", err)
 		return nil, 2 // the kind was checked with the flags: the scenario does not fit the pair (no autoscaler)
@@ -209,7 +216,7 @@ func checkMemory(s *sim.Scenario, f simFlags, displayName string, stderr io.Writ
 	if f.pair == sim.CounterpartPrefillDrain {
 		est.Bytes *= 3 // three runs at once, of one size
 	} else if f.pair != "" {
-		if c, err := sim.Counterpart(s, f.pair); err == nil {
+		if c, err := counterpart(s, f.pair, f.baseline); err == nil {
 			other := sim.EstimateMemory(c)
 			est.Bytes += other.Bytes
 		}
@@ -418,4 +425,13 @@ func collectTighterIfLarge(s *sim.Scenario) {
 		sim.EstimateMemory(s).Bytes >= largeRunBytes {
 		debug.SetGCPercent(largeRunGCPercent)
 	}
+}
+
+// counterpart is the scenario -pair runs beside s: the autoscaler pair's fixed fleet has the
+// baseline's workers (sim.FixedFleet; 0 is max_workers).
+func counterpart(s *sim.Scenario, pair string, baseline int) (*sim.Scenario, error) {
+	if pair == sim.CounterpartAutoscaler {
+		return sim.FixedFleet(s, baseline)
+	}
+	return sim.Counterpart(s, pair)
 }

@@ -12,8 +12,9 @@ import (
 // hidden field) and checks that Export can write a's settings into it, so that a plan stores
 // only an origin its download can use.
 func ReadOrigin(raw []byte, a sim.Autoscaler) (*Origin, error) {
-	if len(raw) > 2*MaxManifestBytes {
-		return nil, fmt.Errorf("origin: %d bytes; at most %d", len(raw), 2*MaxManifestBytes)
+	// The object as JSON and the whole file as a JSON string (escaped, so up to twice as long).
+	if len(raw) > 4*MaxManifestBytes {
+		return nil, fmt.Errorf("origin: %d bytes; at most %d", len(raw), 4*MaxManifestBytes)
 	}
 	var o Origin
 	dec := json.NewDecoder(bytes.NewReader(raw))

@@ -161,7 +161,7 @@ func TestParseInvalidExamples(t *testing.T) {
 		"pd-transfer-bandwidth-zero.json":                      {"disaggregation.transfer.bandwidth_gbps", "must be > 0"},
 		"pd-transfer-latency-negative.json":                    {"disaggregation.transfer.latency_ms", "must be ≥ 0"},
 		"pd-unknown-field.json":                                {"disaggregation.handoff", "unknown field"},
-		"autoscaler-offered-rate-pods.json":          {"autoscaler.source", "offered_rate", `set source to "external"`},
+		"autoscaler-offered-rate-pods.json":                    {"autoscaler.source", "offered_rate", `set source to "external"`},
 	}
 	files, err := filepath.Glob(examplesPath(t, "invalid", "*.json"))
 	require.NoError(t, err)

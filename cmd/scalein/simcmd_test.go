@@ -97,7 +97,7 @@ func TestSimInvalidExamplesExitTwo(t *testing.T) {
 		"pd-transfer-bandwidth-zero.json":                      "disaggregation.transfer.bandwidth_gbps",
 		"pd-transfer-latency-negative.json":                    "disaggregation.transfer.latency_ms",
 		"pd-unknown-field.json":                                "disaggregation.handoff",
-		"autoscaler-offered-rate-pods.json":          "autoscaler.source",
+		"autoscaler-offered-rate-pods.json":                    "autoscaler.source",
 	}
 	files, err := filepath.Glob(filepath.Join(examples, "invalid", "*.json"))
 	require.NoError(t, err)

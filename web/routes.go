@@ -18,15 +18,16 @@ import (
 // routes and checks it). The gates are in gates.go; no gate keeps a list of paths.
 func (s *Server) routes() http.Handler {
 	root := chi.NewRouter()
+	root.Use(closeUnread) // no body is read after its answer (unread_body.go)
 	root.Use(middleware.RequestID)
 	root.Use(middleware.ClientIPFromRemoteAddr)
 	root.Use(httplog.RequestLogger(s.log, &httplog.Options{
 		Level:  slog.LevelInfo,
 		Schema: httplog.SchemaECS.Concise(true),
-		LogExtraAttrs: func(req *http.Request, _ string, _ int) []slog.Attr {
-			return []slog.Attr{slog.String("request_id", middleware.GetReqID(req.Context()))}
-		},
+		// No body hook (LogRequestBody, LogExtraAttrs): either makes the logger copy the whole
+		// body into memory and read the rest of it after the answer (finding H1).
 	}))
+	root.Use(logRequestID)
 	root.Use(withAnswerForm) // errors are pages unless the API group says otherwise (errors.go)
 	root.Use(s.recoverer)
 	root.Use(securityHeaders)

@@ -80,7 +80,13 @@ func (s *Server) handleImportHPA(w http.ResponseWriter, r *http.Request) error {
 		p.Errors, status = []string{"manifest: paste an HPA manifest (YAML) or choose a file"}, http.StatusBadRequest
 		return s.render(w, r, status, templates.WhatIfNewView(p))
 	}
-	out, im, dropped, err := s.importHPA([]byte(p.Scenario), manifest)
+	var out []byte
+	var im *hpa.Imported
+	var dropped bool
+	err := s.parseBody(r.Context(), r.ContentLength, func() (err error) {
+		out, im, dropped, err = s.importHPA([]byte(p.Scenario), manifest)
+		return err
+	})
 	if err != nil {
 		msgs, ok := problemMessages(err)
 		if !ok {
@@ -121,8 +127,13 @@ func (s *Server) apiImportHPA(w http.ResponseWriter, r *http.Request) error {
 	if len(req.Scenario) == 0 {
 		req.Scenario = json.RawMessage(`{}`)
 	}
-	out, im, dropped, err := s.importHPA(req.Scenario, []byte(req.Manifest))
-	if err != nil {
+	var out []byte
+	var im *hpa.Imported
+	var dropped bool
+	if err := s.parseBody(r.Context(), int64(len(body)), func() (err error) {
+		out, im, dropped, err = s.importHPA(req.Scenario, []byte(req.Manifest))
+		return err
+	}); err != nil {
 		return err
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"scenario": json.RawMessage(out), "autoscaler": im.Autoscaler,

@@ -107,8 +107,9 @@ func (s *Server) routes() http.Handler {
 			r.Post("/", s.page(s.handleFormEdit))
 			r.Post("/sweeps/new", s.page(s.handleNewSweep))
 			r.Post("/plans/new", s.page(s.handleNewPlan))
-			r.Post("/plans/import-hpa", s.page(s.handleImportHPA))
 		})
+		// Importing a manifest into the plan form: a transform (transforms.go).
+		r.With(g.prepares, g.formBody, g.transform).Post("/plans/import-hpa", s.page(s.handleImportHPA))
 
 		// Creating runs, pairs, sweeps and plans: rate-limited, and bounded by the user's
 		// queued runs (a sweep's points by its own quota, in createSweep).
@@ -149,11 +150,11 @@ func (s *Server) routes() http.Handler {
 		r.With(g.planID).Get("/plans/{id}", s.api(s.apiGetPlan))
 		r.Get("/calibrations/{sha}", s.api(s.apiGetCalibration))
 
-		// Transforming a manifest stores nothing: viewers may.
-		r.With(g.storesNothing, g.formBody, g.jsonBody).Post("/hpa/import", s.api(s.apiImportHPA))
-		// Reading a Prometheus answer into stages stores nothing either, but viewers are refused
-		// it as they were under the path table this replaced (a choice to revisit).
-		r.With(g.stores, g.formBody, g.jsonBody).Post("/load/prometheus", s.api(s.apiLoadPrometheus))
+		// Transforms: importing a manifest, reading a Prometheus answer into stages. They store
+		// nothing but pass a creation's admission (transforms.go): viewers of a read-only server
+		// refused, a rate per client, the large-body slots and a memory grant while parsing.
+		r.With(g.prepares, g.formBody, g.jsonBody, g.transform).Post("/hpa/import", s.api(s.apiImportHPA))
+		r.With(g.prepares, g.formBody, g.jsonBody, g.transform).Post("/load/prometheus", s.api(s.apiLoadPrometheus))
 
 		// Creating runs, pairs, sweeps and plans, as on the pages.
 		r.Group(func(r chi.Router) {

@@ -525,6 +525,9 @@ func (im *Imported) readScaledObject(so *scaledObject) error {
 	if len(s.Triggers) == 0 {
 		return errors.New("spec.triggers: none; add a prometheus trigger on a vLLM series (" + knownNames() + ")")
 	}
+	if len(s.Triggers) > maxTriggers {
+		return fmt.Errorf("spec.triggers: %d triggers; at most %d are read (the model scales on one metric); keep the prometheus trigger on a vLLM series", len(s.Triggers), maxTriggers)
+	}
 	used := -1
 	var firstErr error
 	for i, t := range s.Triggers {

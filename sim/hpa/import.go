@@ -281,12 +281,12 @@ func (im *Imported) readHPA(h *autoscalingv2.HorizontalPodAutoscaler) error {
 		return err
 	}
 	h.Status = autoscalingv2.HorizontalPodAutoscalerStatus{}
-	h.ManagedFields = nil
+	im.trimMeta(&h.ObjectMeta)
 	doc, err := json.Marshal(h)
 	if err != nil {
 		return err
 	}
-	im.Origin = &Origin{Kind: "HorizontalPodAutoscaler", Document: doc, MetricIndex: used, Metric: im.Autoscaler.Metric, Aggregate: im.Autoscaler.Aggregate}
+	im.keepOrigin(&Origin{Kind: "HorizontalPodAutoscaler", Document: doc, MetricIndex: used, Metric: im.Autoscaler.Metric, Aggregate: im.Autoscaler.Aggregate})
 	return nil
 }
 
@@ -561,12 +561,12 @@ func (im *Imported) readScaledObject(so *scaledObject) error {
 		return err
 	}
 	so.Status = nil
-	so.ManagedFields = nil
+	im.trimMeta(&so.ObjectMeta)
 	doc, err := json.Marshal(so)
 	if err != nil {
 		return err
 	}
-	im.Origin = &Origin{Kind: "ScaledObject", Document: doc, MetricIndex: used, Metric: im.Autoscaler.Metric, Aggregate: im.Autoscaler.Aggregate}
+	im.keepOrigin(&Origin{Kind: "ScaledObject", Document: doc, MetricIndex: used, Metric: im.Autoscaler.Metric, Aggregate: im.Autoscaler.Aggregate})
 	return nil
 }
 

@@ -1,0 +1,55 @@
+package web
+
+import (
+	"encoding/json"
+	"net/http"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/scalein-planner/scalein/runs"
+)
+
+// TestPlanOriginBounded replays finding M3 of the 2026-12c probe: a tune plan's origin padded
+// with 1.9 MB of annotations is refused at creation, naming the field, instead of being stored
+// outside every quota; an import's own origin stays small whatever the manifest's annotations.
+func TestPlanOriginBounded(t *testing.T) {
+	s := newFakeServer(t, runs.Config{Workers: 2}, false)
+	manifest, err := os.ReadFile("../sim/hpa/testdata/charts/production-stack-keda.yaml")
+	require.NoError(t, err)
+	padded := strings.Replace(string(manifest), "metadata:\n", "metadata:\n  annotations:\n    pad: '"+strings.Repeat("p", 600_000)+"'\n", 1)
+	body, err := json.Marshal(map[string]any{"scenario": json.RawMessage(lullScenario(t)), "manifest": padded})
+	require.NoError(t, err)
+	rec := postJSON(t, s, "/api/v1/hpa/import", string(body))
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	var imported struct {
+		Scenario json.RawMessage `json:"scenario"`
+		Origin   map[string]any  `json:"origin"`
+	}
+	require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &imported))
+	origin, err := json.Marshal(imported.Origin)
+	require.NoError(t, err)
+	assert.Less(t, len(origin), 8<<10, "the import's origin leaves the annotations out")
+
+	// The probe's origin: the import's, with 1.9 MB of annotations put back.
+	doc := imported.Origin["document"].(map[string]any)
+	doc["metadata"].(map[string]any)["annotations"] = map[string]string{"pad": strings.Repeat("p", 1_900_000)}
+	origin, err = json.Marshal(imported.Origin)
+	require.NoError(t, err)
+	rest := `"goal": {"tune": "autoscaler"}, "search": {"max_runs": 3}, "origin": ` + string(origin)
+	rec = postJSON(t, s, "/api/v1/plans", planBody(string(imported.Scenario), rest))
+	require.Equal(t, http.StatusBadRequest, rec.Code, clipBody(rec.Body.String()))
+	assert.Contains(t, rec.Body.String(), `"path":"origin"`)
+	assert.Contains(t, rec.Body.String(), "at most 132 KiB")
+	assert.Less(t, rec.Body.Len(), 2000, "the refusal does not echo the origin")
+}
+
+func clipBody(s string) string {
+	if len(s) > 500 {
+		return s[:500] + "…"
+	}
+	return s
+}

@@ -53,3 +53,32 @@ func clipBody(s string) string {
 	}
 	return s
 }
+
+// sloScenario is a small sessions scenario with an slo, as capacity and diagnose plans need.
+const sloScenario = `{"name": "slo", "fleet": {"workers": 2, "gpu_blocks": 64, "host_blocks": 0, "block_size": 16, "max_num_seqs": 4,
+	"max_batched_tokens": 64, "timing": {"prefill_ms": 2, "decode_ms": 1, "prefill_ms_per_1k_tokens": 0, "decode_ms_per_seq": 0, "decode_ms_per_1k_kv_tokens": 0}},
+	"kvcr": {"enabled": false}, "slo": {"ttft_ms": 3},
+	"workload": {"type": "requests", "requests": [{"id": "a", "at_ms": 0, "blocks": ["A*4"], "output_tokens": 1}]}}`
+
+// TestPlanDefaultsWithinMaxPlanRuns replays finding L1 of the 2026-12c probe on a server with
+// -max-plan-runs 2: a capacity plan's default budget is capped by it, a diagnose or tune plan
+// that cannot fit is refused naming the flag, not a value the user never sent.
+func TestPlanDefaultsWithinMaxPlanRuns(t *testing.T) {
+	s := newFakeServer(t, runs.Config{MaxPlanRuns: 2}, false)
+
+	rec := postJSON(t, s, "/api/v1/plans", planBody(sloScenario, `"goal": {"capacity": {"workers": 1, "duration_ms": 1000}}`))
+	require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
+	id := createdID(t, rec, rec.Body.Bytes())
+	rec = get(t, s, "/api/v1/plans/"+id)
+	require.Equal(t, http.StatusOK, rec.Code)
+	assert.Contains(t, rec.Body.String(), `"max_runs":2`, "the capacity default (12) is capped by -max-plan-runs")
+
+	for _, goal := range []string{`{"diagnose": {}}`, `{"tune": "autoscaler"}`} {
+		rec := postJSON(t, s, "/api/v1/plans", planBody(lullScenario(t), `"goal": `+goal))
+		require.Equal(t, http.StatusBadRequest, rec.Code, "%s: %s", goal, rec.Body.String())
+		body := rec.Body.String()
+		assert.Contains(t, body, "search.max_runs", goal)
+		assert.Contains(t, body, "this server allows at most 2 runs a plan (-max-plan-runs)", goal)
+		assert.NotContains(t, body, "(got 2)", "%s: the user sent no max_runs", goal)
+	}
+}

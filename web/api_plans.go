@@ -69,6 +69,8 @@ const (
 	tunePlanShape  = `{"name"?: "…", "scenario": {… with an "autoscaler"}, "goal": {"tune": "autoscaler"}, "constraints"?: {"ttft_p99_ms": 8000, "max_killed": 0}, ` +
 		`"search"?: {"targets"?: [6, 12], "scale_down_windows_ms"?: [0, 300000], "max_remove_per_tick"?: [1, null], "selections"?: ["least_loaded"], "grace_ms"?: [null, 30000], "migration_limits"?: [0, 8], "refine_top"?: 3, "max_runs"?: 64}, ` +
 		`"origin"?: {the origin of POST /api/v1/hpa/import}}`
+	capacityPlanShape = `{"name"?: "…", "scenario": {… with an "slo"}, "goal": {"capacity": {"min_attainment"?: 0.99, "workers"?: 4, "duration_ms"?: 300000}}, "search"?: {"max_runs"?: 12}}`
+	diagnosePlanShape = `{"name"?: "…", "scenario": {… with an "autoscaler" and an "slo"}, "goal": {"diagnose": {"rate_per_worker_per_s"?: 4.2, "capacity"?: {"min_attainment"?: 0.99, "workers"?: 4, "duration_ms"?: 300000}}}, "search"?: {"max_runs"?: 23}}`
 )
 
 // listsWithoutNull are the search lists whose entries are values: in max_remove_per_tick and
@@ -84,14 +86,27 @@ func listsWithoutNull() []string {
 func decodePlanRequest(body []byte) (runs.PlanRequest, error) {
 	var peek struct {
 		Goal struct {
-			Tune json.RawMessage `json:"tune"`
+			Tune     json.RawMessage `json:"tune"`
+			Capacity json.RawMessage `json:"capacity"`
+			Diagnose json.RawMessage `json:"diagnose"`
 		} `json:"goal"`
 		Search map[string]json.RawMessage `json:"search"`
 	}
 	_ = json.Unmarshal(body, &peek) // a malformed body gets its message from the strict decode
+	// The shape of the goal the body asks for (finding L5 of 2026-12c: capacity and diagnose
+	// plans were shown the drain plan's).
+	set := func(v json.RawMessage) bool {
+		t := bytes.TrimSpace(v)
+		return len(t) > 0 && !bytes.Equal(t, []byte("null"))
+	}
 	shape := drainPlanShape
-	if t := bytes.TrimSpace(peek.Goal.Tune); len(t) > 0 && !bytes.Equal(t, []byte("null")) {
+	switch {
+	case set(peek.Goal.Tune):
 		shape = tunePlanShape
+	case set(peek.Goal.Capacity):
+		shape = capacityPlanShape
+	case set(peek.Goal.Diagnose):
+		shape = diagnosePlanShape
 	}
 	var req runs.PlanRequest
 	dec := json.NewDecoder(bytes.NewReader(body))

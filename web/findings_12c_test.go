@@ -82,3 +82,30 @@ func TestPlanDefaultsWithinMaxPlanRuns(t *testing.T) {
 		assert.NotContains(t, body, "(got 2)", "%s: the user sent no max_runs", goal)
 	}
 }
+
+// TestPlanMessagesQuoteTheirGoal replays finding L5 of the 2026-12c probe: a capacity or
+// diagnose plan's problem shows that plan's body, not the drain plan's.
+func TestPlanMessagesQuoteTheirGoal(t *testing.T) {
+	s := newFakeServer(t, runs.Config{}, false)
+	for goal, want := range map[string]string{
+		`{"capacity": {"workers": 1.5}}`:           `"goal": {"capacity": {"min_attainment"?: 0.99`,
+		`{"diagnose": {"bogus": 1}}`:               `"goal": {"diagnose": {"rate_per_worker_per_s"?`,
+		`{"tune": "autoscaler", "bogus": 1}`:       `"goal": {"tune": "autoscaler"}`,
+		`{"remove": 1, "start_ms": 0, "bogus": 1}`: `"goal": {"remove": 4, "start_ms": 480000}`,
+	} {
+		rec := postJSON(t, s, "/api/v1/plans", planBody(sloScenario, `"goal": `+goal))
+		require.Equal(t, http.StatusBadRequest, rec.Code, "%s: %s", goal, rec.Body.String())
+		assert.Contains(t, rec.Body.String(), strings.ReplaceAll(want, `"`, `\"`), goal)
+	}
+
+	// A Prometheus answer's several 2 MB label sets are clipped in the refusal.
+	pad := func(c string) string { return strings.Repeat(c, 2<<20) }
+	answer := `{"status":"success","data":{"resultType":"matrix","result":[` +
+		`{"metric":{"pad":"` + pad("a") + `"},"values":[[0,"1"],[60,"1"]]},` +
+		`{"metric":{"pad":"` + pad("b") + `"},"values":[[0,"1"],[60,"1"]]},` +
+		`{"metric":{"pad":"` + pad("c") + `"},"values":[[0,"1"],[60,"1"]]}]}}`
+	rec := postJSON(t, s, "/api/v1/load/prometheus", `{"answer":`+answer+`}`)
+	require.Equal(t, http.StatusBadRequest, rec.Code, clipBody(rec.Body.String()))
+	assert.Contains(t, rec.Body.String(), "3 series")
+	assert.Less(t, rec.Body.Len(), 4000, "the label sets are clipped")
+}

@@ -41,10 +41,32 @@ type watchedBody struct {
 func (b *watchedBody) Read(p []byte) (int, error) {
 	n, err := b.ReadCloser.Read(p)
 	b.read += int64(n)
-	if err == io.EOF {
+	switch {
+	case err == io.EOF:
 		b.eof = true
+	case err != nil:
+		err = &bodyReadError{err: err}
 	}
 	return n, err
+}
+
+// bodyReadError is a request body that stopped before its end: the client went away, the
+// connection broke or its read deadline passed (finding L4 of 2026-12c: a closed upload was
+// answered 503 and logged as a server error). problemOf makes it a 400 (408 past a deadline),
+// logged at WARN as the client's doing.
+type bodyReadError struct{ err error }
+
+func (e *bodyReadError) Error() string { return "reading the request body: " + e.err.Error() }
+func (e *bodyReadError) Unwrap() error { return e.err }
+
+// clientAborted is the problem of a body that stopped before its end.
+func clientAborted(e *bodyReadError) *Error {
+	if isTimeout(e) {
+		return &Error{Status: http.StatusRequestTimeout, Title: "Request too slow", Err: e,
+			Message: "the request body did not arrive within its deadline; send it again from a faster connection"}
+	}
+	return &Error{Status: http.StatusBadRequest, Title: "Request cut short", Err: e,
+		Message: "the request body stopped before its end: the client went away or the connection broke; send it again"}
 }
 
 // done reports whether the whole body was read: EOF seen, or its declared length.

@@ -13,8 +13,10 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/scalein-planner/scalein/runs"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -163,4 +165,47 @@ func TestReadBodiesKeepTheConnection(t *testing.T) {
 	_ = resp.Body.Close()
 	require.Equal(t, http.StatusAccepted, resp.StatusCode)
 	require.False(t, resp.Close, "a body read to its end keeps the connection")
+}
+
+// syncBuffer is a log destination the server writes from its goroutines.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// TestClientThatWentAwayIsNotAServerError replays finding L4 of the 2026-12c probe: uploads
+// whose clients close the connection after a few bytes are logged as the client's doing (400,
+// WARN), never as a 503 server error.
+func TestClientThatWentAwayIsNotAServerError(t *testing.T) {
+	var logs syncBuffer
+	logger := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	s := newFakeServer(t, runs.Config{Logger: logger}, false)
+	addr, _ := serveCounting(t, s.Handler())
+	for _, path := range []string{"/api/v1/calibrations", "/api/v1/runs"} {
+		conn, err := net.Dial("tcp", addr)
+		require.NoError(t, err)
+		_, err = fmt.Fprintf(conn, "POST %s HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nContent-Length: 1000000\r\n\r\n{\"a\":", path, addr)
+		require.NoError(t, err)
+		require.NoError(t, conn.Close())
+	}
+	require.Eventually(t, func() bool {
+		return strings.Count(logs.String(), "ClientAborted") >= 2
+	}, 10*time.Second, 20*time.Millisecond, "both requests logged as the client's:\n%s", logs.String())
+	out := logs.String()
+	assert.NotContains(t, out, "level=ERROR")
+	assert.NotContains(t, out, "503")
+	assert.Contains(t, out, "level=WARN")
+	assert.Contains(t, out, "HTTP 400")
 }

@@ -162,6 +162,9 @@ func (s *Server) logProblem(r *http.Request, p *Error) {
 	if _, ok := errors.AsType[*bodyReadError](p.Err); ok {
 		httplog.SetAttrs(r.Context(), slog.String("error.type", "ClientAborted"), slog.String("error.message", p.Err.Error()))
 	}
+	if p.Status == http.StatusServiceUnavailable {
+		s.noteStoreError(p.Err)
+	}
 	if p.Status >= 500 {
 		s.log.ErrorContext(r.Context(), "request failed", "method", r.Method, "path", r.URL.Path, "status", p.Status, "err", p.Err)
 	}

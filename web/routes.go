@@ -18,7 +18,8 @@ import (
 // routes and checks it). The gates are in gates.go; no gate keeps a list of paths.
 func (s *Server) routes() http.Handler {
 	root := chi.NewRouter()
-	root.Use(closeUnread) // no body is read after its answer (unread_body.go)
+	root.Use(closeUnread)     // no body is read after its answer (unread_body.go)
+	root.Use(s.countRequests) // GET /metrics' requests by route and status (metrics.go)
 	root.Use(middleware.RequestID)
 	root.Use(middleware.ClientIPFromRemoteAddr)
 	root.Use(httplog.RequestLogger(s.log, &httplog.Options{

@@ -90,6 +90,8 @@ type Server struct {
 	streams *streamCounts
 	// transforms is the per-client rate of imports (transforms.go).
 	transforms *httprate.RateLimiter
+	// metrics are GET /metrics' series (metrics.go).
+	metrics *metrics
 }
 
 // New builds the web server over a run service. Starting and stopping the service's workers
@@ -133,6 +135,7 @@ func New(cfg Config) (*Server, error) {
 
 		transforms: newTransformLimiter(cfg.RunsPerMinute),
 	}
+	s.metrics = s.newMetrics()
 	s.handler = s.routes()
 	return s, nil
 }

@@ -144,7 +144,8 @@ func (s *Server) routes() http.Handler {
 		}))
 		r.MethodNotAllowed(methodNotAllowed)
 
-		// Reads.
+		// Reads; the API's own contract (openapi.go).
+		r.Get("/openapi.json", s.api(s.apiOpenAPI))
 		r.Get("/runs", s.api(s.apiListRuns))
 		r.With(g.runID).Get("/runs/{id}", s.api(s.apiGetRun))
 		r.With(g.sweepID).Get("/sweeps/{id}", s.api(s.apiGetSweep))

@@ -205,7 +205,8 @@ func TestClientThatWentAwayIsNotAServerError(t *testing.T) {
 	}, 10*time.Second, 20*time.Millisecond, "both requests logged as the client's:\n%s", logs.String())
 	out := logs.String()
 	assert.NotContains(t, out, "level=ERROR")
-	assert.NotContains(t, out, "503")
+	assert.NotContains(t, out, "HTTP 503")
+	assert.NotContains(t, out, "status=503")
 	assert.Contains(t, out, "level=WARN")
 	assert.Contains(t, out, "HTTP 400")
 }

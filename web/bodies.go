@@ -23,6 +23,9 @@ const parseMemoryFactor = 28
 // of the memory budget, which parse then holds. Every route that parses a scenario or a large
 // answer goes through it: creations and transforms (transforms.go).
 func (s *Server) parseBody(ctx context.Context, size int64, parse func() error) error {
+	if err := ctx.Err(); err != nil {
+		return err // the client went away while its body was read: nothing to parse for
+	}
 	if size >= 0 && size <= bigBodyBytes {
 		return parse()
 	}
@@ -53,5 +56,8 @@ func (s *Server) parseBody(ctx context.Context, size int64, parse func() error) 
 		return uploadsBusy()
 	}
 	defer grant()
+	if err := ctx.Err(); err != nil {
+		return err // it went away while waiting for the slot
+	}
 	return parse()
 }

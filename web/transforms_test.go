@@ -110,3 +110,25 @@ func TestTransformsTakeLargeBodySlots(t *testing.T) {
 	rec = do(t, s.Handler(), large["POST /api/v1/hpa/import"]())
 	assert.Equal(t, http.StatusOK, rec.Code, "with a slot and memory: %s", rec.Body.String())
 }
+
+// A transform whose client went away while it waited for a slot is not parsed (its work ends
+// with its request): the answer is the cancellation's, and the slot is given back.
+func TestTransformEndsWithItsRequest(t *testing.T) {
+	s := newFakeServer(t, runs.Config{MaxRunMemory: 1 << 30, MaxTotalMemory: 4 << 30}, false)
+	for range cap(s.bodies.slots) {
+		s.bodies.slots <- struct{}{}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	parsed := false
+	done := make(chan error, 1)
+	go func() {
+		done <- s.parseBody(ctx, bigBodyBytes+1, func() error { parsed = true; return nil })
+	}()
+	cancel()
+	require.ErrorIs(t, <-done, context.Canceled)
+	assert.False(t, parsed, "nothing is parsed for a client that left")
+	for range cap(s.bodies.slots) {
+		<-s.bodies.slots
+	}
+	assert.Empty(t, s.bodies.slots, "no slot is held")
+}

@@ -128,18 +128,10 @@ func (c *serverCollector) Collect(ch chan<- prometheus.Metric) {
 	gauge := func(d *prometheus.Desc, v float64, labels ...string) {
 		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)
 	}
-	counter := func(d *prometheus.Desc, v float64) {
-		ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, v)
-	}
 	gauge(descSlotsUsed, float64(len(s.bodies.slots)))
 	gauge(descSlots, float64(cap(s.bodies.slots)))
 	if st, ok := s.runs.(statser); ok {
-		stats := st.Stats()
-		gauge(descGranted, float64(stats.MemoryGranted))
-		gauge(descBudget, float64(stats.MemoryBudget))
-		counter(descSims, float64(stats.Simulations))
-		counter(descSimSeconds, stats.SimSeconds)
-		counter(descSimEvents, float64(stats.SimEvents))
+		serviceCollector{st}.Collect(ch)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
@@ -162,4 +154,33 @@ func (c *serverCollector) Collect(ch chan<- prometheus.Metric) {
 	gauge(descQueueAge, age)
 	gauge(descPlans, float64(g.PlansInFlight))
 	gauge(descSweeps, float64(g.SweepsInFlight))
+}
+
+// serviceCollector is the run service's series: its memory grants and what it simulated.
+type serviceCollector struct{ st statser }
+
+func (c serviceCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{descGranted, descBudget, descSims, descSimSeconds, descSimEvents} {
+		ch <- d
+	}
+}
+
+func (c serviceCollector) Collect(ch chan<- prometheus.Metric) {
+	stats := c.st.Stats()
+	ch <- prometheus.MustNewConstMetric(descGranted, prometheus.GaugeValue, float64(stats.MemoryGranted))
+	ch <- prometheus.MustNewConstMetric(descBudget, prometheus.GaugeValue, float64(stats.MemoryBudget))
+	ch <- prometheus.MustNewConstMetric(descSims, prometheus.CounterValue, float64(stats.Simulations))
+	ch <- prometheus.MustNewConstMetric(descSimSeconds, prometheus.CounterValue, stats.SimSeconds)
+	ch <- prometheus.MustNewConstMetric(descSimEvents, prometheus.CounterValue, float64(stats.SimEvents))
+}
+
+// WorkerMetricsHandler is GET /metrics of a process that serves no pages (scalein worker
+// -metrics-addr): the run service's series (simulations, memory grants) and the Go runtime's and
+// the process's. The database's series (runs by state, the queue) are the servers'.
+func WorkerMetricsHandler(svc interface{ Stats() runs.Stats }) http.Handler {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(serviceCollector{svc}, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{Timeout: 10 * time.Second}))
+	return mux
 }

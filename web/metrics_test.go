@@ -136,3 +136,24 @@ func TestMetricsQueue(t *testing.T) {
 	queued, _ := sample(m, "scalein_runs", map[string]string{"state": "queued"})
 	assert.Equal(t, 1.0, queued)
 }
+
+type fixedStats runs.Stats
+
+func (f fixedStats) Stats() runs.Stats { return runs.Stats(f) }
+
+// A worker's /metrics has the run service's series, parsed by Prometheus' text parser.
+func TestWorkerMetrics(t *testing.T) {
+	h := WorkerMetricsHandler(fixedStats{Simulations: 3, SimSeconds: 1.5, SimEvents: 4200, MemoryGranted: 1 << 20, MemoryBudget: 1 << 30})
+	rec := do(t, h, httptest.NewRequest(http.MethodGet, "/metrics", nil))
+	require.Equal(t, http.StatusOK, rec.Code)
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	m, err := parser.TextToMetricFamilies(strings.NewReader(rec.Body.String()))
+	require.NoError(t, err)
+	for name, want := range map[string]float64{"scalein_simulations_total": 3, "scalein_simulation_seconds_total": 1.5,
+		"scalein_simulation_events_total": 4200, "scalein_memory_granted_bytes": 1 << 20, "scalein_memory_budget_bytes": 1 << 30} {
+		got, ok := sample(m, name, nil)
+		assert.True(t, ok, name)
+		assert.Equal(t, want, got, name)
+	}
+	assert.NotContains(t, m, "scalein_runs", "the database's series are the servers'")
+}

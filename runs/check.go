@@ -139,12 +139,12 @@ func (c *Checker) Plan(req PlanRequest) (CheckedPlan, error) {
 	// allowing 2, and a tune plan was refused for a value the user never sent).
 	defaulted := wreq.Search.MaxRuns == 0
 	if defaulted {
-		switch {
-		case wreq.Goal.Capacity != nil:
+		switch wreq.Goal.Kind() {
+		case whatif.KindCapacity:
 			wreq.Search.MaxRuns = min(whatif.DefaultCapacityMaxRuns, c.cfg.MaxPlanRuns)
-		case wreq.Goal.Diagnose != nil:
+		case whatif.KindDiagnose:
 			wreq.Search.MaxRuns = min(whatif.DefaultDiagnoseMaxRuns, c.cfg.MaxPlanRuns)
-		default:
+		case whatif.KindDrain, whatif.KindTune:
 			wreq.Search.MaxRuns = c.cfg.MaxPlanRuns
 		}
 	}
@@ -160,16 +160,17 @@ func (c *Checker) Plan(req PlanRequest) (CheckedPlan, error) {
 		return CheckedPlan{}, err
 	}
 	canonical := base.CanonicalJSON()
-	switch {
-	case name != "":
-	case norm.Goal.Capacity != nil:
-		name = "One worker's capacity at the SLO of " + base.Name
-	case norm.Goal.Diagnose != nil:
-		name = "How far from ideal: the autoscaler of " + base.Name
-	case norm.Goal.Tune != "":
-		name = "Tune the autoscaler of " + base.Name
-	default:
-		name = fmt.Sprintf("Remove %s from %s", whatif.Workers(norm.Goal.Remove), base.Name)
+	if name == "" {
+		switch norm.Goal.Kind() {
+		case whatif.KindCapacity:
+			name = "One worker's capacity at the SLO of " + base.Name
+		case whatif.KindDiagnose:
+			name = "How far from ideal: the autoscaler of " + base.Name
+		case whatif.KindTune:
+			name = "Tune the autoscaler of " + base.Name
+		case whatif.KindDrain:
+			name = fmt.Sprintf("Remove %s from %s", whatif.Workers(norm.Goal.Remove), base.Name)
+		}
 	}
 	plan := store.Plan{ID: contentID("plan", canonical, reqJSON), Name: name, ScenarioJSON: canonical, RequestJSON: reqJSON}
 	return CheckedPlan{Plan: plan, Base: base, Request: norm}, nil
@@ -183,7 +184,7 @@ func planOrigin(raw json.RawMessage, base *sim.Scenario, wreq whatif.Request) (j
 	if len(o) == 0 || bytes.Equal(o, []byte("null")) {
 		return nil, nil
 	}
-	if wreq.Goal.Tune == "" || base.Autoscaler == nil {
+	if wreq.Goal.Kind() != whatif.KindTune || base.Autoscaler == nil {
 		return nil, InvalidRequest("plan", &sim.ValidationError{Errors: []sim.FieldError{{Path: "origin",
 			Message: "only a tune plan (goal.tune) of a scenario with an autoscaler writes manifests; leave origin out"}}})
 	}

@@ -29,7 +29,9 @@
 //
 // The life of a plan. CreatePlan (plan.go) normalises the request, stores the plan and starts
 // the planner in the background (plan_driver.go), whose runner submits candidates as runs and
-// waits for them in the store.
+// waits for them in the store. The kind of plan (whatif.Goal.Kind: drain, tune, capacity,
+// diagnose) picks its default run bound and its name (check.go); only a tune plan carries an
+// origin (the imported object its manifests are written into).
 //
 // A sweep's feeding and a plan's planner share one life (drive.go): they belong to one process
 // at a time, which holds the lease (lease.go, a store drive lock); the store is watched for a

@@ -25,6 +25,8 @@ type scaler struct {
 	sampled bool // the sample of decision k has been taken
 	smp     workerSample
 
+	offered *offeredRate // the metric offered_rate; nil with another metric
+
 	starting []*worker // started and not yet active nor cancelled, in start order
 	stopped  bool
 	rows     []Decision
@@ -41,6 +43,7 @@ type workerSample struct {
 	kvMilli             int64
 	waiting, running    int64
 	maxWait, maxRunning int64
+	offered             int64 // offered_rate, in milli-units
 }
 
 func newScaler(a *Autoscaler) *scaler {
@@ -161,22 +164,13 @@ func (e *engine) stepActivations() bool {
 
 // activate makes a starting worker active with empty caches.
 func (e *engine) activate(w *worker) {
-	f := e.s.Fleet
-	w.g1 = kvcache.NewGPU(f.GPUBlocks, w.id, e.index, &e.usedBlocks[w.id])
-	if f.HostBlocks > 0 {
-		w.g2 = kvcache.NewHost(f.HostBlocks, w.id, e.index)
-	}
+	w.g1, w.g2 = e.newCaches(w.slot) // workerslots.go
 	w.state = StateActive
 	w.activeAt = e.now
 	e.startingN--
 	e.active++
-	e.insertActive(w.id)
+	e.insertActive(w)
 	e.noteLoad(w) // a routing candidate from now on
-}
-
-func (e *engine) insertActive(id int32) {
-	i, _ := slices.BinarySearch(e.activeIDs, id)
-	e.activeIDs = slices.Insert(e.activeIDs, i, id)
 }
 
 // stepAutoscaler runs in step 6 after the scale-in actions: the metric sample due at this
@@ -223,6 +217,9 @@ func (e *engine) sample() workerSample {
 		smp.maxUsed = max(smp.maxUsed, used)
 		smp.kvMilli += ceilDiv64(1000*used, g)
 	}
+	if c := e.as; c.offered != nil {
+		smp.offered = c.offered.sample(c.sampleAt())
+	}
 	return smp
 }
 
@@ -236,6 +233,8 @@ func (a *Autoscaler) milli(smp workerSample, gpuBlocks int64) int64 {
 		sum, most = smp.waiting, smp.maxWait
 	case MetricRequestsRunning:
 		sum, most = smp.running, smp.maxRunning
+	case MetricOfferedRate:
+		return smp.offered // one value for the whole target (External only)
 	case MetricKVUsage:
 		if a.Source != SourceExternal {
 			return smp.kvMilli
@@ -342,6 +341,7 @@ func (e *engine) cancelStart(w *worker) {
 	w.state = StateRemoved
 	w.removedAt = e.now
 	e.startingN--
+	e.freeSlot(w)
 }
 
 // reactivate makes a draining worker active again (reuse_draining): its grace deadline is
@@ -356,36 +356,17 @@ func (e *engine) reactivate(w *worker) {
 	kvcache.Attach(w.g1, w.g2, e.index)
 	e.drainingN--
 	e.active++
-	e.insertActive(w.id)
+	e.insertActive(w)
 	e.markDirty(w)
 }
 
-// startWorker starts a cold worker with the next id; it is starting for startup_ms.
+// startWorker starts a cold worker with the next id (in a slot a removed worker gave back, if
+// any: workerslots.go); it is starting for startup_ms.
 func (e *engine) startWorker() *worker {
-	id := len(e.ws)
-	if id >= kvcache.MaxWorkers {
-		if e.fail == nil {
-			e.fail = fmt.Errorf("%w: the autoscaler started more than %d workers in one run; lengthen its windows or raise its interval", ErrLimit, kvcache.MaxWorkers-e.s.Fleet.Workers)
-		}
+	w := &worker{state: StateStarting, startedAt: e.now, activeAt: e.now + e.as.startupNS}
+	if !e.takeSlot(w) {
 		return nil
 	}
-	w := &worker{id: int32(id), state: StateStarting, startedAt: e.now, activeAt: e.now + e.as.startupNS}
-	e.ws = append(e.ws, w)
-	e.pendPrefill = append(e.pendPrefill, 0)
-	e.passVer = append(e.passVer, 0)
-	if len(e.usedBlocks) == cap(e.usedBlocks) {
-		// The caches count their used blocks in this array: move every count to the new one.
-		grown := make([]int32, len(e.usedBlocks), 2*cap(e.usedBlocks)+8)
-		copy(grown, e.usedBlocks)
-		for _, x := range e.ws[:id] {
-			if x.g1 != nil {
-				x.g1.Rebind(&grown[x.id])
-			}
-		}
-		e.usedBlocks = grown
-	}
-	e.usedBlocks = append(e.usedBlocks, 0)
-	e.index.Grow(len(e.ws))
 	e.startingN++
 	e.as.starting = append(e.as.starting, w)
 	e.peakWorkers = max(e.peakWorkers, int(e.active+e.startingN+e.drainingN))
@@ -401,4 +382,21 @@ func (e *engine) stopCheck() {
 	if _, ok := e.src.peek(); !ok {
 		e.as.stopped = true
 	}
+}
+
+// FleetOutsideBounds is the warning for a scenario whose fleet.workers lies outside its
+// autoscaler's [min_workers, max_workers] ("" when it does not, or has no autoscaler): the run
+// starts there and the first decision moves it (above_max / below_min), which is rarely the
+// night that was meant.
+func FleetOutsideBounds(s *Scenario) string {
+	a := s.Autoscaler
+	if a == nil || (s.Fleet.Workers >= a.MinWorkers && s.Fleet.Workers <= a.MaxWorkers) {
+		return ""
+	}
+	to, reason := a.MaxWorkers, "above max_workers"
+	if s.Fleet.Workers < a.MinWorkers {
+		to, reason = a.MinWorkers, "below min_workers"
+	}
+	return fmt.Sprintf("fleet.workers %d lies outside the autoscaler's bounds [%d, %d]: the night starts with %d workers and the first decision moves the fleet to %d (%s); set fleet.workers to the replicas you run at the start",
+		s.Fleet.Workers, a.MinWorkers, a.MaxWorkers, s.Fleet.Workers, to, reason)
 }

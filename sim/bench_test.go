@@ -131,6 +131,17 @@ func BenchmarkAutoscalerDay(b *testing.B) {
 	benchRun(b, string(p.JSON))
 }
 
+// BenchmarkAutoscalerHour is the autoscaler-hour preset: the same day of load in one hour of
+// real time (24 stages of 150 s, 20,000 sessions, about 60,000 requests), the scenario of the
+// start-up-time sweep.
+func BenchmarkAutoscalerHour(b *testing.B) {
+	p, ok := PresetByKey("autoscaler-hour")
+	if !ok {
+		b.Fatal("no autoscaler-hour preset")
+	}
+	benchRun(b, string(p.JSON))
+}
+
 // BenchmarkAutoscaler1M is 1,000,000 session requests on 2,048 workers with an autoscaler
 // between 1,024 and 2,048 workers (the goal: as fast as BenchmarkSessions1M). It runs only with
 // SCALEIN_BENCH_1M=1.

@@ -27,10 +27,11 @@ var counterpartMarkers = map[string][2]string{ // kind → {marker when on, mark
 // Counterpart returns a copy of s with one toggle flipped: "hints" flips router.hints, "guard"
 // flips kvcr.reject_draining_sources. The name is marked with the new setting.
 //
-// "autoscaler" removes the autoscaler: the same scenario on a fixed fleet of fleet.workers.
+// "autoscaler" removes the autoscaler: the same scenario on the baseline's fixed fleet, the
+// autoscaler's max_workers (FixedFleet names another size).
 func Counterpart(s *Scenario, kind string) (*Scenario, error) {
 	if kind == CounterpartAutoscaler {
-		return fixedFleetCounterpart(s)
+		return FixedFleet(s, 0)
 	}
 	markers, ok := counterpartMarkers[kind]
 	if !ok {
@@ -265,7 +266,7 @@ func Compare(sa, sb *Scenario, ra, rb *Report) Comparison {
 	if c.Diffs == nil {
 		c.Diffs = []FieldDiff{}
 	}
-	hints, guard, auto, other := false, false, false, false
+	hints, guard, auto, workers, other := false, false, false, false, false
 	for _, d := range c.Diffs {
 		switch d.Path {
 		case "router.hints":
@@ -274,10 +275,15 @@ func Compare(sa, sb *Scenario, ra, rb *Report) Comparison {
 			guard = true
 		case "autoscaler":
 			auto = true
+		case "fleet.workers":
+			workers = true
 		default:
 			other = true
 		}
 	}
+	// The autoscaler pair's fixed side holds the baseline's workers (FixedFleet): its fleet size
+	// is part of the toggle, not another difference.
+	other = other || workers && !auto
 	if auto {
 		c.Kind = CounterpartAutoscaler
 		c.OnlyToggle = !hints && !guard && !other

@@ -3,7 +3,7 @@ package sim
 import "fmt"
 
 // CounterpartAutoscaler pairs an autoscaler run with the same scenario on a fixed fleet: no
-// autoscaler, fleet.workers for the whole run (docs/model.md#model-3, issue 17).
+// autoscaler, the baseline's workers for the whole run (docs/model.md#model-3, issues 17 and 34).
 const CounterpartAutoscaler = "autoscaler"
 
 // fixedFleetMarker is what the fixed-fleet counterpart adds to the name.
@@ -14,12 +14,69 @@ func CounterpartKinds() []string {
 	return []string{CounterpartHints, CounterpartGuard, CounterpartAutoscaler}
 }
 
-// fixedFleetCounterpart is s without its autoscaler.
-func fixedFleetCounterpart(s *Scenario) (*Scenario, error) {
+// The baseline: every comparison of an autoscaler with "never scaling" (the autoscaler pair,
+// the tune and diagnose plans, the run page's sentence) is made against one fixed fleet, the
+// autoscaler's max_workers unless the user names a size (-baseline-workers,
+// "baseline_workers"). A fixed fleet of the maximum is what the autoscaler's bounds say the
+// night may need at its peak, the fleet an operator would otherwise hold.
+
+// BaselineWorkers is the size of the fixed fleet an autoscaler scenario is compared with:
+// named when above 0, else the autoscaler's max_workers (fleet.workers without an autoscaler).
+func BaselineWorkers(s *Scenario, named int) int {
+	switch {
+	case named > 0:
+		return named
+	case s.Autoscaler != nil:
+		return s.Autoscaler.MaxWorkers
+	}
+	return s.Fleet.Workers
+}
+
+// CheckBaselineWorkers says what is wrong with a named baseline size (0 is "the default"), or
+// "" when it is fine. path names the field in the message.
+func CheckBaselineWorkers(path string, named int) string {
+	if named < 0 || named > MaxWorkers {
+		return fmt.Sprintf("%s: must be a number of workers from 1 to %d for a fixed fleet of that size, or 0 (left out) for the autoscaler's max_workers (got %d)", path, MaxWorkers, named)
+	}
+	return ""
+}
+
+// BaselinePhrase says which fixed fleet a comparison uses: "a fixed fleet of 5 workers, the
+// autoscaler's maximum", or "…, the size you named".
+func BaselinePhrase(s *Scenario, named int) string {
+	n := BaselineWorkers(s, named)
+	why := "the size you named"
+	switch {
+	case named > 0 && s.Autoscaler != nil && named == s.Autoscaler.MaxWorkers:
+		why = "the autoscaler's maximum, as you named"
+	case named > 0:
+	case s.Autoscaler != nil:
+		why = "the autoscaler's maximum"
+	default:
+		why = "fleet.workers"
+	}
+	return fmt.Sprintf("a fixed fleet of %s, %s", plural(n, "worker"), why)
+}
+
+// plural is "1 worker" or "5 workers".
+func plural(n int, one string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %ss", n, one)
+}
+
+// FixedFleet is s without its autoscaler or scale-in on the baseline: BaselineWorkers(s,
+// named) workers for the whole run, the name marked.
+func FixedFleet(s *Scenario, named int) (*Scenario, error) {
 	if s.Autoscaler == nil {
 		return nil, fmt.Errorf("sim: the %q pair compares an autoscaler with a fixed fleet, and this scenario has no autoscaler; add one (autoscaler: {…}) or pair by %q or %q", CounterpartAutoscaler, CounterpartHints, CounterpartGuard)
 	}
+	if msg := CheckBaselineWorkers("baseline_workers", named); msg != "" {
+		return nil, fmt.Errorf("sim: %s", msg)
+	}
 	c := cloneScenario(s)
+	c.Fleet.Workers = BaselineWorkers(s, named)
 	c.Autoscaler = nil
 	c.ScaleIn = []ScaleInAction{}
 	c.Name = withMarker(c.Name, fixedFleetMarker)

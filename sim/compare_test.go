@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -286,6 +287,14 @@ func TestCounterpartAutoscaler(t *testing.T) {
 	assert.Nil(t, c.Autoscaler)
 	assert.NotNil(t, s.Autoscaler, "the original keeps its autoscaler")
 	assert.Equal(t, s.Name+" — fixed fleet", c.Name)
+	assert.Equal(t, s.Autoscaler.MaxWorkers, c.Fleet.Workers, "the baseline is the autoscaler's maximum")
+	named, err := FixedFleet(s, 3)
+	require.NoError(t, err)
+	assert.Equal(t, 3, named.Fleet.Workers, "or the size named")
+	assert.Equal(t, "a fixed fleet of 3 workers, the size you named", BaselinePhrase(s, 3))
+	assert.Equal(t, fmt.Sprintf("a fixed fleet of %d workers, the autoscaler's maximum", s.Autoscaler.MaxWorkers), BaselinePhrase(s, 0))
+	_, err = FixedFleet(s, -1)
+	assert.ErrorContains(t, err, "baseline_workers: must be a number of workers from 1")
 	c2, err := Counterpart(s, CounterpartAutoscaler)
 	require.NoError(t, err)
 	c2.Workload.Sessions.RateStages[0].RatePerS = 99

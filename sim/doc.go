@@ -35,7 +35,8 @@
 //	pairs of runs     compare.go, compare_autoscaler.go (counterparts: hints, guard, autoscaler)
 //
 // Beside the package: podautoscaler (one sync of the Kubernetes HPA controller), whatif
-// (sweeps, drain and tune plans over many runs), hpa (Kubernetes manifests in and out),
+// (sweeps, and plans over many runs, one kind per goal: drain, tune, capacity, diagnose; see
+// whatif.Goal.Kind), hpa (Kubernetes manifests in and out),
 // calibrate (timing fitted from measured passes), internal/kvcache (the caches).
 //
 // # The life of a run

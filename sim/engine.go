@@ -25,7 +25,8 @@ type engine struct {
 	s   *Scenario
 	opt RunOptions
 	now int64
-	ws  []*worker
+	ws  []*worker // by slot (workerslots.go): a removed worker stays until its slot is taken again
+	gen workerSlots
 	// index is the fleet's block index; g1x and g2x are its views of each tier's holders.
 	index    *kvcache.Index
 	g1x, g2x *kvcache.Holders
@@ -83,7 +84,7 @@ type engine struct {
 	// per-worker load the kv_aware router reads for every active worker, kept contiguous
 	pendPrefill []int64 // pending prefill blocks (docs/model.md#precise-rules Routing details)
 	usedBlocks  []int32 // distinct G1 blocks held by the worker's requests
-	activeIDs   []int32 // active workers, by id
+	activeIDs   []int32 // the slots of the active workers, by id
 
 	// reusable buffers of the steps
 	bufLands, bufH2D, bufD2H, bufStarts []event
@@ -168,7 +169,7 @@ func newEngine(s *Scenario, opt RunOptions) (*engine, error) {
 	}
 	for i := 0; i < f.Workers; i++ {
 		e.activeIDs = append(e.activeIDs, int32(i))
-		w := &worker{id: int32(i), state: StateActive, startedAt: -1, activeAt: -1,
+		w := &worker{id: int32(i), slot: int32(i), state: StateActive, startedAt: -1, activeAt: -1,
 			g1: kvcache.NewGPU(f.GPUBlocks, int32(i), idx, &e.usedBlocks[i])}
 		if f.HostBlocks > 0 {
 			w.g2 = kvcache.NewHost(f.HostBlocks, int32(i), idx)
@@ -176,6 +177,7 @@ func newEngine(s *Scenario, opt RunOptions) (*engine, error) {
 		e.ws = append(e.ws, w)
 	}
 	e.active = int64(f.Workers)
+	e.gen.initial(f.Workers)
 	e.loads = newRouteLoads(s)
 	for _, w := range e.ws {
 		e.noteLoad(w)
@@ -196,6 +198,10 @@ func newEngine(s *Scenario, opt RunOptions) (*engine, error) {
 		e.src = newTraceSource(s, rows)
 	default:
 		return nil, fmt.Errorf("sim: unknown workload type %q", s.Workload.Type)
+	}
+	e.reserveResults()
+	if e.as != nil && s.Autoscaler.Metric == MetricOfferedRate {
+		e.as.offered = newOfferedRate(s, e.src, s.Autoscaler.IntervalMS)
 	}
 	for i := range s.ScaleIn {
 		e.actions = append(e.actions, i)

@@ -373,7 +373,7 @@ func checkRandomScenario(t *testing.T, seed uint64) {
 // compares it with the engine's index walk.
 func checkRouting(t *testing.T, e *engine, r *request, target *worker, hint int32) {
 	t.Helper()
-	if e.s.Router.Policy == PolicyKVAware && (r.routeTo < 0 || e.ws[r.routeTo].state != StateActive) {
+	if e.s.Router.Policy == PolicyKVAware && (e.byID(r.routeTo) == nil || e.byID(r.routeTo).state != StateActive) {
 		e.overlaps(r.keys, r.reuse, e.loads.tree != nil) // as the router walked it
 		var best *worker
 		bestCost := 0.0
@@ -389,16 +389,16 @@ func checkRouting(t *testing.T, e *engine, r *request, target *worker, hint int3
 			}
 			pk1, pk2 := kvcache.Prefix(w.g1, w.g2, r.keys, r.reuse)
 			require.Equal(t, [2]int{k1, k2}, [2]int{pk1, pk2}, "prefix of worker %d for %s", w.id, r.id)
-			g1, g2 := e.overlapOf(w.id)
+			g1, g2 := e.overlapOf(w.slot)
 			require.Equal(t, [2]int{k1, k2}, [2]int{int(g1), int(g2)}, "overlap of worker %d for %s", w.id, r.id)
 			overlap := float64(k1) + float64(e.s.Router.HostHitWeight*float64(k2))
 			pb := int64(ceilDiv(r.promptTokens, e.s.Fleet.BlockSize))
-			pending := e.pendPrefill[w.id]
+			pending := e.pendPrefill[w.slot]
 			if w == target {
 				pending -= int64(r.pending) // already added by arrive
 			}
 			cost := float64(e.s.Router.PrefillLoadScale*math.Max(float64(pending+pb)-overlap, 0)) + float64(w.g1.Used())
-			if best == nil || cost < bestCost {
+			if best == nil || cost < bestCost || cost == bestCost && w.id < best.id { // e.ws is by slot
 				best, bestCost = w, cost
 			}
 		}
@@ -413,7 +413,7 @@ func checkRouting(t *testing.T, e *engine, r *request, target *worker, hint int3
 		if w == target || w.state != StateActive {
 			continue
 		}
-		if run := w.g2.Run(r.keys, 0, r.reuse); run > wantRun {
+		if run := w.g2.Run(r.keys, 0, r.reuse); run > wantRun || run == wantRun && want >= 0 && w.id < want {
 			want, wantRun = w.id, run
 		}
 	}
@@ -430,7 +430,7 @@ func checkLoads(t *testing.T, e *engine) {
 	}
 	for _, w := range e.ws {
 		if !w.loadDirty {
-			require.Equal(t, e.loadKey(w), tree.leaf(w.id), "routing key of worker %d", w.id)
+			require.Equal(t, e.loadKey(w), tree.leaf(w.slot), "routing key of worker %d", w.id)
 		}
 	}
 	for i := tree.n - 1; i >= 1; i-- {

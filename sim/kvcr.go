@@ -4,13 +4,13 @@ package sim
 // It reports whether a pull started (the request is then pulling).
 func (e *engine) stage(w *worker, r *request, k1, k2 int) bool {
 	m := k1 + k2
-	src := e.ws[r.hint]
+	src := e.byID(int(r.hint)) // nil: removed, its slot taken by a later worker
 	switch {
 	case m >= r.reuse:
 		r.outcome = ocNotNeeded
 		e.kv.NotNeeded++
 		return false
-	case src.state == StateRemoved:
+	case src == nil || src.state == StateRemoved:
 		r.outcome = ocRejectedRemoved
 		e.kv.RejectedRemoved++
 		e.inst.rejected++

@@ -89,6 +89,10 @@ const (
 	// event and its report row; and the row's JSON (about 250 bytes).
 	workerBytes        = 2048
 	workerRowJSONBytes = 400
+	// Per worker removed and its slot taken again (workerslots.go): only its report row is
+	// kept (WorkerRow and its nine pointers' targets, 256 bytes), in a list that grows by
+	// append (up to 2×).
+	goneWorkerRowBytes = 2 * 256
 	// Per trace row held by the scenario: the row and its hash ids (8 bytes each).
 	traceRowBytes    = 64
 	traceHashIDBytes = 8

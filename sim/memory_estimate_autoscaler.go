@@ -64,8 +64,10 @@ func (s *Scenario) arrivalSpanMS() float64 {
 }
 
 // autoscalerRows counts the decision rows (kept to the end and encoded in the report) and the
-// records and rows of the workers the autoscaler may start: a decision each interval_ms over
-// the arrivals' span and an hour after it, each starting at most max_workers workers.
+// report rows of the workers the autoscaler may start: a decision each interval_ms over the
+// arrivals' span and an hour after it, at most max_workers started for every two. Their records
+// and caches are the alive ones' (cacheWorkers): a removed worker's slot is taken again and
+// only its row stays.
 func (e *estimator) autoscalerRows() {
 	a := e.s.Autoscaler
 	if a == nil {
@@ -74,11 +76,12 @@ func (e *estimator) autoscalerRows() {
 	decisions := int64(math.Min((e.s.arrivalSpanMS()+decisionTailMS)/a.IntervalMS+1, 1e12))
 	e.add("autoscaler.interval_ms", fmt.Sprintf("%s decision rows (one per interval over the workload and an hour after it)", groupDigits(decisions)),
 		satMul(decisions, decisionRowBytes+decisionRowJSONBytes*jsonCopies))
-	// A decision starts at most max_workers workers (its desired is at most max_workers).
-	starts := int64(a.MaxWorkers)
-	starts = min(satMul(starts, decisions), MaxWorkers)
-	e.add("autoscaler.max_workers", fmt.Sprintf("records and report rows of up to %s started workers", groupDigits(starts)),
-		starts*(workerBytes+workerRowJSONBytes*jsonCopies))
+	// A decision starts at most max_workers workers (its desired is at most max_workers), and
+	// decisions that start workers without one that lowers the fleet between them start fewer
+	// than max_workers together: so at most max_workers for every two decisions, and one more.
+	starts := min(satMul(int64(a.MaxWorkers), decisions/2+1), MaxStartedWorkers)
+	e.add("autoscaler.max_workers", fmt.Sprintf("report rows of up to %s started workers", groupDigits(starts)),
+		starts*(goneWorkerRowBytes+workerRowJSONBytes*jsonCopies))
 }
 
 func satMul(a, b int64) int64 {

@@ -36,6 +36,7 @@ func TestMemoryFiguresCoverStructures(t *testing.T) {
 		{"worker + caches + gauges + pass event + report row",
 			unsafe.Sizeof(worker{}) + unsafe.Sizeof(kvcache.GPU{}) + unsafe.Sizeof(kvcache.Host{}) + 8 + 4 + 4 + 4 + 4 +
 				2*unsafe.Sizeof(event{}) + unsafe.Sizeof(WorkerRow{}) + 6*8, workerBytes},
+		{"removed worker's row + pointer targets", 2 * (unsafe.Sizeof(WorkerRow{}) + 9*8), goneWorkerRowBytes},
 		{"series bucket", unsafe.Sizeof(seriesBucket{}), seriesBucketBytes},
 		{"report bucket + its TTFT and attainment floats", unsafe.Sizeof(Bucket{}) + 8 + 8, reportBucketBytes},
 		{"RequestRow + pointer targets + id", unsafe.Sizeof(RequestRow{}) + 3*8 + 24 + 8, requestRowBytes},

@@ -37,7 +37,7 @@ func (e *engine) migrate(w *worker, r *request) {
 	// Pending prefill counts until the first token: a request that already emitted one adds none.
 	if r.firstToken < 0 {
 		r.pending = ceilDiv(r.promptTokens, e.s.Fleet.BlockSize) - (k1 + k2)
-		e.pendPrefill[t.id] += int64(r.pending)
+		e.pendPrefill[t.slot] += int64(r.pending)
 	} else {
 		r.pending = 0
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"strings"
+	"time"
 	"unicode/utf8"
 )
 
@@ -403,6 +404,13 @@ func decodeSessions(errs *fieldErrors, n *jsonNode) *Sessions {
 	}
 	if n := v.get("rate_stages"); n != nil {
 		s.RateStages = decodeRateStages(errs, "workload.sessions.rate_stages", n)
+	}
+	if at := strings.TrimSpace(v.str("starts_at", "")); at != "" {
+		if t, err := time.Parse(time.RFC3339, at); err != nil {
+			errs.add("workload.sessions.starts_at", "must be an instant in RFC 3339, like \"2026-12-03T00:00:00Z\" (what time 0 stands for; leave it out for times from the start) (got %q)", at)
+		} else {
+			s.StartsAt = t.Format(time.RFC3339)
+		}
 	}
 	v.finish()
 	return s

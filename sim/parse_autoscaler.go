@@ -78,7 +78,7 @@ func decodeAutoscaler(errs *fieldErrors, n *jsonNode, fleetWorkers int) *Autosca
 	v := openObject(errs, "autoscaler", n)
 	a := &Autoscaler{
 		IntervalMS:        v.number("interval_ms", DefaultAutoscalerIntervalMS, floatRange{minExclusive: true, max: maxTimeMS}),
-		Metric:            v.choice("metric", MetricRequestsPerWorker, MetricRequestsPerWorker, MetricRequestsWaiting, MetricRequestsRunning, MetricKVUsage),
+		Metric:            v.choice("metric", MetricRequestsPerWorker, MetricRequestsPerWorker, MetricRequestsWaiting, MetricRequestsRunning, MetricKVUsage, MetricOfferedRate),
 		Source:            v.choice("source", SourcePods, SourcePods, SourceExternal),
 		Target:            v.number("target", DefaultAutoscalerTarget, floatRange{minExclusive: true, max: maxRateLike}),
 		Tolerance:         v.number("tolerance", DefaultAutoscalerTolerance, floatRange{max: maxRateLike}),
@@ -282,6 +282,9 @@ func validateAutoscaler(errs *fieldErrors, s *Scenario) {
 		errs.add("autoscaler.target", "must be a multiple of 0.001 (the controller reads targets in milli-units; got %s)", fmtNum(a.Target))
 	} else if a.Metric == MetricKVUsage && a.Target > 1 {
 		errs.add("autoscaler.target", "a kv_usage target is a fraction: 70 %% is 0.7 (got %s)", fmtNum(a.Target))
+	}
+	if a.Metric == MetricOfferedRate && a.Source != SourceExternal {
+		errs.add("autoscaler.source", "offered_rate is one value for the whole workload, an External metric: set source to \"external\" (got %q)", a.Source)
 	}
 	if a.PendingMS > a.StartupMS {
 		errs.add("autoscaler.pending_ms", "must be <= autoscaler.startup_ms (%s): a worker is Pending for the first part of its start-up (got %s)", fmtNum(a.StartupMS), fmtNum(a.PendingMS))

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -10,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -132,6 +134,7 @@ func TestParseInvalidExamples(t *testing.T) {
 		"autoscaler-target-not-milli.json":           {"autoscaler.target", "must be a multiple of 0.001"},
 		"autoscaler-unknown-source.json":             {"autoscaler.source", "must be one of pods, external"},
 		"autoscaler-window-above-hour.json":          {"autoscaler.behavior.scale_down.window_ms", "must be an integer in [0, 3600000]"},
+		"autoscaler-offered-rate-pods.json":          {"autoscaler.source", "offered_rate", `set source to "external"`},
 	}
 	files, err := filepath.Glob(examplesPath(t, "invalid", "*.json"))
 	require.NoError(t, err)
@@ -601,4 +604,25 @@ func TestJSONShapeIsCheckedBeforeTheTree(t *testing.T) {
 	if err := checkJSONShape([]byte(deep)); err == nil || !strings.Contains(err.Error(), "nested more than") {
 		t.Errorf("deep: %v", err)
 	}
+}
+
+// workload.sessions.starts_at is informative: an RFC 3339 instant (kept in UTC's or its own
+// offset as given), nothing else accepted, and no simulated figure changes.
+func TestSessionsStartsAt(t *testing.T) {
+	s := mustParse(t, `{"workload": {"type": "sessions", "sessions": {"count": 5, "starts_at": "2026-12-03T00:15:00Z"}}}`)
+	at, ok := s.StartTime()
+	require.True(t, ok)
+	assert.Equal(t, "2026-12-03T00:15:00Z", at.Format(time.RFC3339))
+	plain := mustParse(t, `{"workload": {"type": "sessions", "sessions": {"count": 5}}}`)
+	_, ok = plain.StartTime()
+	assert.False(t, ok)
+	assert.NotContains(t, string(plain.CanonicalJSON()), "starts_at", "absent stays absent: ids unchanged")
+	_, err := Parse([]byte(`{"workload": {"type": "sessions", "sessions": {"starts_at": "last night"}}}`), ParseEnv{})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "workload.sessions.starts_at: must be an instant in RFC 3339")
+	ra, err := Run(context.Background(), s, RunOptions{})
+	require.NoError(t, err)
+	rb, err := Run(context.Background(), plain, RunOptions{})
+	require.NoError(t, err)
+	assert.Equal(t, rb.Summary, ra.Summary, "the start time changes no simulated figure")
 }

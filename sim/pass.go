@@ -62,8 +62,8 @@ func (e *engine) schedulePass(w *worker) {
 			end = addNS(end, msToNS(t.PassMS(0, D, K)))
 		}
 	}
-	e.passVer[w.id]++
-	e.passes.push(event{t: end, seq: int64(w.id), kind: evPass, ver: e.passVer[w.id], w: w})
+	e.passVer[w.slot]++
+	e.passes.push(event{t: end, seq: int64(w.slot), kind: evPass, ver: e.passVer[w.slot], w: w})
 }
 
 // Stretches: passes computed instead of simulated.
@@ -136,7 +136,7 @@ func (e *engine) interrupt(w *worker) {
 		w.batch = w.batch[:0]
 		w.busy = false
 		w.stretchLeft = 0
-		e.passVer[w.id]++
+		e.passVer[w.slot]++
 		e.markDirty(w)
 		return
 	}
@@ -420,7 +420,7 @@ func (e *engine) endPass(w *worker) {
 				r.firstToken = e.now
 				e.ttft = append(e.ttft, e.now-r.atNS)
 				e.ttftAt = append(e.ttftAt, e.now)
-				e.pendPrefill[w.id] -= int64(r.pending)
+				e.pendPrefill[w.slot] -= int64(r.pending)
 			}
 			e.tokens.Output++
 			if r.emitted >= r.output {

@@ -66,6 +66,12 @@ var presetCatalog = []struct {
 		true,
 	},
 	{
+		"autoscaler-hour",
+		"The day in an hour: a start-up-time sweep",
+		"The same day of load in one hour (24 stages of 150 s, 20,000 sessions, 60,000 requests) under the same HPA: the scenario of the start-up-time sweep, as Dynamo's planner replay runs one: scalein sweep -config sim/presets/autoscaler-hour.json -vary autoscaler.startup_ms=0,30000,60000,90000,120000,150000,180000,210000,240000,270000,300000,330000 gives the twelve replays, and shows how much a cold start costs in GPU-hours and latency.",
+		false,
+	},
+	{
 		"autoscaler-keda",
 		"KEDA on num_requests_waiting",
 		"The day in real time under a KEDA ScaledObject: an External metric, the sum of vllm:num_requests_waiting over the fleet, target 2 waiting requests per worker, no behavior (the legacy rules).",

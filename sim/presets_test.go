@@ -12,8 +12,8 @@ func TestPresetsParse(t *testing.T) {
 	presets := Presets()
 	require.NotEmpty(t, presets)
 	order := map[string]int{"incident": 0, "e2": 1, "mooncake-16to12": 2, "large-fleet": 3,
-		"autoscaler-legacy": 4, "autoscaler-defaults": 5, "autoscaler-day": 6, "autoscaler-keda": 7,
-		"autoscaler-dynamo": 8, "autoscaler-grace": 9}
+		"autoscaler-legacy": 4, "autoscaler-defaults": 5, "autoscaler-day": 6, "autoscaler-hour": 7, "autoscaler-keda": 8,
+		"autoscaler-dynamo": 9, "autoscaler-grace": 10}
 	last := -1
 	for _, p := range presets {
 		t.Run(p.Key, func(t *testing.T) {
@@ -76,8 +76,12 @@ func TestAutoscalerPresetsAreRealTime(t *testing.T) {
 		c := s.Workload.Sessions
 		require.NotNil(t, c, p.Key)
 		expected, total := 0.0, 0.0
+		stage := 3_600_000.0
+		if p.Key == "autoscaler-hour" {
+			stage = 150_000 // the day in an hour, for the start-up-time sweep
+		}
 		for _, st := range c.RateStages {
-			assert.Equal(t, 3_600_000.0, st.DurationMS, "%s: a stage is an hour", p.Key)
+			assert.Equal(t, stage, st.DurationMS, "%s: a stage is an hour", p.Key)
 			expected += st.RatePerS * st.DurationMS / 1000
 			total += st.DurationMS
 		}

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"hash"
 	"math"
-	"slices"
 	"sort"
 )
 
@@ -21,21 +20,14 @@ func distribution(vals []int64) Distribution {
 	if len(vals) == 0 {
 		return Distribution{}
 	}
-	s := slices.Clone(vals)
-	slices.Sort(s)
 	var sum int64
-	for _, v := range s {
+	for _, v := range vals {
 		sum += v
 	}
-	n := len(s)
+	n := len(vals)
 	mean := int64(math.Floor(float64(sum)/float64(n) + 0.5))
-	return Distribution{
-		Mean: msPtr(mean),
-		P50:  msPtr(s[nearestRank(50, n)]),
-		P90:  msPtr(s[nearestRank(90, n)]),
-		P99:  msPtr(s[nearestRank(99, n)]),
-		Max:  msPtr(s[n-1]),
-	}
+	q := rankValues(vals, nearestRank(50, n), nearestRank(90, n), nearestRank(99, n), n-1) // results.go
+	return Distribution{Mean: msPtr(mean), P50: msPtr(q[0]), P90: msPtr(q[1]), P99: msPtr(q[2]), Max: msPtr(q[3])}
 }
 
 // report builds the run's report: the summary, a row per worker and (if asked) per request,
@@ -50,7 +42,7 @@ func (e *engine) report() *Report {
 		KVCR:         e.kv,
 		// Every list is a list, never null: API clients iterate without checking.
 		ScaleIn:    append([]ScaleInRow{}, e.actRows...),
-		Workers:    make([]WorkerRow, 0, len(e.ws)),
+		Workers:    make([]WorkerRow, 0, len(e.ws)+len(e.gen.gone)),
 		Timeseries: e.ts.build(duration, e.ttftAt, e.ttft),
 	}
 	r.Summary = Summary{
@@ -62,14 +54,7 @@ func (e *engine) report() *Report {
 		DurationMS:  nsToMS(duration),
 	}
 	var workerNS int64
-	for _, w := range e.ws {
-		row, end := workerRow(w, duration)
-		workerNS += end
-		if w.startedAt > 0 {
-			workerNS -= w.startedAt
-		}
-		r.Workers = append(r.Workers, row)
-	}
+	r.Workers, workerNS = e.workerRows(r.Workers, duration)
 	r.Summary.WorkerSeconds = float64(workerNS) / 1e9
 	r.Summary.GPUHours = float64(r.Summary.WorkerSeconds*float64(e.s.Fleet.GPUsPerWorker)) / 3600
 	r.Summary.Workers = WorkerCounts{Initial: e.s.Fleet.Workers, Peak: e.peakWorkers,

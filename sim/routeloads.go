@@ -12,12 +12,14 @@ import "math"
 // changes a worker's pending prefill, used blocks or requests marks it (noteLoad), and the
 // marked workers are re-keyed before the next routing decision.
 
-// loadTree is a tournament tree over worker ids: leaf n+i holds worker i's key (+Inf when it is
-// not a candidate), and every inner node the smallest (key, id) of its subtree.
+// loadTree is a tournament tree over worker slots (workerslots.go): leaf n+i holds the key of
+// the worker in slot i (+Inf when it is not a candidate), and every inner node the smallest
+// (key, id) of its subtree, where id is the worker's id in the report (rank).
 type loadTree struct {
-	n   int
-	key []float64
-	id  []int32
+	n    int
+	key  []float64
+	id   []int32 // the slot of the node's smallest leaf
+	rank []int32 // by slot: the report id of the worker there
 	// frontier of an enumeration in (key, id) order: a binary heap of tree nodes
 	front []int32
 }
@@ -27,12 +29,13 @@ func newLoadTree(workers int) *loadTree {
 	for n < workers {
 		n *= 2
 	}
-	t := &loadTree{n: n, key: make([]float64, 2*n), id: make([]int32, 2*n)}
+	t := &loadTree{n: n, key: make([]float64, 2*n), id: make([]int32, 2*n), rank: make([]int32, n)}
 	for i := range t.key {
 		t.key[i] = math.Inf(1)
 	}
 	for i := 0; i < n; i++ {
 		t.id[n+i] = int32(i)
+		t.rank[i] = int32(i)
 	}
 	for i := n - 1; i >= 1; i-- {
 		t.id[i] = t.id[2*i]
@@ -44,7 +47,7 @@ func newLoadTree(workers int) *loadTree {
 func (t *loadTree) grow(workers int) {
 	g := newLoadTree(workers)
 	for w := 0; w < t.n; w++ {
-		g.set(int32(w), t.key[t.n+w])
+		g.set(int32(w), t.rank[w], t.key[t.n+w])
 	}
 	*t = *g
 }
@@ -54,27 +57,29 @@ func (t *loadTree) less(a, b int32) bool {
 	if t.key[a] != t.key[b] {
 		return t.key[a] < t.key[b]
 	}
-	return t.id[a] < t.id[b]
+	return t.rank[t.id[a]] < t.rank[t.id[b]]
 }
 
-// set gives worker w the key k (+Inf: not a candidate). A worker id beyond the tree (one
-// started during the run) grows it.
-func (t *loadTree) set(w int32, k float64) {
+// set gives the worker of id rid in slot w the key k (+Inf: not a candidate). A slot beyond the
+// tree (one taken during the run) grows it.
+func (t *loadTree) set(w, rid int32, k float64) {
 	if int(w) >= t.n {
 		t.grow(int(w) + 1)
 	}
 	i := int32(t.n) + w
-	if t.key[i] == k {
+	moved := t.rank[w] != rid // a new worker in the slot: every comparison on the path may change
+	if t.key[i] == k && !moved {
 		return
 	}
 	t.key[i] = k
+	t.rank[w] = rid
 	for i > 1 {
 		i /= 2
 		c := 2 * i
 		if t.less(c+1, c) {
 			c++
 		}
-		if t.key[i] == t.key[c] && t.id[i] == t.id[c] {
+		if t.key[i] == t.key[c] && t.id[i] == t.id[c] && !moved {
 			break // unchanged above
 		}
 		t.key[i], t.id[i] = t.key[c], t.id[c]
@@ -209,12 +214,12 @@ func (e *engine) loadKey(w *worker) float64 {
 	if e.s.Router.Policy == PolicyLeastLoaded {
 		return float64(w.nReq)
 	}
-	p := e.pendPrefill[w.id]
+	p := e.pendPrefill[w.slot]
 	if p >= exactBlocks {
 		e.loads.tree = nil // beyond exact arithmetic: scan from now on
 		return 0
 	}
-	return float64(e.s.Router.PrefillLoadScale*float64(p)) + float64(e.usedBlocks[w.id])
+	return float64(e.s.Router.PrefillLoadScale*float64(p)) + float64(e.usedBlocks[w.slot])
 }
 
 // refreshLoads re-keys the marked workers.
@@ -225,7 +230,7 @@ func (e *engine) refreshLoads() {
 		if e.loads.tree == nil {
 			break
 		}
-		e.loads.tree.set(w.id, k)
+		e.loads.tree.set(w.slot, w.id, k)
 	}
 	e.loads.dirty = e.loads.dirty[:0]
 }

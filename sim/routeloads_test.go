@@ -25,7 +25,7 @@ func TestLoadTreeEnumeratesInKeyOrder(t *testing.T) {
 		if rng.IntN(5) == 0 {
 			k = math.Inf(1)
 		}
-		tree.set(w, k)
+		tree.set(w, w, k)
 		if math.IsInf(k, 1) {
 			delete(keys, w)
 		} else {

@@ -42,11 +42,8 @@ func (e *engine) remove(w *worker) {
 	w.state = StateRemoved
 	w.removedAt = e.now
 	e.drainingN--
-	w.g1.Clear()
-	if w.g2 != nil {
-		w.g2.Clear()
-	}
-	e.pendPrefill[w.id] = 0
+	e.pendPrefill[w.slot] = 0
+	e.freeSlot(w) // clears its caches (workerslots.go)
 }
 
 // forceRemove takes a draining worker out of the fleet at its grace deadline: it kills its
@@ -81,7 +78,7 @@ func (e *engine) forceRemove(w *worker) {
 	w.transfers = nil
 	w.ownTransfers = 0
 	w.busy = false
-	e.passVer[w.id]++ // discard the pass in flight
+	e.passVer[w.slot]++ // discard the pass in flight
 	w.batch = nil
 	w.running = nil
 	w.pre, w.fresh = queue{}, queue{}
@@ -116,7 +113,7 @@ func forceRemovalVictims(w *worker) []*request {
 
 func (e *engine) kill(w *worker, r *request) {
 	if r.firstToken < 0 {
-		e.pendPrefill[w.id] -= int64(r.pending)
+		e.pendPrefill[w.slot] -= int64(r.pending)
 	}
 	e.setState(r, rsKilled)
 	r.done = e.now
@@ -147,11 +144,12 @@ func (e *engine) stepScaleIn() bool {
 			ids := append([]int(nil), a.Workers...)
 			sort.Ints(ids)
 			for _, id := range ids {
-				if id < 0 || id >= len(e.ws) || e.ws[id].state != StateActive {
+				w := e.byID(id)
+				if w == nil || w.state != StateActive {
 					row.Skipped = append(row.Skipped, id)
 					continue
 				}
-				chosen = append(chosen, e.ws[id])
+				chosen = append(chosen, w)
 			}
 		} else {
 			chosen = e.selectWorkers(a.Count, a.Select)
@@ -215,7 +213,7 @@ func (e *engine) markDraining(w *worker, graceMS *float64) {
 	w.state = StateDraining
 	w.markedAt = e.now
 	w.everMarked = true
-	e.activeIDs = slices.DeleteFunc(e.activeIDs, func(id int32) bool { return id == w.id })
+	e.activeIDs = slices.DeleteFunc(e.activeIDs, func(slot int32) bool { return slot == w.slot })
 	e.noteLoad(w) // no longer a candidate
 	kvcache.Detach(w.g1, w.g2)
 	e.active--

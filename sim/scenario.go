@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"time"
 )
 
 // ModelVersion names the semantics of the model. It is part of every scenario_id, so a change
@@ -92,6 +93,9 @@ const (
 	MetricRequestsWaiting   = "requests_waiting"
 	MetricRequestsRunning   = "requests_running"
 	MetricKVUsage           = "kv_usage"
+	// MetricOfferedRate is the workload's offered request rate, known from the scenario
+	// (External only): what a perfect autoscaler scales on.
+	MetricOfferedRate = "offered_rate"
 )
 
 // Autoscaler metric sources and external aggregates (docs/model.md#autoscaler).
@@ -313,6 +317,20 @@ type Sessions struct {
 	NewInputTokens     int         `json:"new_input_tokens"`
 	OutputTokens       int         `json:"output_tokens"`
 	ThinkTimeMS        float64     `json:"think_time_ms"`
+	// StartsAt is the wall-clock instant time 0 stands for (RFC 3339, as a Prometheus load
+	// records its first sample): informative, the pages read times as clock times; it changes
+	// no simulated figure. Absent, it leaves the canonical JSON (and the id) unchanged.
+	StartsAt string `json:"starts_at,omitempty"`
+}
+
+// StartTime is the wall-clock instant a scenario's time 0 stands for
+// (workload.sessions.starts_at), and false when it has none.
+func (s *Scenario) StartTime() (time.Time, bool) {
+	if s == nil || s.Workload.Sessions == nil || s.Workload.Sessions.StartsAt == "" {
+		return time.Time{}, false
+	}
+	t, err := time.Parse(time.RFC3339, s.Workload.Sessions.StartsAt)
+	return t, err == nil
 }
 
 // RateStage is one stretch of constant session arrival rate.

@@ -4,7 +4,8 @@ import "github.com/scalein-planner/scalein/sim/internal/kvcache"
 
 // worker is one serving instance.
 type worker struct {
-	id      int32
+	id      int32 // the report's id: never reused, in start order
+	slot    int32 // where the engine's per-worker tables and the block index hold it (workerslots.go)
 	state   string
 	g1      *kvcache.GPU
 	g2      *kvcache.Host // nil without a host cache

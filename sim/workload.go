@@ -195,6 +195,7 @@ type sessionSource struct {
 	pending arrivalHeap
 	seq     int64
 	thinkNS int64
+	sysKeys [][]uint64 // by group: its system prompt's keys (systemKeys)
 }
 
 func newSessionSource(s *Scenario) *sessionSource {
@@ -243,13 +244,33 @@ func (d *sessionStarts) draw() (group int32, atNS int64) {
 	return group, atNS
 }
 
-func (s *sessionSource) turnArrival(session, group int32, turn int32, atNS int64) arrival {
+// turnArrival makes a turn's arrival. Block j's content depends only on the session (or, inside
+// the system prompt, its group) and j, so a turn's keys begin with the previous turn's, given
+// as known (nil for a first turn, which begins with its group's system prompt keys): only the
+// blocks past them are hashed. Keys are never written once made, so the turns of a session
+// share one array, made at the first turn with room for the last: a later turn's keys extend
+// it past the previous turn's length.
+func (s *sessionSource) turnArrival(session, group int32, turn int32, atNS int64, known []uint64) arrival {
 	c := s.cfg
 	prompt := c.SystemPromptTokens + int(turn)*(c.NewInputTokens+c.OutputTokens) + c.NewInputTokens
 	n := prompt / s.bs
-	keys := make([]uint64, n)
+	var keys []uint64
+	from := 0
+	if known != nil && cap(known) >= n {
+		keys, from = known[:n], len(known)
+	} else {
+		last := (c.SystemPromptTokens + (c.Turns-1)*(c.NewInputTokens+c.OutputTokens) + c.NewInputTokens) / s.bs
+		keys = make([]uint64, n, max(n, last))
+		if known == nil {
+			known = s.systemKeys(group)
+		}
+		from = copy(keys, known)
+	}
 	prev := uint64(keyRoot)
-	for j := 0; j < n; j++ {
+	if from > 0 {
+		prev = keys[from-1]
+	}
+	for j := from; j < n; j++ {
 		var content uint64
 		if (j+1)*s.bs <= c.SystemPromptTokens {
 			content = mix64(uint64(group)<<32 ^ uint64(j) ^ 0x9a7)
@@ -270,7 +291,7 @@ func (s *sessionSource) fill() {
 	for s.started < s.cfg.Count && (len(s.pending) == 0 && s.starts.next != noMoreStarts || len(s.pending) > 0 && s.starts.next <= s.pending[0].atNS) {
 		g, at := s.starts.draw()
 		s.groups = append(s.groups, g)
-		s.push(s.turnArrival(int32(s.started), g, 0, at))
+		s.push(s.turnArrival(int32(s.started), g, 0, at, nil))
 		s.started++
 	}
 }
@@ -297,7 +318,26 @@ func (s *sessionSource) ended(a *arrival, atNS int64, completed bool) {
 	if !completed || int(a.turn)+1 >= s.cfg.Turns {
 		return
 	}
-	s.push(s.turnArrival(a.session, s.groups[a.session], a.turn+1, addNS(atNS, s.thinkNS)))
+	s.push(s.turnArrival(a.session, s.groups[a.session], a.turn+1, addNS(atNS, s.thinkNS), a.keys))
+}
+
+// systemKeys returns the chained keys of the blocks wholly inside the system prompt of a group
+// (the same for every session of the group), made once.
+func (s *sessionSource) systemKeys(group int32) []uint64 {
+	if s.sysKeys == nil {
+		s.sysKeys = make([][]uint64, s.cfg.PrefixGroups)
+	}
+	if k := s.sysKeys[group]; k != nil {
+		return k
+	}
+	k := make([]uint64, s.cfg.SystemPromptTokens/s.bs)
+	prev := uint64(keyRoot)
+	for j := range k {
+		prev = chainKey(prev, mix64(uint64(group)<<32^uint64(j)^0x9a7))
+		k[j] = prev
+	}
+	s.sysKeys[group] = k
+	return k
 }
 
 func (s *sessionSource) total() int64 { return int64(s.cfg.Count) * int64(s.cfg.Turns) }

@@ -498,3 +498,52 @@ func (s *Store) PlanStatus(ctx context.Context, id string) (string, error) {
 	}
 	return status, nil
 }
+
+// PlanSummary is one plan in the plans list: what it is, its state and what it asked.
+type PlanSummary struct {
+	ID          string
+	Name        string
+	Status      string
+	RequestJSON []byte
+	CreatedAt   time.Time
+	FinishedAt  time.Time
+}
+
+// ListPlans returns one page of plans, newest first, and the total number of plans.
+func (s *Store) ListPlans(ctx context.Context, limit, offset int) ([]PlanSummary, int, error) {
+	if limit < 1 || offset < 0 {
+		return nil, 0, fmt.Errorf("store: list plans: limit %d, offset %d: limit must be at least 1 and offset at least 0: %w", limit, offset, ErrInvalid)
+	}
+	var (
+		plans []PlanSummary
+		total int
+	)
+	err := s.read(ctx, func(tx *sql.Tx) error {
+		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM plans`).Scan(&total); err != nil {
+			return err
+		}
+		rows, err := tx.QueryContext(ctx, `
+			SELECT id, name, status, request_json, created_at, finished_at
+			FROM plans ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?`, limit, offset)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var (
+				p                 PlanSummary
+				created, finished sql.NullInt64
+			)
+			if err := rows.Scan(&p.ID, &p.Name, &p.Status, &p.RequestJSON, &created, &finished); err != nil {
+				return err
+			}
+			p.CreatedAt, p.FinishedAt = fromNullUnixMS(created), fromNullUnixMS(finished)
+			plans = append(plans, p)
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, 0, fmt.Errorf("store: list plans: %w", err)
+	}
+	return plans, total, nil
+}

@@ -277,3 +277,29 @@ func TestMigrationMarksOldStandaloneRunsDirect(t *testing.T) {
 	rows.Close()
 	assert.Equal(t, map[string]int{"standalone": 1, "swept": 0, "planned": 0}, got)
 }
+
+// ListPlans pages through plans newest first and counts them all.
+func TestListPlans(t *testing.T) {
+	ctx := context.Background()
+	s := mustOpenAt(t, filepath.Join(t.TempDir(), "list.db"))
+	_, total, err := s.ListPlans(ctx, 2, 0)
+	require.NoError(t, err)
+	assert.Zero(t, total)
+	for i, id := range []string{"pa", "pb", "pc"} {
+		_, _, err := s.CreatePlan(ctx, store.Plan{ID: id, Name: "plan " + id, ScenarioJSON: []byte(`{}`), RequestJSON: []byte(`{"goal":{"tune":"autoscaler"}}`)}, t0.Add(time.Duration(i)*time.Second))
+		require.NoError(t, err)
+	}
+	page, total, err := s.ListPlans(ctx, 2, 0)
+	require.NoError(t, err)
+	assert.Equal(t, 3, total)
+	require.Len(t, page, 2)
+	assert.Equal(t, []string{"pc", "pb"}, []string{page[0].ID, page[1].ID})
+	assert.JSONEq(t, `{"goal":{"tune":"autoscaler"}}`, string(page[0].RequestJSON))
+	assert.Equal(t, store.StatusQueued, page[0].Status)
+	page, _, err = s.ListPlans(ctx, 2, 2)
+	require.NoError(t, err)
+	require.Len(t, page, 1)
+	assert.Equal(t, "pa", page[0].ID)
+	_, _, err = s.ListPlans(ctx, 0, 0)
+	assert.ErrorIs(t, err, store.ErrInvalid)
+}

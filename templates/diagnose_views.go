@@ -16,6 +16,9 @@ type DiagnoseSection struct {
 	IdealNote string
 	Fleets    DataTable
 	Bound     string
-	Shares    Chart
-	Subsets   DataTable
+	// FleetChart draws the scenario's, the ideal and the static fleet over time (ID "" until
+	// the plan is done).
+	FleetChart Chart
+	Shares     Chart
+	Subsets    DataTable
 }

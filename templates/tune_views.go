@@ -23,22 +23,30 @@ type TuneRow struct {
 // TunePlanPage is the permalink of a tune plan (goal.tune "autoscaler").
 type TunePlanPage struct {
 	// Relax is the way out when nothing is feasible.
-	Relax          RelaxLink
-	Page           Page
-	ID             string
-	Name           string
-	Status         string
-	Error          string
-	Final          bool
-	APIURL         string
-	Constraints    string
+	Relax       RelaxLink
+	Page        Page
+	ID          string
+	Name        string
+	Status      string
+	Error       string
+	Final       bool
+	APIURL      string
+	Constraints string
+	// Baseline names the fixed fleet every saving is measured against ("a fixed fleet of 5
+	// workers, the autoscaler's maximum").
+	Baseline       string
 	Recommendation string
 	Reason         string
 	RecommendedID  string
 	YoursID        string
 	HPAURL         string
+	// HasOrigin says the plan writes into an imported file; without one the download's names
+	// are placeholders and the page says so.
+	HasOrigin bool
 	// Settings compares the recommended settings with the scenario's.
 	Settings DataTable
+	// SettingsApart holds what the manifests cannot carry: which pods go first.
+	SettingsApart DataTable
 	// Money: the price per GPU-hour (kept in the URL) and what the recommendation saves.
 	Price       string // the input's value
 	PriceError  string

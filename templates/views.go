@@ -93,6 +93,8 @@ type PresetLink struct {
 // FigureCell is one headline figure, formatted with its unit ("—" when it does not apply).
 type FigureCell struct {
 	Key, Label, Value string
+	// Exact is the value to the nanosecond when Value rounded it (a title to hover), else "".
+	Exact string
 }
 
 // RunLink is one run in a list.
@@ -122,6 +124,14 @@ type FormPage struct {
 	// ScaleInMode chooses the schedule or the autoscaler (docs/model.md#model-3); Autoscaler is its fields.
 	ScaleInMode Field
 	Autoscaler  Fieldset
+	// FleetWarning says that fleet.workers lies outside the autoscaler's bounds
+	// (sim.FleetOutsideBounds); shown before anything else.
+	FleetWarning string
+	// NoticeError styles the notice as an error (an import that was refused).
+	NoticeError bool
+	// OriginKey is the stored import (store.PutOrigin) the scenario's autoscaler came from, kept
+	// in a hidden field so that the run and its plan write into the user's own file.
+	OriginKey string
 	// AvgWarning is shown when an external source averages (KEDA then divides an average by the
 	// replicas); app.js shows and hides it as the source and aggregate change.
 	AvgWarning bool
@@ -177,6 +187,8 @@ type PolicyRow struct {
 type Column struct {
 	Label string
 	Num   bool
+	// RunLink: the column's cells are run ids, each shown as a link to its run.
+	RunLink bool
 }
 
 // DataTable is a plain table of preformatted cells.
@@ -188,18 +200,24 @@ type DataTable struct {
 
 // RunPage is a run's permalink.
 type RunPage struct {
-	Page     Page
-	ID       string
-	Name     string
-	Status   string
-	Error    string
-	Progress float64
-	Created  string
-	Started  string
-	Finished string
-	Attempts int
-	Figures  []FigureCell
-	Charts   []Chart
+	Page Page
+	// FleetWarning says that the scenario's fleet.workers lies outside its autoscaler's
+	// bounds (sim.FleetOutsideBounds); shown before anything else.
+	FleetWarning string
+	// OriginKey is the stored import the run's scenario came from (?origin=), passed on to the
+	// plan form.
+	OriginKey string
+	ID        string
+	Name      string
+	Status    string
+	Error     string
+	Progress  float64
+	Created   string
+	Started   string
+	Finished  string
+	Attempts  int
+	Figures   []FigureCell
+	Charts    []Chart
 	// Workers is the per-worker table; AllWorkers says whether every worker is shown or only
 	// the drained ones.
 	Workers      DataTable
@@ -222,6 +240,9 @@ type RunPage struct {
 	// scale events, killed); the drain cards follow them.
 	Glance     []Card
 	FleetChart []Chart
+	// AttainmentChart follows the autoscaler's decisions on an autoscaler run (the attainment
+	// of each time bucket); on other runs it is among Charts.
+	AttainmentChart []Chart
 	// Autoscaler is the autoscaler's section; nil for a run without one.
 	Autoscaler *AutoscalerView
 }
@@ -317,4 +338,13 @@ type ErrorPage struct {
 	Title   string
 	Message string
 	Details []string
+}
+
+// planFromRun is the plan form's address for a run's scenario, with the stored import it came
+// from (so a tune plan writes into the user's own file).
+func planFromRun(id, originKey string) string {
+	if originKey == "" {
+		return "/plans/new?from=" + id
+	}
+	return "/plans/new?from=" + id + "&origin=" + originKey
 }

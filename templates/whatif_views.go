@@ -2,6 +2,7 @@ package templates
 
 import (
 	"encoding/json"
+	"strconv"
 
 	"github.com/a-h/templ"
 )
@@ -82,31 +83,45 @@ type PlanPage struct {
 	Diagnose *DiagnoseSection
 }
 
-// WhatIfNewPage is the form that starts a sweep or a plan from a scenario's JSON.
-type WhatIfNewPage struct {
+// JobForm is what the sweep form and the plan form share: the notice, the problems and the
+// scenario as JSON.
+type JobForm struct {
 	Page   Page
-	Kind   string // "sweep" or "plan"
 	Notice string
 	// Errors lists every problem; FieldErrors holds the ones placed beside a field, by the
 	// field's name.
 	Errors      []string
 	FieldErrors map[string]string
 	Scenario    string
-	// Sweep: up to three axes, each a path and either a list or start/stop/step.
+}
+
+// SweepNewPage is GET /sweeps/new: the scenario and up to three axes, each a path and either a
+// list or start/stop/step.
+type SweepNewPage struct {
+	JobForm
 	AxisPaths  []string
 	AxisLists  []string
 	AxisStarts []string
 	AxisStops  []string
 	AxisSteps  []string
-	// Plan.
+}
+
+// PlanNewPage is GET /plans/new: the scenario, the plan's goal and its limits.
+type PlanNewPage struct {
+	JobForm
 	Remove, StartMS, TTFTP99MS, MaxKilled, MaxRuns string
-	// Goal is "drain" or "tune" (the autoscaler's settings; offered when HasAutoscaler).
-	Goal          string
+	// Goal is the kind of plan ("drain", "tune", "capacity", "diagnose"; whatif.Kind's names).
+	Goal string
+	// HasAutoscaler offers the tune goal (and, with an slo, the diagnose goal).
 	HasAutoscaler bool
 	// HasSLO offers the capacity goal (and, with an autoscaler, the diagnose goal).
 	HasSLO                       bool
 	MinAttainment, RatePerWorker string
 	E2EP99MS                     string
+	// BaselineWorkers is the fixed fleet a tune or diagnose plan compares with (empty: the
+	// autoscaler's max_workers, MaxWorkers).
+	BaselineWorkers string
+	MaxWorkers      int
 	// An HPA import: the manifest as given, what it filled, and what the model cannot represent.
 	Manifest       string
 	Imported       string
@@ -118,6 +133,9 @@ type WhatIfNewPage struct {
 	// autoscaler), shown while the goal is tune.
 	Searched []SearchedList
 }
+
+// Tune says whether the form's goal is tuning the autoscaler.
+func (p PlanNewPage) Tune() bool { return p.Goal == "tune" }
 
 // SearchedList is one list a tune plan searches: what it sets and the values tried.
 type SearchedList struct {
@@ -141,7 +159,7 @@ func columnLabel(cols []string, i int) string {
 }
 
 // whatIfInvalid marks the control of a field with a problem and points it at the problem.
-func whatIfInvalid(p WhatIfNewPage, name string) templ.Attributes {
+func whatIfInvalid(p JobForm, name string) templ.Attributes {
 	if p.FieldErrors[name] == "" {
 		return nil
 	}
@@ -165,4 +183,16 @@ type RelaxLink struct {
 	Closest, ClosestRunID, Breaks string
 	// Action is the link's text; URL opens the prefilled plan form.
 	Action, URL string
+}
+
+// baselineDefault says what an empty baseline field compares with: "the autoscaler's maximum,
+// 5 workers".
+func baselineDefault(maxWorkers int) string {
+	if maxWorkers <= 0 {
+		return "the autoscaler's maximum"
+	}
+	if maxWorkers == 1 {
+		return "the autoscaler's maximum, 1 worker"
+	}
+	return "the autoscaler's maximum, " + strconv.Itoa(maxWorkers) + " workers"
 }

@@ -116,49 +116,68 @@ func createdStatus(subs []store.Submitted) int {
 }
 
 // pairBodyHelp describes the body of POST /api/v1/pairs.
-const pairBodyHelp = `the body must be one JSON object {"kind": "hints", "guard" or "autoscaler", "scenario": {…}}`
+const pairBodyHelp = `the body must be one JSON object {"kind": "hints", "guard" or "autoscaler", "scenario": {…}, and for "autoscaler" optionally "baseline_workers": N}`
 
-// decodePairBody reads {"kind": …, "scenario": …} as strictly as a scenario is read: exactly
-// these two member names (in this case), each once, and nothing after the object.
-func decodePairBody(body []byte) (kind string, scenario json.RawMessage, err error) {
+// pairBody is the body of POST /api/v1/pairs.
+type pairBody struct {
+	Kind     string
+	Scenario json.RawMessage
+	// BaselineWorkers is the fixed fleet of the autoscaler pair; 0 is max_workers.
+	BaselineWorkers int
+}
+
+// decodePairBody reads {"kind": …, "scenario": …, "baseline_workers"?: …} as strictly as a
+// scenario is read: only these member names (in this case), each once, and nothing after the
+// object.
+func decodePairBody(body []byte) (out pairBody, err error) {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
-		return "", nil, badRequest(pairBodyHelp)
+		return out, badRequest(pairBodyHelp)
 	}
 	seen := map[string]bool{}
 	for dec.More() {
 		tok, err := dec.Token()
 		if err != nil {
-			return "", nil, badRequest(pairBodyHelp + ": " + err.Error())
+			return out, badRequest(pairBodyHelp + ": " + err.Error())
 		}
 		key, _ := tok.(string)
 		if seen[key] {
-			return "", nil, badRequest(fmt.Sprintf("%q appears twice in the body; keep one", key))
+			return out, badRequest(fmt.Sprintf("%q appears twice in the body; keep one", key))
 		}
 		seen[key] = true
 		switch key {
 		case "kind":
-			if err := dec.Decode(&kind); err != nil {
-				return "", nil, badRequest(`kind must be the string "hints", "guard" or "autoscaler"`)
+			if err := dec.Decode(&out.Kind); err != nil {
+				return out, badRequest(`kind must be the string "hints", "guard" or "autoscaler"`)
 			}
 		case "scenario":
-			if err := dec.Decode(&scenario); err != nil {
-				return "", nil, badRequest(pairBodyHelp + ": " + err.Error())
+			if err := dec.Decode(&out.Scenario); err != nil {
+				return out, badRequest(pairBodyHelp + ": " + err.Error())
+			}
+		case "baseline_workers":
+			if err := dec.Decode(&out.BaselineWorkers); err != nil {
+				return out, badRequest("baseline_workers must be a whole number of workers: the fixed fleet the autoscaler is compared with (leave it out for the autoscaler's max_workers)")
 			}
 		default:
-			return "", nil, badRequest(fmt.Sprintf("unknown member %q; %s (names are case-sensitive)", key, pairBodyHelp))
+			return out, badRequest(fmt.Sprintf("unknown member %q; %s (names are case-sensitive)", key, pairBodyHelp))
 		}
 	}
 	if _, err := dec.Token(); err != nil {
-		return "", nil, badRequest(pairBodyHelp + ": " + err.Error())
+		return out, badRequest(pairBodyHelp + ": " + err.Error())
 	}
 	if _, err := dec.Token(); err != io.EOF {
-		return "", nil, badRequest("unexpected data after the end of the JSON object; " + pairBodyHelp)
+		return out, badRequest("unexpected data after the end of the JSON object; " + pairBodyHelp)
 	}
-	if scenario == nil {
-		return "", nil, badRequest(`"scenario" is required; ` + pairBodyHelp)
+	if out.Scenario == nil {
+		return out, badRequest(`"scenario" is required; ` + pairBodyHelp)
 	}
-	return kind, scenario, nil
+	if out.BaselineWorkers != 0 && out.Kind != sim.CounterpartAutoscaler {
+		return out, badRequest(`baseline_workers is the fixed fleet of the "autoscaler" pair; leave it out for "` + out.Kind + `"`)
+	}
+	if msg := sim.CheckBaselineWorkers("baseline_workers", out.BaselineWorkers); msg != "" {
+		return out, badRequest(msg)
+	}
+	return out, nil
 }
 
 // apiCreatePair is POST /api/v1/pairs with {"kind": "hints"|"guard"|"autoscaler", "scenario": {…}}: 202 when
@@ -169,22 +188,21 @@ func (s *Server) apiCreatePair(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	var sc *sim.Scenario
-	var kind string
+	var pb pairBody
 	if err := s.parseBody(r.Context(), int64(len(body)), func() error {
-		k, raw, err := decodePairBody(body)
+		pb, err = decodePairBody(body)
 		if err != nil {
 			return err
 		}
-		if !isPairKind(k) {
-			return badRequest(fmt.Sprintf("kind must be %s (got %q)", pairKinds, k))
+		if !isPairKind(pb.Kind) {
+			return badRequest(fmt.Sprintf("kind must be %s (got %q)", pairKinds, pb.Kind))
 		}
-		kind = k
-		sc, err = s.readRunScenario(r.Context(), raw)
+		sc, err = s.readRunScenario(r.Context(), pb.Scenario)
 		return err
 	}); err != nil {
 		return err
 	}
-	a, b, err := pairOrder(sc, kind)
+	a, b, err := pairOrder(sc, pb.Kind, pb.BaselineWorkers)
 	if err != nil {
 		return err
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/PuerkitoBio/goquery"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -49,7 +50,7 @@ func TestAPIDiagnosePlan(t *testing.T) {
 		sum += l.AttainmentPoints
 	}
 	assert.InDelta(t, (*d.Subsets[7].Attainment-*d.Subsets[0].Attainment)*100, sum, 1e-9)
-	assert.Equal(t, 11, p.Runs, "the probe at μ, 8 subsets, the ideal and the static fleet")
+	assert.Equal(t, 10, p.Runs, "8 subsets, the ideal and the static fleet")
 	assert.Contains(t, p.Name, "How far from ideal")
 	t.Log(d.Comparison, " ", d.Answer)
 
@@ -62,7 +63,22 @@ func TestAPIDiagnosePlan(t *testing.T) {
 	assert.Equal(t, 4, byTestID(doc, "diagnose-fleets").Find("tbody tr").Length())
 	assert.Equal(t, 8, byTestID(doc, "diagnose-subsets").Find("tbody tr").Length())
 	assert.Equal(t, 1, doc.Find("#lag-shares").Length(), "the Shapley bars")
-	assert.Contains(t, byTestID(doc, "diagnose-ideal-note").Text(), "not a schedule")
+	assert.Equal(t, 1, doc.Find("#diagnose-fleet").Length(), "the fleets over time, the ideal fleet among them")
+	opt, _ := doc.Find("#diagnose-fleet").Attr("data-echarts-option")
+	assert.Contains(t, opt, `"name":"The ideal fleet"`)
+	assert.Positive(t, byTestID(doc, "chart-table-diagnose-fleet").Find("tbody tr").Length())
+	assert.Contains(t, byTestID(doc, "diagnose-ideal-note").Text(), "the metric offered_rate")
+	// Every run is linked: the four fleets', the eight subsets', and the list of all 11.
+	for _, table := range []string{"diagnose-fleets", "diagnose-subsets"} {
+		byTestID(doc, table).Find("tbody tr").Each(func(i int, row *goquery.Selection) {
+			href := row.Find(`a[data-testid="run-link"]`).AttrOr("href", "")
+			assert.Regexp(t, `^/runs/[a-z2-7]{16}$`, href, "%s row %d", table, i)
+		})
+	}
+	links := map[string]bool{}
+	byTestID(doc, "plan-all-runs").Find(`a[data-testid="plan-run-link"]`).Each(func(_ int, a *goquery.Selection) { links[a.AttrOr("href", "")] = true })
+	assert.Len(t, links, p.Runs, "every run of the plan")
+	assert.Contains(t, byTestID(doc, "diagnose-fleets").Text(), "a fixed fleet of", "the static fleet is the baseline, named")
 
 	// Without an autoscaler the request is refused by path.
 	noAuto := strings.Replace(diagnoseScenario(), `"autoscaler"`, `"unused"`, 1)

@@ -13,6 +13,7 @@ import (
 	"github.com/go-chi/chi/v5"
 	"github.com/scalein-planner/scalein/runs"
 	"github.com/scalein-planner/scalein/sim"
+	"github.com/scalein-planner/scalein/sim/whatif"
 	"github.com/scalein-planner/scalein/store"
 )
 
@@ -63,15 +64,29 @@ func (s *Server) apiCancelPlan(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// The two shapes of a plan's body, shown with a problem in one: a drain plan's and a tune plan's.
+// The shapes of a plan's body, one per kind of plan, shown with a problem in one (planShape).
 const (
-	drainPlanShape = `{"name"?: "…", "scenario": {…}, "goal": {"remove": 4, "start_ms": 480000}, "constraints"?: {"ttft_p99_ms": 8000, "max_killed": 0}, "search"?: {…}}`
-	tunePlanShape  = `{"name"?: "…", "scenario": {… with an "autoscaler"}, "goal": {"tune": "autoscaler"}, "constraints"?: {"ttft_p99_ms": 8000, "max_killed": 0}, ` +
+	drainPlanShape    = `{"name"?: "…", "scenario": {…}, "goal": {"remove": 4, "start_ms": 480000}, "constraints"?: {"ttft_p99_ms": 8000, "max_killed": 0}, "search"?: {…}}`
+	capacityPlanShape = `{"name"?: "…", "scenario": {… with an "slo"}, "goal": {"capacity": {"min_attainment"?: 0.99, "workers"?: 4, "duration_ms"?: 300000}}, "search"?: {"max_runs"?: 12}}`
+	diagnosePlanShape = `{"name"?: "…", "scenario": {… with an "autoscaler" and an "slo"}, "goal": {"diagnose": {"rate_per_worker_per_s"?: 4.2, "capacity"?: {"min_attainment"?: 0.99, "workers"?: 4, "duration_ms"?: 300000}}, "baseline_workers"?: 12}, "search"?: {"max_runs"?: 23}}`
+	tunePlanShape     = `{"name"?: "…", "scenario": {… with an "autoscaler"}, "goal": {"tune": "autoscaler"}, "constraints"?: {"ttft_p99_ms": 8000, "max_killed": 0}, ` +
 		`"search"?: {"targets"?: [6, 12], "scale_down_windows_ms"?: [0, 300000], "max_remove_per_tick"?: [1, null], "selections"?: ["least_loaded"], "grace_ms"?: [null, 30000], "migration_limits"?: [0, 8], "refine_top"?: 3, "max_runs"?: 64}, ` +
 		`"origin"?: {the origin of POST /api/v1/hpa/import}}`
-	capacityPlanShape = `{"name"?: "…", "scenario": {… with an "slo"}, "goal": {"capacity": {"min_attainment"?: 0.99, "workers"?: 4, "duration_ms"?: 300000}}, "search"?: {"max_runs"?: 12}}`
-	diagnosePlanShape = `{"name"?: "…", "scenario": {… with an "autoscaler" and an "slo"}, "goal": {"diagnose": {"rate_per_worker_per_s"?: 4.2, "capacity"?: {"min_attainment"?: 0.99, "workers"?: 4, "duration_ms"?: 300000}}}, "search"?: {"max_runs"?: 23}}`
 )
+
+// planShape is the body's shape for the kind of plan it asks for.
+func planShape(k whatif.Kind) string {
+	switch k {
+	case whatif.KindTune:
+		return tunePlanShape
+	case whatif.KindCapacity:
+		return capacityPlanShape
+	case whatif.KindDiagnose:
+		return diagnosePlanShape
+	case whatif.KindDrain:
+	}
+	return drainPlanShape
+}
 
 // listsWithoutNull are the search lists whose entries are values: in max_remove_per_tick and
 // grace_ms a null means "no limit" and "no grace", anywhere else it would silently be 0.
@@ -86,28 +101,29 @@ func listsWithoutNull() []string {
 func decodePlanRequest(body []byte) (runs.PlanRequest, error) {
 	var peek struct {
 		Goal struct {
-			Tune     json.RawMessage `json:"tune"`
-			Capacity json.RawMessage `json:"capacity"`
-			Diagnose json.RawMessage `json:"diagnose"`
+			Tune, Capacity, Diagnose json.RawMessage
 		} `json:"goal"`
 		Search map[string]json.RawMessage `json:"search"`
 	}
 	_ = json.Unmarshal(body, &peek) // a malformed body gets its message from the strict decode
 	// The shape of the goal the body asks for (finding L5 of 2026-12c: capacity and diagnose
 	// plans were shown the drain plan's).
-	set := func(v json.RawMessage) bool {
-		t := bytes.TrimSpace(v)
+	set := func(raw json.RawMessage) bool {
+		t := bytes.TrimSpace(raw)
 		return len(t) > 0 && !bytes.Equal(t, []byte("null"))
 	}
-	shape := drainPlanShape
-	switch {
-	case set(peek.Goal.Tune):
-		shape = tunePlanShape
-	case set(peek.Goal.Capacity):
-		shape = capacityPlanShape
-	case set(peek.Goal.Diagnose):
-		shape = diagnosePlanShape
+	// The kind as whatif.Goal.Kind reads it, from which members are given.
+	goal := whatif.Goal{}
+	if set(peek.Goal.Tune) {
+		goal.Tune = whatif.TuneAutoscaler
 	}
+	if set(peek.Goal.Capacity) {
+		goal.Capacity = &whatif.CapacityGoal{}
+	}
+	if set(peek.Goal.Diagnose) {
+		goal.Diagnose = &whatif.DiagnoseGoal{}
+	}
+	shape := planShape(goal.Kind())
 	var req runs.PlanRequest
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()

@@ -7,12 +7,15 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
+
+	"github.com/scalein-planner/scalein/web/format"
 )
 
 // seriesOf lists the series names of the ECharts instance drawn in the element with this id.
@@ -130,9 +133,8 @@ func TestBrowserAutoscalerRun(t *testing.T) {
 	b.do(t, "next page of decisions", chromedp.Click(chromedp.CSS(`[data-testid="decisions-pager-next"]`)))
 	b.waitFor(t, "page 2 of the decisions", `location.search.indexOf('dpage=2') >= 0 && `+chartsReady, 30*time.Second)
 	require.Equal(t, n-decisionsPerPage, browserEval[int](t, b, rows))
-	first, ok := leadingNumber(browserEval[string](t, b, `document.querySelector('[data-testid="decisions-table"] tbody tr td').textContent`))
-	require.True(t, ok)
-	require.Equal(t, rep.Autoscaler.Decisions[decisionsPerPage].TMS, first, "page 2 starts at the 26th decision")
+	first := strings.TrimSpace(browserEval[string](t, b, `document.querySelector('[data-testid="decisions-table"] tbody tr td').textContent`))
+	require.Equal(t, format.Clock{}.At(rep.Autoscaler.Decisions[decisionsPerPage].TMS), first, "page 2 starts at the 26th decision, read from the start")
 	changes := 0
 	for _, d := range rep.Autoscaler.Decisions {
 		if decisionChanged(d) {
@@ -157,6 +159,11 @@ func TestBrowserAutoscalerRun(t *testing.T) {
 		require.Contains(t, browserEval[string](t, b, `document.querySelector('[data-testid="decisions-table"] thead').textContent`), "Load per worker (requests, target 8)")
 		b.elementShot(t, `[data-testid="decisions-table"]`, fmt.Sprintf("autoscaler-run-decisions-%d", width))
 		b.elementShot(t, `#fleet`, fmt.Sprintf("autoscaler-run-fleet-%d", width))
+		// The whole page (issue 34): the autoscaler's story right after the glance.
+		b.screenshot(t, fmt.Sprintf("autoscaler-run-page-%d", width))
+		order := browserEval[[]int](t, b, `['glance', 'autoscaler-words', 'fleet-chart-lead', 'autoscaler-section', 'drain-cards'].map(function (id) {
+			var el = document.querySelector('[data-testid="' + id + '"]'); return el ? Math.round(el.getBoundingClientRect().top + window.scrollY) : -1; })`)
+		require.True(t, slices.IsSorted(order) && order[0] >= 0, "glance, words, fleet chart, decisions, drains from the top: %v", order)
 	}
 	b.viewport(t, 1280, 900)
 
@@ -183,7 +190,7 @@ func TestBrowserAutoscalerRun(t *testing.T) {
 	b.chartShot(t, "cmp-workers-over-time", "autoscaler-compare-fleets-1280")
 	fleets := seriesOf(t, b, "cmp-workers-over-time")
 	require.Contains(t, fleets, "autoscaler · starting", "both fleets on one chart with the starting workers: %v", fleets)
-	require.Contains(t, fleets, "fixed fleet of 8 · active", "%v", fleets)
+	require.Contains(t, fleets, "fixed fleet of 12 workers, the autoscaler's maximum · active", "the baseline is max_workers, not the starting 8: %v", fleets)
 	require.Empty(t, b.problems(t), "console errors or CSP violations on the compare page")
 	checkPhoneAndA11y(t, b, compareURL, "autoscaler-compare")
 	require.Empty(t, b.problems(t), "console errors or CSP violations")

@@ -158,7 +158,7 @@ func TestBrowserResultPages(t *testing.T) {
 		chromedp.Click(chromedp.CSS(`[data-testid="pick-`+fast+`"]`)),
 		chromedp.Click(chromedp.CSS(`[data-testid="compare-selected"]`)))
 	b.waitFor(t, "the compare page", `location.pathname === '/compare' && !!document.querySelector('[data-testid="verdicts"]') && `+chartsReady, 30*time.Second)
-	title := browserEval[string](t, b, `document.querySelector('[data-testid="compare-title"]').textContent`)
+	title := browserEval[string](t, b, `document.querySelector('[data-testid="compare-differs"]').textContent`)
 	require.Contains(t, title, "kvcr.bandwidth_gbps", "the sides are named by what differs")
 	verdicts := browserEval[string](t, b, `document.querySelector('[data-testid="verdicts"]').textContent`)
 	require.Contains(t, verdicts, "4× the bandwidth did not move the latest removal deadline", "A is the older run, B the newer")

@@ -45,7 +45,7 @@ func TestBrowserTunePlan(t *testing.T) {
 	b.waitFor(t, "the recommendation and its charts", `!!document.querySelector('[data-testid="recommendation"]') &&
 		!!document.querySelector('#tune-scatter[data-chart-ready="true"]') && !!document.querySelector('#tune-fleet[data-chart-ready="true"]')`, 90*time.Second)
 	requireChartsDrawn(t, b, 2)
-	require.Contains(t, browserEval[string](t, b, `document.querySelector('[data-testid="recommendation"]').textContent`), "fewer GPU-hours than a fixed fleet of 4 workers")
+	require.Contains(t, browserEval[string](t, b, `document.querySelector('[data-testid="recommendation"]').textContent`), "fewer GPU-hours than a fixed fleet of 4 workers, the autoscaler's maximum")
 	require.Greater(t, browserEval[int](t, b, `document.querySelectorAll('[data-testid="plan-candidate"]').length`), 1)
 
 	got := browserEval[string](t, b, `(function () {

@@ -219,6 +219,9 @@ func (s *Server) render(w http.ResponseWriter, r *http.Request, status int, c te
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.WriteHeader(status)
+	if r.Method == http.MethodHead {
+		return nil // answered like GET, without the body
+	}
 	_, err := w.Write(buf.Bytes())
 	return err
 }

@@ -6,11 +6,13 @@ import (
 	"github.com/scalein-planner/scalein/web/format"
 )
 
-// figureCells formats headline figures for the pages.
+// figureCells formats headline figures for the pages: readable (format.CardValue), the exact
+// value kept for the cell's title.
 func figureCells(figs []sim.Figure) []templates.FigureCell {
 	out := make([]templates.FigureCell, len(figs))
 	for i, f := range figs {
-		out[i] = templates.FigureCell{Key: f.Key, Label: f.Label, Value: format.WithUnit(f.Value, f.Unit)}
+		shown, exact := format.CardValue(f.Value, f.Unit)
+		out[i] = templates.FigureCell{Key: f.Key, Label: f.Label, Value: shown, Exact: exact}
 		if f.Key == sim.HeadlinePullsPartial {
 			out[i].Label += " (" + partialShort + ")"
 		}

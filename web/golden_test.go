@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/scalein-planner/scalein/sim"
 	"github.com/scalein-planner/scalein/templates"
@@ -48,20 +49,31 @@ func TestHeadlineTableGolden(t *testing.T) {
 	require.NoError(t, err, "run go test ./web -run Golden -update to create it")
 	assert.Equal(t, string(want), buf.String())
 	// Spot checks that do not depend on the golden file being right.
-	assert.Contains(t, buf.String(), "151.335545 ms")
-	assert.Contains(t, buf.String(), "101.335545 ms")
+	// Readable in the cell, exact in its title (no raw float where a person reads).
+	assert.Contains(t, buf.String(), `title="151.335545 ms">151 ms<`)
+	assert.Contains(t, buf.String(), `title="101.335545 ms">101 ms<`)
 }
 
 func TestWorkersTableFiltersDrained(t *testing.T) {
 	rep := fixedReport()
-	drainedOnly, n := workersTable(rep, false)
+	drainedOnly, n := workersTable(rep, false, format.Clock{})
 	assert.Equal(t, 2, n)
 	require.Len(t, drainedOnly.Rows, 2)
 	assert.Equal(t, "1", drainedOnly.Rows[0][0])
 	assert.Equal(t, "yes", drainedOnly.Rows[1][8], "worker 2 was forced")
-	all, _ := workersTable(rep, true)
+	all, _ := workersTable(rep, true, format.Clock{})
 	assert.Len(t, all.Rows, 3)
 	assert.Equal(t, format.Dash, all.Rows[0][2], "worker 0 was never marked")
+	// No raw floats: instants and durations with their unit, from the start or in clock time.
+	for _, row := range drainedOnly.Rows {
+		for _, cell := range row[2:8] {
+			assert.NotRegexp(t, `\.\d{4,}`, cell, "a raw float in %v", row)
+		}
+	}
+	assert.Regexp(t, ` (ms|s)$`, drainedOnly.Rows[0][3], "own work ended, from the start")
+	clock, _ := workersTable(rep, false, format.ClockAt(time.Date(2026, 12, 3, 3, 7, 12, 0, time.UTC), true))
+	assert.Regexp(t, `^03:07:1\d$`, clock.Rows[0][3], "own work ended, in clock time")
+	assert.Contains(t, clock.Caption, "UTC clock time")
 }
 
 func TestFormatNumber(t *testing.T) {

@@ -16,8 +16,12 @@ import (
 
 // importHPA fills a scenario's autoscaler (and migration limit) from an HPA manifest
 // (hpa.IntoScenario), with the scenario's and the manifest's problems as the API shows them.
-func (s *Server) importHPA(scenarioJSON, manifest []byte) (out []byte, im *hpa.Imported, dropped bool, err error) {
-	out, im, dropped, err = hpa.IntoScenario(scenarioJSON, manifest, sim.ParseEnv{Traces: s.store})
+func (s *Server) importHPA(scenarioJSON, manifest []byte, opt ...hpa.ImportOptions) (out []byte, im *hpa.Imported, dropped bool, err error) {
+	var o hpa.ImportOptions
+	if len(opt) > 0 {
+		o = opt[0]
+	}
+	out, im, dropped, err = hpa.IntoScenarioWith(scenarioJSON, manifest, sim.ParseEnv{Traces: s.store}, o)
 	if se, ok := errors.AsType[*hpa.ScenarioError](err); ok {
 		if _, ok := errors.AsType[*sim.ValidationError](se.Err); ok {
 			return nil, nil, false, se.Err
@@ -28,9 +32,25 @@ func (s *Server) importHPA(scenarioJSON, manifest []byte) (out []byte, im *hpa.I
 		return nil, nil, false, badRequest("scenario: " + se.Err.Error())
 	}
 	if err != nil {
-		return nil, nil, false, badRequest("manifest: " + err.Error())
+		return nil, nil, false, &importRefusal{"manifest: " + err.Error()}
 	}
 	return out, im, dropped, nil
+}
+
+// importRefusal is why a manifest was not imported. The pages show it whole (it names the
+// document, the field and the fix, and quotes at most a few characters of the file); the API
+// answers it as a 400.
+type importRefusal struct{ msg string }
+
+func (e *importRefusal) Error() string { return e.msg }
+
+// importMessages is what a page shows for an import's error: a refusal whole, a problem of the
+// scenario by its fields; ok is false for errors that are not the user's to fix.
+func importMessages(err error) ([]string, bool) {
+	if r, ok := errors.AsType[*importRefusal](err); ok {
+		return []string{r.msg}, true
+	}
+	return problemMessages(err)
 }
 
 // importNotes is what the form says after an import: what was filled, then what the manifest
@@ -73,12 +93,12 @@ func (s *Server) handleImportHPA(w http.ResponseWriter, r *http.Request) error {
 	if len(bytes.TrimSpace(manifest)) == 0 {
 		manifest = []byte(r.FormValue("manifest"))
 	}
-	p, _ := s.whatIfFormPage(&http.Request{Method: http.MethodGet, URL: r.URL}, "plan")
+	p, _ := s.planFormPage(&http.Request{Method: http.MethodGet, URL: r.URL})
 	p.Scenario, p.Notice, p.Manifest = r.FormValue("scenario"), "", string(manifest)
 	status := http.StatusOK
 	if len(bytes.TrimSpace(manifest)) == 0 {
 		p.Errors, status = []string{"manifest: paste an HPA manifest (YAML) or choose a file"}, http.StatusBadRequest
-		return s.render(w, r, status, templates.WhatIfNewView(p))
+		return s.render(w, r, status, templates.PlanNewView(p))
 	}
 	var out []byte
 	var im *hpa.Imported
@@ -88,12 +108,12 @@ func (s *Server) handleImportHPA(w http.ResponseWriter, r *http.Request) error {
 		return err
 	})
 	if err != nil {
-		msgs, ok := problemMessages(err)
+		msgs, ok := importMessages(err)
 		if !ok {
 			return err
 		}
 		p.Errors = msgs
-		return s.render(w, r, http.StatusBadRequest, templates.WhatIfNewView(p))
+		return s.render(w, r, http.StatusBadRequest, templates.PlanNewView(p))
 	}
 	p.Scenario, p.HasAutoscaler, p.Goal = string(out), true, "tune"
 	p.Imported, p.ImportProblems = importNotes(im, dropped)
@@ -104,11 +124,12 @@ func (s *Server) handleImportHPA(w http.ResponseWriter, r *http.Request) error {
 		}
 		p.Origin = string(origin)
 	}
-	return s.render(w, r, status, templates.WhatIfNewView(p))
+	return s.render(w, r, status, templates.PlanNewView(p))
 }
 
-// apiImportHPA is POST /api/v1/hpa/import: {"scenario"?: {…}, "manifest": "YAML"} → the
-// scenario with its autoscaler filled, what was filled and what the model cannot represent.
+// apiImportHPA is POST /api/v1/hpa/import: {"scenario"?: {…}, "manifest": "YAML", "select"?:
+// "NAME"} → the scenario with its autoscaler filled, what was filled and what the model cannot
+// represent. select names the autoscaler to read when the manifest holds several.
 func (s *Server) apiImportHPA(w http.ResponseWriter, r *http.Request) error {
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
@@ -117,8 +138,9 @@ func (s *Server) apiImportHPA(w http.ResponseWriter, r *http.Request) error {
 	var req struct {
 		Scenario json.RawMessage `json:"scenario"`
 		Manifest string          `json:"manifest"`
+		Select   string          `json:"select"`
 	}
-	if err := decodeStrict(body, &req, `{"scenario"?: {…}, "manifest": "apiVersion: autoscaling/v2\nkind: HorizontalPodAutoscaler\n…"}`); err != nil {
+	if err := decodeStrict(body, &req, `{"scenario"?: {…}, "manifest": "apiVersion: autoscaling/v2\nkind: HorizontalPodAutoscaler\n…", "select"?: "NAME"}`); err != nil {
 		return err
 	}
 	if strings.TrimSpace(req.Manifest) == "" {
@@ -130,10 +152,14 @@ func (s *Server) apiImportHPA(w http.ResponseWriter, r *http.Request) error {
 	var out []byte
 	var im *hpa.Imported
 	var dropped bool
-	if err := s.parseBody(r.Context(), int64(len(body)), func() (err error) {
-		out, im, dropped, err = s.importHPA(req.Scenario, []byte(req.Manifest))
+	err = s.parseBody(r.Context(), int64(len(body)), func() (err error) {
+		out, im, dropped, err = s.importHPA(req.Scenario, []byte(req.Manifest), hpa.ImportOptions{Select: req.Select})
 		return err
-	}); err != nil {
+	})
+	if r, ok := errors.AsType[*importRefusal](err); ok {
+		return badRequest(r.msg)
+	}
+	if err != nil {
 		return err
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"scenario": json.RawMessage(out), "autoscaler": im.Autoscaler,

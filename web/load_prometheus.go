@@ -86,8 +86,9 @@ func (s *Server) formLoadPrometheus(w http.ResponseWriter, r *http.Request, f *f
 }
 
 // apiLoadPrometheus is POST /api/v1/load/prometheus: {"scenario"?: {…}, "answer": {the
-// query_range JSON}, "reading"?: "requests"|"sessions", "tolerance"?: 0.05, "sum_series"?: bool}
-// → the scenario with the stages (and count), the curve and notes.
+// query_range JSON}, "reading"?: "requests"|"sessions", "tolerance"?: 0.05, "sum_series"?: bool,
+// "replicas"?: N} → the scenario with the stages (and count, and fleet.workers = replicas: the
+// replicas running when the night started), the curve and notes.
 func (s *Server) apiLoadPrometheus(w http.ResponseWriter, r *http.Request) error {
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
@@ -99,6 +100,7 @@ func (s *Server) apiLoadPrometheus(w http.ResponseWriter, r *http.Request) error
 		Reading   string          `json:"reading"`
 		Tolerance float64         `json:"tolerance"`
 		SumSeries bool            `json:"sum_series"`
+		Replicas  *int            `json:"replicas"`
 	}
 	if err := decodeStrict(body, &req, `{"scenario"?: {…}, "answer": {"status": "success", "data": {"resultType": "matrix", …}}, "reading"?: "requests", "tolerance"?: 0.05}`); err != nil {
 		return err
@@ -126,8 +128,17 @@ func (s *Server) apiLoadPrometheus(w http.ResponseWriter, r *http.Request) error
 		if err != nil {
 			return badRequest("scenario: " + err.Error())
 		}
-		if _, err := sim.Parse(out, env); err != nil {
+		if req.Replicas != nil {
+			if out, err = load.WithReplicas(out, *req.Replicas); err != nil {
+				return badRequest(err.Error())
+			}
+		}
+		parsed, err := sim.Parse(out, env)
+		if err != nil {
 			return err
+		}
+		if w := sim.FleetOutsideBounds(parsed); w != "" {
+			notes = append(notes, w)
 		}
 		c.Notes = append(c.Notes, notes...)
 		return nil

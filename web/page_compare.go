@@ -74,6 +74,12 @@ func (s *Server) buildComparePage(ctx context.Context, u *url.URL, idA, idB stri
 		return builtPage{}, err
 	}
 	fillComparison(&p, sim.Compare(scA, scB, &sumA.Report, &sumB.Report), sumA, sumB)
+	// Two runs of the same night (one start time) share its clock on their time axes.
+	if startA, okA := scA.StartTime(); okA {
+		if startB, okB := scB.StartTime(); okB && startA.Equal(startB) {
+			onClock(p.Charts, format.ClockAt(startA, true))
+		}
+	}
 	p.Cost = s.costView(&http.Request{URL: u}, []string{"a", "b"}, &sumA.Report, &sumB.Report)
 	// Both runs are done and stay so: the page never changes.
 	return cachedPageOf(ctx, store.StatusDone+"+"+store.StatusDone, gen, checked, nil, templates.CompareView(p))
@@ -120,10 +126,9 @@ func (s *Server) compareHeads(runA, runB store.Run, scA, scB *sim.Scenario, deco
 	if decoded {
 		labelA, labelB, differs = sideLabels(scA, scB, runA.Name, runB.Name)
 	}
-	title := "Compare " + runA.Name + " and " + runB.Name
-	if differs != "" {
-		title = "Compare " + differs
-	}
+	// Titled by the runs' names, as their owner named them ("my HPA 01 vs the ideal fleet");
+	// what tells them apart is the line below.
+	title := runA.Name + " vs " + runB.Name
 	statusA, progressA := s.liveStatus(runA)
 	statusB, progressB := s.liveStatus(runB)
 	return templates.ComparePage{
@@ -146,8 +151,8 @@ func fillComparison(p *templates.ComparePage, cmp sim.Comparison, sumA, sumB *ru
 		// The autoscaler pair says what it saved and what that cost (A: autoscaler, B: fixed), and
 		// what the autoscaler did; the removal-deadline verdicts of a schedule pair do not apply.
 		p.Cards = cardsFor(cmp, append([]string{sim.HeadlineSLOAttainment}, autoscalerCardKeys...), true)
-		p.Verdicts = autoscalerPairVerdicts(&sumA.Report, &sumB.Report)
-		for _, v := range autoscalerVerdicts(&sumA.Report) {
+		p.Verdicts = autoscalerPairVerdicts(&sumA.Report, &sumB.Report, p.B.Label)
+		for _, v := range autoscalerVerdicts(&sumA.Report, nil) {
 			if strings.HasPrefix(v, "In ") || strings.Contains(v, "waited") {
 				p.Verdicts = append(p.Verdicts, v)
 			}
@@ -169,7 +174,7 @@ func fillComparison(p *templates.ComparePage, cmp sim.Comparison, sumA, sumB *ru
 	aIsChange := cmp.Kind == sim.CounterpartAutoscaler
 	for _, f := range cmp.Figures {
 		delta, trend := deltaOf(f, aIsChange)
-		p.Figures = append(p.Figures, templates.CompareFigure{Key: f.Key, Label: f.Label, A: format.WithUnit(f.A, f.Unit), B: format.WithUnit(f.B, f.Unit),
+		p.Figures = append(p.Figures, templates.CompareFigure{Key: f.Key, Label: f.Label, A: format.ReadableOpt(f.A, f.Unit), B: format.ReadableOpt(f.B, f.Unit),
 			Delta: delta, Trend: trend, DeltaPct: format.Pct(f.DeltaPct)})
 	}
 	p.Charts = charts.BoundTables(charts.CompareSummaries(sumA, sumB, p.A.Label, p.B.Label))
@@ -199,6 +204,33 @@ func deltaOf(f sim.FigureDelta, aIsChange bool) (delta, trend string) {
 		trend = "worse"
 	}
 	return format.SignedReadable(*f.Delta, f.Unit), trend
+}
+
+// isAutoscalerPair says whether two scenarios are an autoscaler and a fixed fleet that differ
+// in nothing else (the fleet's size is the baseline's, sim.FixedFleet).
+func isAutoscalerPair(diffs []sim.FieldDiff, a, b *sim.Scenario) bool {
+	if (a.Autoscaler == nil) == (b.Autoscaler == nil) {
+		return false
+	}
+	for _, d := range diffs {
+		if d.Path != "autoscaler" && d.Path != "fleet.workers" {
+			return false
+		}
+	}
+	return true
+}
+
+// fixedFleetLabel names the fixed side of an autoscaler pair and which baseline it is: "fixed
+// fleet of 5 workers, the autoscaler's maximum".
+func fixedFleetLabel(fixed, scaled *sim.Scenario) string {
+	label := "fixed fleet of " + format.Count(int64(fixed.Fleet.Workers), "workers")
+	switch a := scaled.Autoscaler; {
+	case a != nil && fixed.Fleet.Workers == a.MaxWorkers:
+		label += ", the autoscaler's maximum"
+	case fixed.Fleet.Workers == scaled.Fleet.Workers:
+		label += ", the autoscaler's starting fleet"
+	}
+	return label
 }
 
 // compareVersion is the statuses of both runs ("done+done" for a cacheable page).
@@ -235,13 +267,14 @@ func sideLabels(a, b *sim.Scenario, nameA, nameB string) (labelA, labelB, differ
 		return "guard off"
 	}
 	diffs := sim.DiffScenarios(a, b)
-	if len(diffs) == 1 && diffs[0].Path == "autoscaler" && (a.Autoscaler == nil) != (b.Autoscaler == nil) {
-		// The autoscaler pair: one side scales, the other holds fleet.workers for the whole run.
-		fixed := fmt.Sprintf("fixed fleet of %d", b.Fleet.Workers)
+	if isAutoscalerPair(diffs, a, b) {
+		// The autoscaler pair: one side scales, the other holds the baseline's workers for the
+		// whole run.
 		if a.Autoscaler == nil {
-			fixed = fmt.Sprintf("fixed fleet of %d", a.Fleet.Workers)
+			fixed := fixedFleetLabel(a, b)
 			return fixed, "autoscaler", fixed + " / autoscaler"
 		}
+		fixed := fixedFleetLabel(b, a)
 		return "autoscaler", fixed, "autoscaler / " + fixed
 	}
 	toggles, others := 0, []sim.FieldDiff{}

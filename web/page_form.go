@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/scalein-planner/scalein/sim"
+	"github.com/scalein-planner/scalein/store"
 	"github.com/scalein-planner/scalein/templates"
 	"github.com/scalein-planner/scalein/web/form"
 	"github.com/scalein-planner/scalein/web/format"
@@ -131,7 +132,11 @@ func (s *Server) handleCreateRun(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	http.Redirect(w, r, "/runs/"+subs[0].Run.ID, http.StatusSeeOther)
+	to := "/runs/" + subs[0].Run.ID
+	if key := r.PostForm.Get("origin_key"); store.IsOriginKey(key) && sc.Autoscaler != nil {
+		to += "?origin=" + key // the import the scenario came from, for its plan's download
+	}
+	http.Redirect(w, r, to, http.StatusSeeOther)
 	return nil
 }
 
@@ -169,7 +174,18 @@ func (s *Server) handleCreatePair(w http.ResponseWriter, r *http.Request) error 
 			return err
 		}
 	}
-	a, b, err := pairOrder(sc, kind)
+	baseline := 0
+	if v := strings.TrimSpace(r.PostForm.Get("baseline_workers")); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			return badRequest(fmt.Sprintf("baseline_workers: the fixed fleet's workers must be a whole number of at least 1, or empty for the autoscaler's maximum (got %q)", v))
+		}
+		if kind != sim.CounterpartAutoscaler {
+			return badRequest("baseline_workers is the fixed fleet of the autoscaler pair; leave it empty for the " + kind + " pair")
+		}
+		baseline = n
+	}
+	a, b, err := pairOrder(sc, kind, baseline)
 	if err != nil {
 		return err
 	}
@@ -237,6 +253,9 @@ func (s *Server) renderFormWith(w http.ResponseWriter, r *http.Request, status i
 	}
 	view := f.View(s.pageInfo(title, "new"), errs, options)
 	view.Notice = notice
+	if key := r.PostForm.Get("origin_key"); store.IsOriginKey(key) {
+		view.OriginKey = key
+	}
 	set(&view)
 	// The last import's notes stay through the form's other actions until dismissed.
 	// An import that succeeded passes its problems (maybe none) and sets hpa_note.

@@ -9,6 +9,7 @@ import (
 
 	"github.com/scalein-planner/scalein/sim"
 	"github.com/scalein-planner/scalein/sim/hpa"
+	"github.com/scalein-planner/scalein/templates"
 	"github.com/scalein-planner/scalein/web/form"
 )
 
@@ -42,7 +43,9 @@ func (s *Server) formImportHPA(w http.ResponseWriter, r *http.Request, f *form.F
 		return err
 	}
 	fail := func(status int, msg string) error {
-		return s.renderFormHPA(w, r, status, f, form.NoErrors(), "The HPA manifest was not imported: "+msg, string(manifest), nil)
+		return s.renderFormWith(w, r, status, f, form.NoErrors(), "The HPA manifest was not imported: "+msg, func(v *templates.FormPage) {
+			v.HPAManifest, v.NoticeError = string(manifest), true
+		})
 	}
 	if len(bytes.TrimSpace(manifest)) == 0 {
 		return fail(http.StatusBadRequest, "HPA manifest: paste an HPA manifest (autoscaling/v2 YAML) or choose a file, then press Import again.")
@@ -57,7 +60,7 @@ func (s *Server) formImportHPA(w http.ResponseWriter, r *http.Request, f *form.F
 	}
 	out, im, dropped, err := s.importHPA(sc.CanonicalJSON(), manifest)
 	if err != nil {
-		msgs, ok := problemMessages(err)
+		msgs, ok := importMessages(err)
 		if !ok {
 			return err
 		}
@@ -66,6 +69,14 @@ func (s *Server) formImportHPA(w http.ResponseWriter, r *http.Request, f *form.F
 	imported, err := sim.Parse(out, sim.ParseEnv{Traces: s.store})
 	if err != nil {
 		return err
+	}
+	if im.Origin != nil {
+		// The import travels with the scenario: form → run → plan → download.
+		if key, err := s.putOrigin(r.Context(), im.Origin); err == nil {
+			r.PostForm.Set("origin_key", key)
+		} else {
+			s.log.Warn("an import's origin could not be stored", "err", err)
+		}
 	}
 	filled, problems := importNotes(im, dropped)
 	nf := form.FromScenario(imported)

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"strings"
 	"testing"
 
 	"github.com/PuerkitoBio/goquery"
@@ -13,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/scalein-planner/scalein/runs"
+	"github.com/scalein-planner/scalein/store"
 	"github.com/scalein-planner/scalein/web/form"
 )
 
@@ -148,4 +150,71 @@ func TestScenarioFormImportsHPA(t *testing.T) {
 	doc = parseHTML(t, rec.Body)
 	assert.Contains(t, byTestID(doc, "form-notice").Text(), "fix the form's problems first")
 	assert.NotEmpty(t, byTestID(doc, "error-fleet.gpu_blocks").Text())
+}
+
+// The import's origin travels with the scenario: the form keeps a key to it, the run made from
+// the form is opened with it, the run page's "Plan a scale-in" passes it on, and the plan form
+// carries the user's file in its hidden origin field.
+func TestImportOriginTravelsFormRunPlan(t *testing.T) {
+	s := newFakeServer(t, runs.Config{Workers: 1}, true)
+	rec := get(t, s, "/?preset=incident")
+	require.Equal(t, http.StatusOK, rec.Code)
+	fields := formFields(parseHTML(t, rec.Body))
+	fields["action"] = "import_hpa"
+	fields["hpa_manifest"] = cpuHPA
+	rec = postFormMultipart(t, s, fields, "")
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	got := formFields(parseHTML(t, rec.Body))
+	key := got["origin_key"]
+	require.Len(t, key, 64, "the form keeps the import's key")
+
+	values := url.Values{}
+	for k, v := range got {
+		if k != "action" {
+			values.Set(k, v)
+		}
+	}
+	rec = postForm(t, s, "/runs", values)
+	require.Equal(t, http.StatusSeeOther, rec.Code, rec.Body.String())
+	loc := rec.Header().Get("Location")
+	assert.Contains(t, loc, "?origin="+key)
+
+	waitStatus(t, s, strings.TrimPrefix(strings.Split(loc, "?")[0], "/runs/"), store.StatusDone)
+	run := parseHTML(t, get(t, s, loc).Body)
+	href, _ := byTestID(run, "plan-this").Attr("href")
+	assert.Contains(t, href, "&origin="+key)
+
+	plan := parseHTML(t, get(t, s, href).Body)
+	origin, ok := byTestID(plan, "plan-origin").Attr("value")
+	require.True(t, ok, "the plan form carries the origin")
+	assert.Contains(t, origin, `"manifest":`)
+	assert.Contains(t, origin, "vllm_num_requests_running_and_waiting")
+
+	// Without the key (a run opened from the list) the plan form has no origin.
+	plain := parseHTML(t, get(t, s, strings.Split(href, "&")[0]).Body)
+	assert.Equal(t, 0, byTestID(plain, "plan-origin").Length())
+}
+
+// A refused import is shown whole (not clipped like an echoed value) and styled as an error.
+func TestScenarioFormImportRefusalWholeAndError(t *testing.T) {
+	s := newFakeServer(t, runs.Config{}, false)
+	fields := formFields(parseHTML(t, get(t, s, "/?preset=incident").Body))
+	fields["action"] = "import_hpa"
+	onlyCPU := cpuHPA[:strings.Index(cpuHPA, "  - type: Pods")]
+	var docs []string
+	for _, name := range []string{"first", "second", "third", "fourth"} {
+		docs = append(docs, strings.Replace(onlyCPU, "name: vllm\n", "name: cpu-"+name+"-"+strings.Repeat("x", 40)+"\n", 1))
+	}
+	fields["hpa_manifest"] = strings.Join(docs, "---\n")
+	rec := postFormMultipart(t, s, fields, "")
+	require.Equal(t, http.StatusBadRequest, rec.Code)
+	doc := parseHTML(t, rec.Body)
+	notice := byTestID(doc, "form-notice")
+	assert.True(t, notice.HasClass("error"), "styled as an error")
+	role, _ := notice.Attr("role")
+	assert.Equal(t, "alert", role)
+	text := notice.Text()
+	assert.Greater(t, len(text), 600, "long enough to have been clipped")
+	assert.Contains(t, text, "cpu-fourth-", "the whole message, to its last autoscaler")
+	assert.NotContains(t, text, "more bytes")
 }

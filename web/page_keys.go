@@ -87,4 +87,6 @@ func pageKeyOf(u *url.URL) string {
 }
 
 // runPageParams are the query parameters a run page reads.
-func runPageParams() []string { return []string{"workers", "wpage", "decisions", "dpage", "price"} }
+func runPageParams() []string {
+	return []string{"workers", "wpage", "decisions", "dpage", "price", "origin"}
+}

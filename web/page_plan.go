@@ -19,16 +19,31 @@ import (
 
 // handleNewPlan is GET and POST /plans/new.
 func (s *Server) handleNewPlan(w http.ResponseWriter, r *http.Request) error {
-	p, err := s.whatIfFormPage(r, "plan")
+	p, err := s.planFormPage(r)
 	if err != nil {
 		return err
 	}
-	return s.render(w, r, http.StatusOK, templates.WhatIfNewView(p))
+	return s.render(w, r, http.StatusOK, templates.PlanNewView(p))
 }
 
-// handleCreatePlan is POST /plans (the plan form).
+// handleCreatePlan is POST /plans (the plan form): 303 to the plan, or the plan form again
+// (400) with every problem beside its field, and the goals its scenario allows.
 func (s *Server) handleCreatePlan(w http.ResponseWriter, r *http.Request) error {
-	return createFromForm(s, w, r, "plan", func(v url.Values) jobForm[runs.PlanRequest] { return form.PlanFromValues(v) }, s.runs.CreatePlan)
+	v, err := postedForm(r)
+	if err != nil {
+		return err
+	}
+	f := form.PlanFromValues(v)
+	done, errs, err := submitJob(w, r, "plan", f, s.runs.CreatePlan)
+	if done || err != nil {
+		return err
+	}
+	p, _ := s.planFormPage(&http.Request{Method: http.MethodGet, URL: &url.URL{Path: r.URL.Path}})
+	p.Notice, p.HasAutoscaler, p.HasSLO = "", false, false
+	f.Fill(&p, errs)
+	sc, _ := sim.Parse([]byte(p.Scenario), sim.ParseEnv{Traces: s.store})
+	planFormByGoal(&p, sc)
+	return s.render(w, r, http.StatusBadRequest, templates.PlanNewView(p))
 }
 
 // handlePlan is GET /plans/{id}.
@@ -37,10 +52,12 @@ func (s *Server) handlePlan(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if plan.Goal.Tune != "" {
+	switch plan.Goal.Kind() {
+	case whatif.KindTune:
 		return s.handleTunePlan(w, r, plan)
+	case whatif.KindDrain, whatif.KindCapacity, whatif.KindDiagnose:
 	}
-	p := templates.PlanPage{Page: s.pageOwnedBy(r.Context(), "Plan: "+plan.Name, "runs", store.OwnedPlan, plan.ID), ID: plan.ID, Name: plan.Name, Status: plan.Status,
+	p := templates.PlanPage{Page: s.pageOwnedBy(r.Context(), "Plan: "+plan.Name, "plans", store.OwnedPlan, plan.ID), ID: plan.ID, Name: plan.Name, Status: plan.Status,
 		Error: plan.Error, Final: runs.IsFinal(plan.Status), APIURL: "/api/v1/plans/" + plan.ID, Reason: plan.Reason,
 		Notes: plan.Notes, Runs: plan.Runs, Reused: plan.Reused}
 	p.Goal = fmt.Sprintf("remove %s, none before %s", whatif.Workers(plan.Goal.Remove), whatif.FormatMS(plan.Goal.StartMS))
@@ -71,27 +88,30 @@ func (s *Server) handlePlan(w http.ResponseWriter, r *http.Request) error {
 	for _, c := range plan.Candidates {
 		p.Candidates = append(p.Candidates, templates.PlanCandidateRow{Rank: c.Rank, Label: c.Label, RunID: c.RunID,
 			Status: c.Status, Feasible: c.Feasible, Pareto: c.Pareto,
-			Latest:     format.WithUnit(sim.FigureValue(c.Headline, sim.HeadlineLatestRemovalMS), "ms"),
-			TTFTP99:    format.WithUnit(sim.FigureValue(c.Headline, sim.HeadlineTTFTP99MS), "ms"),
-			Killed:     format.WithUnit(sim.FigureValue(c.Headline, sim.HeadlineRequestsKilled), ""),
-			WorkerSecs: format.WithUnit(sim.FigureValue(c.Headline, sim.HeadlineWorkerSeconds), ""),
+			Latest:     format.ReadableOpt(sim.FigureValue(c.Headline, sim.HeadlineLatestRemovalMS), "ms"),
+			TTFTP99:    format.ReadableOpt(sim.FigureValue(c.Headline, sim.HeadlineTTFTP99MS), "ms"),
+			Killed:     format.ReadableOpt(sim.FigureValue(c.Headline, sim.HeadlineRequestsKilled), ""),
+			WorkerSecs: format.ReadableOpt(sim.FigureValue(c.Headline, sim.HeadlineWorkerSeconds), ""),
 			Violations: strings.Join(c.Violations, "; ")})
 	}
 	if p.Final && len(plan.Candidates) > 0 {
 		p.Page.Charts = true
 		p.Scatter = charts.PlanScatter(plan.Candidates)
 	}
-	if p.Final && plan.Recommended == nil && p.Reason != "" && plan.Goal.Capacity == nil && plan.Goal.Diagnose == nil {
+	if p.Final && plan.Recommended == nil && p.Reason != "" && plan.Goal.Kind() == whatif.KindDrain {
 		p.Relax = relaxLink(plan, s.runs.MaxPlanRuns())
 	}
 	planSLOSections(&p, plan)
+	if p.Diagnose != nil && p.Final {
+		p.Diagnose.FleetChart = s.diagnoseFleetChart(r.Context(), plan.Diagnose)
+	}
 	return s.render(w, r, http.StatusOK, templates.PlanView(p))
 }
 
 // scheduleTable lists a schedule's actions.
 func scheduleTable(acts []sim.ScaleInAction) templates.DataTable {
 	t := templates.DataTable{Caption: "The recommended schedule",
-		Columns: []templates.Column{{Label: "At (ms)", Num: true}, {Label: "Drains"}, {Label: "Grace (ms)", Num: true}}}
+		Columns: []templates.Column{{Label: "At (from the start)", Num: true}, {Label: "Drains"}, {Label: "Grace", Num: true}}}
 	for _, a := range acts {
 		who := format.IDs(a.Workers)
 		if len(a.Workers) == 0 {
@@ -99,9 +119,9 @@ func scheduleTable(acts []sim.ScaleInAction) templates.DataTable {
 		}
 		grace := "none"
 		if a.GraceMS != nil {
-			grace = format.Number(*a.GraceMS)
+			grace = format.Duration(*a.GraceMS)
 		}
-		t.Rows = append(t.Rows, []string{format.Number(a.AtMS), who, grace})
+		t.Rows = append(t.Rows, []string{format.Clock{}.At(a.AtMS), who, grace})
 	}
 	return t
 }

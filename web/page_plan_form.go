@@ -12,7 +12,6 @@ import (
 	"github.com/scalein-planner/scalein/sim"
 	"github.com/scalein-planner/scalein/sim/whatif"
 	"github.com/scalein-planner/scalein/templates"
-	"github.com/scalein-planner/scalein/web/form"
 )
 
 // tuneSearched is what a tune plan on the scenario searches: whatif's default lists for its
@@ -64,7 +63,7 @@ func tuneSearched(sc *sim.Scenario) []templates.SearchedList {
 // fillFromPlan prefills the plan form from an earlier plan (GET /plans/new?plan=ID): its
 // scenario, goal, limits and run bound, so that a link can offer the same plan with a limit
 // relaxed or the search widened (query parameters named as the form's fields override).
-func (s *Server) fillFromPlan(ctx context.Context, p *templates.WhatIfNewPage, id string) (*sim.Scenario, error) {
+func (s *Server) fillFromPlan(ctx context.Context, p *templates.PlanNewPage, id string) (*sim.Scenario, error) {
 	if !idPattern.MatchString(id) {
 		return nil, notFound("no plan has this id; plan ids are 16 characters of a–z and 2–7")
 	}
@@ -88,6 +87,9 @@ func (s *Server) fillFromPlan(ctx context.Context, p *templates.WhatIfNewPage, i
 	if c.MaxKilled != nil {
 		p.MaxKilled = strconv.FormatInt(*c.MaxKilled, 10)
 	}
+	if n := view.Goal.BaselineWorkers; n > 0 {
+		p.BaselineWorkers = strconv.Itoa(n)
+	}
 	if view.Search.MaxRuns > 0 {
 		p.MaxRuns = strconv.Itoa(view.Search.MaxRuns)
 	}
@@ -95,17 +97,9 @@ func (s *Server) fillFromPlan(ctx context.Context, p *templates.WhatIfNewPage, i
 	return sc, nil
 }
 
-// planGoalOf is the plan form's goal field for a plan.
+// planGoalOf is the plan form's goal field for a plan: its kind's name.
 func planGoalOf(v runs.PlanView) string {
-	switch {
-	case v.Goal.Tune != "":
-		return form.GoalTune
-	case v.Goal.Capacity != nil:
-		return form.GoalCapacity
-	case v.Goal.Diagnose != nil:
-		return form.GoalDiagnose
-	}
-	return "drain"
+	return v.Goal.Kind().String()
 }
 
 func optNumber(v *float64) string {
@@ -117,7 +111,7 @@ func optNumber(v *float64) string {
 
 // applyPlanQuery lets a link set the plan form's goal, limits and run bound by the form's own
 // field names (the "nothing feasible" message's relaxed limit).
-func applyPlanQuery(p *templates.WhatIfNewPage, q url.Values) {
+func applyPlanQuery(p *templates.PlanNewPage, q url.Values) {
 	set := func(name string, dst *string) {
 		if v, ok := q[name]; ok && len(v) > 0 {
 			*dst = v[0]
@@ -131,6 +125,7 @@ func applyPlanQuery(p *templates.WhatIfNewPage, q url.Values) {
 	set("max_runs", &p.MaxRuns)
 	set("remove", &p.Remove)
 	set("start_ms", &p.StartMS)
+	set("baseline_workers", &p.BaselineWorkers)
 }
 
 // relaxLink is the "nothing feasible" message's way out: the closest candidate (the first of

@@ -1,10 +1,12 @@
 package web
 
 import (
+	"context"
 	"fmt"
 	"strings"
 
 	"github.com/scalein-planner/scalein/runs"
+	"github.com/scalein-planner/scalein/sim"
 	"github.com/scalein-planner/scalein/sim/whatif"
 	"github.com/scalein-planner/scalein/templates"
 	"github.com/scalein-planner/scalein/web/charts"
@@ -15,12 +17,12 @@ import (
 // and of a diagnose plan (the fleets side by side, the lags' Shapley shares, the 8 runs), and
 // the goal line of both. Other plans are left as they are.
 func planSLOSections(p *templates.PlanPage, plan runs.PlanView) {
-	switch {
-	case plan.Goal.Diagnose != nil:
+	switch plan.Goal.Kind() {
+	case whatif.KindDiagnose:
 		p.Goal = "how far the autoscaler is from an ideal fleet, and what each lag costs"
-	case plan.Goal.Capacity != nil:
+	case whatif.KindCapacity:
 		p.Goal = "one worker's capacity at the SLO"
-	default:
+	case whatif.KindDrain, whatif.KindTune:
 		return
 	}
 	if c := plan.Capacity; c != nil {
@@ -38,12 +40,12 @@ func planSLOSections(p *templates.PlanPage, plan runs.PlanView) {
 
 func diagnoseSection(d *whatif.DiagnoseResult) *templates.DiagnoseSection {
 	s := &templates.DiagnoseSection{Comparison: d.Comparison, Answer: d.Answer, Shares: charts.LagShares(d),
-		IdealNote: fmt.Sprintf("The ideal fleet is a simulated run, not a schedule: an autoscaler with no lag (a decision every second at most, no metric delay, window, rate limit, tolerance or cold start) that keeps ceil(requests in flight ÷ %s) workers, the requests one worker carries at μ = %s requests/s (Little's law), so that it runs ceil(λ/μ) workers as the load changes, a request's latency behind it.",
-			format.Number(d.IdealTarget), format.Number(d.RatePerWorker)),
+		IdealNote: fmt.Sprintf("The ideal fleet is an ordinary simulated run of the same night: an autoscaler on the offered request rate λ(t), known from the workload (the metric offered_rate, an External metric), with target μ = %s requests/s per worker, tolerance 0 and every lag removed (a decision every second at most, no metric delay, window, rate limit or cold start). It keeps max(min_workers, ceil(λ/μ)) workers and changes only when λ does.",
+			format.Number(d.IdealTarget)),
 		Fleets: templates.DataTable{Caption: "The same night under four fleets", Columns: []templates.Column{
-			{Label: "Fleet"}, {Label: "Met the SLO", Num: true}, {Label: "Average replicas", Num: true}, {Label: "GPU-hours", Num: true}, {Label: "Run"}}},
+			{Label: "Fleet"}, {Label: "Met the SLO", Num: true}, {Label: "Average replicas", Num: true}, {Label: "GPU-hours", Num: true}, {Label: "Run", RunLink: true}}},
 		Subsets: templates.DataTable{Caption: "The 8 runs: the scenario with each set of lags removed", Columns: []templates.Column{
-			{Label: "Lags removed"}, {Label: "Met the SLO", Num: true}, {Label: "Average replicas", Num: true}, {Label: "GPU-hours", Num: true}, {Label: "Run"}}}}
+			{Label: "Lags removed"}, {Label: "Met the SLO", Num: true}, {Label: "Average replicas", Num: true}, {Label: "GPU-hours", Num: true}, {Label: "Run", RunLink: true}}}}
 	row := func(label string, f whatif.FleetOutcome) []string {
 		if f.Status != whatif.StatusDone {
 			return []string{label, f.Status, "", "", f.RunID}
@@ -81,4 +83,17 @@ func roundPtr(v *float64, decimals int) *float64 {
 	}
 	r := roundTo(*v, decimals)
 	return &r
+}
+
+// diagnoseFleetChart draws the diagnose plan's fleets over time from their runs' stored time
+// series: the scenario's autoscaler, the ideal fleet and the static fleet.
+func (s *Server) diagnoseFleetChart(ctx context.Context, d *whatif.DiagnoseResult) templates.Chart {
+	series := map[string]*sim.Timeseries{}
+	for _, f := range d.Fleets {
+		if f.Kind == whatif.FleetNoLag {
+			continue
+		}
+		series[f.Kind] = s.fleetSeries(ctx, &whatif.Candidate{RunID: f.RunID, Status: f.Status})
+	}
+	return charts.DiagnoseFleet(series[whatif.FleetScenario], series[whatif.FleetIdeal], series[whatif.FleetStatic])
 }

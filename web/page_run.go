@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -58,6 +59,10 @@ func (s *Server) buildRunPage(ctx context.Context, u *url.URL, id string) (built
 	sc, scErr := scenarioOf(run.ScenarioJSON)
 	var counterparts []string
 	if scErr == nil {
+		p.FleetWarning = sim.FleetOutsideBounds(sc)
+		if key := q.Get("origin"); store.IsOriginKey(key) && sc.Autoscaler != nil {
+			p.OriginKey = key
+		}
 		p.Scenario = form.ScenarioInputs(sc)
 		counterparts = counterpartIDs(sc)
 	}
@@ -84,31 +89,45 @@ func (s *Server) buildRunPage(ctx context.Context, u *url.URL, id string) (built
 		p.Cards = runCards(rep)
 		p.Verdicts = runVerdicts(rep, scErr == nil && sc.KVCR.RejectDrainingSources)
 		all := charts.OfSummary(sum)
-		if att, ok := charts.AttainmentOverTime(rep); ok {
-			all = append(all, att)
-		}
+		att, hasAtt := charts.AttainmentOverTime(rep)
 		if scErr == nil {
 			if fleet, ok := charts.Fleet(rep, sc.Autoscaler); ok {
-				// An autoscaler run leads with the night at a glance and its fleet chart.
+				// An autoscaler run leads with the night at a glance (its SLO among them, not
+				// under the drains), its fleet chart and attainment.
 				price, _, _ := s.pagePrice(&http.Request{URL: u})
-				p.Glance = glanceCards(rep, sc.Autoscaler, price, s.cfg.Currency)
+				p.Glance = append(glanceCards(rep, sc.Autoscaler, price, s.cfg.Currency), sloCards(rep)...)
+				p.Cards = p.Cards[len(sloCards(rep)):]
 				p.FleetChart = charts.BoundTables([]templates.Chart{fleet})
+				if hasAtt {
+					p.AttainmentChart = charts.BoundTables([]templates.Chart{att})
+					hasAtt = false
+				}
 			}
+		}
+		if hasAtt {
+			all = append(all, att)
 		}
 		p.Charts = charts.BoundTables(all)
 		p.Cost = s.costView(&http.Request{URL: u}, []string{"workers", "wpage", "decisions", "dpage"}, rep, nil)
 		p.LargeDrain = charts.IsLargeDrain(rep)
 		p.AllWorkers = q.Get("workers") == "all"
-		p.Workers, p.DrainedCount = workersTable(rep, p.AllWorkers)
+		clock := format.Clock{}
+		if scErr == nil {
+			clock = format.ClockAt(sc.StartTime())
+		}
+		p.Workers, p.DrainedCount = workersTable(rep, p.AllWorkers, clock)
 		p.Workers.Rows, p.WorkersPager = paginateRows(p.Workers.Rows, q, "/runs/"+run.ID)
 		p.WorkerCount = len(rep.Workers)
-		p.ScaleIn = scaleInTable(rep)
+		p.ScaleIn = scaleInTable(rep, clock)
 		p.Summary = summaryTable(rep)
 		var a *sim.Autoscaler
 		if scErr == nil {
 			a = sc.Autoscaler
 		}
-		p.Autoscaler = autoscalerView(rep, a, q, "/runs/"+run.ID)
+		p.Autoscaler = autoscalerView(rep, a, q, "/runs/"+run.ID, clock)
+		for _, cs := range [][]templates.Chart{p.FleetChart, p.AttainmentChart, p.Charts} {
+			onClock(cs, clock)
+		}
 		return cachedPageOf(ctx, version, gen, checked, counterparts, templates.RunView(p))
 	}
 	return builtPage{view: templates.RunView(p)}, nil
@@ -144,8 +163,6 @@ func headlineOf(run store.Run, rep *sim.Report) []sim.Figure {
 	}
 	return sim.Headline(rep)
 }
-
-func optMS(v *float64) string { return format.WithUnit(v, "") }
 
 // workersPerPage bounds the per-worker table of one page (a large drain has hundreds).
 const workersPerPage = 25
@@ -195,10 +212,15 @@ func paginateBy(rows [][]string, q url.Values, path, param, anchor string, perPa
 	return rows[from:to], pg
 }
 
-// workersTable lists drained workers (or all) with every time in ms.
-func workersTable(rep *sim.Report, all bool) (templates.DataTable, int) {
+// workersTable lists drained workers (or all): instants as the run's clock reads them (the
+// time of day of a Prometheus load, else from the start), durations with their unit.
+func workersTable(rep *sim.Report, all bool, clock format.Clock) (templates.DataTable, int) {
+	when := "instants from the start of the run"
+	if clock.Known {
+		when = "instants in UTC clock time"
+	}
 	t := templates.DataTable{
-		Caption: "Per-worker lifecycle: times in ms from the start of the run; requests completed and killed; pulls served to peers and received from them",
+		Caption: "Per-worker lifecycle: " + when + ", drain and pin wait as durations; requests completed and killed; pulls served to peers and received from them (workers.csv has every time in ms)",
 		Columns: []templates.Column{
 			{Label: "Worker"}, {Label: "State"},
 			{Label: "Marked", Num: true}, {Label: "Own work ended", Num: true},
@@ -221,22 +243,22 @@ func workersTable(rep *sim.Report, all bool) (templates.DataTable, int) {
 		}
 		t.Rows = append(t.Rows, []string{
 			strconv.Itoa(wr.ID), wr.FinalState,
-			optMS(wr.MarkedAtMS), optMS(wr.LastWorkMS), optMS(wr.RemovedAtMS), optMS(wr.DrainMS),
-			optMS(wr.PinWaitMS), optMS(wr.GraceDeadlineMS), forced,
-			strconv.FormatInt(wr.RequestsCompleted, 10), strconv.FormatInt(wr.RequestsKilled, 10),
-			strconv.FormatInt(wr.PullsServed, 10), strconv.FormatInt(wr.PullsReceived, 10),
+			clock.AtOpt(wr.MarkedAtMS), clock.AtOpt(wr.LastWorkMS), clock.AtOpt(wr.RemovedAtMS), format.DurationOpt(wr.DrainMS),
+			format.DurationOpt(wr.PinWaitMS), clock.AtOpt(wr.GraceDeadlineMS), forced,
+			format.Number(float64(wr.RequestsCompleted)), format.Number(float64(wr.RequestsKilled)),
+			format.Number(float64(wr.PullsServed)), format.Number(float64(wr.PullsReceived)),
 		})
 	}
 	return t, drained
 }
 
-func scaleInTable(rep *sim.Report) templates.DataTable {
+func scaleInTable(rep *sim.Report, clock format.Clock) templates.DataTable {
 	t := templates.DataTable{
 		Caption: "Scale-in actions in scenario order",
-		Columns: []templates.Column{{Label: "Action"}, {Label: "At (ms)", Num: true}, {Label: "Drained (worker ids)"}, {Label: "Skipped (no longer active)"}},
+		Columns: []templates.Column{{Label: "Action"}, {Label: clock.Column("At"), Num: true}, {Label: "Drained (worker ids)"}, {Label: "Skipped (no longer active)"}},
 	}
 	for i, a := range rep.ScaleIn {
-		t.Rows = append(t.Rows, []string{strconv.Itoa(i + 1), format.Number(a.AtMS), format.IDs(a.Drained), format.IDs(a.Skipped)})
+		t.Rows = append(t.Rows, []string{strconv.Itoa(i + 1), clock.At(a.AtMS), format.IDs(a.Drained), format.IDs(a.Skipped)})
 	}
 	return t
 }
@@ -253,11 +275,11 @@ func summaryTable(rep *sim.Report) templates.DataTable {
 		name string
 		dist sim.Distribution
 	}{{"TTFT", sm.TTFTMS}, {"End-to-end latency", sm.E2EMS}} {
-		add(d.name+" mean", format.WithUnit(d.dist.Mean, "ms"))
-		add(d.name+" p50", format.WithUnit(d.dist.P50, "ms"))
-		add(d.name+" p90", format.WithUnit(d.dist.P90, "ms"))
-		add(d.name+" p99", format.WithUnit(d.dist.P99, "ms"))
-		add(d.name+" max", format.WithUnit(d.dist.Max, "ms"))
+		add(d.name+" mean", format.ReadableOpt(d.dist.Mean, "ms"))
+		add(d.name+" p50", format.ReadableOpt(d.dist.P50, "ms"))
+		add(d.name+" p90", format.ReadableOpt(d.dist.P90, "ms"))
+		add(d.name+" p99", format.ReadableOpt(d.dist.P99, "ms"))
+		add(d.name+" max", format.ReadableOpt(d.dist.Max, "ms"))
 	}
 	tk := sm.Tokens
 	add("Prompt tokens", count(tk.Prompt, "tokens"))
@@ -267,8 +289,8 @@ func summaryTable(rep *sim.Report) templates.DataTable {
 	add("Recomputed", count(tk.Recomputed, "tokens"))
 	add("Output tokens", count(tk.Output, "tokens"))
 	add("Preemptions", count(sm.Preemptions, "preemptions"))
-	add("Duration", format.Number(sm.DurationMS)+" ms")
-	add("Worker-seconds", format.Number(sm.WorkerSeconds)+" s")
+	add("Duration", format.Duration(sm.DurationMS))
+	add("Worker-seconds", format.Readable(sm.WorkerSeconds, "worker-seconds"))
 	k := rep.KVCR
 	add("Hints", count(k.Hints, "hints"))
 	add("Pulls staged", count(k.Staged, "pulls"))
@@ -281,7 +303,7 @@ func summaryTable(rep *sim.Report) templates.DataTable {
 	add("Staged from a draining source", count(k.StagedFromDraining, "pulls"))
 	add("Pulls aborted", count(k.Aborted, "pulls"))
 	add("Blocks pulled", count(k.Blocks, "blocks"))
-	add("Bytes pulled", count(k.Bytes, "bytes"))
+	add("Bytes pulled", format.Bytes(float64(k.Bytes)))
 	return t
 }
 
@@ -373,5 +395,22 @@ func (s *Server) waitFinal(r *http.Request, id string, limit time.Duration) {
 		return
 	}
 	for range states { // closes after the final state, or at the limit
+	}
+}
+
+// onClock makes the time axes of a run's charts read in UTC clock time when the run has a start
+// time (charts.js labels the axis from data-clock-start-ms; the data stay ms from the start).
+func onClock(cs []templates.Chart, clock format.Clock) {
+	if !clock.Known {
+		return
+	}
+	for i := range cs {
+		c := &cs[i]
+		if !strings.Contains(c.OptionJSON, `"formatter":"clockMS"`) && !strings.Contains(c.OptionJSON, `"formatter":"secondsMS"`) {
+			continue
+		}
+		c.ClockStartMS = strconv.FormatInt(clock.Start.UnixMilli(), 10)
+		c.OptionJSON = strings.NewReplacer(`"time from the start (h:mm)"`, `"clock time (UTC, h:mm)"`,
+			`"time from the start (s)"`, `"clock time (UTC)"`).Replace(c.OptionJSON)
 	}
 }

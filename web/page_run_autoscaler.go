@@ -18,7 +18,7 @@ const decisionsPerPage = 25
 // autoscalerView is the run page's autoscaler section (docs/model.md#model-3): key figures, verdicts in
 // words and the decisions, paginated (?dpage=) and filterable to the decisions that changed the
 // fleet (?decisions=changes). nil for a run without an autoscaler.
-func autoscalerView(rep *sim.Report, a *sim.Autoscaler, q url.Values, path string) *templates.AutoscalerView {
+func autoscalerView(rep *sim.Report, a *sim.Autoscaler, q url.Values, path string, clock format.Clock) *templates.AutoscalerView {
 	if rep.Autoscaler == nil {
 		return nil
 	}
@@ -32,10 +32,10 @@ func autoscalerView(rep *sim.Report, a *sim.Autoscaler, q url.Values, path strin
 		{Key: "requests_migrated", Label: "Requests migrated", Value: format.Count(s.Requests.Migrated, "moves"),
 			Note: format.Count(s.Requests.Killed, "requests") + " killed"},
 	}
-	v.Verdicts = autoscalerVerdicts(rep)
+	v.Verdicts = autoscalerVerdicts(rep, a)
 	t := templates.DataTable{
 		Caption: "Autoscaler decisions: the pods the HPA controller saw, the metric per worker against the target, the chain recommendation → stabilised → limit → desired, and why",
-		Columns: []templates.Column{{Label: "At (ms)", Num: true}, {Label: "Pods: ready · starting (pending, missing)"},
+		Columns: []templates.Column{{Label: clock.Column("At"), Num: true}, {Label: "Pods: ready · starting (pending, missing)"},
 			{Label: "Load per worker" + loadUnitLabel(a), Num: true}, {Label: sampledLabel(a), Num: true}, {Label: "Ratio", Num: true},
 			{Label: "rec → stab → limit → desired"}, {Label: "Current", Num: true},
 			{Label: "Why"}, {Label: "Workers"}},
@@ -50,10 +50,10 @@ func autoscalerView(rep *sim.Report, a *sim.Autoscaler, q url.Values, path strin
 		}
 		usage, ratio := "—", "—"
 		if d.Usage != nil {
-			usage = format.Table(*d.Usage)
+			usage = format.Readable(*d.Usage, "")
 		}
 		if d.Ratio != nil {
-			ratio = format.Table(*d.Ratio)
+			ratio = format.Readable(*d.Ratio, "")
 		}
 		perWorker := format.Dash
 		if a != nil {
@@ -61,7 +61,7 @@ func autoscalerView(rep *sim.Report, a *sim.Autoscaler, q url.Values, path strin
 				perWorker = loadPerWorker(v, a.Metric)
 			}
 		}
-		t.Rows = append(t.Rows, []string{format.Table(d.TMS), decisionPods(d), perWorker, usage, ratio,
+		t.Rows = append(t.Rows, []string{clock.At(d.TMS), decisionPods(d), perWorker, usage, ratio,
 			decisionChain(d), strconv.Itoa(d.Current), reasonWords(d), decisionWorkers(d)})
 	}
 	v.Decisions = t
@@ -118,7 +118,7 @@ func decisionWorkers(d sim.Decision) string {
 // autoscalerVerdicts says in words what the autoscaler did and what it cost ("the autoscaler
 // drained 11 workers in 6 decisions; 3 drains waited 9.5 s on peers pulling from them; a 30 s
 // grace killed 4 requests, migration moved 7").
-func autoscalerVerdicts(rep *sim.Report) (out []string) {
+func autoscalerVerdicts(rep *sim.Report, a *sim.Autoscaler) (out []string) {
 	var drained, started, reactivated, cancelled, downs, ups int
 	for _, d := range rep.Autoscaler.Decisions {
 		drained += len(d.Drained)
@@ -177,10 +177,15 @@ func autoscalerVerdicts(rep *sim.Report) (out []string) {
 		}
 		out = append(out, s+".")
 	}
-	if fixed := float64(rep.Summary.Workers.Initial) * rep.Summary.DurationMS / 1000; fixed > 0 {
+	if a == nil {
+		return out
+	}
+	// What never scaling costs: the baseline of every comparison, a fixed fleet of max_workers
+	// (sim.BaselineWorkers), held for the whole run.
+	if fixed := float64(a.MaxWorkers) * rep.Summary.DurationMS / 1000; fixed > 0 {
 		saved := 1 - rep.Summary.WorkerSeconds/fixed
-		out = append(out, fmt.Sprintf("Against the initial %d workers held for the whole run it used %s of their worker-seconds (%s saved).",
-			rep.Summary.Workers.Initial, format.Share(1-saved), format.Share(saved)))
+		out = append(out, fmt.Sprintf("Against %s, held for the whole run, it used %s of its worker-seconds (%s saved).",
+			sim.BaselinePhrase(&sim.Scenario{Autoscaler: a}, 0), format.Share(1-saved), format.Share(saved)))
 	}
 	return out
 }

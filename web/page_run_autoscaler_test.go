@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -33,14 +34,20 @@ func TestRunPageShowsTheAutoscaler(t *testing.T) {
 	text := sec.Text()
 	assert.Contains(t, text, "GPU-hours")
 	assert.Contains(t, text, "Peak workers")
-	assert.Contains(t, text, "In 10 decisions the autoscaler drained 2 workers in 1 decision")
-	assert.Contains(t, text, "from 3 to 1 workers")
+	// The words at the top are about the autoscaler.
+	words := byTestID(doc, "autoscaler-words").Text()
+	assert.Contains(t, words, "In 10 decisions the autoscaler drained 2 workers in 1 decision")
+	assert.Contains(t, words, "from 3 to 1 workers")
 	assert.Equal(t, 1, byTestID(doc, "chart-fleet").Length(), "the fleet chart is drawn")
 
-	// The page leads with the night at a glance, then the fleet chart, then the drains.
+	// The page leads with the night at a glance, the autoscaler in words, the fleet chart at
+	// full width, the decisions, then the drains.
 	page := get(t, s, "/runs/"+sc.ID()).Body.String()
-	glance, fleet, drains := strings.Index(page, `data-testid="glance"`), strings.Index(page, `data-testid="fleet-chart-lead"`), strings.Index(page, `data-testid="drain-cards"`)
-	require.True(t, glance >= 0 && fleet > glance && drains > fleet, "glance %d, fleet chart %d, drains %d", glance, fleet, drains)
+	at := func(id string) int { return strings.Index(page, `data-testid="`+id+`"`) }
+	order := []int{at("glance"), at("autoscaler-words"), at("fleet-chart-lead"), at("autoscaler-section"), at("drain-cards"), at("run-actions")}
+	require.True(t, slices.IsSorted(order) && order[0] >= 0, "glance, words, fleet chart, decisions, drains, actions: %v", order)
+	assert.Contains(t, byTestID(doc, "fleet-chart-lead").AttrOr("class", ""), "full-width")
+	assert.Equal(t, 1, strings.Count(page, "In 10 decisions the autoscaler drained"), "the autoscaler's words once, at the top")
 	lead := byTestID(doc, "glance").Text()
 	for _, want := range []string{"GPU-hours", " GPU-h", "per GPU-hour", "TTFT p99", "end-to-end p99", "peak 3", "final 1", "Scale events", "0 up, 1 down", "under a behavior; most held: within tolerance", "Requests killed", "migrated"} {
 		assert.Contains(t, lead, want)

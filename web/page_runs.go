@@ -111,7 +111,8 @@ func listFigures(run store.RunSummary) []templates.FigureCell {
 		out[i] = templates.FigureCell{Key: key, Value: format.Dash}
 		for _, f := range figs {
 			if f.Key == key {
-				out[i] = templates.FigureCell{Key: key, Label: f.Label, Value: format.WithUnit(f.Value, f.Unit)}
+				shown, exact := format.CardValue(f.Value, f.Unit)
+				out[i] = templates.FigureCell{Key: key, Label: f.Label, Value: shown, Exact: exact}
 			}
 		}
 	}

@@ -114,16 +114,29 @@ func (s *Server) handleCancelSweep(w http.ResponseWriter, r *http.Request) error
 
 // handleNewSweep is GET and POST /sweeps/new.
 func (s *Server) handleNewSweep(w http.ResponseWriter, r *http.Request) error {
-	p, err := s.whatIfFormPage(r, "sweep")
+	p, err := s.sweepFormPage(r)
 	if err != nil {
 		return err
 	}
-	return s.render(w, r, http.StatusOK, templates.WhatIfNewView(p))
+	return s.render(w, r, http.StatusOK, templates.SweepNewView(p))
 }
 
-// handleCreateSweep is POST /sweeps (the sweep form).
+// handleCreateSweep is POST /sweeps (the sweep form): 303 to the sweep, or the sweep form
+// again (400) with every problem beside its field.
 func (s *Server) handleCreateSweep(w http.ResponseWriter, r *http.Request) error {
-	return createFromForm(s, w, r, "sweep", func(v url.Values) jobForm[runs.SweepRequest] { return form.SweepFromValues(v) }, s.createSweep)
+	v, err := postedForm(r)
+	if err != nil {
+		return err
+	}
+	f := form.SweepFromValues(v)
+	done, errs, err := submitJob(w, r, "sweep", f, s.createSweep)
+	if done || err != nil {
+		return err
+	}
+	p, _ := s.sweepFormPage(&http.Request{Method: http.MethodGet, URL: &url.URL{Path: r.URL.Path}})
+	p.Notice = ""
+	f.Fill(&p, errs)
+	return s.render(w, r, http.StatusBadRequest, templates.SweepNewView(p))
 }
 
 // sweepsAutoscaler says whether a sweep varies an autoscaler field (its runs have one).

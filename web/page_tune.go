@@ -23,7 +23,7 @@ import (
 func (s *Server) handleTunePlan(w http.ResponseWriter, r *http.Request, plan runs.PlanView) error {
 	price, priceField, priceProblem := s.pagePrice(r)
 	suffix := priceSuffix(r)
-	p := templates.TunePlanPage{Page: s.pageOwnedBy(r.Context(), "Tune plan: "+plan.Name, "runs", store.OwnedPlan, plan.ID), ID: plan.ID, Name: plan.Name,
+	p := templates.TunePlanPage{Page: s.pageOwnedBy(r.Context(), "Tune plan: "+plan.Name, "plans", store.OwnedPlan, plan.ID), ID: plan.ID, Name: plan.Name,
 		Status: plan.Status, Error: plan.Error, Final: runs.IsFinal(plan.Status), APIURL: "/api/v1/plans/" + plan.ID,
 		Reason: plan.Reason, Notes: plan.Notes, Runs: plan.Runs, Reused: plan.Reused,
 		Price: priceField, PriceError: priceProblem, PriceSuffix: suffix,
@@ -39,6 +39,7 @@ func (s *Server) handleTunePlan(w http.ResponseWriter, r *http.Request, plan run
 	if len(plan.Baselines) == 2 {
 		fixed, yours = &plan.Baselines[0], &plan.Baselines[1]
 		p.YoursID = yours.RunID
+		p.Baseline = "a " + fixed.Label
 	}
 	for _, b := range plan.Baselines {
 		p.Baselines = append(p.Baselines, tuneRow(plan.ID, b, price, false))
@@ -51,8 +52,9 @@ func (s *Server) handleTunePlan(w http.ResponseWriter, r *http.Request, plan run
 		best = &plan.Candidates[0]
 		p.Recommendation, p.RecommendedID = rec.Reason, rec.RunID
 		p.HPAURL = "/plans/" + plan.ID + "/hpa.yaml"
+		p.HasOrigin = plan.Origin != nil
 		if yours != nil && yours.Autoscaler != nil {
-			p.Settings = settingsTable(*best, *yours)
+			p.Settings, p.SettingsApart = settingsTable(*best, *yours)
 		}
 		if fixed != nil {
 			p.Savings = savingsTable(*best, *fixed, yours, price)
@@ -62,6 +64,14 @@ func (s *Server) handleTunePlan(w http.ResponseWriter, r *http.Request, plan run
 		p.Page.Charts = true
 		p.Scatter = charts.TuneScatter(plan.Candidates, plan.Baselines, plan.Constraints.TTFTP99MS)
 		p.FleetChart = charts.TuneFleet(s.fleetSeries(r.Context(), best), s.fleetSeries(r.Context(), yours), s.fleetSeries(r.Context(), fixed))
+		// A night from a Prometheus load reads in its clock time.
+		if stored, _, err := s.store.GetPlan(r.Context(), plan.ID); err == nil {
+			if sc, err := scenarioOf(stored.ScenarioJSON); err == nil {
+				fleet := []templates.Chart{p.FleetChart}
+				onClock(fleet, format.ClockAt(sc.StartTime()))
+				p.FleetChart = fleet[0]
+			}
+		}
 	}
 	if p.Final && plan.Recommended == nil && p.Reason != "" {
 		p.Relax = relaxLink(plan, s.runs.MaxPlanRuns())
@@ -86,14 +96,14 @@ func tuneLimits(c whatif.Constraints) string {
 
 func tuneRow(planID string, c whatif.Candidate, price float64, ranked bool) templates.TuneRow {
 	row := templates.TuneRow{Label: c.Label, Stage: c.Stage, RunID: c.RunID, Status: c.Status, Feasible: c.Feasible,
-		Pareto: c.Pareto, TTFTP99: format.WithUnit(sim.FigureValue(c.Headline, sim.HeadlineTTFTP99MS), "ms"),
-		Killed: format.WithUnit(sim.FigureValue(c.Headline, sim.HeadlineRequestsKilled), ""), Violations: strings.Join(c.Violations, "; "),
+		Pareto: c.Pareto, TTFTP99: format.ReadableOpt(sim.FigureValue(c.Headline, sim.HeadlineTTFTP99MS), "ms"),
+		Killed: format.ReadableOpt(sim.FigureValue(c.Headline, sim.HeadlineRequestsKilled), ""), Violations: strings.Join(c.Violations, "; "),
 		GPUHours: format.Dash, Cost: format.Dash, SavedVsFixed: format.Dash, Migrated: format.Dash, Changes: format.Dash}
 	if ranked {
 		row.Rank = c.Rank
 	}
 	if f := c.Fleet; f != nil {
-		row.GPUHours = format.Number(roundTo(f.GPUHours, 4))
+		row.GPUHours = format.GPUHours(f.GPUHours)
 		row.Cost = format.Money(f.GPUHours * price)
 		row.Migrated = format.Number(float64(f.Migrated))
 		row.Changes = format.Number(float64(f.FleetChanges))
@@ -112,17 +122,15 @@ func roundTo(v float64, decimals int) float64 {
 	return math.Round(v*p) / p
 }
 
-// settingsTable sets the recommended settings beside the scenario's, changed ones marked.
-func settingsTable(best, yours whatif.Candidate) templates.DataTable {
-	t := templates.DataTable{Caption: "The recommended settings and yours",
+// settingsTable sets the recommended settings beside the scenario's, changed ones marked: apply
+// holds what the manifests carry (the HPA, the workloads' grace and migration limit), apart
+// what an HPA cannot carry (which pods go first).
+func settingsTable(best, yours whatif.Candidate) (apply, apart templates.DataTable) {
+	apply = templates.DataTable{Caption: "Apply these: the recommended settings and yours (the HPA YAML download carries them)",
 		Columns: []templates.Column{{Label: "Setting"}, {Label: "Recommended"}, {Label: "Yours"}}}
+	apart = templates.DataTable{Caption: "Not in the manifests: an HPA cannot say which pods go first (Kubernetes chooses them; controller.kubernetes.io/pod-deletion-cost can steer it)",
+		Columns: []templates.Column{{Label: "Setting"}, {Label: "Simulated"}, {Label: "Yours"}}}
 	a, b := best.Autoscaler, yours.Autoscaler
-	limit := func(v *int) string {
-		if v == nil {
-			return "no limit"
-		}
-		return format.Number(float64(*v))
-	}
 	grace := func(v *float64) string {
 		if v == nil {
 			return "none"
@@ -132,19 +140,45 @@ func settingsTable(best, yours whatif.Candidate) templates.DataTable {
 	rows := [][3]string{
 		{"autoscaler.target", format.Number(a.Target), format.Number(b.Target)},
 		{"scale-down window", whatif.FormatMS(a.ScaleDownWindow()), whatif.FormatMS(b.ScaleDownWindow())},
-		{"workers removed per decision", limit(a.ScaleDownStep()), limit(b.ScaleDownStep())},
-		{"autoscaler.select", a.Select, b.Select},
+		{"scale-down policy", scaleDownRule(a), scaleDownRule(b)},
 		{"autoscaler.grace_ms", grace(a.GraceMS), grace(b.GraceMS)},
 		{"router.migration_limit", format.Number(float64(*best.MigrationLimit)), format.Number(float64(*yours.MigrationLimit))},
 	}
-	for _, r := range rows {
+	row := func(r [3]string) []string {
 		name := r[0]
 		if r[1] != r[2] {
 			name += " (changed)"
 		}
-		t.Rows = append(t.Rows, []string{name, r[1], r[2]})
+		return []string{name, r[1], r[2]}
 	}
-	return t
+	for _, r := range rows {
+		apply.Rows = append(apply.Rows, row(r))
+	}
+	apart.Rows = append(apart.Rows, row([3]string{"autoscaler.select (which pods go first)", a.Select, b.Select}))
+	return apply, apart
+}
+
+// scaleDownRule describes what an autoscaler lets go at a time: its scale-down policies as pods or
+// percent per period ("at most 10 % of the workers removed per 1 min"), or, without policies, the
+// workers removed per decision.
+func scaleDownRule(a *sim.Autoscaler) string {
+	ps := a.ScaleDownPolicies()
+	if ps == nil {
+		if n := a.ScaleDownStep(); n != nil {
+			return "at most " + whatif.Workers(*n) + " removed per decision"
+		}
+		return "no limit"
+	}
+	phrase := whatif.PolicyPhrase(ps)
+	if r := a.Behavior.ScaleDown; r != nil {
+		switch r.Select {
+		case sim.SelectPolicyMin:
+			phrase = strings.Replace(phrase, "(the larger)", "(the smaller)", 1)
+		case sim.SelectPolicyDisabled:
+			return "none: scale-down disabled (selectPolicy Disabled)"
+		}
+	}
+	return phrase
 }
 
 // savingsTable is what the recommendation saves against the fixed fleet and your settings, in
@@ -167,7 +201,7 @@ func savingsTable(best, fixed whatif.Candidate, yours *whatif.Candidate, price f
 				day = format.Money(v)
 			}
 		}
-		t.Rows = append(t.Rows, []string{name, format.Number(roundTo(saved, 4)), format.Money(saved * price), day})
+		t.Rows = append(t.Rows, []string{name, format.GPUHours(saved), format.Money(saved * price), day})
 	}
 	add(fixed.Label, &fixed)
 	if yours != nil && yours.ScenarioID != best.ScenarioID {
@@ -183,7 +217,7 @@ func (s *Server) handlePlanHPA(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if plan.Goal.Tune == "" {
+	if plan.Goal.Kind() != whatif.KindTune {
 		return notFound("this plan drains workers; only a tune plan (goal.tune) has autoscaler settings to export")
 	}
 	var pick *whatif.Candidate
@@ -205,8 +239,12 @@ func (s *Server) handlePlanHPA(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	w.Header().Set("Content-Type", "application/yaml; charset=utf-8")
-	w.Header().Set("Content-Disposition", fmt.Sprintf(`attachment; filename="hpa-%s-%s.yaml"`, plan.ID, pick.RunID))
+	ext, ctype := "yaml", "application/yaml; charset=utf-8"
+	if o := plan.Origin; o != nil && isJSONText(o.Manifest) {
+		ext, ctype = "json", "application/json" // the user's JSON file stays JSON
+	}
+	w.Header().Set("Content-Type", ctype)
+	w.Header().Set("Content-Disposition", fmt.Sprintf(`attachment; filename="hpa-%s-%s.%s"`, plan.ID, pick.RunID, ext))
 	_, err = w.Write(out)
 	return err
 }

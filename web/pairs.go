@@ -3,6 +3,7 @@ package web
 import (
 	"fmt"
 	"net/http"
+	"strings"
 
 	"github.com/scalein-planner/scalein/sim"
 )
@@ -18,12 +19,18 @@ func isPairKind(kind string) bool {
 // pairOrder returns a scenario and its counterpart ordered as the compare page shows them:
 // A has the toggle on (hinted, guard on, the autoscaler: blue), B has it off (no-hint, guard
 // off, the fixed fleet: orange).
-func pairOrder(sc *sim.Scenario, kind string) (a, b *sim.Scenario, err error) {
+//
+// The autoscaler pair's fixed fleet is the baseline: baseline workers when above 0, else the
+// autoscaler's max_workers (sim.FixedFleet).
+func pairOrder(sc *sim.Scenario, kind string, baseline int) (a, b *sim.Scenario, err error) {
 	if kind == sim.CounterpartAutoscaler {
-		other, err := sim.Counterpart(sc, kind)
-		if err != nil {
+		if sc.Autoscaler == nil {
 			return nil, nil, &Error{Status: http.StatusUnprocessableEntity, Title: "No autoscaler to compare",
-				Message: "the autoscaler pair compares a scenario's autoscaler with a fixed fleet of fleet.workers, and this scenario has no autoscaler: choose Autoscaler in the scale-in section (or add \"autoscaler\": {…}), or pair by hints or guard"}
+				Message: "the autoscaler pair compares a scenario's autoscaler with a fixed fleet of its max_workers (or baseline_workers), and this scenario has no autoscaler: choose Autoscaler in the scale-in section (or add \"autoscaler\": {…}), or pair by hints or guard"}
+		}
+		other, err := sim.FixedFleet(sc, baseline)
+		if err != nil {
+			return nil, nil, badRequest(strings.TrimPrefix(err.Error(), "sim: "))
 		}
 		return sc, other, nil
 	}

@@ -66,6 +66,7 @@ func (s *Server) routes() http.Handler {
 		// Pages and exports that read (no body).
 		r.Get("/", s.page(s.handleForm))
 		r.Get("/runs", s.page(s.handleRuns))
+		r.Get("/plans", s.page(s.handlePlans))
 		r.Get("/compare", s.page(s.handleCompare))
 		r.Get("/sweeps/new", s.page(s.handleNewSweep))
 		r.Get("/plans/new", s.page(s.handleNewPlan))
@@ -89,6 +90,7 @@ func (s *Server) routes() http.Handler {
 		r.Route("/sweeps/{id}", func(r chi.Router) {
 			inGroup(r)
 			r.Use(g.sweepID)
+			r.Use(middleware.GetHead) // HEAD answers like GET, as on /runs/{id}
 			r.Get("/", s.page(s.handleSweep))
 			r.Get("/sweep.csv", s.page(s.handleSweepCSV))
 			r.With(g.stores, g.formBody, g.cancelSweep).Post("/cancel", s.page(s.handleCancelSweep))
@@ -96,6 +98,7 @@ func (s *Server) routes() http.Handler {
 		r.Route("/plans/{id}", func(r chi.Router) {
 			inGroup(r)
 			r.Use(g.planID)
+			r.Use(middleware.GetHead) // HEAD answers like GET, as on /runs/{id}
 			r.Get("/", s.page(s.handlePlan))
 			r.Get("/hpa.yaml", s.page(s.handlePlanHPA))
 			r.With(g.stores, g.formBody, g.cancelPlan).Post("/cancel", s.page(s.handleCancelPlan))

@@ -459,7 +459,9 @@ func TestPairAndCompare(t *testing.T) {
 	assert.Zero(t, byTestID(doc, "more-than-toggle").Length(), "no toggle involved")
 	assert.Equal(t, "fleet.workers 2", byTestID(doc, "label-a").Text())
 	assert.Equal(t, "fleet.workers 3", byTestID(doc, "label-b").Text())
-	assert.Contains(t, byTestID(doc, "compare-title").Text(), "fleet.workers 2 / 3")
+	assert.Contains(t, byTestID(doc, "compare-differs").Text(), "fleet.workers 2 / 3")
+	assert.Equal(t, strings.TrimSpace(byTestID(doc, "name-a").Text())+" vs "+strings.TrimSpace(byTestID(doc, "name-b").Text()),
+		strings.Join(strings.Fields(byTestID(doc, "compare-title").Text()), " "), "titled by the runs' names")
 	assert.NotZero(t, byTestID(doc, "verdict").Length())
 
 	assert.Equal(t, http.StatusBadRequest, postForm(t, s, "/pairs", url.Values{"kind": {"sideways"}}).Code)

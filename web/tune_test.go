@@ -63,7 +63,7 @@ func TestAPITunePlan(t *testing.T) {
 	require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &raw))
 	assert.Equal(t, "autoscaler", raw.Goal["tune"])
 	require.Len(t, raw.Baselines, 2)
-	assert.Equal(t, "fixed fleet of 4 workers", raw.Baselines[0]["label"])
+	assert.Equal(t, "fixed fleet of 4 workers, the autoscaler's maximum", raw.Baselines[0]["label"])
 
 	// The same request is the same plan, answered at once.
 	rec = postJSON(t, s, "/api/v1/plans", body)
@@ -93,6 +93,13 @@ func TestAPITunePlan(t *testing.T) {
 	saved := p.Baselines[0].Fleet.GPUHours - best.Fleet.GPUHours
 	assert.Contains(t, savings, format.Money(saved*4), "money saved a run at 4 a GPU-hour")
 	assert.Contains(t, byTestID(doc, "tune-settings").Text(), "autoscaler.target")
+	// Which pods go first is not among the settings to apply: an HPA cannot carry it.
+	assert.NotContains(t, byTestID(doc, "tune-settings").Text(), "autoscaler.select")
+	assert.Contains(t, byTestID(doc, "tune-settings").Text(), "Apply these")
+	apart := byTestID(doc, "tune-settings-apart").Text()
+	assert.Contains(t, apart, "autoscaler.select")
+	assert.Contains(t, apart, "Not in the manifests")
+	assert.Contains(t, apart, best.Autoscaler.Select)
 
 	// A bad price is named and the server's price is used.
 	rec = get(t, s, "/plans/"+id+"?price=-1")

@@ -219,7 +219,7 @@ func compareVerdicts(cmp sim.Comparison, a, b *sim.Report, labelB string) []stri
 		out = append(out, phrase+", still no drained worker is removed: there is no removal deadline to compare.")
 	case latest.A == nil || latest.B == nil:
 		out = append(out, fmt.Sprintf("%s, the latest removal deadline is %s in A and %s in B (— where no drained worker was removed).",
-			phrase, format.WithUnit(latest.A, "ms"), format.WithUnit(latest.B, "ms")))
+			phrase, format.ReadableOpt(latest.A, "ms"), format.ReadableOpt(latest.B, "ms")))
 	case msEqual(*latest.A, *latest.B):
 		s := fmt.Sprintf("%s did not move the latest removal deadline (%s)", phrase, format.ShortMS(*latest.A))
 		pinA, pinB := valueOr0(fig(sim.HeadlineTotalPinWaitMS).A), valueOr0(fig(sim.HeadlineTotalPinWaitMS).B)

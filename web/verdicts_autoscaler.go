@@ -14,18 +14,19 @@ var autoscalerCardKeys = []string{sim.HeadlineGPUHours, sim.HeadlineWorkersPeak,
 	sim.HeadlineE2EP99MS, sim.HeadlineRequestsKilled, sim.HeadlineRequestsMigrated}
 
 // autoscalerPairVerdicts says in words what the autoscaler (A) saved against the fixed fleet
-// (B) and what it cost: GPU-hours saved, absolute and as a share of the fixed fleet's, the change
-// in TTFT p99 and end-to-end p99, and the requests killed and migrated on each side.
-func autoscalerPairVerdicts(a, b *sim.Report) []string {
+// (B, named by fixed: "fixed fleet of 5 workers, the autoscaler's maximum") and what it cost:
+// GPU-hours saved, absolute and as a share of the fixed fleet's, the change in TTFT p99 and
+// end-to-end p99, and the requests killed and migrated on each side.
+func autoscalerPairVerdicts(a, b *sim.Report, fixed string) []string {
 	var out []string
 	ga, gb := a.Summary.GPUHours, b.Summary.GPUHours
 	switch {
 	case gb > 0 && ga < gb:
-		out = append(out, fmt.Sprintf("The autoscaler saved %s against the fixed fleet (%s of its %s): it used %s.",
-			format.GPUHours(gb-ga), format.Share((gb-ga)/gb), format.GPUHours(gb), format.GPUHours(ga)))
+		out = append(out, fmt.Sprintf("The autoscaler saved %s against a %s (%s of its %s): it used %s.",
+			format.GPUHours(gb-ga), fixed, format.Share((gb-ga)/gb), format.GPUHours(gb), format.GPUHours(ga)))
 	case gb > 0:
-		out = append(out, fmt.Sprintf("The autoscaler saved no GPU-hours: it used %s, %s more than the fixed fleet's %s (%s).",
-			format.GPUHours(ga), format.GPUHours(ga-gb), format.GPUHours(gb), format.Share((ga-gb)/gb)))
+		out = append(out, fmt.Sprintf("The autoscaler saved no GPU-hours: it used %s, %s more than a %s (%s, %s).",
+			format.GPUHours(ga), format.GPUHours(ga-gb), fixed, format.GPUHours(gb), format.Share((ga-gb)/gb)))
 	}
 	latency := func(name string, va, vb *float64) string {
 		if va == nil || vb == nil {

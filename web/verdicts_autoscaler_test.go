@@ -18,17 +18,17 @@ func TestAutoscalerPairVerdicts(t *testing.T) {
 	scaled.Summary.TTFTMS.P99, fixed.Summary.TTFTMS.P99 = f(120), f(100)
 	scaled.Summary.E2EMS.P99, fixed.Summary.E2EMS.P99 = f(900), f(1000)
 	scaled.Summary.Requests.Killed, scaled.Summary.Requests.Migrated = 4, 7
-	got := autoscalerPairVerdicts(scaled, fixed)
+	got := autoscalerPairVerdicts(scaled, fixed, "fixed fleet of 5 workers, the autoscaler's maximum")
 	require.Len(t, got, 3)
-	assert.Equal(t, "The autoscaler saved 1.00 GPU-h against the fixed fleet (25 % of its 4.00 GPU-h): it used 3.00 GPU-h.", got[0])
+	assert.Equal(t, "The autoscaler saved 1.00 GPU-h against a fixed fleet of 5 workers, the autoscaler's maximum (25 % of its 4.00 GPU-h): it used 3.00 GPU-h.", got[0])
 	assert.Equal(t, "TTFT p99 is 20 ms higher with the autoscaler (120 ms against 100 ms, +20 %); end-to-end p99 is 100 ms lower with the autoscaler (900 ms against 1 s, -10 %).", got[1])
 	assert.Equal(t, "Forced removals killed 4 requests and migration moved 7 requests with the autoscaler; the fixed fleet killed 0 requests and moved 0 requests.", got[2])
 
 	// An autoscaler that used more than the fixed fleet says so; a missing p99 is named.
 	scaled.Summary.GPUHours = 5
 	scaled.Summary.TTFTMS.P99 = nil
-	got = autoscalerPairVerdicts(scaled, fixed)
-	assert.Equal(t, "The autoscaler saved no GPU-hours: it used 5.00 GPU-h, 1.00 GPU-h more than the fixed fleet's 4.00 GPU-h (25 %).", got[0])
+	got = autoscalerPairVerdicts(scaled, fixed, "fixed fleet of 5 workers, the autoscaler's maximum")
+	assert.Equal(t, "The autoscaler saved no GPU-hours: it used 5.00 GPU-h, 1.00 GPU-h more than a fixed fleet of 5 workers, the autoscaler's maximum (4.00 GPU-h, 25 %).", got[0])
 	assert.Contains(t, got[1], "TTFT p99 is not known on both sides")
 }
 

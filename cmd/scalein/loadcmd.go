@@ -13,7 +13,7 @@ import (
 // rate stages. With -config it prints the scenario with the stages (its count raised to cover
 // them); without, the stages and how they were read (-turns turns per session).
 func runLoad(_ context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	fs := newCommandFlags("load", "scalein load -prometheus FILE [-config SCENARIO|-] [-reading requests|sessions] [-turns N] [-tolerance F] [-max-stages N] [-sum]", stderr)
+	fs := newCommandFlags("load", "scalein load -prometheus FILE [-config SCENARIO|-] [-replicas N] [-reading requests|sessions] [-turns N] [-tolerance F] [-max-stages N] [-sum]", stderr)
 	lf := addLoadFlags(fs)
 	lf.flag = "prometheus"
 	fs.StringVar(&lf.file, "prometheus", "", "the JSON answer of GET /api/v1/query_range (required)")
@@ -27,6 +27,8 @@ func runLoad(_ context.Context, args []string, stdin io.Reader, stdout, stderr i
 		return fs.usageError("-prometheus FILE is required: save the answer of GET /api/v1/query_range?query=sum(rate(vllm:request_success_total[1m]))&start=…&end=…&step=60")
 	case *config != "" && *turns != 0:
 		return fs.usageError("-turns is the scenario's workload.sessions.turns with -config: leave it out")
+	case *config == "" && lf.replicas != 0:
+		return fs.usageError("-replicas sets the scenario's fleet.workers: use it with -config")
 	case *turns < 0:
 		return fs.usageError("-turns %d: at least 1", *turns)
 	case fs.NArg() > 0:

@@ -20,8 +20,9 @@ const defaultBase = `{"workload": {"type": "sessions", "sessions": {}}}`
 // the manifest's autoscaler (and the Prometheus answer's rate stages) on stdout, what the model
 // cannot represent on stderr; exit 2 when there is no usable autoscaler.
 func runImport(_ context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	fs := newCommandFlags("import", "scalein import -manifest FILE [-load FILE [-reading requests|sessions] [-tolerance F] [-sum]] [-config BASE|-]", stderr)
+	fs := newCommandFlags("import", "scalein import -manifest FILE [-select NAME] [-load FILE [-reading requests|sessions] [-tolerance F] [-sum]] [-config BASE|-]", stderr)
 	manifest := fs.String("manifest", "", "the HPA or KEDA ScaledObject (and workloads) as YAML or JSON, e.g. kubectl get hpa,scaledobject,deploy -o yaml")
+	selectName := fs.String("select", "", "the autoscaler to read (its metadata.name) when the file holds several (default: the first the model can use)")
 	config := fs.String("config", "", "the scenario to fill (default: the sessions workload at its defaults)")
 	lf := addLoadFlags(fs)
 	if code, ok := fs.parse(args); !ok {
@@ -44,7 +45,7 @@ func runImport(_ context.Context, args []string, stdin io.Reader, stdout, stderr
 			fmt.Fprintf(stderr, "scalein import: -manifest: %v\n", err)
 			return 1
 		}
-		o, im, dropped, err := hpa.IntoScenario(base, data, sim.ParseEnv{})
+		o, im, dropped, err := hpa.IntoScenarioWith(base, data, sim.ParseEnv{}, hpa.ImportOptions{Select: *selectName})
 		if err != nil {
 			if se, ok := errors.AsType[*hpa.ScenarioError](err); ok {
 				return printValidation("import", *config, se.Err, stderr)
@@ -75,9 +76,10 @@ func runImport(_ context.Context, args []string, stdin io.Reader, stdout, stderr
 // the scenario's autoscaler as Kubernetes manifests, written back into the user's own object
 // when -manifest names it.
 func runExport(_ context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	fs := newCommandFlags("export", "scalein export -config FILE|- [-manifest ORIGINAL] [-kind hpa|keda] [-name N -namespace NS] [-o FILE [-force]]", stderr)
+	fs := newCommandFlags("export", "scalein export -config FILE|- [-manifest ORIGINAL [-select NAME]] [-kind hpa|keda] [-name N -namespace NS] [-o FILE [-force]]", stderr)
 	config := fs.String("config", "", "the scenario whose autoscaler is written (required)")
-	manifest := fs.String("manifest", "", "your HPA or ScaledObject as deployed: the same kind is written back with your names and only the model's fields replaced")
+	manifest := fs.String("manifest", "", "your file (HPA or ScaledObject, and workloads) as deployed: it is written back as it is, with only the fields whose values differ from the scenario's changed")
+	selectName := fs.String("select", "", "with -manifest: the autoscaler of the file to write into (its metadata.name) when it holds several")
 	kind := fs.String("kind", "hpa", "without -manifest: hpa (an autoscaling/v2 HPA) or keda (a ScaledObject)")
 	name := fs.String("name", "", "without -manifest: the workers' Deployment (default "+hpa.DefaultWorkers+", a placeholder)")
 	namespace := fs.String("namespace", "", "without -manifest: the namespace")
@@ -116,18 +118,18 @@ func runExport(_ context.Context, args []string, stdin io.Reader, stdout, stderr
 			fmt.Fprintf(stderr, "scalein export: -manifest: %v\n", err)
 			return 1
 		}
-		im, err := hpa.Import(data, *s.Autoscaler)
+		im, err := hpa.ImportWith(data, *s.Autoscaler, hpa.ImportOptions{Select: *selectName})
 		if err != nil {
 			fmt.Fprintf(stderr, "scalein export: -manifest %s: %v\n", *manifest, err)
 			return 2
 		}
 		settings.Origin = im.Origin
 	}
-	out, err := hpa.Export(settings)
-	if err != nil {
-		fmt.Fprintf(stderr, "scalein export: %v\n", err)
-		return 1
+	out, code := exportSettings("export", settings, stderr)
+	if code != 0 {
+		return code
 	}
+	var err error
 	if outPath == "" {
 		_, err = stdout.Write(out)
 	} else {
@@ -190,6 +192,7 @@ type loadFlags struct {
 	tolerance float64
 	maxStages int
 	sum       bool
+	replicas  int
 }
 
 func addLoadFlags(fs *commandFlags) *loadFlags {
@@ -199,6 +202,7 @@ func addLoadFlags(fs *commandFlags) *loadFlags {
 	fs.Float64Var(&lf.tolerance, "tolerance", 0, "merge adjacent steps whose rates are within this fraction of their mean (0.05 = 5 %)")
 	fs.IntVar(&lf.maxStages, "max-stages", sim.MaxRateStages, "at most this many stages (more steps are resampled by whole steps, keeping the expected sessions)")
 	fs.BoolVar(&lf.sum, "sum", false, "add several series sample by sample instead of refusing them")
+	fs.IntVar(&lf.replicas, "replicas", 0, "the replicas running when the night started: sets fleet.workers (default: the scenario's, or an import's)")
 	return lf
 }
 
@@ -235,8 +239,47 @@ func applyLoad(cmd string, lf *loadFlags, scenario []byte, parsed *sim.Scenario,
 	for _, n := range notes {
 		fmt.Fprintf(stderr, "scalein %s: %s\n", cmd, n)
 	}
+	if lf.replicas != 0 {
+		if out, err = load.WithReplicas(out, lf.replicas); err != nil {
+			fmt.Fprintf(stderr, "scalein %s: -replicas: %v\n", cmd, err)
+			return nil, 2
+		}
+		if s, _, code := loadScenarioBytes(cmd, "the scenario with the stages", out, stderr); code == 0 && s.Autoscaler != nil {
+			if a := s.Autoscaler; lf.replicas < a.MinWorkers || lf.replicas > a.MaxWorkers {
+				fmt.Fprintf(stderr, "scalein %s: -replicas %d lies outside the autoscaler's bounds [%d, %d]: its first decision brings the fleet into them\n", cmd, lf.replicas, a.MinWorkers, a.MaxWorkers)
+			}
+		}
+	}
 	if _, _, code := loadScenarioBytes(cmd, "the scenario with the stages", out, stderr); code != 0 {
 		return nil, code
+	}
+	return out, 0
+}
+
+// exportSettings writes settings: into the user's file when they carry one (saying on stderr
+// which fields changed and what the file cannot hold), else as new manifests.
+func exportSettings(cmd string, settings hpa.Settings, stderr io.Writer) ([]byte, int) {
+	if settings.Origin != nil && settings.Origin.Manifest != "" {
+		ex, err := hpa.ExportOnto(settings)
+		if err != nil {
+			fmt.Fprintf(stderr, "scalein %s: %v\n", cmd, err)
+			return nil, 1
+		}
+		if len(ex.Changed) == 0 {
+			fmt.Fprintf(stderr, "scalein %s: nothing changed: the file's settings are the scenario's\n", cmd)
+		}
+		for _, c := range ex.Changed {
+			fmt.Fprintf(stderr, "scalein %s: changed %s\n", cmd, c)
+		}
+		for _, n := range ex.Notes {
+			fmt.Fprintf(stderr, "scalein %s: note: %s\n", cmd, n)
+		}
+		return ex.Data, 0
+	}
+	out, err := hpa.Export(settings)
+	if err != nil {
+		fmt.Fprintf(stderr, "scalein %s: %v\n", cmd, err)
+		return nil, 1
 	}
 	return out, 0
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -92,6 +93,14 @@ func TestExportCommand(t *testing.T) {
 	assert.Contains(t, string(data), "kind: ScaledObject")
 	assert.Contains(t, string(data), "name: ms-llama-decode")
 	assert.Contains(t, string(data), "kind: LeaderWorkerSet", "the grace goes back to the workload it came from")
+	// The user's file, with the one changed value changed and one header comment.
+	orig, err := os.ReadFile(original)
+	require.NoError(t, err)
+	body := strings.SplitN(string(data), "\n", 2)
+	require.Len(t, body, 2)
+	assert.True(t, strings.HasPrefix(body[0], "# Scale-in Planner: scalein export of scenario"), body[0])
+	assert.Equal(t, strings.Replace(string(orig), `threshold: "24"`, `threshold: "20"`, 1), body[1])
+	assert.Contains(t, stderr, `changed ScaledObject "ms-llama-decode" spec.triggers[0].metadata.threshold: 24 → 20`)
 	im, err := hpa.Import(data, sim.Autoscaler{IntervalMS: 15000})
 	require.NoError(t, err)
 	assert.Equal(t, 20.0, im.Autoscaler.Target)
@@ -155,4 +164,46 @@ func TestLoadCommand(t *testing.T) {
 		assert.Empty(t, stdout)
 		assert.Contains(t, stderr, tc.want)
 	}
+}
+
+// scalein import -select reads the named autoscaler of a stream that holds several.
+func TestImportSelect(t *testing.T) {
+	a, err := os.ReadFile(chartsDir + "gke-hpa-queue-size.yaml")
+	require.NoError(t, err)
+	b, err := os.ReadFile(chartsDir + "production-stack-keda.yaml")
+	require.NoError(t, err)
+	file := filepath.Join(t.TempDir(), "two.yaml")
+	require.NoError(t, os.WriteFile(file, append(append(a, "---\n"...), b...), 0o644))
+
+	code, stdout, stderr := runCLI(t, "", "import", "-manifest", file)
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, stderr, `another autoscaler (ScaledObject "vllm-llama3-8b-scaledobject"): not read`)
+	assert.Contains(t, stderr, "-select vllm-llama3-8b-scaledobject")
+	assert.Contains(t, stdout, `"source": "pods"`)
+
+	code, stdout, stderr = runCLI(t, "", "import", "-manifest", file, "-select", "vllm-llama3-8b-scaledobject")
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, stdout, `"source": "external"`)
+	assert.Contains(t, stderr, `another autoscaler (HorizontalPodAutoscaler "tgi-gemma-hpa"): not read, "vllm-llama3-8b-scaledobject" was selected`)
+
+	code, _, stderr = runCLI(t, "", "import", "-manifest", file, "-select", "nope")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, stderr, `select "nope": no autoscaler of that name`)
+}
+
+// scalein load -replicas sets the replicas running at the start (fleet.workers).
+func TestLoadReplicas(t *testing.T) {
+	code, stdout, stderr := runCLI(t, "", "load", "-prometheus", loadDir+"night_1m.json", "-config", loadDir+"scenario.json", "-replicas", "3")
+	require.Equal(t, 0, code, stderr)
+	s, err := sim.Parse([]byte(stdout), sim.ParseEnv{})
+	require.NoError(t, err)
+	assert.Equal(t, 3, s.Fleet.Workers)
+	assert.NotEmpty(t, s.Workload.Sessions.RateStages)
+
+	code, _, stderr = runCLI(t, "", "load", "-prometheus", loadDir+"night_1m.json", "-replicas", "3")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, stderr, "-replicas sets the scenario's fleet.workers: use it with -config")
+	code, _, stderr = runCLI(t, "", "load", "-prometheus", loadDir+"night_1m.json", "-config", loadDir+"scenario.json", "-replicas", "-1")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, stderr, "replicas -1: at least 1")
 }

@@ -27,6 +27,8 @@ type simFlags struct {
 	maxMemory string
 	passes    string // export one worker's passes as FPM lines (passesexport.go)
 	worker    int
+	// baseline is -baseline-workers: the fixed fleet of -pair autoscaler (0: max_workers).
+	baseline int
 }
 
 // pairOutput is what -pair writes: both reports and their comparison.
@@ -57,7 +59,7 @@ func runSim(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		return 2
 	}
 	defer export.abort()
-	out, code := runScenarios(ctx, s, f.pair, export.record(), stderr)
+	out, code := runScenarios(ctx, s, f.pair, f.baseline, export.record(), stderr)
 	if code != 0 {
 		return code
 	}
@@ -81,9 +83,10 @@ func parseSimFlags(args []string, stderr io.Writer) (simFlags, int) {
 	fs.StringVar(&f.maxMemory, "max-memory", "", "refuse a scenario whose memory estimate exceeds this size (like 6GB or 2GiB; default: no limit)")
 	fs.StringVar(&f.passes, "passes", "", "also write the passes of worker -worker to this file as FPM JSON lines (docs/calibration.md)")
 	fs.IntVar(&f.worker, "worker", -1, "the worker whose passes -passes writes")
-	fs.StringVar(&f.pair, "pair", "", `also run the counterpart and compare: "hints" (hints on/off), "guard" (draining-source guard on/off) or "autoscaler" (the autoscaler against a fixed fleet of fleet.workers)`)
+	fs.StringVar(&f.pair, "pair", "", `also run the counterpart and compare: "hints" (hints on/off), "guard" (draining-source guard on/off) or "autoscaler" (the autoscaler against a fixed fleet of its max_workers, or of -baseline-workers)`)
+	fs.IntVar(&f.baseline, "baseline-workers", 0, "with -pair autoscaler, the fixed fleet's workers (default: the autoscaler's max_workers)")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: scalein sim -config FILE|- [-out FILE] [-requests] [-pair hints|guard|autoscaler] [-v] [-max-memory SIZE] [-passes FILE -worker N]")
+		fmt.Fprintln(stderr, "usage: scalein sim -config FILE|- [-out FILE] [-requests] [-pair hints|guard|autoscaler [-baseline-workers N]] [-v] [-max-memory SIZE] [-passes FILE -worker N]")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -108,6 +111,10 @@ func parseSimFlags(args []string, stderr io.Writer) (simFlags, int) {
 		return usageError("-passes exports one run's passes; it does not combine with -pair")
 	case f.pair != "" && f.pair != sim.CounterpartHints && f.pair != sim.CounterpartGuard && f.pair != sim.CounterpartAutoscaler:
 		return usageError("-pair must be %q, %q or %q (got %q)", sim.CounterpartHints, sim.CounterpartGuard, sim.CounterpartAutoscaler, f.pair)
+	case f.baseline != 0 && f.pair != sim.CounterpartAutoscaler:
+		return usageError("-baseline-workers is the fixed fleet of -pair autoscaler: use it with -pair autoscaler")
+	case f.baseline < 0:
+		return usageError("-baseline-workers must be a number of workers, 1 or more (got %d); leave it out for the autoscaler's max_workers", f.baseline)
 	}
 	return f, -1
 }
@@ -141,7 +148,7 @@ func readSimScenario(f simFlags, stdin io.Reader, stderr io.Writer) (*sim.Scenar
 // runScenarios runs s, or with pair s and its counterpart side by side, showing progress on a
 // terminal, and returns what to write: the report, or both and their comparison. pass (for
 // -passes) sees the passes of the single run.
-func runScenarios(ctx context.Context, s *sim.Scenario, pair string, pass func(sim.PassRecord), stderr io.Writer) (any, int) {
+func runScenarios(ctx context.Context, s *sim.Scenario, pair string, baseline int, pass func(sim.PassRecord), stderr io.Writer) (any, int) {
 	progress := newProgressLine(stderr, isTerminal(stderr))
 	if pair == "" {
 		r, err := sim.Run(ctx, s, sim.RunOptions{Progress: progress.reporter(0, 1), Pass: pass})
@@ -151,7 +158,7 @@ func runScenarios(ctx context.Context, s *sim.Scenario, pair string, pass func(s
 		progress.finish()
 		return r, 0
 	}
-	c, err := sim.Counterpart(s, pair)
+	c, err := counterpart(s, pair, baseline)
 	if err != nil {
 		fmt.Fprintf(stderr, "scalein sim: %v\n", err)
 		return nil, 2 // the kind was checked with the flags: the scenario does not fit the pair (no autoscaler)
@@ -202,7 +209,7 @@ func checkMemory(s *sim.Scenario, f simFlags, displayName string, stderr io.Writ
 	}
 	est := sim.EstimateMemory(s)
 	if f.pair != "" {
-		if c, err := sim.Counterpart(s, f.pair); err == nil {
+		if c, err := counterpart(s, f.pair, f.baseline); err == nil {
 			other := sim.EstimateMemory(c)
 			est.Bytes += other.Bytes
 		}
@@ -414,4 +421,13 @@ func collectTighterIfLarge(s *sim.Scenario) {
 		sim.EstimateMemory(s).Bytes >= largeRunBytes {
 		debug.SetGCPercent(largeRunGCPercent)
 	}
+}
+
+// counterpart is the scenario -pair runs beside s: the autoscaler pair's fixed fleet has the
+// baseline's workers (sim.FixedFleet; 0 is max_workers).
+func counterpart(s *sim.Scenario, pair string, baseline int) (*sim.Scenario, error) {
+	if pair == sim.CounterpartAutoscaler {
+		return sim.FixedFleet(s, baseline)
+	}
+	return sim.Counterpart(s, pair)
 }

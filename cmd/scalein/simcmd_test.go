@@ -70,6 +70,7 @@ func TestSimInvalidExamplesExitTwo(t *testing.T) {
 		"autoscaler-target-not-milli.json":           "autoscaler.target",
 		"autoscaler-unknown-source.json":             "autoscaler.source",
 		"autoscaler-window-above-hour.json":          "autoscaler.behavior.scale_down.window_ms",
+		"autoscaler-offered-rate-pods.json":          "autoscaler.source",
 	}
 	files, err := filepath.Glob(filepath.Join(examples, "invalid", "*.json"))
 	require.NoError(t, err)
@@ -300,6 +301,17 @@ func TestSimPairAutoscaler(t *testing.T) {
 		}
 	}
 	assert.True(t, found, "the comparison has GPU-hours")
+
+	// The fixed fleet is the baseline: max_workers by default (3 here, the fleet's size), or the
+	// size -baseline-workers names.
+	code, stdout, stderr = runCLI(t, "", "sim", "-config", config, "-pair", "autoscaler", "-baseline-workers", "5")
+	require.Equal(t, 0, code, stderr)
+	require.NoError(t, json.Unmarshal([]byte(stdout), &out))
+	assert.InDelta(t, 0.510, out.B.Summary.WorkerSeconds, 1e-9, "5 workers × 102 ms")
+	assert.True(t, out.Comparison.OnlyToggle, "the fleet's size is part of the autoscaler pair: %v", out.Comparison.Diffs)
+	code, _, stderr = runCLI(t, "", "sim", "-config", config, "-pair", "hints", "-baseline-workers", "5")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, stderr, "-baseline-workers is the fixed fleet of -pair autoscaler")
 
 	// A scenario without an autoscaler has nothing to pair: exit 2 with the fix.
 	code, _, stderr = runCLI(t, "", "sim", "-config", filepath.Join(examples, "budget_zero_stops_scan.json"), "-pair", "autoscaler")

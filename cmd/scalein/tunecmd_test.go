@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -85,4 +86,53 @@ func TestPlanTuneCommandErrors(t *testing.T) {
 			assert.Contains(t, stderr, tc.want)
 		})
 	}
+}
+
+// "scalein plan -tune autoscaler -manifest FILE" writes the recommendation into the user's own
+// file in place: comments and everything the plan did not change stay as they were.
+func TestPlanTuneIntoManifest(t *testing.T) {
+	const yours = `# our HPA (reviewed by the platform team)
+apiVersion: autoscaling/v2
+kind: HorizontalPodAutoscaler
+metadata:
+  name: lull-workers   # the night pool
+spec:
+  scaleTargetRef:
+    apiVersion: apps/v1
+    kind: Deployment
+    name: lull-workers
+  minReplicas: 1
+  maxReplicas: 4
+  metrics:
+  - type: Pods
+    pods:
+      metric:
+        name: vllm_num_requests_running_and_waiting
+      target:
+        type: AverageValue
+        averageValue: "12"
+`
+	file := filepath.Join(t.TempDir(), "hpa.yaml")
+	require.NoError(t, os.WriteFile(file, []byte(yours), 0o644))
+	code, stdout, stderr := runCLI(t, "", "plan", "-config", lull, "-tune", "autoscaler", "-ttft-p99-ms", "200",
+		"-max-killed", "0", "-max-runs", "8", "-parallel", "2", "-manifest", file)
+	require.Equal(t, 0, code, stderr)
+	var res whatif.Result
+	require.NoError(t, json.Unmarshal([]byte(stdout), &res))
+	require.NotNil(t, res.Recommended, res.Reason)
+	data, err := os.ReadFile(file)
+	require.NoError(t, err)
+	text := string(data)
+	assert.True(t, strings.HasPrefix(text, "# Scale-in Planner: scalein plan -tune"), text)
+	assert.Contains(t, text, "# our HPA (reviewed by the platform team)\n")
+	assert.Contains(t, text, "  name: lull-workers   # the night pool\n")
+	assert.NotContains(t, text, "kind: Deployment\nmetadata", "no workload document the file did not have")
+	im, err := hpa.Import(data, sim.Autoscaler{IntervalMS: 15000})
+	require.NoError(t, err)
+	assert.Equal(t, res.Recommended.Autoscaler.Target, im.Autoscaler.Target)
+	assert.Equal(t, res.Recommended.Autoscaler.ControllerSettings().Behavior, im.Autoscaler.ControllerSettings().Behavior)
+
+	code, _, stderr = runCLI(t, "", "plan", "-config", lull, "-remove", "1", "-manifest", file)
+	assert.Equal(t, 2, code)
+	assert.Contains(t, stderr, "-manifest writes a tune plan's recommended settings into your file")
 }

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/scalein-planner/scalein/sim"
+	"github.com/scalein-planner/scalein/sim/hpa"
 	"github.com/scalein-planner/scalein/sim/whatif"
 )
 
@@ -268,6 +269,8 @@ func (o *optionalFloat) Set(s string) error {
 type planOptions struct {
 	config, out string
 	hpa         string
+	manifest    string // with -tune: the user's file the recommendation is written into
+	selectName  string
 	force       bool
 	parallel    int
 	timing      bool
@@ -284,7 +287,8 @@ func parsePlanFlags(args []string, stderr io.Writer) (o planOptions, code int, o
 	var minAttainment optionalShare
 	var capacity, diagnose bool
 	var ratePerWorker float64
-	fs := newCommandFlags("plan", "scalein plan -config FILE|- (-remove N -start-ms T | -tune autoscaler | -capacity | -diagnose [-rate-per-worker R]) [-ttft-p99-ms X] [-e2e-p99-ms X] [-min-attainment F] [-max-killed K] [-max-runs M] [-search JSON] [-out FILE] [-hpa FILE [-force]] [-parallel N] [-timing]", stderr)
+	var baseline int
+	fs := newCommandFlags("plan", "scalein plan -config FILE|- (-remove N -start-ms T | -tune autoscaler | -capacity | -diagnose [-rate-per-worker R]) [-baseline-workers N] [-ttft-p99-ms X] [-e2e-p99-ms X] [-min-attainment F] [-max-killed K] [-max-runs M] [-search JSON] [-out FILE] [-manifest YOURS [-select NAME]] [-hpa FILE [-force]] [-parallel N] [-timing]", stderr)
 	fs.StringVar(&o.config, "config", "", "scenario JSON file, or - for stdin (required; its scale_in is replaced, or with -tune its autoscaler's settings searched)")
 	fs.IntVar(&remove, "remove", 0, "how many workers to drain (required unless -tune)")
 	fs.Float64Var(&startMS, "start-ms", 0, "drain no worker before this instant (ms)")
@@ -292,8 +296,11 @@ func parsePlanFlags(args []string, stderr io.Writer) (o planOptions, code int, o
 	fs.BoolVar(&capacity, "capacity", false, "find one worker's capacity: the highest steady request rate per worker whose runs meet the scenario's slo for -min-attainment of requests (default 0.99), by bisection to 2 % (docs/planning.md)")
 	fs.BoolVar(&diagnose, "diagnose", false, "how far the scenario's autoscaler is from an ideal fleet, and what its signal lag, decision lag and warm-up each cost in attainment and GPU-hours (Shapley values over 8 runs; docs/planning.md)")
 	fs.Float64Var(&ratePerWorker, "rate-per-worker", 0, "with -diagnose, one worker's capacity at the slo in requests/s (default: found by a capacity search)")
+	fs.IntVar(&baseline, "baseline-workers", 0, "with -tune or -diagnose, the fixed fleet the autoscaler is compared with (default: its max_workers)")
 	fs.StringVar(&o.hpa, "hpa", "", "with -tune, also write the recommended settings as Kubernetes manifests (HPA and Deployment patches) to this file")
 	fs.BoolVar(&o.force, "force", false, "with -hpa, replace the file if it exists (without it an existing file is refused: it may be your own manifest)")
+	fs.StringVar(&o.manifest, "manifest", "", "with -tune, your HPA or ScaledObject file (the one the scenario was imported from): the recommended settings are written into it in place, only the changed fields changed (to write the edited copy elsewhere, add -hpa FILE)")
+	fs.StringVar(&o.selectName, "select", "", "with -manifest, the autoscaler of the file to write into (its metadata.name) when it holds several")
 	fs.Var(&ttft, "ttft-p99-ms", "feasible only with TTFT p99 at or below this (ms); no limit by default")
 	fs.Var(&e2e, "e2e-p99-ms", "feasible only with end-to-end p99 at or below this (ms); no limit by default")
 	fs.Var(&minAttainment, "min-attainment", "feasible only when at least this share of requests meets the scenario's slo (0.99 for 99 %); needs an slo; no limit by default")
@@ -313,8 +320,12 @@ func parsePlanFlags(args []string, stderr io.Writer) (o planOptions, code int, o
 		return o, fs.usageError("-config is required (a scenario file, or - to read stdin)"), false
 	case diagnose && (capacity || tune != "" || remove != 0 || startMS != 0):
 		return o, fs.usageError("-diagnose is a plan of its own; leave out -capacity, -remove, -start-ms and -tune"), false
+	case baseline != 0 && !diagnose && tune == "":
+		return o, fs.usageError("-baseline-workers is the fixed fleet a -tune or -diagnose plan compares with: use it with one of them"), false
 	case diagnose:
-		return diagnosePlanFlags(o, fs, minAttainment, ratePerWorker, maxRuns, search)
+		o, code, ok := diagnosePlanFlags(o, fs, minAttainment, ratePerWorker, maxRuns, search)
+		o.req.Goal.BaselineWorkers = baseline
+		return o, code, ok
 	case ratePerWorker != 0:
 		return o, fs.usageError("-rate-per-worker is μ for -diagnose: use it with -diagnose"), false
 	case capacity && (tune != "" || remove != 0 || startMS != 0):
@@ -327,6 +338,10 @@ func parsePlanFlags(args []string, stderr io.Writer) (o planOptions, code int, o
 		return o, fs.usageError("-remove and -start-ms are for a drain plan; leave them out with -tune"), false
 	case tune == "" && o.hpa != "":
 		return o, fs.usageError("-hpa writes a tune plan's recommended settings: use it with -tune autoscaler"), false
+	case tune == "" && o.manifest != "":
+		return o, fs.usageError("-manifest writes a tune plan's recommended settings into your file: use it with -tune autoscaler"), false
+	case o.selectName != "" && o.manifest == "":
+		return o, fs.usageError("-select names the autoscaler of the -manifest file: use it with -manifest"), false
 	case o.force && o.hpa == "":
 		return o, fs.usageError("-force replaces the -hpa file: use it with -hpa"), false
 	case o.hpa != "" && !o.force && fileExists(o.hpa):
@@ -334,7 +349,7 @@ func parsePlanFlags(args []string, stderr io.Writer) (o planOptions, code int, o
 	case o.parallel < 0:
 		return o, fs.usageError("-parallel must be 0 (one per CPU) or more (got %d)", o.parallel), false
 	}
-	o.req = whatif.Request{Goal: whatif.Goal{Remove: remove, StartMS: startMS, Tune: tune},
+	o.req = whatif.Request{Goal: whatif.Goal{Remove: remove, StartMS: startMS, Tune: tune, BaselineWorkers: baseline},
 		Constraints: whatif.Constraints{TTFTP99MS: ttft.v, E2EP99MS: e2e.v, MaxKilled: &maxKilled, MinAttainment: minAttainment.v}}
 	if search != "" {
 		dec := json.NewDecoder(strings.NewReader(search))
@@ -357,6 +372,21 @@ func runPlan(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	if base == nil {
 		return code
 	}
+	var origin *hpa.Origin
+	if o.manifest != "" && base.Autoscaler != nil {
+		// Read the file first: a file that cannot take the settings fails before the plan runs.
+		data, err := readLimited(o.manifest, hpa.MaxManifestBytes)
+		if err != nil {
+			fmt.Fprintf(stderr, "scalein plan: -manifest: %v\n", err)
+			return 1
+		}
+		im, err := hpa.ImportWith(data, *base.Autoscaler, hpa.ImportOptions{Select: o.selectName})
+		if err != nil {
+			fmt.Fprintf(stderr, "scalein plan: -manifest %s: %v\n", o.manifest, err)
+			return 2
+		}
+		origin = im.Origin
+	}
 	runner, done := localRunner("plan", o.parallel, o.timing, stderr)
 	res, err := whatif.Plan(ctx, runner, base, o.req)
 	if err != nil {
@@ -373,8 +403,12 @@ func runPlan(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		fmt.Fprintf(stderr, "scalein plan: encode the plan: %v\n", err)
 		return 1
 	}
-	if o.hpa != "" {
-		if code := writeHPA(o.hpa, base, res, stderr); code != 0 {
+	if o.hpa != "" || origin != nil {
+		path := o.hpa
+		if path == "" {
+			path = o.manifest // in place: the user asked for their own file
+		}
+		if code := writeHPA(path, base, res, origin, stderr); code != 0 {
 			return code
 		}
 	}

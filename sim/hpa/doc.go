@@ -15,12 +15,18 @@
 //	tolerance              spec.behavior.scaleDown/scaleUp.tolerance (Kubernetes 1.33+)
 //
 // The drain grace is the worker Deployment's terminationGracePeriodSeconds, and the migration
-// limit is the Dynamo frontend's DYN_MIGRATION_LIMIT environment variable, so Export writes
-// three documents: the HPA and two Deployment patches. What no manifest holds (the decision
-// interval, which is the controller's --horizontal-pod-autoscaler-sync-period; the metric
-// delay; the startup time; the drain selection) is named in comments.
+// limit is the Dynamo frontend's DYN_MIGRATION_LIMIT environment variable. With the user's file
+// (Imported.Origin.Manifest), Export edits it (ExportOnto, onto.go): only the fields whose value
+// differs from what the file says are spliced into the original bytes at the positions the
+// YAML node API gives (yamledit.go), so comments, key order and quoting stay; workloads are
+// touched only when the grace or the migration limit changed. Without a file it writes new
+// documents: the HPA and two Deployment patches, naming in comments what no manifest holds
+// (the decision interval, which is the controller's --horizontal-pod-autoscaler-sync-period;
+// the metric delay; the startup time; the drain selection).
 //
-// Import reads a stream of documents (YAML or JSON, kind: List and *List unwrapped): an
+// Import reads a stream of documents (YAML or JSON, kind: List and *List unwrapped): the
+// first autoscaler the model can use (or the one ImportOptions.Select names), the starting
+// fleet from the workload's replicas or the HPA's status.currentReplicas, and: an
 // autoscaling/v2 or v2beta2 HPA (Pods or External metric) or a KEDA ScaledObject (its
 // Prometheus query read with Prometheus' own PromQL parser: outer sum/avg/max → aggregate),
 // and the Deployments, StatefulSets, LeaderWorkerSets and DynamoGraphDeployments that carry the

@@ -62,6 +62,23 @@ type Settings struct {
 // grace, and a patch of the one that holds DYN_MIGRATION_LIMIT. Comments say where they came
 // from and what no manifest can hold.
 func Export(s Settings) ([]byte, error) {
+	if s.Origin != nil && s.Origin.Manifest != "" {
+		out, err := ExportOnto(s)
+		if err == nil {
+			return out.Data, nil
+		}
+		// A file the editor cannot write into (a YAML alias where a value changes, YAML the
+		// node parser refuses) still gets the settings: the object as imported, written anew,
+		// saying why.
+		o := *s.Origin
+		o.Manifest = ""
+		s.Origin = &o
+		data, err2 := Export(s)
+		if err2 != nil {
+			return nil, err
+		}
+		return append([]byte("# Note: your file could not be edited in place ("+oneLine(err.Error())+"): these are your objects written anew\n"), data...), nil
+	}
 	a := s.Autoscaler
 	if s.Workers == "" {
 		s.Workers = DefaultWorkers
@@ -262,6 +279,9 @@ func exportScaledObject(s Settings) (*scaledObject, WorkloadRef, []string, error
 			notes = append(notes, "source pods is written as a KEDA trigger on the sum over workers with an AverageValue threshold, which is the same per-worker average")
 		}
 		t.Metadata["query"] = exportQuery(a.Metric, agg)
+		if a.Metric == sim.MetricOfferedRate {
+			notes = append(notes, "offered_rate is the workload's request rate: point the query at your gateway's request counter or your load forecast")
+		}
 	}
 	if behavior != nil {
 		if so.Spec.Advanced == nil {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -44,6 +45,11 @@ type Imported struct {
 	Filled         []string       `json:"filled"`
 	Problems       []Problem      `json:"problems"`
 	Origin         *Origin        `json:"origin"`
+	// Workers is how many replicas the operator's night starts with: the scaled workload's
+	// replicas, else the HPA's status.currentReplicas (nil when the file says neither);
+	// WorkersFrom names where it was read.
+	Workers     *int   `json:"workers,omitempty"`
+	WorkersFrom string `json:"workers_from,omitempty"`
 }
 
 // Origin is the user's autoscaler object as imported and the workloads its settings came from:
@@ -62,6 +68,20 @@ type Origin struct {
 	// DYN_MIGRATION_LIMIT were read from (nil when none).
 	Grace     *WorkloadRef `json:"grace,omitempty"`
 	Migration *WorkloadRef `json:"migration,omitempty"`
+	// Name and Namespace are the object's; Target is the workload it scales.
+	Name      string      `json:"name,omitempty"`
+	Namespace string      `json:"namespace,omitempty"`
+	Target    WorkloadRef `json:"target"`
+	// Manifest is the whole file as imported: Export writes the settings into it (ExportOnto),
+	// keeping everything else byte for byte.
+	Manifest string `json:"manifest,omitempty"`
+}
+
+// ImportOptions choose among the autoscalers of a stream.
+type ImportOptions struct {
+	// Select names the autoscaler to read (metadata.name) when the stream holds several;
+	// empty: the first one the model can use.
+	Select string
 }
 
 // WorkloadRef names a workload (and, for the migration limit, its container; for a
@@ -81,6 +101,13 @@ type WorkloadRef struct {
 // settings on top of base. It fails when there is no usable autoscaler or a field is outside
 // what Kubernetes itself accepts; the message names the document and the field.
 func Import(data []byte, base sim.Autoscaler) (*Imported, error) {
+	return ImportWith(data, base, ImportOptions{})
+}
+
+// ImportWith is Import choosing the autoscaler by opt.Select. Without it, the autoscalers of
+// the stream are tried in order and the first the model can use is read; the others are named
+// in Problems (with the reason one could not be used).
+func ImportWith(data []byte, base sim.Autoscaler, opt ImportOptions) (*Imported, error) {
 	if len(data) > MaxManifestBytes {
 		return nil, fmt.Errorf("the manifest is %d bytes; at most %d", len(data), MaxManifestBytes)
 	}
@@ -109,30 +136,95 @@ func Import(data []byte, base sim.Autoscaler) (*Imported, error) {
 		}
 		return nil, errors.New(msg)
 	}
-	for _, s := range scalers[1:] {
-		im.problem(s.path, "a second autoscaler (%s %q): only the first (%s %q) is read", s.kind, s.name, scalers[0].kind, scalers[0].name)
+	if opt.Select != "" {
+		var names []string
+		var picked []scaler
+		for _, s := range scalers {
+			names = append(names, fmt.Sprintf("%s %q", s.kind, s.name))
+			if s.name == opt.Select {
+				picked = append(picked, s)
+			}
+		}
+		if len(picked) == 0 {
+			return nil, fmt.Errorf("select %q: no autoscaler of that name in the manifest (it has %s)", opt.Select, strings.Join(names, ", "))
+		}
+		for _, s := range scalers {
+			if s.name != opt.Select {
+				im.problem(s.path, "another autoscaler (%s %q): not read, %q was selected", s.kind, s.name, opt.Select)
+			}
+		}
+		scalers = picked // several of that name (an HPA and a ScaledObject): the first usable
 	}
-	s := scalers[0]
-	if err := s.read(im); err != nil {
-		return nil, fmt.Errorf("%s (%s %q): %w", s.path, s.kind, s.name, err)
+	var chosen *Imported
+	var used scaler
+	var firstErr error
+	var unusable []string
+	for _, s := range scalers {
+		if chosen != nil {
+			chosen.problem(s.path, "another autoscaler (%s %q): not read, the first the model can use (%s %q) is; choose it by its name (scalein import -select %s)", s.kind, s.name, used.kind, used.name, s.name)
+			continue
+		}
+		try := &Imported{Autoscaler: base, Filled: []string{}, Problems: slices.Clone(im.Problems)}
+		if err := s.read(try); err != nil {
+			err = fmt.Errorf("%s (%s %q): %w", s.path, s.kind, s.name, err)
+			firstErr = cmpErr(firstErr, err)
+			unusable = append(unusable, err.Error())
+			continue
+		}
+		chosen, used = try, s
 	}
-	im.readWorkloads(loads, s.target)
+	if chosen == nil {
+		if len(unusable) > 1 {
+			return nil, fmt.Errorf("no autoscaler in the manifest the model can use: %s", strings.Join(unusable, "; "))
+		}
+		return nil, firstErr
+	}
+	for _, u := range unusable {
+		chosen.problem(used.path, "read instead of an earlier autoscaler the model cannot use: %s", u)
+	}
+	im = chosen
+	if im.Origin != nil { // nil when the object was too large to keep (keepOrigin)
+		im.Origin.Name, im.Origin.Namespace, im.Origin.Target = used.name, used.namespace, used.target
+		if len(data) <= MaxOriginManifestBytes {
+			im.Origin.Manifest = string(data)
+		} else {
+			im.problem("", "the file is %s, above the %s a plan keeps of it; a tune plan's download writes the settings into the %s alone, not into this file",
+				kib(len(data)), kib(MaxOriginManifestBytes), im.Origin.Kind)
+		}
+	}
+	im.readWorkloads(loads, used.target)
+	if used.current > 0 {
+		n := int(used.current)
+		switch {
+		case im.Workers == nil:
+			im.Workers, im.WorkersFrom = &n, fmt.Sprintf("%s (%s %q) status.currentReplicas", used.path, used.kind, used.name)
+		case *im.Workers != n:
+			im.problem(used.path+" status.currentReplicas", "%d, but %s is %d; the workload's replicas are used", n, im.WorkersFrom, *im.Workers)
+		}
+	}
 	return im, nil
 }
 
 // scaler is an autoscaler object of the input.
 type scaler struct {
-	path, kind, name string
-	target           WorkloadRef
+	path, kind, name, namespace string
+	target                      WorkloadRef
 	// generatedBy names the ScaledObject that made this HPA ("" for one written by hand).
 	generatedBy string
-	read        func(im *Imported) error
+	// current is an HPA's status.currentReplicas (0: not in the file).
+	current int32
+	read    func(im *Imported) error
 }
 
 // decode reads one object strictly: an autoscaler, workloads, or a problem naming what it is.
 func (im *Imported) decode(o object) (*scaler, []workload, error) {
 	kind, apiVersion := o.tm.Kind, o.tm.APIVersion
 	fail := func(err error) (*scaler, []workload, error) {
+		if hasMarks(o.json) {
+			if terr := templateError(o.doc); terr != nil {
+				return nil, nil, terr
+			}
+		}
 		return nil, nil, fmt.Errorf("%s (%s): %v", o.path, kind, err)
 	}
 	switch {
@@ -142,14 +234,18 @@ func (im *Imported) decode(o object) (*scaler, []workload, error) {
 		if err := strictJSON(o.json, &h); err != nil {
 			return fail(err)
 		}
+		if err := readMarks(o, h.Name, h.Namespace, h.Spec); err != nil {
+			return nil, nil, err
+		}
 		if apiVersion == "autoscaling/v2beta2" {
 			if b := h.Spec.Behavior; b != nil && ((b.ScaleUp != nil && b.ScaleUp.Tolerance != nil) || (b.ScaleDown != nil && b.ScaleDown.Tolerance != nil)) {
 				return fail(errors.New("spec.behavior tolerance is an autoscaling/v2 field (Kubernetes 1.33+), not v2beta2: write apiVersion autoscaling/v2"))
 			}
 			h.APIVersion = "autoscaling/v2"
 		}
-		s := &scaler{path: o.path, kind: kind, name: h.Name,
+		s := &scaler{path: o.path, kind: kind, name: h.Name, namespace: h.Namespace,
 			target: WorkloadRef{APIVersion: h.Spec.ScaleTargetRef.APIVersion, Kind: h.Spec.ScaleTargetRef.Kind, Name: h.Spec.ScaleTargetRef.Name, Namespace: h.Namespace}}
+		s.current = h.Status.CurrentReplicas
 		for _, ref := range h.OwnerReferences {
 			if ref.Kind == "ScaledObject" {
 				s.generatedBy = ref.Name
@@ -167,7 +263,10 @@ func (im *Imported) decode(o object) (*scaler, []workload, error) {
 		if err := strictJSON(o.json, &so); err != nil {
 			return fail(err)
 		}
-		s := &scaler{path: o.path, kind: kind, name: so.Name}
+		if err := readMarks(o, so.Name, so.Namespace, so.Spec); err != nil {
+			return nil, nil, err
+		}
+		s := &scaler{path: o.path, kind: kind, name: so.Name, namespace: so.Namespace}
 		if ref := so.Spec.ScaleTargetRef; ref != nil {
 			s.target = WorkloadRef{APIVersion: ref.APIVersion, Kind: ref.Kind, Name: ref.Name, Namespace: so.Namespace}
 			if s.target.Kind == "" {

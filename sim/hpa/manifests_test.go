@@ -2,6 +2,7 @@ package hpa_test
 
 import (
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 
@@ -256,36 +257,30 @@ func TestImportRefuses(t *testing.T) {
 	}
 }
 
-// An imported HPA or ScaledObject comes back under the user's names, and export → import →
-// export gives the same bytes and the same controller.
+// An imported HPA or ScaledObject with unchanged settings comes back as the user's file, byte
+// for byte after one header comment; export → import → export gives the same bytes and the
+// same controller.
 func TestExportKeepsTheUsersObjects(t *testing.T) {
 	behavior := "  behavior:\n    scaleDown:\n      stabilizationWindowSeconds: 60\n      selectPolicy: Min\n      tolerance: 0.05\n      policies:\n      - type: Percent\n        value: 10\n        periodSeconds: 60\n      - type: Pods\n        value: 2\n        periodSeconds: 30\n"
-	cases := map[string]struct {
-		doc  string
-		want []string
-	}{
-		"HPA": {hpaOn("autoscaling/v2", "vllm:num_requests_waiting", "10", behavior) + "---\n" + deploymentWith("Deployment", "vllm", 90, "2"),
-			[]string{"name: vllm-hpa", "namespace: serving", "name: vllm:num_requests_waiting", "type: Percent", "selectPolicy: Min", "tolerance: 50m", "periodSeconds: 30", "kind: Deployment\nmetadata:\n  name: vllm\n"}},
-		"KEDA": {keda + "---\n" + deploymentWith("StatefulSet", "vllm-deployment", 90, "2"),
-			[]string{"kind: ScaledObject", "name: vllm-scaledobject", `query: sum(vllm:num_requests_waiting{model_name="llama"}) or vector(0)`, "threshold: \"5\"", "cooldownPeriod: 360", "type: Percent"}},
+	cases := map[string]string{
+		"HPA":  hpaOn("autoscaling/v2", "vllm:num_requests_waiting", "10", behavior) + "---\n" + deploymentWith("Deployment", "vllm", 90, "2"),
+		"KEDA": keda + "---\n" + deploymentWith("StatefulSet", "vllm-deployment", 90, "2"),
 	}
-	for name, tc := range cases {
+	for name, doc := range cases {
 		t.Run(name, func(t *testing.T) {
-			im, err := hpa.Import([]byte(tc.doc), defaults())
+			im, err := hpa.Import([]byte(doc), defaults())
 			require.NoError(t, err)
-			out, err := hpa.Export(hpa.Settings{Autoscaler: im.Autoscaler, MigrationLimit: *im.MigrationLimit, Origin: im.Origin})
+			out, err := hpa.Export(hpa.Settings{Autoscaler: im.Autoscaler, MigrationLimit: *im.MigrationLimit, Origin: im.Origin, Source: "plan p1"})
 			require.NoError(t, err)
-			for _, w := range tc.want {
-				assert.Contains(t, string(out), w)
-			}
+			assert.Equal(t, "# Scale-in Planner: plan p1. Nothing changed: these are your settings\n"+doc, string(out))
 			im2, err := hpa.Import(out, defaults())
 			require.NoError(t, err, string(out))
 			assert.Equal(t, im.Autoscaler.ControllerSettings(), im2.Autoscaler.ControllerSettings())
 			assert.Equal(t, im.Autoscaler.GraceMS, im2.Autoscaler.GraceMS)
 			assert.Equal(t, im.MigrationLimit, im2.MigrationLimit)
-			out2, err := hpa.Export(hpa.Settings{Autoscaler: im2.Autoscaler, MigrationLimit: *im2.MigrationLimit, Origin: im2.Origin})
+			out2, err := hpa.Export(hpa.Settings{Autoscaler: im2.Autoscaler, MigrationLimit: *im2.MigrationLimit, Origin: im2.Origin, Source: "plan p1"})
 			require.NoError(t, err)
-			assert.Equal(t, string(out), string(out2))
+			assert.Equal(t, string(out), string(out2), "the header is replaced, not repeated")
 		})
 	}
 }
@@ -312,4 +307,88 @@ func TestExportNewScaledObject(t *testing.T) {
 	im, err := hpa.Import(out, defaults())
 	require.NoError(t, err)
 	assert.Equal(t, a.ControllerSettings(), im.Autoscaler.ControllerSettings())
+}
+
+// A stream with a CPU HPA first and a usable ScaledObject after it reads the ScaledObject and
+// names the HPA; two usable autoscalers read the first and name the second with -select; select
+// chooses another; an unknown name lists those there are.
+func TestImportSeveralAutoscalers(t *testing.T) {
+	cpu, err := os.ReadFile("testdata/charts/nim-hpa-cpu.yaml")
+	require.NoError(t, err)
+	stream := string(cpu) + "---\n" + keda
+	im, err := hpa.Import([]byte(stream), defaults())
+	require.NoError(t, err)
+	assert.Equal(t, "ScaledObject", im.Origin.Kind)
+	assert.Equal(t, "vllm-scaledobject", im.Origin.Name)
+	assert.Equal(t, 5.0, im.Autoscaler.Target)
+	var msgs []string
+	for _, p := range im.Problems {
+		msgs = append(msgs, p.String())
+	}
+	assert.Contains(t, strings.Join(msgs, "\n"), `read instead of an earlier autoscaler the model cannot use: document 1 (HorizontalPodAutoscaler "nim-llm"): spec.metrics`)
+
+	two := hpaOn("autoscaling/v2", "vllm:num_requests_waiting", "3", "") + "---\n" + keda
+	im, err = hpa.Import([]byte(two), defaults())
+	require.NoError(t, err)
+	assert.Equal(t, "vllm-hpa", im.Origin.Name)
+	assert.Equal(t, 3.0, im.Autoscaler.Target)
+	msgs = nil
+	for _, p := range im.Problems {
+		msgs = append(msgs, p.String())
+	}
+	assert.Contains(t, msgs, `document 2: another autoscaler (ScaledObject "vllm-scaledobject"): not read, the first the model can use (HorizontalPodAutoscaler "vllm-hpa") is; choose it by its name (scalein import -select vllm-scaledobject)`)
+
+	im, err = hpa.ImportWith([]byte(two), defaults(), hpa.ImportOptions{Select: "vllm-scaledobject"})
+	require.NoError(t, err)
+	assert.Equal(t, "ScaledObject", im.Origin.Kind)
+	assert.Equal(t, 5.0, im.Autoscaler.Target)
+
+	_, err = hpa.ImportWith([]byte(two), defaults(), hpa.ImportOptions{Select: "nope"})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `select "nope": no autoscaler of that name in the manifest (it has HorizontalPodAutoscaler "vllm-hpa", ScaledObject "vllm-scaledobject")`)
+
+	// Neither usable: both reasons.
+	_, err = hpa.Import([]byte(string(cpu)+"---\n"+kedaHPA), defaults())
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "no autoscaler in the manifest the model can use")
+	assert.Contains(t, err.Error(), "nim-llm")
+	assert.Contains(t, err.Error(), "s0-prometheus")
+}
+
+// Template markers refuse a file only where they are read: in a comment or a field Import does
+// not read they do not; in the autoscaler's fields they do, naming the line.
+func TestTemplateMarkersOnlyWhereRead(t *testing.T) {
+	commented := "# rendered from {{ .Values.autoscaling }} by helm template\n" +
+		strings.Replace(hpaOn("autoscaling/v2", "vllm:num_requests_waiting", "3", ""), "  namespace: serving\n",
+			"  namespace: serving  # was ${NAMESPACE}\n  annotations:\n    rendered-from: \"{{ .Release.Name }}\"\n", 1)
+	im, err := hpa.Import([]byte(commented), defaults())
+	require.NoError(t, err)
+	assert.Equal(t, 3.0, im.Autoscaler.Target)
+
+	read := strings.Replace(hpaOn("autoscaling/v2", "vllm:num_requests_waiting", "3", ""), `averageValue: "3"`, `averageValue: "{{ .Values.target }}"`, 1)
+	_, err = hpa.Import([]byte("# a comment\n"+read), defaults())
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `line 21: this is a Helm/Terraform template ("{{ .Values.target }}\"")`)
+
+	keda := strings.Replace(keda, `threshold: "5"`, `threshold: "${THRESHOLD}"`, 1)
+	_, err = hpa.Import([]byte(keda), defaults())
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "Helm/Terraform template")
+}
+
+// An HPA and a ScaledObject of one name: -select takes the first of them the model can use, and
+// an export onto the file writes into that one.
+func TestSelectSameNameTakesTheUsableOne(t *testing.T) {
+	cpu := strings.Replace(cpuHPA, "name: vllm\n", "name: vllm-scaledobject\n", 1)
+	onlyCPU := cpu[:strings.Index(cpu, "  - type: Pods")]
+	stream := onlyCPU + "---\n" + keda
+	im, err := hpa.ImportWith([]byte(stream), defaults(), hpa.ImportOptions{Select: "vllm-scaledobject"})
+	require.NoError(t, err)
+	assert.Equal(t, "ScaledObject", im.Origin.Kind)
+	a := im.Autoscaler
+	a.Target = 7
+	ex, err := hpa.ExportOnto(hpa.Settings{Autoscaler: a, Origin: im.Origin})
+	require.NoError(t, err)
+	assert.Contains(t, string(ex.Data), `threshold: "7"`)
+	assert.Equal(t, strings.Count(stream, "\n")+1, strings.Count(string(ex.Data), "\n"))
 }

@@ -35,6 +35,7 @@ var exportNames = map[string]string{
 	sim.MetricRequestsWaiting:   "vllm_num_requests_waiting",
 	sim.MetricRequestsRunning:   "vllm_num_requests_running",
 	sim.MetricKVUsage:           MetricKVUsage,
+	sim.MetricOfferedRate:       "offered_request_rate",
 }
 
 // knownNames lists the names the model knows, for messages.
@@ -199,6 +200,9 @@ func exportQuery(metric, aggregate string) string {
 		return aggregate + "(vllm:num_requests_waiting)"
 	case sim.MetricRequestsRunning:
 		return aggregate + "(vllm:num_requests_running)"
+	case sim.MetricOfferedRate:
+		// The requests offered per second: a gateway's request counter (or a load forecast).
+		return "sum(rate(http_requests_total[1m]))"
 	}
 	return aggregate + "(vllm:kv_cache_usage_perc)"
 }

@@ -13,10 +13,11 @@ import (
 // hidden field) and checks that Export can write a's settings into it, so that a plan stores
 // only an origin its download can use.
 func ReadOrigin(raw []byte, a sim.Autoscaler) (*Origin, error) {
-	// The document, its fields and the JSON escapes of a document sent inside a string.
-	if limit := 2*MaxOriginBytes + 4<<10; len(raw) > limit {
-		return nil, fmt.Errorf("origin: %s; at most %s (the origin an import returns is its object's spec and name, within %s): import the manifest again",
-			kib(len(raw)), kib(limit), kib(MaxOriginBytes))
+	// The document, the user's file as a JSON string (escaped, so up to twice as long), their
+	// fields, and the JSON escapes of an origin sent inside a string (a form's hidden field).
+	if limit := 2*(MaxOriginBytes+2*MaxOriginManifestBytes) + 4<<10; len(raw) > limit {
+		return nil, fmt.Errorf("origin: %s; at most %s (the origin an import returns is its object's spec and name, within %s, and the file it came from, within %s): import the manifest again",
+			kib(len(raw)), kib(limit), kib(MaxOriginBytes), kib(MaxOriginManifestBytes))
 	}
 	var o Origin
 	dec := json.NewDecoder(bytes.NewReader(raw))
@@ -27,6 +28,10 @@ func ReadOrigin(raw []byte, a sim.Autoscaler) (*Origin, error) {
 	if len(o.Document) > MaxOriginBytes {
 		return nil, fmt.Errorf("origin.document: %s; at most %s (the origin an import returns is its object's spec and name): import the manifest again",
 			kib(len(o.Document)), kib(MaxOriginBytes))
+	}
+	if len(o.Manifest) > MaxOriginManifestBytes {
+		return nil, fmt.Errorf("origin.manifest: %s; at most %s (an import keeps the file it came from only within %s): import the manifest again",
+			kib(len(o.Manifest)), kib(MaxOriginManifestBytes), kib(MaxOriginManifestBytes))
 	}
 	if o.Kind != "HorizontalPodAutoscaler" && o.Kind != "ScaledObject" {
 		return nil, fmt.Errorf("origin.kind: %q is not HorizontalPodAutoscaler or ScaledObject; import the manifest again", o.Kind)
@@ -46,6 +51,10 @@ func ReadOrigin(raw []byte, a sim.Autoscaler) (*Origin, error) {
 const (
 	// MaxOriginBytes bounds an origin's document (a real HPA or ScaledObject is 1–4 KiB).
 	MaxOriginBytes = 64 << 10
+	// MaxOriginManifestBytes bounds the user's file an origin keeps (Origin.Manifest), which
+	// the download edits in place; a larger file is not kept, and the download writes the
+	// settings into the trimmed object instead.
+	MaxOriginManifestBytes = 256 << 10
 	// maxMetaBytes bounds an origin's annotations and labels together.
 	maxMetaBytes = 8 << 10
 	// lastApplied is kubectl apply's copy of the object, which it writes again.

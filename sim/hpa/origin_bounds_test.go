@@ -67,6 +67,38 @@ func TestOriginKeepsWhatTheDownloadNeeds(t *testing.T) {
 		raw = []byte(`{"kind":"ScaledObject","document":"` + strings.Repeat("w", 2<<20) + `"}`)
 		_, err = hpa.ReadOrigin(raw, im.Autoscaler)
 		require.Error(t, err)
-		assert.Contains(t, err.Error(), "origin: 2049 KiB; at most 132 KiB")
+		assert.Contains(t, err.Error(), "origin: 2049 KiB; at most 1156 KiB")
+	})
+	t.Run("the user's file is kept within its bound, and refused over it when sent back", func(t *testing.T) {
+		small, err := hpa.Import([]byte(keda), sim.Autoscaler{})
+		require.NoError(t, err)
+		require.NotNil(t, small.Origin)
+		assert.Equal(t, keda, small.Origin.Manifest, "the file is kept byte for byte for the download to edit")
+
+		// A file over the bound (a long comment): the object is kept, the file is not, and a
+		// problem says the download writes into the object alone.
+		big := keda + "# " + strings.Repeat("c", hpa.MaxOriginManifestBytes) + "\n"
+		im, err := hpa.Import([]byte(big), sim.Autoscaler{})
+		require.NoError(t, err)
+		require.NotNil(t, im.Origin)
+		assert.Empty(t, im.Origin.Manifest)
+		assert.Contains(t, string(im.Origin.Document), "vllm-scaledobject")
+		var found bool
+		for _, p := range im.Problems {
+			if strings.Contains(p.Message, "256 KiB a plan keeps") {
+				found = true
+			}
+		}
+		assert.True(t, found, "a problem says the file was not kept: %v", im.Problems)
+
+		// An origin sent back with a file over the bound is refused naming origin.manifest.
+		small.Origin.Manifest = big
+		raw, err := json.Marshal(small.Origin)
+		require.NoError(t, err)
+		_, err = hpa.ReadOrigin(raw, small.Autoscaler)
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), "origin.manifest")
+		assert.Contains(t, err.Error(), "at most 256 KiB")
+		assert.Less(t, len(err.Error()), 500)
 	})
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 
 	"github.com/scalein-planner/scalein/sim"
 )
@@ -21,6 +22,11 @@ func (e *ScenarioError) Unwrap() error { return e.Err }
 // autoscaler or a schedule, not both. Problems of the scenario come back as *ScenarioError
 // (wrapping sim.Parse's error), problems of the manifest as Import's error.
 func IntoScenario(scenario, manifest []byte, env sim.ParseEnv) (out []byte, im *Imported, dropped bool, err error) {
+	return IntoScenarioWith(scenario, manifest, env, ImportOptions{})
+}
+
+// IntoScenarioWith is IntoScenario choosing the autoscaler by opt (ImportWith).
+func IntoScenarioWith(scenario, manifest []byte, env sim.ParseEnv, opt ImportOptions) (out []byte, im *Imported, dropped bool, err error) {
 	var doc map[string]any
 	dec := json.NewDecoder(bytes.NewReader(scenario))
 	dec.UseNumber()
@@ -38,11 +44,12 @@ func IntoScenario(scenario, manifest []byte, env sim.ParseEnv) (out []byte, im *
 	if err != nil {
 		return nil, nil, false, err
 	}
-	im, err = Import(manifest, *base.Autoscaler)
+	im, err = ImportWith(manifest, *base.Autoscaler, opt)
 	if err != nil {
 		return nil, nil, false, err
 	}
 	doc["autoscaler"] = im.Autoscaler
+	im.startingFleet(doc, base.Fleet.Workers)
 	if im.MigrationLimit != nil {
 		router, _ := doc["router"].(map[string]any)
 		if router == nil {
@@ -68,4 +75,40 @@ func parseDoc(doc map[string]any, env sim.ParseEnv) (*sim.Scenario, error) {
 		return nil, &ScenarioError{err}
 	}
 	return sc, nil
+}
+
+// startingFleet sets fleet.workers to the replicas the operator runs (Imported.Workers) or, when
+// the manifest does not say, to the scenario's own value clamped into the autoscaler's bounds,
+// with a note either way that says where the number came from.
+func (im *Imported) startingFleet(doc map[string]any, scenarioWorkers int) {
+	a := im.Autoscaler
+	fleet, _ := doc["fleet"].(map[string]any)
+	if fleet == nil {
+		fleet = map[string]any{}
+	}
+	n := 0
+	switch {
+	case im.Workers != nil:
+		n = *im.Workers
+		im.fill("fleet.workers")
+		if n < a.MinWorkers || n > a.MaxWorkers {
+			im.problem("fleet.workers", "%d from %s lies outside the autoscaler's bounds [%d, %d]: the first decision brings it to %d", n, im.WorkersFrom, a.MinWorkers, a.MaxWorkers, min(max(n, a.MinWorkers), a.MaxWorkers))
+		}
+		if n < 1 {
+			im.problem("fleet.workers", "%d from %s: the model starts with at least 1 worker; the night starts at %d", n, im.WorkersFrom, max(1, a.MinWorkers))
+			n = max(1, a.MinWorkers)
+		}
+	default:
+		n = min(max(scenarioWorkers, a.MinWorkers), a.MaxWorkers)
+		if n != scenarioWorkers {
+			im.problem("fleet.workers", "the manifest does not say how many replicas run (no replicas in the scaled workload, no status.currentReplicas): the scenario's %d workers lie outside [%d, %d], so the night starts at %d; set fleet.workers to the replicas you run", scenarioWorkers, a.MinWorkers, a.MaxWorkers, n)
+		} else {
+			im.problem("fleet.workers", "the manifest does not say how many replicas run (no replicas in the scaled workload, no status.currentReplicas): the night starts at the scenario's %d workers; set fleet.workers to the replicas you run", n)
+		}
+	}
+	if cur, ok := fleet["workers"]; ok && fmt.Sprint(cur) == fmt.Sprint(n) {
+		return
+	}
+	fleet["workers"] = n
+	doc["fleet"] = fleet
 }

@@ -19,6 +19,8 @@ type workload struct {
 	// worker is set for a DynamoGraphDeployment service of componentType worker.
 	worker bool
 	env    []migrationEnv
+	// replicas is the workload's spec.replicas (a Dynamo service's replicas), nil when unset.
+	replicas *int32
 }
 
 type migrationEnv struct{ container, value string }
@@ -54,6 +56,7 @@ type dynamoGraphDeployment struct {
 		Envs     []corev1.EnvVar `json:"envs,omitempty"`
 		Services map[string]*struct {
 			ComponentType string          `json:"componentType,omitempty"`
+			Replicas      *int32          `json:"replicas,omitempty"`
 			Envs          []corev1.EnvVar `json:"envs,omitempty"`
 			ExtraPodSpec  *struct {
 				TerminationGracePeriodSeconds *int64            `json:"terminationGracePeriodSeconds,omitempty"`
@@ -86,13 +89,17 @@ func decodeWorkload(o object) (ws []workload, known bool, err error) {
 		if err := strictJSON(o.json, &d); err != nil {
 			return nil, true, err
 		}
-		return []workload{pod(d.ObjectMeta, d.Spec.Template.Spec)}, true, nil
+		w := pod(d.ObjectMeta, d.Spec.Template.Spec)
+		w.replicas = d.Spec.Replicas
+		return []workload{w}, true, nil
 	case o.tm.Kind == "StatefulSet" && o.tm.APIVersion == "apps/v1":
 		var d appsv1.StatefulSet
 		if err := strictJSON(o.json, &d); err != nil {
 			return nil, true, err
 		}
-		return []workload{pod(d.ObjectMeta, d.Spec.Template.Spec)}, true, nil
+		w := pod(d.ObjectMeta, d.Spec.Template.Spec)
+		w.replicas = d.Spec.Replicas
+		return []workload{w}, true, nil
 	case o.tm.Kind == "LeaderWorkerSet" && strings.HasPrefix(o.tm.APIVersion, "leaderworkerset.x-k8s.io/"):
 		var l leaderWorkerSet
 		if err := strictJSON(o.json, &l); err != nil {
@@ -100,6 +107,7 @@ func decodeWorkload(o object) (ws []workload, known bool, err error) {
 		}
 		// The worker template's grace; the leader's env counts too.
 		w := pod(l.ObjectMeta, l.Spec.LeaderWorkerTemplate.WorkerTemplate.Spec)
+		w.replicas = l.Spec.Replicas
 		if lt := l.Spec.LeaderWorkerTemplate.LeaderTemplate; lt != nil {
 			w.env = append(w.env, pod(l.ObjectMeta, lt.Spec).env...)
 		}
@@ -122,7 +130,7 @@ func decodeWorkload(o object) (ws []workload, known bool, err error) {
 			r := ref
 			r.Name, r.Namespace, r.Service = d.Name, d.Namespace, n
 			w := workload{path: fmt.Sprintf("%s (DynamoGraphDeployment %q) spec.services.%s", o.path, d.Name, n), ref: r,
-				worker: strings.EqualFold(s.ComponentType, "worker")}
+				worker: strings.EqualFold(s.ComponentType, "worker"), replicas: s.Replicas}
 			for _, e := range slices.Concat(d.Spec.Envs, s.Envs) {
 				if e.Name == MigrationLimitEnv {
 					w.env = append(w.env, migrationEnv{value: e.Value})
@@ -153,6 +161,11 @@ func (im *Imported) readWorkloads(ws []workload, target WorkloadRef) {
 	for i := range ws {
 		w := &ws[i]
 		isTarget := w.ref.Name == target.Name && (target.Kind == "" || w.ref.Kind == target.Kind) && w.ref.Service == ""
+		dynamoWorker := w.worker && w.ref.Name == target.Name && w.ref.Kind == target.Kind
+		if w.replicas != nil && (isTarget || dynamoWorker) && im.Workers == nil {
+			n := int(*w.replicas)
+			im.Workers, im.WorkersFrom = &n, w.path+" replicas"
+		}
 		if w.grace != nil && (isTarget || w.worker) {
 			switch {
 			case *w.grace < 0:

@@ -182,6 +182,10 @@ func TestApplyJSON(t *testing.T) {
 	if s.Turns != 2 || len(s.RateStages) != 5 || s.RateStages[0].RatePerS != 3 {
 		t.Errorf("sessions %+v", s)
 	}
+	// The scenario carries what time 0 stands for: the first sample's time.
+	if at, ok := got.StartTime(); !ok || !at.Equal(c.Start) {
+		t.Errorf("starts_at %q, want %v", s.StartsAt, c.Start)
+	}
 	if !strings.Contains(string(out), "12345678901234567") {
 		t.Errorf("the seed lost digits:\n%s", out)
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"time"
 
 	"github.com/scalein-planner/scalein/sim"
 )
@@ -47,6 +48,10 @@ func Apply(doc map[string]any, c *Curve, parsedCount int) []string {
 		s = map[string]any{}
 	}
 	s["rate_stages"] = c.Stages
+	if !c.Start.IsZero() {
+		// What time 0 stands for: informative, the pages read the night's times as clock times.
+		s["starts_at"] = c.Start.UTC().Format(time.RFC3339)
+	}
 	if n := SessionsCount(c, parsedCount); n != parsedCount {
 		s["count"] = n
 		notes = append(notes, fmt.Sprintf("workload.sessions.count %d → %d: the stages expect %.0f sessions, and the count would end the arrivals before the stages do", parsedCount, n, c.ExpectedSessions))
@@ -75,4 +80,25 @@ func ApplyJSON(scenario []byte, parsed *sim.Scenario, c *Curve) ([]byte, []strin
 	notes := Apply(doc, c, count)
 	out, err := json.MarshalIndent(doc, "", "  ")
 	return out, notes, err
+}
+
+// WithReplicas sets the scenario's fleet.workers, the replicas that ran at the start of the
+// night (scalein load -replicas, the load API's "replicas"); n < 1 is refused.
+func WithReplicas(scenario []byte, n int) ([]byte, error) {
+	if n < 1 {
+		return nil, fmt.Errorf("replicas %d: at least 1 (the replicas running when the night started)", n)
+	}
+	var doc map[string]any
+	dec := json.NewDecoder(bytes.NewReader(scenario))
+	dec.UseNumber()
+	if err := dec.Decode(&doc); err != nil || doc == nil {
+		return nil, fmt.Errorf("the scenario is not a JSON object")
+	}
+	fleet, _ := doc["fleet"].(map[string]any)
+	if fleet == nil {
+		fleet = map[string]any{}
+	}
+	fleet["workers"] = n
+	doc["fleet"] = fleet
+	return json.MarshalIndent(doc, "", "  ")
 }

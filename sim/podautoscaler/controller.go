@@ -308,13 +308,18 @@ func (c *Controller) plainMetricReplicas(current int, smp Sample) proposal {
 		return p
 	}
 	sum, count := smp.Milli, int64(smp.Ready)
-	if smp.Missing > 0 {
-		if ratio < 1 {
-			// On a scale-down, missing pods count as using exactly the target.
-			sum += int64(smp.Missing) * target
-		}
-		// On a scale-up (and at exactly 1, the controller's else branch) they count 0.
+	switch {
+	case smp.Missing == 0:
+	case ratio < 1:
+		// On a scale-down, missing pods count as using exactly the target.
+		sum += int64(smp.Missing) * target
 		count += int64(smp.Missing)
+	case ratio > 1:
+		// On a scale-up they count as 0.
+		count += int64(smp.Missing)
+	default:
+		// At exactly 1 they get no sample and are left out (the controller's
+		// `else if usageRatio > 1.0`): new_ratio stays 1, and the decision holds.
 	}
 	if rebalanceIgnored {
 		count += int64(smp.Unready)

@@ -78,6 +78,12 @@ func TestPlainMetricReplicas(t *testing.T) {
 		{"unready pods ignored when ratio < 1", 4, 1000, 0, Sample{Ready: 2, Unready: 2, Milli: 1000}, 1, false, false, 0},
 		{"new ratio across 1: held", 6, 2000, 0, Sample{Ready: 4, Missing: 2, Milli: 10000}, 6, false, true, 0.833},
 		{"integer division of the average", 3, 1000, 0, Sample{Ready: 3, Milli: 1000}, 1, false, false, 0},
+		// At a ratio of exactly 1 (`else if usageRatio > 1.0`) missing pods get no sample: counted
+		// as 0 they would make 8000/6 → 0.6665 and scale down to 4.
+		{"ratio exactly 1, missing pods left out: held", 6, 2000, 0, Sample{Ready: 4, Missing: 2, Milli: 8000}, 6, false, true, 1},
+		{"ratio exactly 1, missing left out even with a tolerance", 6, 2000, 0.1, Sample{Ready: 4, Missing: 2, Milli: 8000}, 6, false, true, 1},
+		{"ratio exactly 1, missing and Pending pods both left out", 7, 2000, 0, Sample{Ready: 4, Unready: 1, Missing: 2, Milli: 8000}, 7, false, true, 1},
+		{"ratio exactly 1, Pending pods only: within tolerance", 5, 2000, 0, Sample{Ready: 4, Unready: 1, Milli: 8000}, 5, true, false, 0},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -1,6 +1,10 @@
 // Package whatif answers range and choice questions over the simulator: a sweep runs a scenario
-// at every combination of a few field values, and the planner searches scale-in schedules that
-// drain a given number of workers and recommends the best one that meets the limits.
+// at every combination of a few field values, and a plan answers one goal, whose Kind says
+// which: a drain plan searches scale-in schedules that drain a given number of workers and
+// recommends the best one that meets the limits (plan.go); a tune plan searches an autoscaler's
+// settings for the fewest GPU-hours (tune.go); a capacity plan finds one worker's capacity at
+// the slo (capacity.go); a diagnose plan measures an autoscaler against an ideal fleet and
+// what each of its lags costs (diagnose.go). Normalize and Plan switch on the kind.
 //
 // Like sim, it is pure: it never touches HTTP or SQL. Runs go through a Runner, so the command
 // line simulates in-process and the web app queues ordinary runs.

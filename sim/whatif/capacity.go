@@ -87,8 +87,8 @@ func normalizeCapacity(base *sim.Scenario, req Request) (Request, error) {
 	}
 	g := req.Goal
 	c := *g.Capacity
-	if g.Remove != 0 || g.StartMS != 0 || g.Tune != "" {
-		add("goal", "a capacity plan asks only goal.capacity; leave out goal.remove, goal.start_ms and goal.tune")
+	if g.Remove != 0 || g.StartMS != 0 || g.Tune != "" || g.BaselineWorkers != 0 {
+		add("goal", "a capacity plan asks only goal.capacity; leave out goal.remove, goal.start_ms, goal.tune and goal.baseline_workers")
 	}
 	if c.MinAttainment == 0 {
 		c.MinAttainment = DefaultCapacityMinAttainment

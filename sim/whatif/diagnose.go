@@ -1,6 +1,7 @@
 package whatif
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
@@ -17,8 +18,8 @@ import (
 //
 //   - as written (the scenario itself);
 //   - with every subset of its three lags removed (2³ = 8 runs, the scenario among them);
-//   - under the ideal fleet: an autoscaler with none of the lags that holds every worker at
-//     the load it carries at μ (idealAutoscaler says how, and why it is not a fixed schedule);
+//   - under the ideal fleet: an autoscaler on the offered rate λ(t) itself with target μ and
+//     none of the lags, which keeps max(min_workers, ceil(λ/μ)) workers (idealScenario);
 //   - on a static fleet of max_workers.
 //
 // The gap in attainment and GPU-hours between the scenario and the run with no lag is split
@@ -30,7 +31,7 @@ type DiagnoseGoal struct {
 	// RatePerWorker is μ, one worker's capacity at the slo in requests/s; 0 finds it with a
 	// capacity search (Capacity's settings), reusing the runs of any capacity plan of the mix.
 	RatePerWorker float64 `json:"rate_per_worker_per_s,omitempty"`
-	// Capacity shapes that search and the probe at μ (min_attainment, workers, duration_ms).
+	// Capacity shapes that search (min_attainment, workers, duration_ms).
 	Capacity *CapacityGoal `json:"capacity,omitempty"`
 }
 
@@ -54,9 +55,9 @@ const (
 	// LagFreeIntervalMS is the sync interval of a run without signal lag (and of the ideal
 	// fleet): a decision every second, or the scenario's own interval if shorter.
 	LagFreeIntervalMS = 1000
-	// DefaultDiagnoseMaxRuns: a capacity search (12) and the probe at μ, 8 lag subsets, the
-	// ideal and the static fleet.
-	DefaultDiagnoseMaxRuns = DefaultCapacityMaxRuns + 1 + 8 + 2
+	// DefaultDiagnoseMaxRuns: a capacity search (12), 8 lag subsets, the ideal and the static
+	// fleet.
+	DefaultDiagnoseMaxRuns = DefaultCapacityMaxRuns + 8 + 2
 	// unlimitedPolicyPeriodMS is the period of the policies of a run without decision lag. They
 	// allow any change, so the period changes nothing; it is Kubernetes' default.
 	unlimitedPolicyPeriodMS = 15000
@@ -101,7 +102,9 @@ type LagShare struct {
 }
 
 // IdealBound is the ideal fleet computed from the load rather than simulated: max(min_workers,
-// ceil(λ/μ)) workers in each rate stage, λ the stage's request rate (sessions/s × turns).
+// ceil(λ/μ)) workers in each rate stage, λ the stage's request rate (sessions/s × turns). The
+// ideal fleet's run keeps the same count in each stage, so the two differ only by the
+// interval the run takes to see a stage change and by the run's tail after the last stage.
 type IdealBound struct {
 	Stages          []BoundStage `json:"stages"`
 	DurationMS      float64      `json:"duration_ms"`
@@ -121,8 +124,8 @@ type BoundStage struct {
 // DiagnoseResult is a diagnose plan's answer.
 type DiagnoseResult struct {
 	RatePerWorker float64 `json:"rate_per_worker_per_s"`
-	// IdealTarget is the ideal fleet's target: requests in flight per worker at μ (μ × the mean
-	// end-to-end latency of the probe at μ, Little's law).
+	// IdealTarget is the ideal fleet's target on the metric offered_rate: μ in requests/s, in
+	// the controller's milli-units.
 	IdealTarget float64        `json:"ideal_target"`
 	Fleets      []FleetOutcome `json:"fleets"`
 	Subsets     []LagSubset    `json:"subsets"`
@@ -151,6 +154,9 @@ func normalizeDiagnose(base *sim.Scenario, req Request) (Request, error) {
 	}
 	if base.Autoscaler == nil {
 		add("goal.diagnose", `needs a scenario with an autoscaler, whose lags it measures: add "autoscaler": {} (Kubernetes' defaults), or load an autoscaler preset`)
+	}
+	if msg := sim.CheckBaselineWorkers("goal.baseline_workers", g.BaselineWorkers); msg != "" {
+		add("goal.baseline_workers", "%s", msg[len("goal.baseline_workers: "):])
 	}
 	if math.IsNaN(d.RatePerWorker) || d.RatePerWorker < 0 || (d.RatePerWorker > 0 && d.RatePerWorker < minCapacityRatePerS) || d.RatePerWorker > maxCapacityRatePerS {
 		add("goal.diagnose.rate_per_worker_per_s", "must be one worker's capacity in requests/s, from %s to %s, or left out to find it with a capacity search (got %v)", formatFloat(minCapacityRatePerS), formatFloat(maxCapacityRatePerS), d.RatePerWorker)
@@ -181,7 +187,7 @@ func normalizeDiagnose(base *sim.Scenario, req Request) (Request, error) {
 	if s.MaxRuns == 0 {
 		s.MaxRuns = DefaultDiagnoseMaxRuns
 	} else if s.MaxRuns < 12 || s.MaxRuns > maxPlanRunsLimit {
-		add("search.max_runs", "must be between 12 (the 8 lag subsets, the probe at μ, the ideal and the static fleet, and one more) and %d (got %d)", maxPlanRunsLimit, s.MaxRuns)
+		add("search.max_runs", "must be between 12 (the 8 lag subsets, the ideal and the static fleet, and two more) and %d (got %d)", maxPlanRunsLimit, s.MaxRuns)
 	}
 	if !reflect.DeepEqual(s, Search{MaxRuns: s.MaxRuns}) {
 		add("search", "a diagnose plan takes only search.max_runs; leave the other search fields out")
@@ -195,8 +201,8 @@ func normalizeDiagnose(base *sim.Scenario, req Request) (Request, error) {
 	return Request{Goal: g, Search: Search{MaxRuns: s.MaxRuns}}, nil
 }
 
-// diagnose runs a diagnose plan: μ, the probe at μ, then the 8 subsets, the ideal and the static
-// fleet in one batch.
+// diagnose runs a diagnose plan: μ, then the 8 subsets, the ideal and the static fleet in one
+// batch.
 func diagnose(ctx context.Context, r Runner, base *sim.Scenario, req Request) (*Result, error) {
 	p := &planner{runner: r, base: base, req: req, memo: map[string]Outcome{}}
 	g := *req.Goal.Diagnose
@@ -207,8 +213,8 @@ func diagnose(ctx context.Context, r Runner, base *sim.Scenario, req Request) (*
 	var notes []string
 	if mu == 0 {
 		var err error
-		// The search leaves room for the probe at μ and the fixed runs.
-		if notes, err = cs.search(ctx, req.Search.MaxRuns-fixed-1); err != nil {
+		// The search leaves room for the fixed runs.
+		if notes, err = cs.search(ctx, req.Search.MaxRuns-fixed); err != nil {
 			return nil, err
 		}
 		res.Capacity = cs.result()
@@ -220,17 +226,7 @@ func diagnose(ctx context.Context, r Runner, base *sim.Scenario, req Request) (*
 		mu = *res.Capacity.RatePerWorker
 	}
 	mu = clampRate(mu)
-	atMu := cs.probe(mu)
-	if err := p.runBatch(ctx, []*Candidate{atMu}); err != nil {
-		return nil, err
-	}
-	if atMu.Status != StatusDone || atMu.fleet.E2EMeanMS == nil {
-		res.Runs, res.Reused = p.runs, p.reused
-		res.Reason = fmt.Sprintf("The probe at μ = %s requests/s per worker did not finish with a completed request (%s), so the ideal fleet's target is unknown.", formatFloat(mu), atMu.Status)
-		res.Notes = append(notes, res.Reason)
-		return res, nil
-	}
-	target := idealTarget(mu, *atMu.fleet.E2EMeanMS)
+	target := idealTarget(mu)
 
 	var subsets []*Candidate
 	for mask := range 1 << len(Lags) {
@@ -239,7 +235,7 @@ func diagnose(ctx context.Context, r Runner, base *sim.Scenario, req Request) (*
 		subsets = append(subsets, c)
 	}
 	ideal := diagnoseCandidate("ideal fleet", idealScenario(base, target))
-	static := diagnoseCandidate("static fleet", staticScenario(base))
+	static := diagnoseCandidate("static fleet", staticScenario(base, req.Goal.BaselineWorkers))
 	if err := p.runBatch(ctx, append(slices.Clone(subsets), ideal, static)); err != nil {
 		return nil, err
 	}
@@ -254,6 +250,7 @@ func diagnose(ctx context.Context, r Runner, base *sim.Scenario, req Request) (*
 		fleetOutcome(FleetIdeal, ideal),
 		fleetOutcome(FleetStatic, static),
 	}
+	d.Fleets[3].Label = sim.BaselinePhrase(base, req.Goal.BaselineWorkers)
 	d.Lags, d.AttainmentGapPoints, d.GPUHoursGap = lagShares(d.Subsets)
 	if d.Lags == nil {
 		notes = append(notes, "a lag subset's run did not finish, so the lags are not attributed")
@@ -342,14 +339,14 @@ func lagShares(subsets []LagSubset) (shares []LagShare, attGap, gpuGap *float64)
 	for i, lag := range Lags {
 		shares = append(shares, LagShare{Lag: lag, Label: LagLabel(lag), AttainmentPoints: pa[i], GPUHours: -pg[i]})
 	}
+	// The costliest first: by the attainment points as the answer shows them (to 0.1), then,
+	// when those are equal (often all 0 on a night every fleet serves), by the GPU-hours the
+	// lag adds.
 	slices.SortStableFunc(shares, func(a, b LagShare) int {
-		switch {
-		case a.AttainmentPoints > b.AttainmentPoints:
-			return -1
-		case a.AttainmentPoints < b.AttainmentPoints:
-			return 1
+		if c := cmp.Compare(shownPoints(b.AttainmentPoints), shownPoints(a.AttainmentPoints)); c != 0 {
+			return c
 		}
-		return 0
+		return cmp.Compare(b.GPUHours, a.GPUHours)
 	})
 	a, g := att[7]-att[0], gpu[0]-gpu[7]
 	return shares, &a, &g
@@ -437,27 +434,24 @@ func removeDecisionLag(a *sim.Autoscaler) {
 	a.MaxAddPerTick, a.MaxRemovePerTick = sim.PerTick{}, sim.PerTick{}
 }
 
-// idealTarget is the requests in flight one worker carries at μ: μ × its mean end-to-end
-// latency there (Little's law), to the controller's milli-units, at least 0.001.
-func idealTarget(mu, e2eMeanMS float64) float64 {
-	return max(0.001, math.Round(mu*e2eMeanMS)/1000)
+// idealTarget is μ in the controller's milli-units, at least 0.001.
+func idealTarget(mu float64) float64 {
+	return max(0.001, math.Round(mu*1000)/1000)
 }
 
-// idealScenario is the night under the ideal fleet. The model has no fixed schedule of fleet
-// sizes (a scale_in schedule only removes workers), and no metric sees the arrival rate, so
-// the perfect autoscaler is an HPA with every lag removed that scales on the requests in flight
-// over the whole fleet (an external sum of requests_per_worker) with the target a worker
-// carries at μ: ceil(in flight ÷ target) = ceil(λ × W ÷ (μ × W)) = ceil(λ/μ) while each
-// worker's latency W is what it is at μ (Little's law). It decides every second (no longer than
-// the scenario's interval), with no metric delay, window, rate limit, tolerance or cold start,
-// and makes draining workers active again before it starts new ones. It follows λ within a
-// second and a request's latency instead of ahead of it; it keeps the scenario's bounds, select
-// and grace.
+// idealScenario is the night under the ideal fleet: an ordinary scenario whose autoscaler
+// scales on the offered rate λ(t) (the metric offered_rate, known from the workload, an External
+// metric) with target μ, tolerance 0 and every lag removed: a decision every second at most
+// (never less often than the scenario's), no metric delay, no window, no rate limit, no cold
+// start. Each decision then asks ceil(λ/μ) workers within the scenario's bounds, so the fleet
+// is max(min_workers, ceil(λ/μ)) and changes only when λ does (a decision after it). It keeps
+// the scenario's bounds, select and grace, and makes draining workers active again before it
+// starts new ones.
 func idealScenario(base *sim.Scenario, target float64) *sim.Scenario {
 	sc := *base
 	a := *base.Autoscaler
 	a.IntervalMS = min(a.IntervalMS, LagFreeIntervalMS)
-	a.Metric, a.Source, a.Aggregate = sim.MetricRequestsPerWorker, sim.SourceExternal, sim.AggregateSum
+	a.Metric, a.Source, a.Aggregate = sim.MetricOfferedRate, sim.SourceExternal, sim.AggregateSum
 	a.Target = target
 	a.Tolerance = 0
 	a.MetricDelayMS, a.StartupMS, a.PendingMS = 0, 0, 0
@@ -466,14 +460,15 @@ func idealScenario(base *sim.Scenario, target float64) *sim.Scenario {
 	zero := 0.0
 	a.Behavior.ScaleUp.Tolerance, a.Behavior.ScaleDown.Tolerance = &zero, &zero
 	sc.Autoscaler = &a
-	sc.Name = withNameSuffix(base.Name, fmt.Sprintf("diagnose: the ideal fleet (%s requests in flight per worker)", formatFloat(target)))
+	sc.Name = withNameSuffix(base.Name, fmt.Sprintf("diagnose: the ideal fleet (offered rate ÷ %s requests/s per worker)", formatFloat(target)))
 	return &sc
 }
 
-// staticScenario is the night on a fixed fleet of max_workers and no autoscaler.
-func staticScenario(base *sim.Scenario) *sim.Scenario {
+// staticScenario is the night on the baseline's fixed fleet (max_workers unless named) and no
+// autoscaler.
+func staticScenario(base *sim.Scenario, named int) *sim.Scenario {
 	sc := *base
-	sc.Fleet.Workers = base.Autoscaler.MaxWorkers
+	sc.Fleet.Workers = sim.BaselineWorkers(base, named)
 	sc.Autoscaler = nil
 	sc.Name = withNameSuffix(base.Name, "diagnose: a static fleet of "+Workers(sc.Fleet.Workers))
 	return &sc
@@ -561,7 +556,7 @@ func lagAnswer(shares []LagShare) string {
 	}
 	var parts []string
 	for i, l := range shares {
-		pts := math.Round(l.AttainmentPoints*10) / 10
+		pts := shownPoints(l.AttainmentPoints)
 		verb := "costs"
 		if pts < 0 {
 			verb = "protects"
@@ -586,3 +581,6 @@ func signed(v float64) string {
 	}
 	return "0"
 }
+
+// shownPoints is attainment points as the answer shows them, to 0.1.
+func shownPoints(v float64) float64 { return math.Round(v*10) / 10 }

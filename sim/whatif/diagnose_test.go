@@ -149,14 +149,14 @@ func TestDiagnoseAdditiveLags(t *testing.T) {
 	assert.Contains(t, d.Answer, "Warm-up costs 3.1 points of attainment and adds 1.2 GPU-hours; decision lag costs 1.2 points and adds 4.1 GPU-hours; signal lag costs 0.4 points and adds 0.5 GPU-hours (Shapley")
 	assert.Contains(t, d.Answer, "Removing all three lags changes attainment by +4.7 points and GPU-hours by −5.8.")
 
-	// 8 distinct subsets, the first the scenario itself; the probe at μ, the ideal, the static.
+	// 8 distinct subsets, the first the scenario itself; the ideal, the static.
 	ids := map[string]bool{}
 	for _, s := range d.Subsets {
 		ids[s.ScenarioID] = true
 	}
 	assert.Len(t, ids, 8)
 	assert.Equal(t, diagnoseBase(t).ID(), d.Subsets[0].ScenarioID)
-	assert.Len(t, f.asked, 11)
+	assert.Len(t, f.asked, 10)
 }
 
 func TestDiagnoseInteraction(t *testing.T) {
@@ -191,8 +191,8 @@ func TestDiagnoseFleets(t *testing.T) {
 	assert.InDelta(t, 5*3600/720.0, *byKind[whatif.FleetIdeal].AverageReplicas, 1e-9)
 	assert.InDelta(t, 0.97, *byKind[whatif.FleetIdeal].Attainment, 1e-12)
 	assert.Contains(t, d.Comparison, "the ideal fleet: 97 % of requests met the SLO at 25 average replicas")
-	// The ideal's target: μ 5/s × 400 ms mean latency = 2 requests in flight per worker.
-	assert.InDelta(t, 2, d.IdealTarget, 1e-12)
+	// The ideal's target is μ itself, on the offered rate.
+	assert.InDelta(t, 5, d.IdealTarget, 1e-12)
 
 	// The bound: the day's 24 stages of 30 s, each max(2, ceil(3 × rate / 5)) workers.
 	base := diagnoseBase(t)
@@ -287,7 +287,7 @@ func TestDiagnoseSimulated(t *testing.T) {
 	ss := *base.Workload.Sessions
 	ss.RateStages = ss.RateStages[8:16] // the morning's rise: 4 minutes
 	base.Workload.Sessions = &ss
-	req := whatif.Request{Goal: whatif.Goal{Diagnose: &whatif.DiagnoseGoal{RatePerWorker: 10}}}
+	req := whatif.Request{Goal: whatif.Goal{Diagnose: &whatif.DiagnoseGoal{RatePerWorker: 4}}}
 	var results [2]*whatif.Result
 	for i, slots := range []int{1, 2} {
 		res, err := whatif.Plan(context.Background(), &whatif.LocalRunner{Parallel: slots}, base, req)
@@ -311,7 +311,15 @@ func TestDiagnoseSimulated(t *testing.T) {
 	scenario, noLag := d.Subsets[0], d.Subsets[7]
 	assert.InDelta(t, (*noLag.Attainment-*scenario.Attainment)*100, sum, 1e-9)
 	assert.InDelta(t, *scenario.GPUHours-*noLag.GPUHours, gpu, 1e-9)
-	assert.Equal(t, 11, results[0].Runs)
+	assert.Equal(t, 10, results[0].Runs)
+
+	// The ideal fleet is the bound, run: within 5 % of its average replicas.
+	ideal := d.Fleets[2]
+	require.Equal(t, whatif.FleetIdeal, ideal.Kind)
+	require.NotNil(t, ideal.AverageReplicas, ideal.Status+" "+ideal.Error)
+	require.NotNil(t, d.Bound)
+	t.Logf("ideal %.3f average replicas, bound %.3f", *ideal.AverageReplicas, d.Bound.AverageReplicas)
+	assert.InEpsilon(t, d.Bound.AverageReplicas, *ideal.AverageReplicas, 0.05)
 }
 
 // A lag whose removal lowers attainment (a window that damps a controller) "protects" points.
@@ -322,4 +330,16 @@ func TestDiagnoseProtectingLag(t *testing.T) {
 	assert.InDelta(t, -1, shareOf(t, d, whatif.LagDecision).GPUHours, 1e-9)
 	assert.Contains(t, d.Answer, "decision lag protects 2 points and saves 1 GPU-hours")
 	assert.Contains(t, d.Answer, "changes attainment by −2 points and GPU-hours by +1.")
+}
+
+// With the attainment points shown equal (every fleet meets the SLO as often), the answer
+// names the costliest lag by GPU-hours first.
+func TestDiagnoseEqualPointsOrderByGPUHours(t *testing.T) {
+	f := &lagFake{outcome: func(s, d, w bool) (float64, float64) {
+		return 0.99, 10 - 0.5*bit(s) - 1*bit(d) - 2*bit(w)
+	}}
+	d := diagnoseWith(t, f)
+	require.Len(t, d.Lags, 3)
+	assert.Equal(t, []string{whatif.LagWarmUp, whatif.LagDecision, whatif.LagSignal}, []string{d.Lags[0].Lag, d.Lags[1].Lag, d.Lags[2].Lag})
+	assert.True(t, strings.HasPrefix(d.Answer, "Removing all three lags changes attainment by 0 points and GPU-hours by −3.5. Warm-up costs 0 points of attainment and adds 2 GPU-hours"), d.Answer)
 }

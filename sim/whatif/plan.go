@@ -106,14 +106,14 @@ func Plan(ctx context.Context, r Runner, base *sim.Scenario, req Request) (*Resu
 	if err != nil {
 		return nil, err
 	}
-	if req.Goal.Diagnose != nil {
+	switch req.Goal.Kind() {
+	case KindDiagnose:
 		return diagnose(ctx, r, base, req)
-	}
-	if req.Goal.Capacity != nil {
+	case KindCapacity:
 		return capacity(ctx, r, base, req)
-	}
-	if req.Goal.Tune != "" {
+	case KindTune:
 		return tune(ctx, r, base, req)
+	case KindDrain:
 	}
 	p := &planner{runner: r, base: base, req: req, memo: map[string]Outcome{}}
 	res := &Result{Goal: req.Goal, Constraints: req.Constraints, Search: req.Search}

@@ -35,7 +35,9 @@ const (
 var allSelections = []string{sim.SelectHighestID, sim.SelectLeastLoaded, sim.SelectLeastCached, SelectFewestPullsServed, SelectLeastWork}
 
 // Goal is what the plan must achieve: drain exactly Remove workers, none before StartMS; or,
-// with Tune set ("autoscaler"), the autoscaler settings that use the fewest GPU-hours (tune.go).
+// with Tune set ("autoscaler"), the autoscaler settings that use the fewest GPU-hours (tune.go);
+// or one worker's capacity (Capacity), or the autoscaler's distance from an ideal fleet
+// (Diagnose). Kind names which.
 type Goal struct {
 	Remove  int     `json:"remove"`
 	StartMS float64 `json:"start_ms"`
@@ -45,6 +47,48 @@ type Goal struct {
 	// Diagnose, when set, asks how far the scenario's autoscaler is from an ideal fleet and what
 	// each of its lags costs (diagnose.go).
 	Diagnose *DiagnoseGoal `json:"diagnose,omitempty"`
+	// BaselineWorkers is the size of the fixed fleet a tune or diagnose plan compares with; 0
+	// is the autoscaler's max_workers (sim.BaselineWorkers).
+	BaselineWorkers int `json:"baseline_workers,omitempty"`
+}
+
+// Kind is which kind of plan a goal asks for.
+type Kind int
+
+// The kinds of plan, one per goal. A goal with several kinds' fields set is the first of
+// diagnose, capacity, tune, drain (the kind's Normalize then refuses the others by name).
+const (
+	KindDrain    Kind = iota // drain Remove workers, none before StartMS (plan.go)
+	KindTune                 // the autoscaler's settings with the fewest GPU-hours (tune.go)
+	KindCapacity             // one worker's capacity at the slo (capacity.go)
+	KindDiagnose             // the autoscaler against an ideal fleet, and its lags' costs (diagnose.go)
+)
+
+// Kind is the kind of plan the goal asks for.
+func (g Goal) Kind() Kind {
+	switch {
+	case g.Diagnose != nil:
+		return KindDiagnose
+	case g.Capacity != nil:
+		return KindCapacity
+	case g.Tune != "":
+		return KindTune
+	}
+	return KindDrain
+}
+
+// String is the kind's name: "drain", "tune", "capacity" or "diagnose" (the plan form's goal
+// values).
+func (k Kind) String() string {
+	switch k {
+	case KindTune:
+		return "tune"
+	case KindCapacity:
+		return "capacity"
+	case KindDiagnose:
+		return "diagnose"
+	}
+	return "drain"
 }
 
 // Constraints make a candidate feasible. MaxKilled defaults to 0; no latency limit by default.
@@ -105,14 +149,14 @@ type Request struct {
 // Normalize fills the defaults and checks the request against the base scenario. Problems come
 // back as a *sim.ValidationError with paths like "goal.remove" or "search.waves[1]".
 func Normalize(base *sim.Scenario, req Request) (Request, error) {
-	if req.Goal.Diagnose != nil {
+	switch req.Goal.Kind() {
+	case KindDiagnose:
 		return normalizeDiagnose(base, req)
-	}
-	if req.Goal.Capacity != nil {
+	case KindCapacity:
 		return normalizeCapacity(base, req)
-	}
-	if req.Goal.Tune != "" {
+	case KindTune:
 		return normalizeTune(base, req)
+	case KindDrain:
 	}
 	var errs []sim.FieldError
 	add := func(path, format string, a ...any) {
@@ -128,6 +172,9 @@ func Normalize(base *sim.Scenario, req Request) (Request, error) {
 	}
 	if math.IsNaN(g.StartMS) || g.StartMS < 0 || g.StartMS > 1e10 {
 		add("goal.start_ms", "must be an instant in ms between 0 and 1e10 (got %v)", g.StartMS)
+	}
+	if g.BaselineWorkers != 0 {
+		add("goal.baseline_workers", "is the fixed fleet a tune or diagnose plan compares an autoscaler with; a drain plan has none: leave it out (got %d)", g.BaselineWorkers)
 	}
 	c := normalizeConstraints(add, base, req.Constraints)
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 
 	"golang.org/x/sync/errgroup"
 
@@ -366,12 +367,14 @@ func (t *tuner) candidate(st setting, stage string) *Candidate {
 		ScenarioID: sc.ID(), scenario: &sc, Violations: []string{}, Autoscaler: &a, MigrationLimit: &m, changed: changed}
 }
 
-// fixedCandidate is the scenario without its autoscaler: fleet.workers workers all along.
+// fixedCandidate is the scenario without its autoscaler on the baseline's fixed fleet: the
+// autoscaler's max_workers (or goal.baseline_workers) all along.
 func (t *tuner) fixedCandidate() *Candidate {
 	sc := *t.base
+	sc.Fleet.Workers = sim.BaselineWorkers(t.base, t.req.Goal.BaselineWorkers)
 	sc.Autoscaler = nil
 	sc.ScaleIn = []sim.ScaleInAction{}
-	lbl := "fixed fleet of " + Workers(t.base.Fleet.Workers)
+	lbl := strings.TrimPrefix(sim.BaselinePhrase(t.base, t.req.Goal.BaselineWorkers), "a ")
 	sc.Name = withNameSuffix(t.base.Name, "plan: "+lbl)
 	m := t.base.Router.MigrationLimit
 	return &Candidate{Label: lbl, Stage: StageFixed, Selection: "none", ScaleIn: sc.ScaleIn,

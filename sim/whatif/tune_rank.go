@@ -74,12 +74,47 @@ func compareOutcome(a, b Candidate) int {
 	return comparePtr(fleetChanges(a), fleetChanges(b))
 }
 
-// rankTune sorts by compareTune and numbers the ranks from 1.
+// TuneTieTolerance is how close in GPU-hours two feasible tune candidates are a tie: within
+// 1 % of the fewest GPU-hours, the one with fewer settings changed from the scenario's is
+// recommended (docs/planning.md, "Best"). Two runs whose settings differ only in a grace or a
+// selection that changed nothing rarely come out exactly equal: a drain ends a few
+// milliseconds earlier, and the GPU-hours differ in the sixth digit.
+const TuneTieTolerance = 0.01
+
+// rankTune sorts by compareTune, then brings forward the recommendation among the ties within
+// TuneTieTolerance (preferFewerChanges), and numbers the ranks from 1.
 func rankTune(cs []Candidate) {
 	slices.SortStableFunc(cs, compareTune)
+	preferFewerChanges(cs)
 	for i := range cs {
 		cs[i].Rank = i + 1
 	}
+}
+
+// preferFewerChanges moves to the front, among the feasible candidates within TuneTieTolerance
+// of the first one's GPU-hours, the one with the fewest settings changed from the scenario's
+// (the earliest in the order on a tie of that too). The others keep their order.
+func preferFewerChanges(cs []Candidate) {
+	if len(cs) < 2 || !cs[0].Feasible || gpuHours(cs[0]) == nil {
+		return
+	}
+	limit := *gpuHours(cs[0]) * (1 + TuneTieTolerance)
+	pick := 0
+	for i := 1; i < len(cs); i++ {
+		g := gpuHours(cs[i])
+		if !cs[i].Feasible || g == nil || *g > limit {
+			continue
+		}
+		if cs[i].changed < cs[pick].changed {
+			pick = i
+		}
+	}
+	if pick == 0 {
+		return
+	}
+	chosen := cs[pick]
+	copy(cs[1:pick+1], cs[:pick])
+	cs[0] = chosen
 }
 
 func gpuHours(c Candidate) *float64 {
@@ -150,15 +185,17 @@ func (t *tuner) recommend(ranked, baselines []Candidate) (*Recommendation, strin
 		msg := fmt.Sprintf("None of the %s meets the limits; the closest, %q, fails because %s. Relax the limits (constraints), raise the autoscaler's min_workers, or widen the search",
 			count(len(ranked), "setting"), best.Label, strings.Join(best.Violations, "; "))
 		if fixed.Feasible {
-			msg += fmt.Sprintf("; the %s meets them", fixed.Label)
+			msg += fmt.Sprintf("; the baseline, a %s, meets them", fixed.Label)
 		}
 		return nil, msg + "."
 	}
 	best := ranked[0]
 	a := best.Autoscaler
 	var b strings.Builder
+	// "Set" names what the manifests carry (the HPA, the workloads' grace and migration limit);
+	// which pods go first is the simulation's choice, said apart after the figures.
 	b.WriteString("Set " + targetPhrase(a) + " and " + windowPhrase(a.ScaleDownWindow()) + ", " + scaleDownPhrase(a) +
-		", " + selectPhrase(a.Select) + ", " + gracePhrase(a.GraceMS) + ", " + migrationPhrase(*best.MigrationLimit) + ": ")
+		", " + gracePhrase(a.GraceMS) + ", " + migrationPhrase(*best.MigrationLimit) + ": ")
 	if best.Fleet.SavedVsFixedPct == nil {
 		b.WriteString(formatFloat(roundSignificant(best.Fleet.GPUHours, 3)) + " GPU-hours")
 	} else {
@@ -198,6 +235,10 @@ func (t *tuner) recommend(ranked, baselines []Candidate) (*Recommendation, strin
 		}
 	}
 	b.WriteString(".")
+	if ya := yours.Autoscaler; ya != nil && a.Select != ya.Select {
+		b.WriteString(" Not in the manifests: the simulation drained " + selectPhrase(a.Select) + " (autoscaler.select, yours " +
+			selectPhrase(ya.Select) + "); an HPA cannot say which pods go first, Kubernetes chooses them (controller.kubernetes.io/pod-deletion-cost can steer it).")
+	}
 	return &Recommendation{Label: best.Label, ScenarioID: best.ScenarioID, RunID: best.RunID, ScaleIn: best.ScaleIn,
 		Reason: b.String(), Autoscaler: best.Autoscaler, MigrationLimit: best.MigrationLimit}, ""
 }

@@ -50,6 +50,9 @@ func normalizeTune(base *sim.Scenario, req Request) (Request, error) {
 	if g.StartMS != 0 {
 		add("goal.start_ms", "is for a drain plan; leave it out with goal.tune (got %v)", g.StartMS)
 	}
+	if msg := sim.CheckBaselineWorkers("goal.baseline_workers", g.BaselineWorkers); msg != "" {
+		add("goal.baseline_workers", "%s", msg[len("goal.baseline_workers: "):])
+	}
 	a := base.Autoscaler
 	if a == nil {
 		add("goal.tune", "needs a scenario with an autoscaler (docs/model.md#model-3): add an \"autoscaler\" object (its settings are where the search starts) and plan again")

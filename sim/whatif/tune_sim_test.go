@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/scalein-planner/scalein/sim"
 	"github.com/scalein-planner/scalein/sim/whatif"
 )
 
@@ -29,9 +30,11 @@ func TestTuneLullByHand(t *testing.T) {
 	assert.Equal(t, 12.0, best.Autoscaler.Target)
 	assert.Equal(t, 0.0, best.Autoscaler.ScaleDownWindow())
 	// Nothing is killed whatever the grace or migration limit: those stay as in the scenario
-	// (the same outcome goes to the fewer settings changed).
+	// (the same outcome goes to the fewer settings changed). least_loaded saves 0.03 % of the
+	// GPU-hours here, within the tie tolerance: the selection stays too.
 	assert.Equal(t, 30000.0, *best.Autoscaler.GraceMS)
 	assert.Equal(t, 0, *best.MigrationLimit)
+	assert.Equal(t, sim.SelectHighestID, best.Autoscaler.Select)
 	assert.Contains(t, res.Recommended.Reason, "Set target 12 requests per worker and no scale-down window")
 	assert.Contains(t, res.Recommended.Reason, "fewer GPU-hours than a fixed fleet of 4 workers")
 	t.Log(res.Recommended.Reason)
@@ -45,7 +48,7 @@ func TestTuneLullByHand(t *testing.T) {
 			assert.Zero(t, c.Fleet.FleetChanges, c.Label)
 		}
 		if c.Feasible {
-			assert.GreaterOrEqual(t, c.Fleet.GPUHours, best.Fleet.GPUHours, c.Label)
+			assert.GreaterOrEqual(t, c.Fleet.GPUHours*(1+whatif.TuneTieTolerance), best.Fleet.GPUHours, c.Label)
 		}
 	}
 	coarse := func(target, window string) whatif.Candidate {

@@ -112,8 +112,10 @@ func TestTuneFakeKnownBest(t *testing.T) {
 	assert.Equal(t, whatif.StageCombine, best.Stage)
 	assert.Equal(t, "target 32, window 0 s, no step limit, least_loaded, grace 30 s, migration limit 2", best.Label)
 	assert.InDelta(t, 7.4, best.Fleet.GPUHours, 1e-9)
-	assert.Equal(t, "Set target 32 requests per worker and no scale-down window, any number of workers a step, least loaded first, grace 30 s, migration limit 2: "+
-		"26 % fewer GPU-hours than a fixed fleet of 4 workers (and 14 % fewer than your settings), TTFT p99 600 ms (limit 800 ms), nothing killed, 2 requests migrated.",
+	// What the manifests carry is "Set …"; which pods go first is said apart.
+	assert.Equal(t, "Set target 32 requests per worker and no scale-down window, any number of workers a step, grace 30 s, migration limit 2: "+
+		"26 % fewer GPU-hours than a fixed fleet of 4 workers, the autoscaler's maximum (and 14 % fewer than your settings), TTFT p99 600 ms (limit 800 ms), nothing killed, 2 requests migrated. "+
+		"Not in the manifests: the simulation drained least loaded first (autoscaler.select, yours highest id first); an HPA cannot say which pods go first, Kubernetes chooses them (controller.kubernetes.io/pod-deletion-cost can steer it).",
 		res.Recommended.Reason)
 	require.NotNil(t, res.Recommended.Autoscaler)
 	assert.Equal(t, 0.0, res.Recommended.Autoscaler.ScaleDownWindow())
@@ -122,7 +124,7 @@ func TestTuneFakeKnownBest(t *testing.T) {
 
 	// Both baselines ran and are reported with their figures.
 	require.Len(t, res.Baselines, 2)
-	assert.Equal(t, "fixed fleet of 4 workers", res.Baselines[0].Label)
+	assert.Equal(t, "fixed fleet of 4 workers, the autoscaler's maximum", res.Baselines[0].Label)
 	assert.Equal(t, 10.0, res.Baselines[0].Fleet.GPUHours)
 	assert.Nil(t, res.Baselines[0].Autoscaler)
 	assert.Equal(t, whatif.StageYours, res.Baselines[1].Stage)

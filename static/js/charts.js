@@ -46,8 +46,28 @@
     return typeof value === 'string' && Object.prototype.hasOwnProperty.call(registry, value) ? registry[value] : value;
   }
 
+  function pad2(n) { return (n < 10 ? '0' : '') + n; }
+
+  // wallClock labels a time axis whose data are ms from the run's start with the UTC clock time
+  // of the run's time 0 (data-clock-start-ms: a Prometheus load's first sample).
+  function wallClock(startMS, seconds) {
+    return function (v) {
+      var d = new Date(startMS + v);
+      var s = pad2(d.getUTCHours()) + ':' + pad2(d.getUTCMinutes());
+      return seconds ? s + ':' + pad2(d.getUTCSeconds()) : s;
+    };
+  }
+
   // Swap registered names for their functions where echarts expects a function.
-  function resolveFunctions(option) {
+  function resolveFunctions(option, el) {
+    var start = el && el.getAttribute('data-clock-start-ms');
+    if (start) {
+      [].concat(option.xAxis || []).forEach(function (a) {
+        if (a.axisLabel && (a.axisLabel.formatter === 'clockMS' || a.axisLabel.formatter === 'secondsMS')) {
+          a.axisLabel.formatter = wallClock(Number(start), a.axisLabel.formatter === 'secondsMS');
+        }
+      });
+    }
     (option.series || []).forEach(function (s) {
       if (s.renderItem) { s.renderItem = named(s.renderItem); }
       if (s.tooltip && s.tooltip.formatter) { s.tooltip.formatter = named(s.tooltip.formatter); }
@@ -79,7 +99,7 @@
     var height = parseInt(el.getAttribute('data-height-px') || '0', 10);
     if (height > 0) { el.style.height = height + 'px'; }
     var chart = echarts.init(el, null, { renderer: 'canvas' });
-    chart.setOption(resolveFunctions(option));
+    chart.setOption(resolveFunctions(option, el));
     el.setAttribute('data-chart-ready', 'true');
     if (observer) { observer.observe(el); }
   }

@@ -568,3 +568,44 @@ func TestCompareTimelineListsOnlyTheRunsWorkers(t *testing.T) {
 	cs = Compare(auto, fixed, "autoscaler", "fixed fleet")
 	assert.Contains(t, chartByID(t, cs, "cmp-removal-timeline-b").Empty, "No worker was drained in this run")
 }
+
+// A 24-hour night's decisions would draw their markers on top of each other: past
+// maxFleetMarkers decisions the fleet chart marks each hour once, at the fleet its last decision
+// left, named by how many decisions it stands for.
+func TestFleetChartAggregatesMarkersByHour(t *testing.T) {
+	a := &sim.Autoscaler{Target: 8, Tolerance: 0.1, MinWorkers: 1, MaxWorkers: 12}
+	rep := &sim.Report{Autoscaler: &sim.AutoscalerReport{}}
+	for i := range 24 * 240 { // a decision every 15 s for 24 h
+		d := sim.Decision{TMS: float64(i) * 15000, Current: 5, Desired: 5, Reason: sim.ReasonStabilized}
+		if i%240 == 239 { // one change an hour, at its end
+			d.Drained, d.Reason = []int{4}, ""
+		}
+		rep.Autoscaler.Decisions = append(rep.Autoscaler.Decisions, d)
+	}
+	rep.Timeseries.Buckets = []sim.Bucket{{Active: 5}, {Active: 5}}
+	rep.Timeseries.BucketMS = 43_200_000
+	rep.Summary.DurationMS = 86_400_000
+	c, ok := Fleet(rep, a)
+	require.True(t, ok)
+	var option struct {
+		Series []struct {
+			Name string `json:"name"`
+			Data []struct {
+				Name  string `json:"name"`
+				Value []any  `json:"value"`
+			} `json:"data"`
+		} `json:"series"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(c.OptionJSON), &option))
+	byName := map[string]int{}
+	for _, s := range option.Series {
+		byName[s.Name] = len(s.Data)
+		if s.Name == "held: stabilized, by hour" {
+			assert.Equal(t, "239 decisions in hour 1", s.Data[0].Name)
+		}
+	}
+	assert.Equal(t, 24, byName["decisions that changed the fleet, by hour"])
+	assert.Equal(t, 24, byName["held: stabilized, by hour"])
+	assert.NotContains(t, byName, "decision that changed the fleet")
+	assert.Len(t, c.Table.Rows, 24*240, "the table keeps every decision")
+}

@@ -1,6 +1,7 @@
 package charts
 
 import (
+	"fmt"
 	"math"
 	"strings"
 
@@ -87,7 +88,12 @@ func Fleet(rep *sim.Report, a *sim.Autoscaler) (templates.Chart, bool) {
 			charts.WithItemStyleOpts(opts.ItemStyle{Color: s.color}),
 			charts.WithLineStyleOpts(opts.LineStyle{Color: s.color, Width: 1}))
 	}
+	// A long night's decisions (a 24-hour run at 15 s is 5,760) would draw their markers on top
+	// of each other: past maxFleetMarkers decisions over at least hourlyFromMS, the markers are
+	// aggregated by hour (the table keeps every decision).
+	hourly := len(ds) > maxFleetMarkers && ds[len(ds)-1].TMS >= hourlyFromMS
 	var load, lo, hi, marks []opts.LineData
+	var changed []sim.Decision
 	for _, d := range ds {
 		if per, ok := d.PerWorker(a.Target); ok {
 			load = append(load, opts.LineData{Value: []any{d.TMS, per}})
@@ -95,12 +101,20 @@ func Fleet(rep *sim.Report, a *sim.Autoscaler) (templates.Chart, bool) {
 		lo = append(lo, opts.LineData{Value: []any{d.TMS, a.Target * (1 - a.Tolerance)}})
 		hi = append(hi, opts.LineData{Value: []any{d.TMS, a.Target * (1 + a.Tolerance)}})
 		if len(d.Drained)+len(d.Cancelled)+len(d.Reactivated)+len(d.Started) > 0 {
+			changed = append(changed, d)
 			after := d.Current + len(d.Started) + len(d.Reactivated) - len(d.Cancelled) - len(d.Drained)
 			marks = append(marks, opts.LineData{Value: []any{d.TMS, after}})
 		}
 	}
+	changedName := "decision that changed the fleet"
+	if hourly {
+		changedName = "decisions that changed the fleet, by hour"
+		marks = byHour(changed, func(d sim.Decision) int {
+			return d.Current + len(d.Started) + len(d.Reactivated) - len(d.Cancelled) - len(d.Drained)
+		})
+	}
 	line.AddSeries("load per worker", load,
-		charts.WithLineChartOpts(opts.LineChart{YAxisIndex: 1, ShowSymbol: opts.Bool(true), SymbolSize: 4}),
+		charts.WithLineChartOpts(opts.LineChart{YAxisIndex: 1, ShowSymbol: opts.Bool(!hourly), SymbolSize: 4}),
 		charts.WithItemStyleOpts(opts.ItemStyle{Color: colorFleetLoad}),
 		charts.WithLineStyleOpts(opts.LineStyle{Color: colorFleetLoad, Width: 2}))
 	for _, band := range []struct {
@@ -112,7 +126,7 @@ func Fleet(rep *sim.Report, a *sim.Autoscaler) (templates.Chart, bool) {
 			charts.WithItemStyleOpts(opts.ItemStyle{Color: colorFleetLoad}),
 			charts.WithLineStyleOpts(opts.LineStyle{Color: colorFleetLoad, Width: 1, Type: "dashed", Opacity: opts.Float(0.6)}))
 	}
-	line.AddSeries("decision that changed the fleet", marks,
+	line.AddSeries(changedName, marks,
 		charts.WithLineChartOpts(opts.LineChart{ShowSymbol: opts.Bool(true), Symbol: "triangle", SymbolSize: 10}),
 		charts.WithItemStyleOpts(opts.ItemStyle{Color: colorDecision}),
 		charts.WithLineStyleOpts(opts.LineStyle{Width: 0, Opacity: opts.Float(0)}))
@@ -120,18 +134,49 @@ func Fleet(rep *sim.Report, a *sim.Autoscaler) (templates.Chart, bool) {
 	// at the fleet size it left.
 	for _, m := range heldMarks {
 		var pts []opts.LineData
+		var held []sim.Decision
 		for _, d := range ds {
 			if d.Reason == m.reason {
+				held = append(held, d)
 				pts = append(pts, opts.LineData{Value: []any{d.TMS, d.Desired}})
 			}
 		}
 		if len(pts) == 0 {
 			continue
 		}
-		line.AddSeries("held: "+strings.ReplaceAll(m.reason, "_", " "), pts,
+		name := "held: " + strings.ReplaceAll(m.reason, "_", " ")
+		if hourly {
+			name += ", by hour"
+			pts = byHour(held, func(d sim.Decision) int { return d.Desired })
+		}
+		line.AddSeries(name, pts,
 			charts.WithLineChartOpts(opts.LineChart{ShowSymbol: opts.Bool(true), Symbol: m.symbol, SymbolSize: 7}),
 			charts.WithItemStyleOpts(opts.ItemStyle{Color: m.color}),
 			charts.WithLineStyleOpts(opts.LineStyle{Width: 0, Opacity: opts.Float(0)}))
 	}
 	return templates.Chart{ID: idFleet, Title: title, OptionJSON: encodeOption(line, wholeAxis), Table: table, HeightPX: chartHeightPX}, true
+}
+
+// maxFleetMarkers is how many decisions the fleet chart marks one by one; past it, on a run of
+// hourlyFromMS or more, byHour.
+const (
+	maxFleetMarkers = 300
+	hourlyFromMS    = 6 * 3_600_000
+)
+
+// byHour aggregates decisions into one marker per hour of the run: at the hour's last decision,
+// at the fleet size it left (workers), named by how many decisions it stands for.
+func byHour(ds []sim.Decision, workers func(sim.Decision) int) []opts.LineData {
+	var out []opts.LineData
+	for i := 0; i < len(ds); {
+		hour := int(ds[i].TMS / 3_600_000)
+		j := i
+		for j+1 < len(ds) && int(ds[j+1].TMS/3_600_000) == hour {
+			j++
+		}
+		last := ds[j]
+		out = append(out, opts.LineData{Name: fmt.Sprintf("%d decisions in hour %d", j-i+1, hour+1), Value: []any{last.TMS, workers(last)}})
+		i = j + 1
+	}
+	return out
 }

@@ -13,11 +13,12 @@ import (
 )
 
 const (
-	idTuneScatter = "tune-scatter"
-	idTuneFleet   = "tune-fleet"
-	colorYours    = colorRunA
-	colorFixed    = "#64748b"
-	colorLoad     = "#f59e0b"
+	idTuneScatter   = "tune-scatter"
+	idTuneFleet     = "tune-fleet"
+	idDiagnoseFleet = "diagnose-fleet"
+	colorYours      = colorRunA
+	colorFixed      = "#64748b"
+	colorLoad       = "#f59e0b"
 )
 
 // TuneScatter plots every finished setting: GPU-hours (x) against TTFT p99 (y), feasible and
@@ -130,15 +131,24 @@ func withOption(c templates.Chart, option map[string]any) templates.Chart {
 func TuneFleet(best, yours, fixed *sim.Timeseries) templates.Chart {
 	c := templates.Chart{ID: idTuneFleet, Title: "Workers holding GPUs over time: recommended, yours and the fixed fleet",
 		Table: templates.Table{Caption: "Workers holding GPUs at the end of each bucket", Columns: []string{"t (s)", "Recommended", "Yours", "Fixed fleet", "Requests in flight (fixed fleet)"}}}
-	type line struct {
-		name, color string
-		ts          *sim.Timeseries
-	}
-	lines := []line{{"Recommended", colorFeasible, best}, {"Your settings", colorYours, yours}, {"Fixed fleet", colorFixed, fixed}}
-	if lines[0].ts == nil && lines[2].ts == nil {
+	if best == nil && fixed == nil {
 		c.Empty = "The runs' time series are not available."
 		return c
 	}
+	return fleetsOverTime(c, []fleetLine{{"Recommended", colorFeasible, best}, {"Your settings", colorYours, yours}, {"Fixed fleet", colorFixed, fixed}},
+		fixed, "Load: requests in flight (fixed fleet)")
+}
+
+// fleetLine is one run's workers holding GPUs on a fleet chart (nil ts: not available).
+type fleetLine struct {
+	name, color string
+	ts          *sim.Timeseries
+}
+
+// fleetsOverTime draws lines of workers holding GPUs on one time axis, with the requests in
+// flight of load's run on a second axis, and tabulates them per bucket of the longest series
+// (c.Table's columns: time, one per line, the load).
+func fleetsOverTime(c templates.Chart, lines []fleetLine, load *sim.Timeseries, loadName string) templates.Chart {
 	var series []any
 	held := func(b sim.Bucket) int64 { return b.Active + b.Starting + b.Draining }
 	for _, l := range lines {
@@ -152,20 +162,24 @@ func TuneFleet(best, yours, fixed *sim.Timeseries) templates.Chart {
 		series = append(series, map[string]any{"name": l.name, "type": "line", "step": "end", "symbol": "none", "data": data,
 			"lineStyle": map[string]any{"color": l.color}, "itemStyle": map[string]any{"color": l.color}})
 	}
-	if ts := lines[2].ts; ts != nil {
+	if ts := load; ts != nil {
 		data := make([][]any, 0, len(ts.Buckets))
 		for _, b := range ts.Buckets {
 			data = append(data, []any{(b.TMS + ts.BucketMS) / 1000, b.Waiting + b.Running})
 		}
-		series = append(series, map[string]any{"name": "Load: requests in flight (fixed fleet)", "type": "line", "yAxisIndex": 1, "symbol": "none",
+		series = append(series, map[string]any{"name": loadName, "type": "line", "yAxisIndex": 1, "symbol": "none",
 			"data": data, "areaStyle": map[string]any{"opacity": 0.15}, "lineStyle": map[string]any{"color": colorLoad, "width": 1}, "itemStyle": map[string]any{"color": colorLoad}})
 	}
 	// The table: one row per bucket of the longest series.
-	longest := lines[0].ts
+	var longest *sim.Timeseries
 	for _, l := range lines {
 		if l.ts != nil && (longest == nil || len(l.ts.Buckets) > len(longest.Buckets)) {
 			longest = l.ts
 		}
+	}
+	if longest == nil {
+		c.Empty = "The runs' time series are not available."
+		return c
 	}
 	for i, b := range longest.Buckets {
 		row := []string{format.Number((b.TMS + longest.BucketMS) / 1000)}
@@ -176,11 +190,11 @@ func TuneFleet(best, yours, fixed *sim.Timeseries) templates.Chart {
 			}
 			row = append(row, cell)
 		}
-		load := format.Dash
-		if ts := lines[2].ts; ts != nil && i < len(ts.Buckets) {
-			load = format.Number(float64(ts.Buckets[i].Waiting + ts.Buckets[i].Running))
+		cell := format.Dash
+		if ts := load; ts != nil && i < len(ts.Buckets) {
+			cell = format.Number(float64(ts.Buckets[i].Waiting + ts.Buckets[i].Running))
 		}
-		c.Table.Rows = append(c.Table.Rows, append(row, load))
+		c.Table.Rows = append(c.Table.Rows, append(row, cell))
 	}
 	option := map[string]any{
 		"animation": false,
@@ -195,6 +209,16 @@ func TuneFleet(best, yours, fixed *sim.Timeseries) templates.Chart {
 		"series": series,
 	}
 	return withOption(c, option)
+}
+
+// DiagnoseFleet draws a diagnose plan's fleets over time: the scenario's autoscaler, the ideal
+// fleet (the run on the offered rate) and the static fleet (nil: not available), with the load
+// of the scenario's run.
+func DiagnoseFleet(scenario, ideal, static *sim.Timeseries) templates.Chart {
+	c := templates.Chart{ID: idDiagnoseFleet, Title: "Workers holding GPUs over time: the scenario's autoscaler, the ideal fleet and a static fleet",
+		Table: templates.Table{Caption: "Workers holding GPUs at the end of each bucket", Columns: []string{"t (s)", "The scenario's autoscaler", "The ideal fleet", "Static fleet", "Requests in flight (the scenario)"}}}
+	return fleetsOverTime(c, []fleetLine{{"The scenario's autoscaler", colorYours, scenario}, {"The ideal fleet", colorFeasible, ideal}, {"Static fleet", colorFixed, static}},
+		scenario, "Load: requests in flight (the scenario)")
 }
 
 func roundTo(v float64, decimals int) float64 {

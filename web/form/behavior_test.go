@@ -145,3 +145,21 @@ func TestFormSourceAndAggregate(t *testing.T) {
 		}
 	}
 }
+
+// fleet.workers outside the autoscaler's bounds is a warning on the form (not an error: the
+// scenario runs, starting there).
+func TestFormFleetOutsideBoundsWarns(t *testing.T) {
+	f := Default()
+	f.Set(ScaleInModePath, ModeAutoscaler)
+	f.Set("fleet.workers", "16")
+	f.Set("autoscaler.max_workers", "5")
+	assert.Contains(t, f.view(templatesPage(), NoErrors(), nil).FleetWarning, "fleet.workers 16 lies outside the autoscaler's bounds [1, 5]")
+	f.Set("autoscaler.max_workers", "")
+	assert.Empty(t, f.view(templatesPage(), NoErrors(), nil).FleetWarning, "an empty max is the fleet's workers")
+	f.Set("autoscaler.max_workers", "20")
+	f.Set("autoscaler.min_workers", "2")
+	assert.Empty(t, f.view(templatesPage(), NoErrors(), nil).FleetWarning)
+	f.Set(ScaleInModePath, ModeSchedule)
+	f.Set("autoscaler.max_workers", "5")
+	assert.Empty(t, f.view(templatesPage(), NoErrors(), nil).FleetWarning, "no autoscaler, no bounds")
+}

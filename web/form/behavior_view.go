@@ -15,6 +15,7 @@ import (
 func (v *formView) behaviorView() {
 	f := v.form
 	v.page.AvgWarning = strings.TrimSpace(f.values[SourcePath]) == sim.SourceExternal && strings.TrimSpace(f.values[AggregatePath]) == sim.AggregateAvg
+	v.page.FleetWarning = fleetWarning(f)
 	for i, fd := range v.page.Autoscaler.Fields {
 		switch fd.Name {
 		case SourcePath:
@@ -114,4 +115,27 @@ func cmpText(text, def string) string {
 		return t
 	}
 	return def
+}
+
+// fleetWarning is sim.FleetOutsideBounds for the form's values: an autoscaler chosen and
+// fleet.workers outside min_workers..max_workers (an empty max is the fleet's workers).
+func fleetWarning(f *Form) string {
+	if strings.TrimSpace(f.values[ScaleInModePath]) != ModeAutoscaler {
+		return ""
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(f.values["fleet.workers"]))
+	if err != nil {
+		return ""
+	}
+	lo, hi := 1, n
+	if v, err := strconv.Atoi(strings.TrimSpace(f.values["autoscaler.min_workers"])); err == nil {
+		lo = v
+	}
+	if v, err := strconv.Atoi(strings.TrimSpace(f.values["autoscaler.max_workers"])); err == nil {
+		hi = v
+	}
+	if lo > hi {
+		return "" // the form's own error says so
+	}
+	return sim.FleetOutsideBounds(&sim.Scenario{Fleet: sim.Fleet{Workers: n}, Autoscaler: &sim.Autoscaler{MinWorkers: lo, MaxWorkers: hi}})
 }

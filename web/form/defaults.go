@@ -31,6 +31,8 @@ func simDefaults() map[string]string {
 	// The default scenario needs a workload type, but the simulator requires one: it has no
 	// default, and the form starts with sessions (workloadTypeField.Start).
 	delete(defaults, workloadTypeField.Path)
+	// No start time by default: times read from the start.
+	delete(defaults, StartsAtPath)
 	return defaults
 }
 

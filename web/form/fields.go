@@ -162,6 +162,7 @@ var workloadGroups = []workloadGroup{
 		{Path: "workload.sessions.output_tokens", Label: "Output per turn", Unit: "tokens", Kind: kindInt, Help: "Generated tokens each turn."},
 		{Path: "workload.sessions.think_time_ms", Label: "Think time", Unit: "ms", Kind: kindFloat, Help: "From a turn's completion to the next turn's arrival."},
 		rateStagesField,
+		{Path: StartsAtPath, Label: "Starts at", Kind: kindString, Help: "The clock time time 0 stands for (RFC 3339, like 2026-12-03T00:00:00Z; a Prometheus load sets it): the run page then reads times as clock times. Changes no simulated figure; empty: times from the start."},
 	}}},
 	{sim.WorkloadTrace, fieldGroup{Legend: "Trace", Note: "A Mooncake-format JSONL trace: the built-in conversation trace or one uploaded on the Traces page.", Fields: []fieldSpec{
 		{Path: TraceSourceField, Label: "Trace", Kind: kindTraceSource, Start: "name:" + sim.BuiltinMooncakeConversation, Help: "Upload more on the Traces page."},
@@ -226,3 +227,7 @@ func LabelOf(path string) string {
 	}
 	return label
 }
+
+// StartsAtPath is the clock time a sessions workload's time 0 stands for (a Prometheus load's
+// first sample): informative, the run page reads its times as clock times.
+const StartsAtPath = "workload.sessions.starts_at"

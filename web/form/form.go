@@ -8,8 +8,11 @@
 //	errors.go    validating in one pass and placing each problem beside its field
 //	view.go      the page model the template renders
 //	summary.go   a scenario's inputs as the form asks for them, for the run page
+//	sweep.go     the sweep form (its axes) read into a sweep request
+//	plan.go      the plan form (its goal, one of whatif's plan kinds, and limits) read into a plan request
 //
-// The handlers are web's (web/page_form.go).
+// The handlers are web's (web/page_form.go; the sweep and plan forms' web/page_sweep.go,
+// web/page_plan.go and web/page_whatif_form.go).
 package form
 
 import (

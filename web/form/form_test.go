@@ -27,7 +27,9 @@ func TestFormStartsOnlyWhereTheSimulatorHasNoDefault(t *testing.T) {
 		// the behavior is absent by default (the legacy path); its fields have none either
 		BehaviorModePath: true,
 		// no SLO by default: each limit is judged only when given
-		SLOTTFTPath: true, SLOTPOTPath: true}
+		SLOTTFTPath: true, SLOTPOTPath: true,
+		// no start time by default: times read from the start
+		StartsAtPath: true}
 	for _, fs := range behaviorFields() {
 		noDefault[fs.Path] = true
 	}

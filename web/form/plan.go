@@ -28,14 +28,29 @@ type Plan struct {
 	MinAttainment string
 	// RatePerWorker is a diagnose plan's μ; empty finds it with a capacity search.
 	RatePerWorker string
+	// BaselineWorkers is the fixed fleet a tune or diagnose plan compares with; empty is the
+	// autoscaler's max_workers.
+	BaselineWorkers string
 }
 
-// The plan form's goals besides drain.
-const (
-	GoalTune     = "tune"
-	GoalCapacity = "capacity"
-	GoalDiagnose = "diagnose"
+// The plan form's goals: each kind of plan's name (whatif.Kind.String).
+var (
+	GoalDrain    = whatif.KindDrain.String()
+	GoalTune     = whatif.KindTune.String()
+	GoalCapacity = whatif.KindCapacity.String()
+	GoalDiagnose = whatif.KindDiagnose.String()
 )
+
+// GoalKind reads the plan form's goal field: a kind's name; anything else (empty, "drain") is
+// a drain.
+func GoalKind(goal string) whatif.Kind {
+	for _, k := range []whatif.Kind{whatif.KindTune, whatif.KindCapacity, whatif.KindDiagnose} {
+		if goal == k.String() {
+			return k
+		}
+	}
+	return whatif.KindDrain
+}
 
 // The plan form's field names, as the template names its inputs.
 const (
@@ -49,6 +64,7 @@ const (
 	planOrigin    = "origin"
 	planMinAttain = "min_attainment"
 	planRate      = "rate_per_worker"
+	planBaseline  = "baseline_workers"
 )
 
 // planFieldOf is the form field of each path of a plan request the form has a field for.
@@ -67,17 +83,18 @@ var planFieldOf = map[string]string{
 	"goal.capacity.min_attainment":          planMinAttain,
 	"goal.diagnose.capacity.min_attainment": planMinAttain,
 	"goal.diagnose.rate_per_worker_per_s":   planRate,
+	"goal.baseline_workers":                 planBaseline,
 }
 
 // PlanFromValues reads a posted plan form.
 func PlanFromValues(v url.Values) *Plan {
 	return &Plan{Scenario: v.Get(ScenarioJSONField), Goal: v.Get(planGoal), Remove: v.Get(planRemove), StartMS: v.Get(planStartMS),
 		TTFTP99MS: v.Get(planTTFTP99MS), E2EP99MS: v.Get(planE2EP99MS), MaxKilled: v.Get(planMaxKilled), MaxRuns: v.Get(planMaxRuns),
-		Origin: v.Get(planOrigin), MinAttainment: v.Get(planMinAttain), RatePerWorker: v.Get(planRate)}
+		Origin: v.Get(planOrigin), MinAttainment: v.Get(planMinAttain), RatePerWorker: v.Get(planRate), BaselineWorkers: v.Get(planBaseline)}
 }
 
-// Tune says whether the form asks to tune the autoscaler.
-func (f *Plan) Tune() bool { return f.Goal == GoalTune }
+// Kind is the kind of plan the form asks for.
+func (f *Plan) Kind() whatif.Kind { return GoalKind(f.Goal) }
 
 // Request is the plan the form asks for, or the problems that keep it from being asked (a field
 // that is not a number), each beside its field. An empty limit is no limit; an empty "Runs at
@@ -113,21 +130,26 @@ func (f *Plan) Request() (runs.PlanRequest, JobErrors) {
 		whole(planMaxRuns, f.MaxRuns, "Runs at most", &req.Search.MaxRuns)
 	}
 	minAttainment := limit(planMinAttain, f.MinAttainment, "SLO attainment at least must be a share of requests such as 0.99, or empty")
+	switch f.Kind() {
+	case whatif.KindTune, whatif.KindDiagnose: // the plans that compare with a fixed fleet
+		if strings.TrimSpace(f.BaselineWorkers) != "" {
+			whole(planBaseline, f.BaselineWorkers, "Fixed fleet to compare with", &req.Goal.BaselineWorkers)
+		}
+	case whatif.KindDrain, whatif.KindCapacity:
+	}
 	// A capacity or diagnose plan reads only the share and its runs; the drain's and the
 	// limits' fields are not theirs, nor an imported manifest's origin (only a tune plan writes
 	// manifests), so what they hold is not sent.
-	switch f.Goal {
-	case GoalCapacity, GoalDiagnose:
+	switch f.Kind() {
+	case whatif.KindCapacity:
 		req.Origin = nil
-	}
-	switch f.Goal {
-	case GoalCapacity:
 		req.Goal.Capacity = &whatif.CapacityGoal{}
 		if minAttainment != nil {
 			req.Goal.Capacity.MinAttainment = *minAttainment
 		}
 		return req, errs
-	case GoalDiagnose:
+	case whatif.KindDiagnose:
+		req.Origin = nil
 		req.Goal.Diagnose = &whatif.DiagnoseGoal{}
 		if minAttainment != nil {
 			req.Goal.Diagnose.Capacity = &whatif.CapacityGoal{MinAttainment: *minAttainment}
@@ -136,11 +158,9 @@ func (f *Plan) Request() (runs.PlanRequest, JobErrors) {
 			req.Goal.Diagnose.RatePerWorker = *r
 		}
 		return req, errs
-	}
-	req.Constraints.MinAttainment = minAttainment
-	if f.Tune() {
+	case whatif.KindTune:
 		req.Goal.Tune = whatif.TuneAutoscaler
-	} else {
+	case whatif.KindDrain:
 		whole(planRemove, f.Remove, "Remove how many workers", &req.Goal.Remove)
 		if v, err := strconv.ParseFloat(strings.TrimSpace(f.StartMS), 64); err == nil {
 			req.Goal.StartMS = v
@@ -149,6 +169,7 @@ func (f *Plan) Request() (runs.PlanRequest, JobErrors) {
 			errs.add(planStartMS, msg, msg)
 		}
 	}
+	req.Constraints.MinAttainment = minAttainment
 	req.Constraints.E2EP99MS = limit(planE2EP99MS, f.E2EP99MS, "End-to-end p99 at most must be a number of ms, or empty for no limit")
 	req.Constraints.TTFTP99MS = limit(planTTFTP99MS, f.TTFTP99MS, "TTFT p99 at most must be a number of ms, or empty for no limit")
 	if k := strings.TrimSpace(f.MaxKilled); k != "" {
@@ -173,11 +194,16 @@ func (f *Plan) Refused(message string, fields []sim.FieldError) JobErrors {
 }
 
 // Fill puts the form's text and problems into the page.
-func (f *Plan) Fill(p *templates.WhatIfNewPage, errs JobErrors) {
+func (f *Plan) Fill(p *templates.PlanNewPage, errs JobErrors) {
 	p.Scenario, p.Goal, p.Origin = f.Scenario, f.Goal, f.Origin
 	p.Remove, p.StartMS, p.TTFTP99MS, p.E2EP99MS, p.MaxKilled, p.MaxRuns = f.Remove, f.StartMS, f.TTFTP99MS, f.E2EP99MS, f.MaxKilled, f.MaxRuns
-	p.MinAttainment, p.RatePerWorker = f.MinAttainment, f.RatePerWorker
-	p.HasAutoscaler = p.HasAutoscaler || f.Tune() || f.Goal == GoalDiagnose
-	p.HasSLO = p.HasSLO || f.Goal == GoalCapacity
+	p.MinAttainment, p.RatePerWorker, p.BaselineWorkers = f.MinAttainment, f.RatePerWorker, f.BaselineWorkers
+	switch f.Kind() {
+	case whatif.KindTune, whatif.KindDiagnose:
+		p.HasAutoscaler = true
+	case whatif.KindCapacity:
+		p.HasSLO = true
+	case whatif.KindDrain:
+	}
 	p.Errors, p.FieldErrors = errs.List, errs.Beside()
 }

@@ -118,7 +118,7 @@ func (f *Sweep) Refused(message string, fields []sim.FieldError) JobErrors {
 }
 
 // Fill puts the form's text and problems into the page.
-func (f *Sweep) Fill(p *templates.WhatIfNewPage, errs JobErrors) {
+func (f *Sweep) Fill(p *templates.SweepNewPage, errs JobErrors) {
 	p.Scenario = f.Scenario
 	p.AxisPaths, p.AxisLists = make([]string, len(f.Axes)), make([]string, len(f.Axes))
 	p.AxisStarts, p.AxisStops, p.AxisSteps = make([]string, len(f.Axes)), make([]string, len(f.Axes)), make([]string, len(f.Axes))

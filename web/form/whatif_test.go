@@ -99,7 +99,7 @@ func TestPlanFormCarriesTheOriginField(t *testing.T) {
 	req, errs := f.Request()
 	require.Zero(t, errs.Count())
 	assert.JSONEq(t, `{"kind": "ScaledObject"}`, string(req.Origin))
-	var p templates.WhatIfNewPage
+	var p templates.PlanNewPage
 	f.Fill(&p, errs)
 	assert.Equal(t, ` {"kind": "ScaledObject"} `, p.Origin)
 

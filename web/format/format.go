@@ -173,9 +173,11 @@ func Ordinal(n int) string {
 	return strconv.Itoa(n) + suffix
 }
 
-// Table formats a number for tables: at most three decimals, no trailing zeros.
+// Table formats a number for a chart's table, as a person reads it: about three significant
+// digits, whole numbers in full, thousands grouped (Sig3); the exact figures are in the
+// report's downloads.
 func Table(v float64) string {
-	return strconv.FormatFloat(math.Round(v*1000)/1000, 'f', -1, 64)
+	return Sig3(v)
 }
 
 // TableOpt formats an optional number, "—" where it does not apply.

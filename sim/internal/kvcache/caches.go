@@ -314,3 +314,36 @@ func (c *GPU) Rebind(inUse *int32) {
 	*inUse = *c.inUse
 	c.inUse = inUse
 }
+
+// Retire is Clear for a worker whose slot a later worker may take (an autoscaler's): its slot
+// array and free list keep their room, empty, for Reuse, and the table of its keys since it
+// detached goes back to the index x for the next worker that detaches.
+func (c *GPU) Retire(x *Index) {
+	if t := c.byKey.t; t != nil {
+		x.giveTable(t)
+	}
+	*c.inUse = 0
+	v, free, run := c.sl.v[:0], c.free[:0], c.run[:0]
+	*c = GPU{capacity: c.capacity, worker: c.worker, inUse: c.inUse, sl: slots{v: v}, free: free, run: run}
+}
+
+// Reuse makes a retired G1 the empty G1 of worker, as NewGPU would, keeping its arrays' room.
+func (c *GPU) Reuse(worker int32, index *Index, inUse *int32) {
+	*inUse = 0
+	v, free, run := c.sl.v[:0], c.free[:0], c.run[:0]
+	*c = GPU{capacity: c.capacity, worker: worker, inUse: inUse, sl: slots{v: v}, free: free, run: run,
+		byKey: keyTable{w: worker, tier: G1, x: index}}
+}
+
+// Retire is Clear keeping the slot array's and the free list's room, for Reuse.
+func (c *Host) Retire() {
+	v, free := c.sl.v[:0], c.free[:0]
+	*c = Host{capacity: c.capacity, worker: c.worker, sl: slots{v: v}, free: free}
+}
+
+// Reuse makes a retired G2 the empty G2 of worker, as NewHost would, keeping its arrays' room.
+func (c *Host) Reuse(worker int32, index *Index) {
+	v, free := c.sl.v[:0], c.free[:0]
+	*c = Host{capacity: c.capacity, worker: worker, sl: slots{v: v}, free: free,
+		byKey: keyTable{w: worker, tier: G2, x: index}}
+}

@@ -28,6 +28,28 @@ type Index struct {
 	small     []smallList
 	freeSmall []int32 // unused small list ids
 	sink      uint64  // receives the loads of touch
+	// tables of detached workers given back (reactivated or retired), emptied, for the next
+	// Detach: a day that drains hundreds of workers builds a few tables, not hundreds
+	spareTables []*blockTable
+}
+
+// takeTable returns an empty table for a worker that detaches.
+func (x *Index) takeTable() *blockTable {
+	if n := len(x.spareTables); n > 0 {
+		t := x.spareTables[n-1]
+		x.spareTables = x.spareTables[:n-1]
+		return t
+	}
+	return &blockTable{}
+}
+
+// giveTable takes back a table no worker uses any more, emptied, keeping its room.
+func (x *Index) giveTable(t *blockTable) {
+	for i := range t.e {
+		t.e[i] = blockEntry{slot: [2]int32{-1, -1}}
+	}
+	t.n = 0
+	x.spareTables = append(x.spareTables, t)
 }
 
 type holderEntry struct {

@@ -81,7 +81,7 @@ func Detach(g1 *GPU, g2 *Host) {
 	if x == nil {
 		return
 	}
-	t := &blockTable{}
+	t := x.takeTable()
 	s1 := g1.sl.v
 	for s := range s1 {
 		if s1[s].ready() {
@@ -136,5 +136,8 @@ func Attach(g1 *GPU, g2 *Host, x *Index) {
 	g1.byKey.x, g1.byKey.t = x, nil
 	if g2 != nil {
 		g2.byKey.x, g2.byKey.t = x, nil
+	}
+	if t != nil {
+		x.giveTable(t)
 	}
 }

@@ -32,7 +32,7 @@ func TestPlanOriginBounded(t *testing.T) {
 	require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &imported))
 	origin, err := json.Marshal(imported.Origin)
 	require.NoError(t, err)
-	assert.Less(t, len(origin), 8<<10, "the import's origin leaves the annotations out")
+	assert.Less(t, len(origin), 8<<10, "the import's origin leaves the annotations out, and the file over 256 KiB")
 
 	// The probe's origin: the import's, with 1.9 MB of annotations put back.
 	doc := imported.Origin["document"].(map[string]any)
@@ -43,7 +43,7 @@ func TestPlanOriginBounded(t *testing.T) {
 	rec = postJSON(t, s, "/api/v1/plans", planBody(string(imported.Scenario), rest))
 	require.Equal(t, http.StatusBadRequest, rec.Code, clipBody(rec.Body.String()))
 	assert.Contains(t, rec.Body.String(), `"path":"origin"`)
-	assert.Contains(t, rec.Body.String(), "at most 132 KiB")
+	assert.Contains(t, rec.Body.String(), "at most 1156 KiB") // the object (64 KiB) and the file (256 KiB), escaped
 	assert.Less(t, rec.Body.Len(), 2000, "the refusal does not echo the origin")
 }
 

@@ -45,7 +45,7 @@ func runImport(_ context.Context, args []string, stdin io.Reader, stdout, stderr
 			fmt.Fprintf(stderr, "scalein import: -manifest: %v\n", err)
 			return 1
 		}
-		o, im, dropped, err := hpa.IntoScenarioWith(base, data, sim.ParseEnv{}, hpa.ImportOptions{Select: *selectName})
+		o, im, dropped, err := hpa.IntoScenarioWith(base, data, sim.ParseEnv{}, hpa.ImportOptions{Select: *selectName, WholeFile: true})
 		if err != nil {
 			if se, ok := errors.AsType[*hpa.ScenarioError](err); ok {
 				return printValidation("import", *config, se.Err, stderr)
@@ -118,7 +118,7 @@ func runExport(_ context.Context, args []string, stdin io.Reader, stdout, stderr
 			fmt.Fprintf(stderr, "scalein export: -manifest: %v\n", err)
 			return 1
 		}
-		im, err := hpa.ImportWith(data, *s.Autoscaler, hpa.ImportOptions{Select: *selectName})
+		im, err := hpa.ImportWith(data, *s.Autoscaler, hpa.ImportOptions{Select: *selectName, WholeFile: true})
 		if err != nil {
 			fmt.Fprintf(stderr, "scalein export: -manifest %s: %v\n", *manifest, err)
 			return 2

@@ -82,6 +82,10 @@ type ImportOptions struct {
 	// Select names the autoscaler to read (metadata.name) when the stream holds several;
 	// empty: the first one the model can use.
 	Select string
+	// WholeFile keeps the whole file in the origin whatever its size (within MaxManifestBytes),
+	// for a caller that stores no origin (the CLI edits the file on disk); without it, a file
+	// over MaxOriginManifestBytes is not kept, as a server stores what it keeps.
+	WholeFile bool
 }
 
 // WorkloadRef names a workload (and, for the migration limit, its container; for a
@@ -185,7 +189,7 @@ func ImportWith(data []byte, base sim.Autoscaler, opt ImportOptions) (*Imported,
 	im = chosen
 	if im.Origin != nil { // nil when the object was too large to keep (keepOrigin)
 		im.Origin.Name, im.Origin.Namespace, im.Origin.Target = used.name, used.namespace, used.target
-		if len(data) <= MaxOriginManifestBytes {
+		if opt.WholeFile || len(data) <= MaxOriginManifestBytes {
 			im.Origin.Manifest = string(data)
 		} else {
 			im.problem("", "the file is %s, above the %s a plan keeps of it; a tune plan's download writes the settings into the %s alone, not into this file",

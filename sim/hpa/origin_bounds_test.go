@@ -91,6 +91,12 @@ func TestOriginKeepsWhatTheDownloadNeeds(t *testing.T) {
 		}
 		assert.True(t, found, "a problem says the file was not kept: %v", im.Problems)
 
+		// The CLI stores nothing and edits the file on disk: it keeps the whole file.
+		whole, err := hpa.ImportWith([]byte(big), sim.Autoscaler{}, hpa.ImportOptions{WholeFile: true})
+		require.NoError(t, err)
+		require.NotNil(t, whole.Origin)
+		assert.Equal(t, big, whole.Origin.Manifest)
+
 		// An origin sent back with a file over the bound is refused naming origin.manifest.
 		small.Origin.Manifest = big
 		raw, err := json.Marshal(small.Origin)

@@ -380,7 +380,7 @@ func runPlan(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 			fmt.Fprintf(stderr, "scalein plan: -manifest: %v\n", err)
 			return 1
 		}
-		im, err := hpa.ImportWith(data, *base.Autoscaler, hpa.ImportOptions{Select: o.selectName})
+		im, err := hpa.ImportWith(data, *base.Autoscaler, hpa.ImportOptions{Select: o.selectName, WholeFile: true})
 		if err != nil {
 			fmt.Fprintf(stderr, "scalein plan: -manifest %s: %v\n", o.manifest, err)
 			return 2

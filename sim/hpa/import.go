@@ -82,6 +82,10 @@ type ImportOptions struct {
 	// Select names the autoscaler to read (metadata.name) when the stream holds several;
 	// empty: the first one the model can use.
 	Select string
+	// WholeFile keeps the whole file in the origin whatever its size (within MaxManifestBytes),
+	// for a caller that stores no origin (the CLI edits the file on disk); without it, a file
+	// over MaxOriginManifestBytes is not kept, as a server stores what it keeps.
+	WholeFile bool
 }
 
 // WorkloadRef names a workload (and, for the migration limit, its container; for a
@@ -183,8 +187,15 @@ func ImportWith(data []byte, base sim.Autoscaler, opt ImportOptions) (*Imported,
 		chosen.problem(used.path, "read instead of an earlier autoscaler the model cannot use: %s", u)
 	}
 	im = chosen
-	im.Origin.Name, im.Origin.Namespace, im.Origin.Target = used.name, used.namespace, used.target
-	im.Origin.Manifest = string(data)
+	if im.Origin != nil { // nil when the object was too large to keep (keepOrigin)
+		im.Origin.Name, im.Origin.Namespace, im.Origin.Target = used.name, used.namespace, used.target
+		if opt.WholeFile || len(data) <= MaxOriginManifestBytes {
+			im.Origin.Manifest = string(data)
+		} else {
+			im.problem("", "the file is %s, above the %s a plan keeps of it; a tune plan's download writes the settings into the %s alone, not into this file",
+				kib(len(data)), kib(MaxOriginManifestBytes), im.Origin.Kind)
+		}
+	}
 	im.readWorkloads(loads, used.target)
 	if used.current > 0 {
 		n := int(used.current)
@@ -373,12 +384,12 @@ func (im *Imported) readHPA(h *autoscalingv2.HorizontalPodAutoscaler) error {
 		return err
 	}
 	h.Status = autoscalingv2.HorizontalPodAutoscalerStatus{}
-	h.ManagedFields = nil
+	im.trimMeta(&h.ObjectMeta)
 	doc, err := json.Marshal(h)
 	if err != nil {
 		return err
 	}
-	im.Origin = &Origin{Kind: "HorizontalPodAutoscaler", Document: doc, MetricIndex: used, Metric: im.Autoscaler.Metric, Aggregate: im.Autoscaler.Aggregate}
+	im.keepOrigin(&Origin{Kind: "HorizontalPodAutoscaler", Document: doc, MetricIndex: used, Metric: im.Autoscaler.Metric, Aggregate: im.Autoscaler.Aggregate})
 	return nil
 }
 
@@ -617,6 +628,9 @@ func (im *Imported) readScaledObject(so *scaledObject) error {
 	if len(s.Triggers) == 0 {
 		return errors.New("spec.triggers: none; add a prometheus trigger on a vLLM series (" + knownNames() + ")")
 	}
+	if len(s.Triggers) > maxTriggers {
+		return fmt.Errorf("spec.triggers: %d triggers; at most %d are read (the model scales on one metric); keep the prometheus trigger on a vLLM series", len(s.Triggers), maxTriggers)
+	}
 	used := -1
 	var firstErr error
 	for i, t := range s.Triggers {
@@ -650,12 +664,12 @@ func (im *Imported) readScaledObject(so *scaledObject) error {
 		return err
 	}
 	so.Status = nil
-	so.ManagedFields = nil
+	im.trimMeta(&so.ObjectMeta)
 	doc, err := json.Marshal(so)
 	if err != nil {
 		return err
 	}
-	im.Origin = &Origin{Kind: "ScaledObject", Document: doc, MetricIndex: used, Metric: im.Autoscaler.Metric, Aggregate: im.Autoscaler.Aggregate}
+	im.keepOrigin(&Origin{Kind: "ScaledObject", Document: doc, MetricIndex: used, Metric: im.Autoscaler.Metric, Aggregate: im.Autoscaler.Aggregate})
 	return nil
 }
 

@@ -245,6 +245,22 @@ type RunPage struct {
 	AttainmentChart []Chart
 	// Autoscaler is the autoscaler's section; nil for a run without one.
 	Autoscaler *AutoscalerView
+	// Pools is the prefill and decode pools' section (docs/model.md#model-5); nil for an
+	// aggregated run, whose page it leaves unchanged.
+	Pools *PoolsView
+}
+
+// PoolsView is a run with prefill and decode pools: the handoff figures, the verdicts in
+// words, the pools over time, the drained prefill workers with their removal deadlines and
+// how long they waited for handoffs, and TTFT split into its parts (or why it cannot be).
+type PoolsView struct {
+	Cards     []Card
+	Verdicts  []string
+	Chart     []Chart
+	Drained   DataTable
+	TTFTSplit DataTable
+	// TTFTNote says what the split covers, or why the page has none (no per-request rows).
+	TTFTNote string
 }
 
 // AutoscalerView is a run's autoscaler section (docs/model.md#model-3): its key figures, verdicts in words

@@ -124,6 +124,10 @@ type FormPage struct {
 	// ScaleInMode chooses the schedule or the autoscaler (docs/model.md#model-3); Autoscaler is its fields.
 	ScaleInMode Field
 	Autoscaler  Fieldset
+	// PoolsMode chooses one aggregated fleet or prefill and decode pools
+	// (docs/model.md#model-5); Pools is the prefill pool, the decode pool and the handoff.
+	PoolsMode Field
+	Pools     []Fieldset
 	// FleetWarning says that fleet.workers lies outside the autoscaler's bounds
 	// (sim.FleetOutsideBounds); shown before anything else.
 	FleetWarning string

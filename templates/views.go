@@ -313,6 +313,9 @@ type ComparePage struct {
 	Charts   []Chart
 	Cards    []Card
 	Verdicts []string
+	// Pools has the pool columns (worker-seconds and handoffs of each pool) when either run
+	// has prefill and decode pools; no rows otherwise.
+	Pools DataTable
 	// Cost is both runs' GPU-hours at the page's price.
 	Cost CostView
 }

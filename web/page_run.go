@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -138,6 +139,10 @@ func (s *Server) buildRunPage(ctx context.Context, u *url.URL, id string) (built
 				}
 			}
 			p.Pools = poolsView(rep, full, d, clock)
+			// The drain verdicts speak of peers pulling from a drained worker (KVCR); with pools
+			// the pool verdicts say what a drain waited for.
+			p.Cards = poolDrainCards(p.Cards)
+			p.Verdicts = slices.DeleteFunc(p.Verdicts, func(v string) bool { return strings.Contains(v, "pull") })
 		}
 		var poolCharts []templates.Chart
 		if p.Pools != nil {

@@ -130,12 +130,16 @@ func drainedPrefillTable(rep *sim.Report, clock format.Clock) templates.DataTabl
 		if blocks, _, ok := drainedHeld(w); ok {
 			avg = format.Sig3(blocks)
 		}
+		forced := "no"
+		if w.Forced {
+			forced = "yes"
+		}
 		removal := clock.AtOpt(w.RemovedAtMS)
 		if w.RemovedAtMS == nil {
 			removal = "not removed (" + w.FinalState + ")"
 		}
 		t.Rows = append(t.Rows, []string{workerName(w), clock.AtOpt(w.MarkedAtMS), removal,
-			format.DurationOpt(w.PinWaitMS), format.DurationOpt(w.DrainMS), held, avg, format.OnOff(w.Forced)})
+			format.DurationOpt(w.PinWaitMS), format.DurationOpt(w.DrainMS), held, avg, forced})
 	}
 	return t
 }
@@ -239,4 +243,21 @@ func ttftSplit(full *sim.Report) (templates.DataTable, string) {
 		{"TTFT", format.Duration(mean(ttft)), share(ttft)},
 	}
 	return t, "Over " + format.Count(int64(n), "requests") + " whose last handoff landed and that emitted a token."
+}
+
+// poolDrainCards adapts the drain cards of a run with pools: no KVCR pull is made there, so the
+// pulls card goes, and a drained worker's pin wait is its wait for decode workers to read its
+// handoffs.
+func poolDrainCards(cards []templates.Card) []templates.Card {
+	out := make([]templates.Card, 0, len(cards))
+	for _, c := range cards {
+		switch c.Key {
+		case sim.HeadlinePullsStaged:
+			continue
+		case sim.HeadlineTotalPinWaitMS:
+			c.Note = "time drained prefill workers waited for decode workers to read their handoffs"
+		}
+		out = append(out, c)
+	}
+	return out
 }

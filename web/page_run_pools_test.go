@@ -74,6 +74,11 @@ func TestRunPageShowsThePools(t *testing.T) {
 	assert.Equal(t, "5 ms", strings.TrimSpace(cells.Eq(3).Text()))
 	assert.Equal(t, "0.01", strings.TrimSpace(cells.Eq(5).Text()))
 
+	// No KVCR pull is made with pools: no pulls card, no verdict of peers pulling, and the pin
+	// wait is the wait for decode workers.
+	assert.Equal(t, 0, byTestID(doc, "card-"+sim.HeadlinePullsStaged).Length())
+	assert.Contains(t, byTestID(doc, "card-"+sim.HeadlineTotalPinWaitMS).Text(), "decode workers to read their handoffs")
+	assert.NotContains(t, byTestID(doc, "verdicts").First().Text(), "peers pulling")
 	words := byTestID(doc, "pool-verdicts").Text()
 	assert.Contains(t, words, "Draining prefill-1 held 1.67 blocks on average over its 6 ms drain (0.01 block-seconds) until its removal at 7 ms.")
 	// Its pin wait (5 ms) exceeds the longest transfer (3 ms): a handoff waited in a decode queue.
@@ -118,6 +123,7 @@ func TestRunPagePoolsWithoutRequestRows(t *testing.T) {
 	waitStatus(t, s, plain.ID(), store.StatusDone)
 	pdoc := parseHTML(t, get(t, s, "/runs/"+plain.ID()).Body)
 	assert.Equal(t, 0, byTestID(pdoc, "pools-section").Length(), "an aggregated run has no pools section")
+	assert.Equal(t, 1, byTestID(pdoc, "card-"+sim.HeadlinePullsStaged).Length(), "an aggregated run keeps its pulls card")
 	ph := byTestID(pdoc, "workers-table").Find("thead").Text()
 	assert.Contains(t, ph, "Pulls served")
 	assert.NotContains(t, ph, "Role")

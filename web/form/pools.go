@@ -74,7 +74,7 @@ var handoffGroup = fieldGroup{Legend: "Handoff",
 // poolGroups are the Pools section's fieldsets: the prefill pool, the decode pool, the handoff.
 func poolGroups() []fieldGroup {
 	return []fieldGroup{
-		{Legend: "Prefill pool", Note: "Prefill workers have ids 0 … P − 1; each field left empty is the fleet's.", Fields: poolFields(sim.RolePrefill)},
+		{Legend: "Prefill pool", Note: "Used only with prefill + decode pools chosen above. Prefill workers have ids 0 … P − 1; each field left empty is the fleet's.", Fields: poolFields(sim.RolePrefill)},
 		{Legend: "Decode pool", Note: "Decode workers have ids P … P + D − 1; each field left empty is the fleet's.", Fields: poolFields(sim.RoleDecode)},
 		handoffGroup,
 	}

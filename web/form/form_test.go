@@ -129,6 +129,19 @@ func TestFormPools(t *testing.T) {
 	assert.NotEmpty(t, invalid.Errs.byField[LeaseTTLPath], "%v", invalid.Errs)
 	assert.NotEmpty(t, invalid.Errs.byField["disaggregation.prefill.workers"], "%v", invalid.Errs)
 
+	// A counted scale-in needs its pool: the problem lands on the row's Pool select.
+	f.Set(LeaseModePath, sim.LeaseHeartbeat)
+	f.Set("disaggregation.prefill.workers", "2")
+	f.rows = []map[string]string{{"at_ms": "0", "count": "1"}}
+	_, err = Scenario(f, sim.ParseEnv{})
+	invalid, ok = err.(*Invalid)
+	require.True(t, ok, "%v", err)
+	assert.Contains(t, strings.Join(invalid.Errs.byField["scale_in[0].role"], "; "), "prefill")
+	f.rows[0]["role"] = sim.RolePrefill
+	withRole, err := Scenario(f, sim.ParseEnv{})
+	require.NoError(t, err)
+	assert.Equal(t, sim.RolePrefill, withRole.ScaleIn[0].Role)
+
 	raw, err := os.ReadFile(filepath.Join("..", "..", "sim", "testdata", "examples", "pd_autoscaler_per_role.json"))
 	require.NoError(t, err)
 	per, err := sim.Parse(raw, sim.ParseEnv{})

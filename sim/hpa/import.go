@@ -50,6 +50,9 @@ type Imported struct {
 	// WorkersFrom names where it was read.
 	Workers     *int   `json:"workers,omitempty"`
 	WorkersFrom string `json:"workers_from,omitempty"`
+	// Pools is set when the file scales a prefill and a decode pool (pools.go): each pool's
+	// own import; Autoscaler and Origin above are then unused (Origin nil).
+	Pools *Pools `json:"pools,omitempty"`
 }
 
 // Origin is the user's autoscaler object as imported and the workloads its settings came from:
@@ -82,6 +85,9 @@ type ImportOptions struct {
 	// Select names the autoscaler to read (metadata.name) when the stream holds several;
 	// empty: the first one the model can use.
 	Select string
+	// Prefill and Decode are the autoscalers a P/D import fills per pool (nil: the base
+	// passed to ImportWith).
+	Prefill, Decode *sim.Autoscaler
 }
 
 // WorkloadRef names a workload (and, for the migration limit, its container; for a
@@ -129,6 +135,7 @@ func ImportWith(data []byte, base sim.Autoscaler, opt ImportOptions) (*Imported,
 		loads = append(loads, w...)
 	}
 	scalers = im.dropGenerated(scalers)
+	setRoles(scalers, loads)
 	if len(scalers) == 0 {
 		msg := "no autoscaler in the manifest: import an autoscaling/v2 HorizontalPodAutoscaler or a KEDA ScaledObject (kubectl get hpa NAME -o yaml, kubectl get scaledobject NAME -o yaml)"
 		if len(im.Problems) > 0 {
@@ -155,6 +162,20 @@ func ImportWith(data []byte, base sim.Autoscaler, opt ImportOptions) (*Imported,
 		}
 		scalers = picked // several of that name (an HPA and a ScaledObject): the first usable
 	}
+	if opt.Select == "" && isPools(scalers, loads) {
+		return im.importPools(data, scalers, loads, base, opt)
+	}
+	chosen, used, err := im.pick(scalers, base)
+	if err != nil {
+		return nil, err
+	}
+	chosen.finish(used, data, loads)
+	return chosen, nil
+}
+
+// pick reads the first autoscaler of scalers the model can use, on top of base; the problems
+// of im come first in its Problems, and the scalers it passed over are named.
+func (im *Imported) pick(scalers []scaler, base sim.Autoscaler) (*Imported, scaler, error) {
 	var chosen *Imported
 	var used scaler
 	var firstErr error
@@ -175,17 +196,22 @@ func ImportWith(data []byte, base sim.Autoscaler, opt ImportOptions) (*Imported,
 	}
 	if chosen == nil {
 		if len(unusable) > 1 {
-			return nil, fmt.Errorf("no autoscaler in the manifest the model can use: %s", strings.Join(unusable, "; "))
+			return nil, used, fmt.Errorf("no autoscaler in the manifest the model can use: %s", strings.Join(unusable, "; "))
 		}
-		return nil, firstErr
+		return nil, used, firstErr
 	}
 	for _, u := range unusable {
 		chosen.problem(used.path, "read instead of an earlier autoscaler the model cannot use: %s", u)
 	}
-	im = chosen
+	return chosen, used, nil
+}
+
+// finish completes an import of the autoscaler used: its names, the whole file, the workloads
+// (those of the other role left out when it scales one pool) and the starting replicas.
+func (im *Imported) finish(used scaler, data []byte, loads []workload) {
 	im.Origin.Name, im.Origin.Namespace, im.Origin.Target = used.name, used.namespace, used.target
 	im.Origin.Manifest = string(data)
-	im.readWorkloads(loads, used.target)
+	im.readWorkloads(ofRole(loads, used.role), used.target)
 	if used.current > 0 {
 		n := int(used.current)
 		switch {
@@ -195,7 +221,6 @@ func ImportWith(data []byte, base sim.Autoscaler, opt ImportOptions) (*Imported,
 			im.problem(used.path+" status.currentReplicas", "%d, but %s is %d; the workload's replicas are used", n, im.WorkersFrom, *im.Workers)
 		}
 	}
-	return im, nil
 }
 
 // scaler is an autoscaler object of the input.
@@ -206,6 +231,9 @@ type scaler struct {
 	generatedBy string
 	// current is an HPA's status.currentReplicas (0: not in the file).
 	current int32
+	// labels are the object's; role is the pool it scales ("" when it does not say, pools.go).
+	labels map[string]string
+	role   string
 	read    func(im *Imported) error
 }
 
@@ -239,6 +267,7 @@ func (im *Imported) decode(o object) (*scaler, []workload, error) {
 		s := &scaler{path: o.path, kind: kind, name: h.Name, namespace: h.Namespace,
 			target: WorkloadRef{APIVersion: h.Spec.ScaleTargetRef.APIVersion, Kind: h.Spec.ScaleTargetRef.Kind, Name: h.Spec.ScaleTargetRef.Name, Namespace: h.Namespace}}
 		s.current = h.Status.CurrentReplicas
+		s.labels = h.Labels
 		for _, ref := range h.OwnerReferences {
 			if ref.Kind == "ScaledObject" {
 				s.generatedBy = ref.Name
@@ -259,7 +288,7 @@ func (im *Imported) decode(o object) (*scaler, []workload, error) {
 		if err := readMarks(o, so.Name, so.Namespace, so.Spec); err != nil {
 			return nil, nil, err
 		}
-		s := &scaler{path: o.path, kind: kind, name: so.Name, namespace: so.Namespace}
+		s := &scaler{path: o.path, kind: kind, name: so.Name, namespace: so.Namespace, labels: so.Labels}
 		if ref := so.Spec.ScaleTargetRef; ref != nil {
 			s.target = WorkloadRef{APIVersion: ref.APIVersion, Kind: ref.Kind, Name: ref.Name, Namespace: so.Namespace}
 			if s.target.Kind == "" {

@@ -234,7 +234,7 @@ type scaler struct {
 	// labels are the object's; role is the pool it scales ("" when it does not say, pools.go).
 	labels map[string]string
 	role   string
-	read    func(im *Imported) error
+	read   func(im *Imported) error
 }
 
 // decode reads one object strictly: an autoscaler, workloads, or a problem naming what it is.

@@ -61,9 +61,9 @@ type dynamoGraphDeployment struct {
 		Services map[string]*struct {
 			ComponentType    string          `json:"componentType,omitempty"`
 			SubComponentType string          `json:"subComponentType,omitempty"`
-			Replicas      *int32          `json:"replicas,omitempty"`
-			Envs          []corev1.EnvVar `json:"envs,omitempty"`
-			ExtraPodSpec  *struct {
+			Replicas         *int32          `json:"replicas,omitempty"`
+			Envs             []corev1.EnvVar `json:"envs,omitempty"`
+			ExtraPodSpec     *struct {
 				TerminationGracePeriodSeconds *int64            `json:"terminationGracePeriodSeconds,omitempty"`
 				MainContainer                 *corev1.Container `json:"mainContainer,omitempty"`
 			} `json:"extraPodSpec,omitempty"`

@@ -207,3 +207,39 @@ func TestLoadReplicas(t *testing.T) {
 	assert.Equal(t, 2, code)
 	assert.Contains(t, stderr, "replicas -1: at least 1")
 }
+
+// A P/D file: import gives the pools and an autoscaler per pool; export writes each pool's
+// settings back into its own object of the file, and without -manifest one HPA per pool.
+func TestImportExportPools(t *testing.T) {
+	const file = "../../sim/hpa/testdata/pd/llm-d-keda.yaml"
+	code, stdout, stderr := runCLI(t, "", "import", "-manifest", file)
+	require.Equal(t, 0, code, stderr)
+	s, err := sim.Parse([]byte(stdout), sim.ParseEnv{})
+	require.NoError(t, err, stdout)
+	require.NotNil(t, s.Disaggregation)
+	assert.Equal(t, 4, s.Disaggregation.Prefill.Workers)
+	assert.Equal(t, 12, s.Disaggregation.Decode.Workers)
+	require.NotNil(t, s.PoolAutoscalers.Decode)
+	assert.Equal(t, 0.8, s.PoolAutoscalers.Decode.Target)
+
+	changed := strings.Replace(stdout, `"target": 0.8`, `"target": 0.7`, 1)
+	require.NotEqual(t, stdout, changed)
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "pd.json")
+	require.NoError(t, os.WriteFile(cfg, []byte(changed), 0o600))
+	code, out, stderr := runCLI(t, "", "export", "-config", cfg, "-manifest", file)
+	require.Equal(t, 0, code, stderr)
+	orig, err := os.ReadFile(file)
+	require.NoError(t, err)
+	assert.Equal(t, strings.Replace(string(orig), `threshold: "0.8"`, `threshold: "0.7"`, 1), strings.SplitN(out, "\n", 2)[1], "only the decode threshold changed")
+	assert.Contains(t, stderr, `changed decode: ScaledObject "ms-llama-decode" spec.triggers[0].metadata.threshold: 0.8 → 0.7`)
+
+	code, out, stderr = runCLI(t, "", "export", "-config", cfg)
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, out, "name: llm-workers-prefill")
+	assert.Contains(t, out, "name: llm-workers-decode")
+
+	code, _, stderr = runCLI(t, "", "export", "-config", cfg, "-manifest", chartsDir+"production-stack-keda.yaml")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, stderr, "an autoscaler per role")
+}

@@ -265,3 +265,60 @@ func (im *Imported) intoPools(doc map[string]any) {
 	doc["disaggregation"] = d
 	doc["autoscaler"] = auto
 }
+
+// PoolSettings are what a P/D export writes: each pool's settings (nil: the pool has no
+// autoscaler in the scenario and its object is left as it is).
+type PoolSettings struct {
+	Prefill, Decode *Settings
+}
+
+// ExportPoolsOnto writes each pool's autoscaler into its own object of the user's file (each
+// Settings' Origin, imported with the pools; both carry the same Manifest): the prefill pool's
+// edits first, then the decode pool's onto that result, each changing only its own object's
+// differing fields and its own workload's grace (the migration limit is shared). One header
+// names every change, by pool.
+func ExportPoolsOnto(ps PoolSettings) (*Exported, error) {
+	var data []byte
+	var changed, notes []string
+	source, json := "", false
+	for _, role := range roles {
+		s := ps.Prefill
+		if role == sim.RoleDecode {
+			s = ps.Decode
+		}
+		if s == nil {
+			continue
+		}
+		if s.Origin == nil || s.Origin.Manifest == "" {
+			return nil, fmt.Errorf("hpa: the %s pool's autoscaler has no object in the file to write into", role)
+		}
+		one := *s
+		o := *s.Origin
+		if data != nil {
+			o.Manifest = string(data)
+		}
+		one.Origin = &o
+		json = isJSON([]byte(o.Manifest))
+		ex, err := ExportOnto(one)
+		if err != nil {
+			return nil, fmt.Errorf("the %s pool: %w", role, err)
+		}
+		data = ex.Data
+		source = cmp.Or(source, s.Source)
+		for _, c := range ex.Changed {
+			changed = append(changed, role+": "+c)
+		}
+		for _, n := range ex.Notes {
+			if !slices.Contains(notes, n) {
+				notes = append(notes, n)
+			}
+		}
+	}
+	if data == nil {
+		return nil, fmt.Errorf("hpa: the scenario has no autoscaler for either pool")
+	}
+	if !json {
+		data = withHeader(data, header(source, changed))
+	}
+	return &Exported{Data: data, Changed: changed, Notes: notes}, nil
+}

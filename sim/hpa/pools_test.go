@@ -153,3 +153,83 @@ func TestImportPoolsSelectOne(t *testing.T) {
 	require.NotNil(t, im.Workers)
 	assert.Equal(t, 6, *im.Workers)
 }
+
+// poolSettings imports a P/D file into a scenario and returns each pool's settings as parsed.
+func poolSettings(t *testing.T, file string) (string, *sim.Scenario, hpa.PoolSettings) {
+	t.Helper()
+	data, err := os.ReadFile(file)
+	require.NoError(t, err)
+	out, im, _, err := hpa.IntoScenario([]byte(sessionsBase), data, sim.ParseEnv{})
+	require.NoError(t, err)
+	sc, err := sim.Parse(out, sim.ParseEnv{})
+	require.NoError(t, err)
+	p, d := *sc.PoolAutoscalers.Prefill, *sc.PoolAutoscalers.Decode
+	return string(data), sc, hpa.PoolSettings{
+		Prefill: &hpa.Settings{Autoscaler: p, MigrationLimit: sc.Router.MigrationLimit, Origin: im.Pools.Prefill.Origin, Source: "plan p2"},
+		Decode:  &hpa.Settings{Autoscaler: d, MigrationLimit: sc.Router.MigrationLimit, Origin: im.Pools.Decode.Origin, Source: "plan p2"},
+	}
+}
+
+// Import, change both pools, export onto the original: the diff is exactly the changed fields,
+// each in its own pool's object, and the result imports back as the changed settings.
+func TestExportPoolsOntoLLMD(t *testing.T) {
+	orig, _, ps := poolSettings(t, "testdata/pd/llm-d-keda.yaml")
+	ps.Prefill.Autoscaler.Target = 6
+	ps.Prefill.Autoscaler.MaxWorkers = 10
+	ps.Decode.Autoscaler.Target = 0.75
+	ps.Decode.Autoscaler.MinWorkers = 3
+	ps.Decode.Autoscaler.GraceMS = f64(600000)
+	ex, err := hpa.ExportPoolsOnto(ps)
+	require.NoError(t, err)
+	assert.Equal(t, []string{
+		"+" + strings.SplitN(string(ex.Data), "\n", 2)[0],
+		"-      terminationGracePeriodSeconds: 300",
+		"+      terminationGracePeriodSeconds: 600",
+		"-  maxReplicaCount: 8",
+		"+  maxReplicaCount: 10",
+		`-        threshold: "4"`,
+		`+        threshold: "6"`,
+		"-  minReplicaCount: 4",
+		"+  minReplicaCount: 3",
+		`-        threshold: "0.8"`,
+		`+        threshold: "0.75"`,
+	}, lineDiff(orig, string(ex.Data)))
+	assert.Len(t, ex.Changed, 5)
+	assert.Contains(t, string(ex.Data), "prefill: ScaledObject \"ms-llama-prefill\" spec.triggers[0].metadata.threshold: 4 → 6" /* in the header */)
+	assert.Contains(t, string(ex.Data), "# a 5-minute window", "comments stay")
+
+	// It reads back as the new settings, pool by pool.
+	out, im, _, err := hpa.IntoScenario([]byte(sessionsBase), ex.Data, sim.ParseEnv{})
+	require.NoError(t, err)
+	back, err := sim.Parse(out, sim.ParseEnv{})
+	require.NoError(t, err)
+	assert.Equal(t, ps.Prefill.Autoscaler.ControllerSettings(), back.PoolAutoscalers.Prefill.ControllerSettings())
+	assert.Equal(t, ps.Decode.Autoscaler.ControllerSettings(), back.PoolAutoscalers.Decode.ControllerSettings())
+	assert.Equal(t, 600000.0, *back.PoolAutoscalers.Decode.GraceMS)
+	assert.Equal(t, 60000.0, *back.PoolAutoscalers.Prefill.GraceMS)
+	require.NotNil(t, im.Pools)
+
+	// Unchanged settings give the file back, after one header.
+	_, _, same := poolSettings(t, "testdata/pd/llm-d-keda.yaml")
+	ex, err = hpa.ExportPoolsOnto(same)
+	require.NoError(t, err)
+	assert.Empty(t, ex.Changed)
+	assert.Equal(t, []string{"+" + strings.SplitN(string(ex.Data), "\n", 2)[0]}, lineDiff(orig, string(ex.Data)))
+	assert.Contains(t, string(ex.Data), "Nothing changed")
+}
+
+// The Dynamo graph: each HPA gets its own pool's changes and each service its own grace.
+func TestExportPoolsOntoDynamo(t *testing.T) {
+	orig, _, ps := poolSettings(t, "testdata/pd/dynamo-disagg-hpa.yaml")
+	ps.Prefill.Autoscaler.GraceMS = f64(30000)
+	ps.Decode.Autoscaler.MaxWorkers = 16
+	ex, err := hpa.ExportPoolsOnto(ps)
+	require.NoError(t, err)
+	assert.Equal(t, []string{
+		"+" + strings.SplitN(string(ex.Data), "\n", 2)[0],
+		"-        terminationGracePeriodSeconds: 45",
+		"+        terminationGracePeriodSeconds: 30",
+		"-  maxReplicas: 12",
+		"+  maxReplicas: 16",
+	}, lineDiff(orig, string(ex.Data)))
+}

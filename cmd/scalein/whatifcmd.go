@@ -388,6 +388,34 @@ func runPlan(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		}
 		origin = im.Origin
 	}
+	if pa, role := base.PoolAutoscalers, o.req.Goal.Role; o.manifest != "" && pa != nil && o.req.Goal.Kind() == whatif.KindTune {
+		// A tune plan of one pool writes that pool's autoscaler into its own object of the file.
+		a := pa.Prefill
+		if role == sim.RoleDecode {
+			a = pa.Decode
+		}
+		if a != nil && (role == sim.RolePrefill || role == sim.RoleDecode) {
+			data, err := readLimited(o.manifest, hpa.MaxManifestBytes)
+			if err != nil {
+				fmt.Fprintf(stderr, "scalein plan: -manifest: %v\n", err)
+				return 1
+			}
+			im, err := hpa.ImportWith(data, *a, hpa.ImportOptions{Select: o.selectName})
+			if err != nil {
+				fmt.Fprintf(stderr, "scalein plan: -manifest %s: %v\n", o.manifest, err)
+				return 2
+			}
+			switch {
+			case im.Pools != nil && im.Pools.Of(role).Origin != nil:
+				origin = im.Pools.Of(role).Origin
+			case im.Pools == nil && o.selectName != "":
+				origin = im.Origin // the object named by -select
+			default:
+				fmt.Fprintf(stderr, "scalein plan: -manifest %s: no autoscaler in the file scales the %s pool (label it %s: %s, or name it with -select)\n", o.manifest, role, hpa.RoleLabel, role)
+				return 2
+			}
+		}
+	}
 	runner, done := localRunner("plan", o.parallel, o.timing, stderr)
 	res, err := whatif.Plan(ctx, runner, base, o.req)
 	if err != nil {

@@ -17,18 +17,20 @@ func refusePools(g Goal) error {
 		return &sim.ValidationError{Errors: []sim.FieldError{{Path: path, Message: msg}}}
 	}
 	switch g.Kind() {
-	case KindTune:
-		return fail("goal.tune", "a tune plan searches one fleet's autoscaler; tuning each pool's autoscaler (autoscaler.prefill, autoscaler.decode) is not supported yet. Instead sweep a pool's settings (e.g. axes autoscaler.decode.target, autoscaler.prefill.behavior.scale_down.window_ms) and compare the runs, or plan a drain of one pool (goal.role)")
 	case KindCapacity:
 		return fail("goal.capacity", "a capacity plan measures one worker of one fleet; with prefill and decode pools a request needs a worker of each, which it does not measure yet. Instead sweep disaggregation.prefill.workers or disaggregation.decode.workers at your load and compare the runs")
 	case KindDiagnose:
 		return fail("goal.diagnose", "a diagnose plan compares one fleet's autoscaler with an ideal fleet; with prefill and decode pools (two autoscalers) it is not supported yet. Instead run the scenario (its decisions carry their pool) or compare it with a static one (scalein compare)")
 	}
+	what := "drain"
+	if g.Kind() == KindTune {
+		what = "tune the autoscaler of"
+	}
 	switch g.Role {
 	case sim.RolePrefill, sim.RoleDecode:
 		return nil
 	case "":
-		return fail("goal.role", `the scenario has prefill and decode pools: name the pool to drain, "prefill" or "decode" (goal.role; scalein plan -role): one pool per plan`)
+		return fail("goal.role", fmt.Sprintf(`the scenario has prefill and decode pools: name the pool to %s, "prefill" or "decode" (goal.role; scalein plan -role): one pool per plan`, what))
 	}
 	return fail("goal.role", fmt.Sprintf(`must be "prefill" or "decode" (got %q)`, g.Role))
 }
@@ -64,4 +66,54 @@ func ofPool(rows []sim.WorkerRow, role string) []sim.WorkerRow {
 		}
 	}
 	return out
+}
+
+// poolView is the scenario as a tune plan of one pool sees it: the pool's autoscaler as the
+// scenario's (nil when the pool has none), so the search reads and varies it as one fleet's;
+// poolScenario turns a candidate built on it back into a scenario with pools.
+func poolView(base *sim.Scenario, role string) *sim.Scenario {
+	if base.Disaggregation == nil || role == "" {
+		return base
+	}
+	v := *base
+	v.Autoscaler = nil
+	if pa := base.PoolAutoscalers; pa != nil {
+		v.Autoscaler = pa.Prefill
+		if role == sim.RoleDecode {
+			v.Autoscaler = pa.Decode
+		}
+	}
+	return &v
+}
+
+// poolScenario moves sc's autoscaler back into its pool (role) beside the other pool's, as
+// base has it; with fixed, the pool has no autoscaler and `workers` workers instead.
+func poolScenario(sc *sim.Scenario, base *sim.Scenario, role string, fixed bool, workers int) {
+	if base.Disaggregation == nil || role == "" {
+		return
+	}
+	pa := sim.PoolAutoscalers{}
+	if base.PoolAutoscalers != nil {
+		pa = *base.PoolAutoscalers
+	}
+	mine := sc.Autoscaler
+	if fixed {
+		mine = nil
+		d := *sc.Disaggregation
+		if role == sim.RolePrefill {
+			d.Prefill.Workers = workers
+		} else {
+			d.Decode.Workers = workers
+		}
+		sc.Disaggregation = &d
+	}
+	if role == sim.RolePrefill {
+		pa.Prefill = mine
+	} else {
+		pa.Decode = mine
+	}
+	sc.Autoscaler, sc.PoolAutoscalers = nil, &pa
+	if pa.Prefill == nil && pa.Decode == nil {
+		sc.PoolAutoscalers = nil
+	}
 }

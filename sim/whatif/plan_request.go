@@ -156,6 +156,10 @@ func Normalize(base *sim.Scenario, req Request) (Request, error) {
 		if err := refusePools(req.Goal); err != nil {
 			return req, err
 		}
+		if r := req.Goal.Role; req.Goal.Kind() == KindTune && poolView(base, r).Autoscaler == nil {
+			return req, &sim.ValidationError{Errors: []sim.FieldError{{Path: "goal.role",
+				Message: fmt.Sprintf("the %s pool has no autoscaler (autoscaler.%s), so there is nothing to tune: add one (its settings are where the search starts), or tune the other pool", r, r)}}}
+		}
 	} else if req.Goal.Role != "" {
 		return req, &sim.ValidationError{Errors: []sim.FieldError{{Path: "goal.role",
 			Message: fmt.Sprintf("names a pool (prefill or decode), but the scenario has one fleet (no disaggregation): leave it out (got %q)", req.Goal.Role)}}}
@@ -166,7 +170,7 @@ func Normalize(base *sim.Scenario, req Request) (Request, error) {
 	case KindCapacity:
 		return normalizeCapacity(base, req)
 	case KindTune:
-		return normalizeTune(base, req)
+		return normalizeTune(poolView(base, req.Goal.Role), req)
 	case KindDrain:
 	}
 	var errs []sim.FieldError

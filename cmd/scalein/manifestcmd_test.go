@@ -262,7 +262,7 @@ func TestPlanPoolsCommand(t *testing.T) {
 	require.Equal(t, 0, code, stderr)
 	var res struct {
 		Candidates []struct {
-			Label   string                `json:"label"`
+			Label   string              `json:"label"`
 			ScaleIn []sim.ScaleInAction `json:"scale_in"`
 		} `json:"candidates"`
 	}

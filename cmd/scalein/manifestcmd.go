@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"errors"
@@ -176,6 +177,10 @@ func exportPools(s *sim.Scenario, config, manifest, selectName, kind, name, name
 				return nil, code
 			}
 			if len(out) > 0 {
+				// The pools share the frontend: its patch (the last document) is written once.
+				if i := bytes.LastIndex(b, []byte("\n---\n")); i >= 0 && bytes.HasSuffix(out, b[i:]) {
+					b = b[:i+1]
+				}
 				out = append(out, "---\n"...)
 			}
 			out = append(out, b...)

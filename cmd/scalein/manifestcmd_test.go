@@ -238,6 +238,7 @@ func TestImportExportPools(t *testing.T) {
 	require.Equal(t, 0, code, stderr)
 	assert.Contains(t, out, "name: llm-workers-prefill")
 	assert.Contains(t, out, "name: llm-workers-decode")
+	assert.Equal(t, 1, strings.Count(out, "name: "+hpa.DefaultFrontend), "the shared frontend's patch is written once:\n%s", out)
 
 	code, _, stderr = runCLI(t, "", "export", "-config", cfg, "-manifest", chartsDir+"production-stack-keda.yaml")
 	assert.Equal(t, 2, code)

@@ -138,6 +138,7 @@ func (im *Imported) importPools(data []byte, ss []scaler, loads []workload, base
 			out.problem(s.path, "%s %q: not read: it scales neither the prefill nor the decode pool; label it %s: prefill or decode (or name its target …-prefill or …-decode)", s.kind, s.name, RoleLabel)
 		}
 	}
+	var errs []string
 	for _, role := range roles {
 		b := base
 		if r := opt.Prefill; role == sim.RolePrefill && r != nil {
@@ -153,14 +154,16 @@ func (im *Imported) importPools(data []byte, ss []scaler, loads []workload, base
 			}
 		}
 		pool := &Imported{Autoscaler: b, Filled: []string{}, Problems: []Problem{}}
+		var unusable error
 		if len(mine) > 0 {
 			p, used, err := (&Imported{}).pick(mine, b)
-			if err != nil {
-				return nil, fmt.Errorf("the %s pool's autoscaler: %w", role, err)
+			if err == nil {
+				p.finish(used, data, loads)
+				pool = p
 			}
-			p.finish(used, data, loads)
-			pool = p
-		} else {
+			unusable = err
+		}
+		if pool.Origin == nil {
 			for _, w := range loads {
 				if w.role == role && w.replicas != nil {
 					n := int(*w.replicas)
@@ -168,7 +171,12 @@ func (im *Imported) importPools(data []byte, ss []scaler, loads []workload, base
 					break
 				}
 			}
-			out.problem(role, "no autoscaler scales the %s pool: it keeps its size (Dynamo's Planner is not simulated; add an HPA or ScaledObject for it to simulate one)", role)
+			if unusable != nil {
+				errs = append(errs, fmt.Sprintf("the %s pool's autoscaler: %v", role, unusable))
+				out.problem(role, "the %s pool's autoscaler cannot be used (%v): the pool keeps its size, without an autoscaler", role, unusable)
+			} else {
+				out.problem(role, "no autoscaler scales the %s pool: it keeps its size (Dynamo's Planner is not simulated; add an HPA or ScaledObject for it to simulate one)", role)
+			}
 		}
 		for _, p := range pool.Problems {
 			out.Problems = append(out.Problems, Problem{Path: role + " pool: " + p.Path, Message: p.Message})
@@ -188,6 +196,9 @@ func (im *Imported) importPools(data []byte, ss []scaler, loads []workload, base
 		} else {
 			out.Pools.Decode = pool
 		}
+	}
+	if out.Pools.Prefill.Origin == nil && out.Pools.Decode.Origin == nil {
+		return nil, fmt.Errorf("no autoscaler in the manifest the model can use: %s", strings.Join(errs, "; "))
 	}
 	return out, nil
 }

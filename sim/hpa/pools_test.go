@@ -233,3 +233,26 @@ func TestExportPoolsOntoDynamo(t *testing.T) {
 		"+  maxReplicas: 16",
 	}, lineDiff(orig, string(ex.Data)))
 }
+
+// A pool whose autoscaler the model cannot use keeps its size without one, and the problem
+// says why; when neither pool's can be used the import is refused with both reasons.
+func TestImportPoolsOneUnusable(t *testing.T) {
+	data, err := os.ReadFile("testdata/pd/llm-d-keda.yaml")
+	require.NoError(t, err)
+	bad := strings.Replace(string(data), `llm_d_ai_role="prefill"})`, `llm_d_ai_role="prefill"}) * 2`, 1)
+	require.NotEqual(t, string(data), bad)
+	out, im, _, err := hpa.IntoScenario([]byte(sessionsBase), []byte(bad), sim.ParseEnv{})
+	require.NoError(t, err)
+	sc, err := sim.Parse(out, sim.ParseEnv{})
+	require.NoError(t, err)
+	assert.Nil(t, sc.PoolAutoscalers.Prefill)
+	require.NotNil(t, sc.PoolAutoscalers.Decode)
+	assert.Equal(t, 4, sc.Disaggregation.Prefill.Workers, "the prefill Deployment's replicas")
+	assert.Contains(t, problemsText(im), "the prefill pool's autoscaler cannot be used")
+
+	both := strings.Replace(bad, "sum(vllm:kv_cache_usage_perc", "sum(vllm:gpu_utilization", 1)
+	_, _, _, err = hpa.IntoScenario([]byte(sessionsBase), []byte(both), sim.ParseEnv{})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "the prefill pool's autoscaler")
+	assert.Contains(t, err.Error(), "the decode pool's autoscaler")
+}

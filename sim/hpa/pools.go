@@ -26,6 +26,10 @@ const DynamoAdapterKind = "DynamoGraphDeploymentScalingAdapter"
 type Pools struct {
 	Prefill *Imported `json:"prefill"`
 	Decode  *Imported `json:"decode"`
+	// Dynamo is set when the prefill workers are a DynamoGraphDeployment's service that does
+	// not run SGLang: Dynamo drains a vLLM prefill worker by sleeping a fixed 30 s (SPEC §3.17
+	// prefill_drain fixed).
+	Dynamo bool `json:"dynamo,omitempty"`
 }
 
 // Of returns the pool of a role (sim.RolePrefill or sim.RoleDecode).
@@ -197,6 +201,11 @@ func (im *Imported) importPools(data []byte, ss []scaler, loads []workload, base
 			out.Pools.Decode = pool
 		}
 	}
+	for _, w := range loads {
+		if w.role == sim.RolePrefill && w.ref.Service != "" && !w.sglang {
+			out.Pools.Dynamo = true
+		}
+	}
 	if out.Pools.Prefill.Origin == nil && out.Pools.Decode.Origin == nil {
 		return nil, fmt.Errorf("no autoscaler in the manifest the model can use: %s", strings.Join(errs, "; "))
 	}
@@ -271,6 +280,17 @@ func (im *Imported) intoPools(doc map[string]any) {
 		d[role] = pm
 		if scaled {
 			auto[role] = a
+		}
+	}
+	if im.Pools.Dynamo {
+		pd, _ := d["prefill_drain"].(map[string]any)
+		switch {
+		case pd == nil:
+			d["prefill_drain"] = map[string]any{"mode": sim.DrainFixed, "fixed_ms": sim.DefaultPrefillDrainFixedMS}
+			im.fill("disaggregation.prefill_drain")
+			im.problem("disaggregation.prefill_drain", "set to fixed 30 s: Dynamo drains a vLLM prefill worker by sleeping a fixed 30 s (handoffs not landed by then fail); with SGLang workers, which free nothing until the pod restarts, choose wait")
+		case pd["mode"] != sim.DrainFixed:
+			im.problem("disaggregation.prefill_drain", "the scenario's mode %v is kept; Dynamo drains a vLLM prefill worker by sleeping a fixed 30 s (mode fixed, fixed_ms 30000)", pd["mode"])
 		}
 	}
 	doc["disaggregation"] = d

@@ -85,6 +85,22 @@ func TestImportPoolsDynamoGraph(t *testing.T) {
 	assert.Equal(t, "VllmPrefillWorker", im.Pools.Prefill.Origin.Grace.Service)
 	assert.Equal(t, "VllmDecodeWorker", im.Pools.Decode.Origin.Grace.Service)
 	assert.NotContains(t, problemsText(im), "but", "no disagreement between the two services' graces: "+problemsText(im))
+	assert.Equal(t, sim.PrefillDrain{Mode: sim.DrainFixed, FixedMS: 30000}, d.PrefillDrain, "Dynamo's fixed 30 s prefill drain")
+	assert.Contains(t, im.Filled, "disaggregation.prefill_drain")
+
+	// An SGLang graph does not sleep 30 s: the model's default, wait, stays.
+	data, err := os.ReadFile("testdata/pd/dynamo-disagg-hpa.yaml")
+	require.NoError(t, err)
+	sg := strings.ReplaceAll(string(data), "vllm-runtime:0.6.1", "sglang-runtime:0.6.1")
+	out, _, _, err := hpa.IntoScenario([]byte(sessionsBase), []byte(sg), sim.ParseEnv{})
+	require.NoError(t, err)
+	sgs, err := sim.Parse(out, sim.ParseEnv{})
+	require.NoError(t, err)
+	assert.Equal(t, sim.DrainWait, sgs.Disaggregation.PrefillDrain.Mode)
+
+	// llm-d (vLLM under its own drain) keeps the model's default, wait.
+	sc, _ = importPD(t, sessionsBase, "testdata/pd/llm-d-keda.yaml")
+	assert.Equal(t, sim.DrainWait, sc.Disaggregation.PrefillDrain.Mode)
 }
 
 func TestImportPoolsHPAPairRolesFromLabels(t *testing.T) {

@@ -25,6 +25,8 @@ type workload struct {
 	// role is "prefill" or "decode" when the workload says so (pools.go: a llm-d.ai/role
 	// label, a Dynamo service's subComponentType, or its name), else "".
 	role string
+	// sglang is set for a Dynamo service whose main container runs SGLang.
+	sglang bool
 }
 
 type migrationEnv struct{ container, value string }
@@ -148,6 +150,7 @@ func decodeWorkload(o object) (ws []workload, known bool, err error) {
 			if x := s.ExtraPodSpec; x != nil {
 				w.grace = x.TerminationGracePeriodSeconds
 				if c := x.MainContainer; c != nil {
+					w.sglang = strings.Contains(strings.ToLower(strings.Join(slices.Concat([]string{c.Image}, c.Command, c.Args), " ")), "sglang")
 					for _, e := range c.Env {
 						if e.Name == MigrationLimitEnv {
 							w.env = append(w.env, migrationEnv{container: c.Name, value: e.Value})

@@ -7,6 +7,7 @@ import (
 	"runtime/debug"
 	"runtime/metrics"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sync/semaphore"
@@ -67,6 +68,8 @@ func (e errMemoryBudget) Error() string {
 type memoryBudget struct {
 	total int64
 	sem   *semaphore.Weighted
+	// granted is what the grants hold now (GET /metrics).
+	granted atomic.Int64
 
 	mu      sync.Mutex
 	running map[string]grantedRun
@@ -93,8 +96,14 @@ func (b *memoryBudget) acquire(ctx context.Context, estimate int64) (release fun
 	if err := b.sem.Acquire(ctx, n); err != nil {
 		return nil, err
 	}
+	b.granted.Add(n)
 	var once sync.Once
-	return func() { once.Do(func() { b.sem.Release(n) }) }, nil
+	return func() {
+		once.Do(func() {
+			b.granted.Add(-n)
+			b.sem.Release(n)
+		})
+	}, nil
 }
 
 // track records a run that started, so the backstop can cancel it; untrack forgets it.

@@ -134,15 +134,25 @@ func (c *Checker) Plan(req PlanRequest) (CheckedPlan, error) {
 		return CheckedPlan{}, InvalidRequest("plan", &sim.ValidationError{Errors: []sim.FieldError{{Path: "search.max_runs",
 			Message: fmt.Sprintf("must be at most %d on this server (-max-plan-runs) (got %d)", c.cfg.MaxPlanRuns, wreq.Search.MaxRuns)}}})
 	}
-	switch wreq.Goal.Kind() {
-	case whatif.KindDrain, whatif.KindTune:
-		if wreq.Search.MaxRuns == 0 {
+	// A plan that leaves search.max_runs out takes its goal's default, within -max-plan-runs
+	// (finding L1 of 2026-12c: capacity and diagnose plans took 12 and 23 runs on a server
+	// allowing 2, and a tune plan was refused for a value the user never sent).
+	defaulted := wreq.Search.MaxRuns == 0
+	if defaulted {
+		switch wreq.Goal.Kind() {
+		case whatif.KindCapacity:
+			wreq.Search.MaxRuns = min(whatif.DefaultCapacityMaxRuns, c.cfg.MaxPlanRuns)
+		case whatif.KindDiagnose:
+			wreq.Search.MaxRuns = min(whatif.DefaultDiagnoseMaxRuns, c.cfg.MaxPlanRuns)
+		case whatif.KindDrain, whatif.KindTune:
 			wreq.Search.MaxRuns = c.cfg.MaxPlanRuns
 		}
-	case whatif.KindCapacity, whatif.KindDiagnose: // their own defaults
 	}
 	norm, err := whatif.Normalize(base, wreq)
 	if err != nil {
+		if defaulted {
+			err = serverBoundRuns(err, c.cfg.MaxPlanRuns)
+		}
 		return CheckedPlan{}, InvalidRequest("plan", err)
 	}
 	reqJSON, err := json.Marshal(planRequestDoc{Request: norm, Origin: origin})
@@ -200,4 +210,22 @@ func planOrigin(raw json.RawMessage, base *sim.Scenario, wreq whatif.Request) (j
 		return nil, InvalidRequest("plan", &sim.ValidationError{Errors: []sim.FieldError{{Path: "origin", Message: err.Error()}}})
 	}
 	return json.Marshal(origin)
+}
+
+// serverBoundRuns rewrites the search.max_runs problem of a plan that left it out: the value
+// was the server's bound (-max-plan-runs), too few for the goal, not the user's.
+func serverBoundRuns(err error, maxPlanRuns int) error {
+	invalid, ok := errors.AsType[*sim.ValidationError](err)
+	if !ok {
+		return err
+	}
+	out := &sim.ValidationError{Errors: make([]sim.FieldError, len(invalid.Errors))}
+	for i, fe := range invalid.Errors {
+		if fe.Path == "search.max_runs" {
+			fe.Message = fmt.Sprintf("this server allows at most %d runs a plan (-max-plan-runs), fewer than this goal needs (%s); ask the server's admin to raise -max-plan-runs",
+				maxPlanRuns, strings.TrimSuffix(strings.SplitN(fe.Message, " (got", 2)[0], ";"))
+		}
+		out.Errors[i] = fe
+	}
+	return out
 }

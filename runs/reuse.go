@@ -18,7 +18,11 @@ func (s *Service) reuseOrRun(ctx context.Context, id string, sc *sim.Scenario, o
 	if rep := s.reusableReport(ctx, id, sc); rep != nil {
 		return rep, nil
 	}
-	return s.safeRun(ctx, sc, opt)
+	rep, err := s.safeRun(ctx, sc, opt)
+	if rep != nil && rep.Sim != nil {
+		s.stats.simulated(rep.Sim)
+	}
+	return rep, err
 }
 
 // reusableReport returns the relabelled report of another done run that simulates sc, or nil.

@@ -81,6 +81,7 @@ type RunFunc func(ctx context.Context, s *sim.Scenario, opt sim.RunOptions) (*si
 // plans (doc.go). The web server and the worker process each hold one.
 type Service struct {
 	cfg   Config
+	stats simStats // what this process simulated (stats.go)
 	log   *slog.Logger
 	store *store.Store
 	live  *liveRuns

@@ -10,7 +10,11 @@ import (
 
 // Limits of model 3's fields.
 const (
-	MaxRateStages     = 1000
+	MaxRateStages = 1000
+	// MaxStagesMS is the longest the rate stages may last in all, in ms; MaxStageRatePerS the
+	// highest rate a stage may have.
+	MaxStagesMS       = maxTimeMS
+	MaxStageRatePerS  = maxRateLike
 	maxGPUsPerWorker  = 1 << 20
 	maxMigrationLimit = 1_000_000
 )

@@ -226,6 +226,9 @@ func (e *engine) loadKey(w *worker) float64 {
 func (e *engine) refreshLoads() {
 	for _, w := range e.loads.dirty {
 		w.loadDirty = false
+		if e.ws[w.slot] != w {
+			continue // removed, its slot taken by a later worker (takeSlot keyed the slot)
+		}
 		k := e.loadKey(w)
 		if e.loads.tree == nil {
 			break

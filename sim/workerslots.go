@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"math"
 	"slices"
 
 	"github.com/scalein-planner/scalein/sim/internal/kvcache"
@@ -155,6 +156,11 @@ func (e *engine) takeSlot(w *worker) bool {
 			}
 		}
 		e.ws[w.slot] = w
+		if t := e.loads.tree; t != nil {
+			// The slot's leaf may still hold the removed worker's key (its re-keying is pending,
+			// and refreshLoads skips it now that the slot is taken): not a candidate until active.
+			t.set(w.slot, w.id, math.Inf(1))
+		}
 	} else {
 		e.growSlots(w)
 	}

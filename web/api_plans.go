@@ -67,8 +67,8 @@ func (s *Server) apiCancelPlan(w http.ResponseWriter, r *http.Request) error {
 // The shapes of a plan's body, one per kind of plan, shown with a problem in one (planShape).
 const (
 	drainPlanShape    = `{"name"?: "…", "scenario": {…}, "goal": {"remove": 4, "start_ms": 480000}, "constraints"?: {"ttft_p99_ms": 8000, "max_killed": 0}, "search"?: {…}}`
-	capacityPlanShape = `{"name"?: "…", "scenario": {… with an "slo"}, "goal": {"capacity": {"min_attainment"?: 0.99, "workers"?: 4}}, "search"?: {"max_runs"?: 12}}`
-	diagnosePlanShape = `{"name"?: "…", "scenario": {… with an "autoscaler" and an "slo"}, "goal": {"diagnose": {"rate_per_worker_per_s"?: 7.4, "capacity"?: {"min_attainment": 0.99}}, "baseline_workers"?: 12}, "search"?: {"max_runs"?: 23}}`
+	capacityPlanShape = `{"name"?: "…", "scenario": {… with an "slo"}, "goal": {"capacity": {"min_attainment"?: 0.99, "workers"?: 4, "duration_ms"?: 300000}}, "search"?: {"max_runs"?: 12}}`
+	diagnosePlanShape = `{"name"?: "…", "scenario": {… with an "autoscaler" and an "slo"}, "goal": {"diagnose": {"rate_per_worker_per_s"?: 4.2, "capacity"?: {"min_attainment"?: 0.99, "workers"?: 4, "duration_ms"?: 300000}}, "baseline_workers"?: 12}, "search"?: {"max_runs"?: 23}}`
 	tunePlanShape     = `{"name"?: "…", "scenario": {… with an "autoscaler"}, "goal": {"tune": "autoscaler"}, "constraints"?: {"ttft_p99_ms": 8000, "max_killed": 0}, ` +
 		`"search"?: {"targets"?: [6, 12], "scale_down_windows_ms"?: [0, 300000], "max_remove_per_tick"?: [1, null], "selections"?: ["least_loaded"], "grace_ms"?: [null, 30000], "migration_limits"?: [0, 8], "refine_top"?: 3, "max_runs"?: 64}, ` +
 		`"origin"?: {the origin of POST /api/v1/hpa/import}}`
@@ -106,6 +106,8 @@ func decodePlanRequest(body []byte) (runs.PlanRequest, error) {
 		Search map[string]json.RawMessage `json:"search"`
 	}
 	_ = json.Unmarshal(body, &peek) // a malformed body gets its message from the strict decode
+	// The shape of the goal the body asks for (finding L5 of 2026-12c: capacity and diagnose
+	// plans were shown the drain plan's).
 	set := func(raw json.RawMessage) bool {
 		t := bytes.TrimSpace(raw)
 		return len(t) > 0 && !bytes.Equal(t, []byte("null"))

@@ -179,8 +179,7 @@ func (s *Server) readOnly(stores bool) func(http.Handler) http.Handler {
 			return next
 		}
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			safe := r.Method == http.MethodGet || r.Method == http.MethodHead || r.Method == http.MethodOptions
-			if safe || (s.identities() && identityOf(r.Context()).admin) {
+			if s.mayStore(r) {
 				next.ServeHTTP(w, r)
 				return
 			}
@@ -188,6 +187,13 @@ func (s *Server) readOnly(stores bool) func(http.Handler) http.Handler {
 				Message: "this server is read-only (-read-only): you can open every run, sweep and plan and compare runs, but not create, cancel or upload; ask an admin, or use a server that is not read-only"})
 		})
 	}
+}
+
+// mayStore reports whether r may change something: any request on a server that is not
+// read-only; on a read-only one, safe methods and admins.
+func (s *Server) mayStore(r *http.Request) bool {
+	safe := r.Method == http.MethodGet || r.Method == http.MethodHead || r.Method == http.MethodOptions
+	return !s.cfg.Access.ReadOnly || safe || (s.identities() && identityOf(r.Context()).admin)
 }
 
 // requireAdmin keeps a route (the job queue page) to admins once there are identities.

@@ -6,9 +6,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 
 	"github.com/a-h/templ"
+	"github.com/go-chi/httplog/v3"
 	"github.com/scalein-planner/scalein/runs"
 	"github.com/scalein-planner/scalein/sim"
 	"github.com/scalein-planner/scalein/store"
@@ -59,9 +61,12 @@ func classify(err error) *Error {
 	var missing *runs.NotFoundError
 	var quota *store.QuotaError
 	var unreadable *runs.UnreadableScenarioError
+	var bodyRead *bodyReadError
 	switch {
 	case errors.As(err, &e):
 		return e
+	case errors.As(err, &bodyRead): // before the store's, which take a broken connection for the database's
+		return clientAborted(bodyRead)
 	case errors.As(err, &unreadable):
 		return badRequest(unreadable.Error())
 	case errors.As(err, &request): // before the scenario's own ValidationError, which it wraps
@@ -154,6 +159,12 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 }
 
 func (s *Server) logProblem(r *http.Request, p *Error) {
+	if _, ok := errors.AsType[*bodyReadError](p.Err); ok {
+		httplog.SetAttrs(r.Context(), slog.String("error.type", "ClientAborted"), slog.String("error.message", p.Err.Error()))
+	}
+	if p.Status == http.StatusServiceUnavailable {
+		s.noteStoreError(p.Err)
+	}
 	if p.Status >= 500 {
 		s.log.ErrorContext(r.Context(), "request failed", "method", r.Method, "path", r.URL.Path, "status", p.Status, "err", p.Err)
 	}

@@ -14,19 +14,20 @@ import (
 // and tell which gates stand before every route; docs/deploy.md ("How a request is checked")
 // has the table.
 const (
-	gateCrossOrigin = "cross-origin"  // a form posted from another site (Go's CrossOriginProtection)
-	gateHosts       = "allowed hosts" // a Host name not allowed: DNS rebinding (hosts.go)
-	gateIdentity    = "identity"      // the user the trusted proxy names (auth.go)
-	gateReadOnly    = "read-only"     // viewers of a read-only server store nothing (auth.go)
-	gateBodyLimit   = "body limit"    // the request body's size (middleware.go)
-	gateBodyType    = "JSON body"     // the API reads JSON (methods.go)
-	gateRateLimit   = "rate limit"    // creations per client per minute (create_limit.go)
-	gateRunQuota    = "run quota"     // a user's queued runs (quota.go)
-	gateUploadQuota = "upload quota"  // a user's stored uploads, judged from Content-Length (quota.go)
-	gateUploadPace  = "upload pace"   // an upload body's minimum rate and deadline (upload_body.go)
-	gateAdmin       = "admin"         // admins only (auth.go)
-	gateID          = "id"            // the shape of the {id} in the path (routes.go)
-	gateOwner       = "owner"         // who may cancel a run, sweep or plan (auth.go)
+	gateCrossOrigin = "cross-origin"   // a form posted from another site (Go's CrossOriginProtection)
+	gateHosts       = "allowed hosts"  // a Host name not allowed: DNS rebinding (hosts.go)
+	gateIdentity    = "identity"       // the user the trusted proxy names (auth.go)
+	gateReadOnly    = "read-only"      // viewers of a read-only server store nothing (auth.go)
+	gateBodyLimit   = "body limit"     // the request body's size (middleware.go)
+	gateBodyType    = "JSON body"      // the API reads JSON (methods.go)
+	gateRateLimit   = "rate limit"     // creations per client per minute (create_limit.go)
+	gateTransform   = "transform rate" // imports per client per minute (transforms.go)
+	gateRunQuota    = "run quota"      // a user's queued runs (quota.go)
+	gateUploadQuota = "upload quota"   // a user's stored uploads, judged from Content-Length (quota.go)
+	gateUploadPace  = "upload pace"    // an upload body's minimum rate and deadline (upload_body.go)
+	gateAdmin       = "admin"          // admins only (auth.go)
+	gateID          = "id"             // the shape of the {id} in the path (routes.go)
+	gateOwner       = "owner"          // who may cancel a run, sweep or plan (auth.go)
 )
 
 // gated is a handler behind a named gate.
@@ -45,6 +46,8 @@ func named(name, param string, mw func(http.Handler) http.Handler) func(http.Han
 // is one gate for every route it stands before.
 type gates struct {
 	crossOrigin, hosts, identity, admin, rateLimit, uploadPace func(http.Handler) http.Handler
+	// imports of manifests and Prometheus answers (transforms.go): viewers refused, their rate
+	prepares, transform func(http.Handler) http.Handler
 	// read-only: a route that stores, or one that only re-renders a form (viewers may use it)
 	stores, storesNothing func(http.Handler) http.Handler
 	// body limit: forms and JSON, uploads
@@ -77,10 +80,12 @@ func (s *Server) gates() gates {
 		admin:           named(gateAdmin, "", s.requireAdmin),
 		rateLimit:       named(gateRateLimit, strconv.Itoa(s.cfg.RunsPerMinute)+" a minute", s.createLimit()),
 		uploadPace:      named(gateUploadPace, "", s.paceUpload),
+		transform:       named(gateTransform, strconv.Itoa(transformsPerRun*s.cfg.RunsPerMinute)+" a minute", s.transformRate),
+		prepares:        named(gateReadOnly, "prepares a creation: viewers refused", s.readOnly(true)),
 		stores:          named(gateReadOnly, "stores: viewers refused", s.readOnly(true)),
 		storesNothing:   named(gateReadOnly, "stores nothing: viewers may", s.readOnly(false)),
-		formBody:        named(gateBodyLimit, format.BinaryBytes(maxFormBytes), limitBody(maxFormBytes)),
-		uploadBody:      named(gateBodyLimit, format.BinaryBytes(maxUploadBodySize), limitBody(maxUploadBodySize)),
+		formBody:        named(gateBodyLimit, format.BinaryBytes(maxFormBytes), s.limitBody(maxFormBytes)),
+		uploadBody:      named(gateBodyLimit, format.BinaryBytes(maxUploadBodySize), s.limitBody(maxUploadBodySize)),
 		jsonBody:        named(gateBodyType, "JSON", s.requireJSONBody(nil)),
 		fpmBody:         named(gateBodyType, "JSON or JSON lines", s.requireJSONBody(fpmMediaTypes)),
 		formUploadQuota: named(gateUploadQuota, "less multipart framing", s.uploadQuota(uploadFramingBytes)),

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -66,10 +67,20 @@ func (s *Server) startRuns(ctx context.Context) error { return s.service().Start
 
 func (s *Server) stopRuns(ctx context.Context) error { return s.service().Shutdown(ctx) }
 
+// do serves req; an exchange with /api/v1 is checked against the OpenAPI document
+// (openapi_test.go).
 func do(t *testing.T, h http.Handler, req *http.Request) *httptest.ResponseRecorder {
 	t.Helper()
+	var body []byte
+	if strings.HasPrefix(req.URL.Path, "/api/v1/") && req.Body != nil {
+		var err error
+		body, err = io.ReadAll(req.Body)
+		require.NoError(t, err)
+		req.Body = io.NopCloser(bytes.NewReader(body))
+	}
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, req)
+	checkAPIExchange(t, req, body, rec)
 	return rec
 }
 

@@ -100,7 +100,13 @@ func (s *Server) handleImportHPA(w http.ResponseWriter, r *http.Request) error {
 		p.Errors, status = []string{"manifest: paste an HPA manifest (YAML) or choose a file"}, http.StatusBadRequest
 		return s.render(w, r, status, templates.PlanNewView(p))
 	}
-	out, im, dropped, err := s.importHPA([]byte(p.Scenario), manifest)
+	var out []byte
+	var im *hpa.Imported
+	var dropped bool
+	err := s.parseBody(r.Context(), r.ContentLength, func() (err error) {
+		out, im, dropped, err = s.importHPA([]byte(p.Scenario), manifest)
+		return err
+	})
 	if err != nil {
 		msgs, ok := importMessages(err)
 		if !ok {
@@ -143,7 +149,13 @@ func (s *Server) apiImportHPA(w http.ResponseWriter, r *http.Request) error {
 	if len(req.Scenario) == 0 {
 		req.Scenario = json.RawMessage(`{}`)
 	}
-	out, im, dropped, err := s.importHPA(req.Scenario, []byte(req.Manifest), hpa.ImportOptions{Select: req.Select})
+	var out []byte
+	var im *hpa.Imported
+	var dropped bool
+	err = s.parseBody(r.Context(), int64(len(body)), func() (err error) {
+		out, im, dropped, err = s.importHPA(req.Scenario, []byte(req.Manifest), hpa.ImportOptions{Select: req.Select})
+		return err
+	})
 	if r, ok := errors.AsType[*importRefusal](err); ok {
 		return badRequest(r.msg)
 	}

@@ -112,31 +112,39 @@ func (s *Server) apiLoadPrometheus(w http.ResponseWriter, r *http.Request) error
 		req.Scenario = json.RawMessage(`{"workload": {"type": "sessions", "sessions": {}}}`)
 	}
 	env := sim.ParseEnv{Traces: s.store}
-	base, err := sim.Parse(req.Scenario, env)
-	if err != nil {
-		return err
-	}
-	c, err := load.FromPrometheus(req.Answer, load.Options{Reading: req.Reading, Turns: load.TurnsOf(base), Tolerance: req.Tolerance, SumSeries: req.SumSeries})
-	if err != nil {
-		return badRequest("answer: " + err.Error())
-	}
-	out, notes, err := load.ApplyJSON(req.Scenario, base, c)
-	if err != nil {
-		return badRequest("scenario: " + err.Error())
-	}
-	if req.Replicas != nil {
-		if out, err = load.WithReplicas(out, *req.Replicas); err != nil {
-			return badRequest(err.Error())
+	var out []byte
+	var c *load.Curve
+	if err := s.parseBody(r.Context(), int64(len(body)), func() error {
+		base, err := sim.Parse(req.Scenario, env)
+		if err != nil {
+			return err
 		}
-	}
-	parsed, err := sim.Parse(out, env)
-	if err != nil {
+		c, err = load.FromPrometheus(req.Answer, load.Options{Reading: req.Reading, Turns: load.TurnsOf(base), Tolerance: req.Tolerance, SumSeries: req.SumSeries})
+		if err != nil {
+			return badRequest("answer: " + err.Error())
+		}
+		var notes []string
+		out, notes, err = load.ApplyJSON(req.Scenario, base, c)
+		if err != nil {
+			return badRequest("scenario: " + err.Error())
+		}
+		if req.Replicas != nil {
+			if out, err = load.WithReplicas(out, *req.Replicas); err != nil {
+				return badRequest(err.Error())
+			}
+		}
+		parsed, err := sim.Parse(out, env)
+		if err != nil {
+			return err
+		}
+		if w := sim.FleetOutsideBounds(parsed); w != "" {
+			notes = append(notes, w)
+		}
+		c.Notes = append(c.Notes, notes...)
+		return nil
+	}); err != nil {
 		return err
 	}
-	if w := sim.FleetOutsideBounds(parsed); w != "" {
-		notes = append(notes, w)
-	}
-	c.Notes = append(c.Notes, notes...)
 	writeJSON(w, http.StatusOK, map[string]any{"scenario": json.RawMessage(out), "load": c})
 	return nil
 }

@@ -82,4 +82,18 @@ func TestAPILoadPrometheus(t *testing.T) {
 	rec = postJSON(t, s, "/api/v1/load/prometheus", string(body))
 	assert.Equal(t, http.StatusBadRequest, rec.Code)
 	assert.Contains(t, rec.Body.String(), "answer: data.resultType: vector")
+
+	// replicas sets the fleet the night started with, under the transform's admission.
+	body, _ = json.Marshal(map[string]any{"scenario": json.RawMessage(promAnswer(t, "scenario.json")),
+		"answer": json.RawMessage(promAnswer(t, "night_1m.json")), "reading": "sessions", "replicas": 3})
+	rec = postJSON(t, s, "/api/v1/load/prometheus", string(body))
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &out))
+	sc, err = sim.Parse(out.Scenario, sim.ParseEnv{})
+	require.NoError(t, err)
+	assert.Equal(t, 3, sc.Fleet.Workers)
+	body, _ = json.Marshal(map[string]any{"answer": json.RawMessage(promAnswer(t, "night_1m.json")), "replicas": 0})
+	rec = postJSON(t, s, "/api/v1/load/prometheus", string(body))
+	assert.Equal(t, http.StatusBadRequest, rec.Code)
+	assert.Contains(t, rec.Body.String(), "replicas 0: at least 1")
 }

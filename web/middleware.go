@@ -41,10 +41,15 @@ func newNonce() string {
 }
 
 // limitBody bounds the request body of a route that takes one to limit bytes: maxFormBytes for
-// forms and JSON, maxUploadBodySize for uploads (routes.go says which route has which).
-func limitBody(limit int64) func(http.Handler) http.Handler {
+// forms and JSON, maxUploadBodySize for uploads (routes.go says which route has which). A body
+// whose declared length is over the limit is refused before a byte of it is read.
+func (s *Server) limitBody(limit int64) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.ContentLength > limit {
+				s.writeError(w, r, &http.MaxBytesError{Limit: limit})
+				return
+			}
 			if r.Body != nil && r.Body != http.NoBody {
 				r.Body = http.MaxBytesReader(w, r.Body, limit)
 			}

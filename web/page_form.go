@@ -91,10 +91,17 @@ func (s *Server) handleFormEdit(w http.ResponseWriter, r *http.Request) error {
 	f := form.FromValues(r.PostForm)
 	action := r.PostForm.Get("action")
 	switch {
-	case action == "import_hpa":
-		return s.formImportHPA(w, r, f)
-	case action == "load_prometheus":
-		return s.formLoadPrometheus(w, r, f)
+	case action == "import_hpa" || action == "load_prometheus":
+		// Transforms: a creation's admission, then parsed under the large-body slots.
+		if err := s.admitTransform(w, r); err != nil {
+			return err
+		}
+		return s.parseBody(r.Context(), r.ContentLength, func() error {
+			if action == "import_hpa" {
+				return s.formImportHPA(w, r, f)
+			}
+			return s.formLoadPrometheus(w, r, f)
+		})
 	case action == "add_row":
 		f.AddRow()
 	case action == "fill_day":

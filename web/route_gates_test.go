@@ -21,7 +21,11 @@ var (
 	// staticRoutes are public files: no identity, no body.
 	staticRoutes = []string{"GET /static/*"}
 	// viewerForms take a body and store nothing: viewers of a read-only server may use them.
-	viewerForms = []string{"POST /", "POST /sweeps/new", "POST /plans/new", "POST /plans/import-hpa", "POST /api/v1/hpa/import"}
+	viewerForms = []string{"POST /", "POST /sweeps/new", "POST /plans/new"}
+	// transforms parse a scenario or a large answer and store nothing, with a creation's
+	// admission: viewers refused, a rate of their own (POST / checks its import actions in its
+	// handler), the large-body slots in their handlers (finding M2 of 2026-12c).
+	transformRoutes = []string{"POST /plans/import-hpa", "POST /api/v1/hpa/import", "POST /api/v1/load/prometheus"}
 	// creations start runs (a sweep's points are bounded by its own quota, in createSweep);
 	// the value says whether the route has the run quota.
 	creations = map[string]bool{
@@ -135,6 +139,9 @@ func gateProblems(routes []gatedRoute) []string {
 		upload := slices.Contains(uploads, k)
 		if (creates || upload) != r.has(gateRateLimit) {
 			bad(r, "creates runs or stores an upload: %v, rate limit: %v", creates || upload, !(creates || upload))
+		}
+		if transform := slices.Contains(transformRoutes, k); transform != r.has(gateTransform) {
+			bad(r, "a transform: %v, transform rate: %v", transform, !transform)
 		}
 		if creates && quota != r.has(gateRunQuota) {
 			bad(r, "queues runs: %v, run quota: %v", quota, !quota)

@@ -18,15 +18,17 @@ import (
 // routes and checks it). The gates are in gates.go; no gate keeps a list of paths.
 func (s *Server) routes() http.Handler {
 	root := chi.NewRouter()
+	root.Use(closeUnread)     // no body is read after its answer (unread_body.go)
+	root.Use(s.countRequests) // GET /metrics' requests by route and status (metrics.go)
 	root.Use(middleware.RequestID)
 	root.Use(middleware.ClientIPFromRemoteAddr)
 	root.Use(httplog.RequestLogger(s.log, &httplog.Options{
 		Level:  slog.LevelInfo,
 		Schema: httplog.SchemaECS.Concise(true),
-		LogExtraAttrs: func(req *http.Request, _ string, _ int) []slog.Attr {
-			return []slog.Attr{slog.String("request_id", middleware.GetReqID(req.Context()))}
-		},
+		// No body hook (LogRequestBody, LogExtraAttrs): either makes the logger copy the whole
+		// body into memory and read the rest of it after the answer (finding H1).
 	}))
+	root.Use(logRequestID)
 	root.Use(withAnswerForm) // errors are pages unless the API group says otherwise (errors.go)
 	root.Use(s.recoverer)
 	root.Use(securityHeaders)
@@ -109,8 +111,9 @@ func (s *Server) routes() http.Handler {
 			r.Post("/", s.page(s.handleFormEdit))
 			r.Post("/sweeps/new", s.page(s.handleNewSweep))
 			r.Post("/plans/new", s.page(s.handleNewPlan))
-			r.Post("/plans/import-hpa", s.page(s.handleImportHPA))
 		})
+		// Importing a manifest into the plan form: a transform (transforms.go).
+		r.With(g.prepares, g.formBody, g.transform).Post("/plans/import-hpa", s.page(s.handleImportHPA))
 
 		// Creating runs, pairs, sweeps and plans: rate-limited, and bounded by the user's
 		// queued runs (a sweep's points by its own quota, in createSweep).
@@ -144,18 +147,19 @@ func (s *Server) routes() http.Handler {
 		}))
 		r.MethodNotAllowed(methodNotAllowed)
 
-		// Reads.
+		// Reads; the API's own contract (openapi.go).
+		r.Get("/openapi.json", s.api(s.apiOpenAPI))
 		r.Get("/runs", s.api(s.apiListRuns))
 		r.With(g.runID).Get("/runs/{id}", s.api(s.apiGetRun))
 		r.With(g.sweepID).Get("/sweeps/{id}", s.api(s.apiGetSweep))
 		r.With(g.planID).Get("/plans/{id}", s.api(s.apiGetPlan))
 		r.Get("/calibrations/{sha}", s.api(s.apiGetCalibration))
 
-		// Transforming a manifest stores nothing: viewers may.
-		r.With(g.storesNothing, g.formBody, g.jsonBody).Post("/hpa/import", s.api(s.apiImportHPA))
-		// Reading a Prometheus answer into stages stores nothing either, but viewers are refused
-		// it as they were under the path table this replaced (a choice to revisit).
-		r.With(g.stores, g.formBody, g.jsonBody).Post("/load/prometheus", s.api(s.apiLoadPrometheus))
+		// Transforms: importing a manifest, reading a Prometheus answer into stages. They store
+		// nothing but pass a creation's admission (transforms.go): viewers of a read-only server
+		// refused, a rate per client, the large-body slots and a memory grant while parsing.
+		r.With(g.prepares, g.formBody, g.jsonBody, g.transform).Post("/hpa/import", s.api(s.apiImportHPA))
+		r.With(g.prepares, g.formBody, g.jsonBody, g.transform).Post("/load/prometheus", s.api(s.apiLoadPrometheus))
 
 		// Creating runs, pairs, sweeps and plans, as on the pages.
 		r.Group(func(r chi.Router) {

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/go-chi/httprate"
 	"github.com/scalein-planner/scalein/runs"
 	"github.com/scalein-planner/scalein/sim"
 	"github.com/scalein-planner/scalein/store"
@@ -87,6 +88,10 @@ type Server struct {
 	exportGateV *exportGate
 	// streams counts the open progress streams of each client (page_events.go).
 	streams *streamCounts
+	// transforms is the per-client rate of imports (transforms.go).
+	transforms *httprate.RateLimiter
+	// metrics are GET /metrics' series (metrics.go).
+	metrics *metrics
 }
 
 // New builds the web server over a run service. Starting and stopping the service's workers
@@ -127,7 +132,10 @@ func New(cfg Config) (*Server, error) {
 		bodies:  newBigBodies(cfg.BigBodies),
 		streams: newStreamCounts(),
 		now:     time.Now,
+
+		transforms: newTransformLimiter(cfg.RunsPerMinute),
 	}
+	s.metrics = s.newMetrics()
 	s.handler = s.routes()
 	return s, nil
 }

@@ -15,6 +15,7 @@ import (
 func runLoad(_ context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := newCommandFlags("load", "scalein load -prometheus FILE [-config SCENARIO|-] [-replicas N] [-reading requests|sessions] [-turns N] [-tolerance F] [-max-stages N] [-sum]", stderr)
 	lf := addLoadFlags(fs)
+	lf.flag = "prometheus"
 	fs.StringVar(&lf.file, "prometheus", "", "the JSON answer of GET /api/v1/query_range (required)")
 	config := fs.String("config", "", "the scenario to put the stages in; without it the stages alone are printed")
 	turns := fs.Int("turns", 0, "without -config: turns per session (default 3, the sessions workload's default)")

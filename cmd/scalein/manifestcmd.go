@@ -47,7 +47,7 @@ func runImport(_ context.Context, args []string, stdin io.Reader, stdout, stderr
 			fmt.Fprintf(stderr, "scalein import: -manifest: %v\n", err)
 			return 1
 		}
-		o, im, dropped, err := hpa.IntoScenarioWith(base, data, sim.ParseEnv{}, hpa.ImportOptions{Select: *selectName})
+		o, im, dropped, err := hpa.IntoScenarioWith(base, data, sim.ParseEnv{}, hpa.ImportOptions{Select: *selectName, WholeFile: true})
 		if err != nil {
 			if se, ok := errors.AsType[*hpa.ScenarioError](err); ok {
 				return printValidation("import", *config, se.Err, stderr)
@@ -127,7 +127,7 @@ func runExport(_ context.Context, args []string, stdin io.Reader, stdout, stderr
 			fmt.Fprintf(stderr, "scalein export: -manifest: %v\n", err)
 			return 1
 		}
-		im, err := hpa.ImportWith(data, *s.Autoscaler, hpa.ImportOptions{Select: *selectName})
+		im, err := hpa.ImportWith(data, *s.Autoscaler, hpa.ImportOptions{Select: *selectName, WholeFile: true})
 		if err != nil {
 			fmt.Fprintf(stderr, "scalein export: -manifest %s: %v\n", *manifest, err)
 			return 2
@@ -147,7 +147,7 @@ func writeExport(out []byte, outPath string, stdout, stderr io.Writer) int {
 	if outPath == "" {
 		_, err = stdout.Write(out)
 	} else {
-		err = writeFileAtomic(outPath, out)
+		err = writeFileAs(outPath, out, "the manifests")
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "scalein export: %v\n", err)
@@ -200,7 +200,7 @@ func exportPools(s *sim.Scenario, config, manifest, selectName, kind, name, name
 	if base == nil {
 		base = pa.Prefill
 	}
-	im, err := hpa.ImportWith(data, *base, hpa.ImportOptions{Prefill: pa.Prefill, Decode: pa.Decode})
+	im, err := hpa.ImportWith(data, *base, hpa.ImportOptions{Prefill: pa.Prefill, Decode: pa.Decode, WholeFile: true})
 	if err != nil {
 		fmt.Fprintf(stderr, "scalein export: -manifest %s: %v\n", manifest, err)
 		return nil, 2
@@ -216,8 +216,11 @@ func exportPools(s *sim.Scenario, config, manifest, selectName, kind, name, name
 		case a == nil:
 			fmt.Fprintf(stderr, "scalein export: note: the %s pool has no autoscaler in %s: its object in the file is left as it is\n", role, config)
 			continue
-		case p.Origin == nil:
+		case p.Scaler == "":
 			fmt.Fprintf(stderr, "scalein export: -manifest %s: no autoscaler in the file scales the %s pool, so its settings have nowhere to go: add an HPA or ScaledObject for it (or export without -manifest)\n", manifest, role)
+			return nil, 2
+		case p.Origin == nil || p.Origin.Manifest == "":
+			fmt.Fprintf(stderr, "scalein export: -manifest %s: the %s pool's %s is too large to be written into in place; export without -manifest\n", manifest, role, p.Scaler)
 			return nil, 2
 		}
 		st := &hpa.Settings{Autoscaler: *a, MigrationLimit: s.Router.MigrationLimit, Origin: p.Origin, Source: source}
@@ -289,6 +292,7 @@ func readLimited(path string, limit int64) ([]byte, error) {
 // loadFlags are the flags that read a Prometheus answer.
 type loadFlags struct {
 	file      string
+	flag      string // the flag that names file: -load, or scalein load's -prometheus
 	reading   string
 	tolerance float64
 	maxStages int
@@ -297,7 +301,7 @@ type loadFlags struct {
 }
 
 func addLoadFlags(fs *commandFlags) *loadFlags {
-	lf := &loadFlags{}
+	lf := &loadFlags{flag: "load"}
 	fs.StringVar(&lf.file, "load", "", "a Prometheus answer of GET /api/v1/query_range (one series of request rates, e.g. sum(rate(vllm:request_success_total[1m]))) to read into workload.sessions.rate_stages")
 	fs.StringVar(&lf.reading, "reading", load.ReadRequests, "what the series counts: requests (per second, divided by the scenario's turns per session) or sessions (per second)")
 	fs.Float64Var(&lf.tolerance, "tolerance", 0, "merge adjacent steps whose rates are within this fraction of their mean (0.05 = 5 %)")
@@ -311,7 +315,7 @@ func addLoadFlags(fs *commandFlags) *loadFlags {
 func readCurve(cmd string, lf *loadFlags, turns int, stderr io.Writer) (*load.Curve, int) {
 	data, err := readLimited(lf.file, load.MaxPrometheusBytes)
 	if err != nil {
-		fmt.Fprintf(stderr, "scalein %s: -load: %v\n", cmd, err)
+		fmt.Fprintf(stderr, "scalein %s: -%s: %v\n", cmd, lf.flag, err)
 		return nil, 1
 	}
 	c, err := load.FromPrometheus(data, load.Options{Reading: lf.reading, Turns: turns, Tolerance: lf.tolerance, MaxStages: lf.maxStages, SumSeries: lf.sum})

@@ -37,6 +37,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	accessF := addAccessFlags(fs.FlagSet)
 	maxCalibration := fs.String("max-calibration-bytes", "", "calibration inputs the server stores in all, uncompressed, like 500MB or 10GiB (default 2GiB); an admin deletes stored ones on their page")
 	gpuHourPrice := fs.Float64("gpu-hour-price", web.DefaultGPUHourPrice, "price of one GPU-hour, for the cost figures of run, compare and plan pages (a page's price field overrides it)")
+	metricsAddr := fs.String("metrics-addr", envOr("SCALEIN_METRICS_ADDR", ""), "serve GET /metrics (Prometheus) on this address, a listener of its own off the public one, like :9090 (env SCALEIN_METRICS_ADDR); default off")
 	currency := fs.String("currency", "", "currency of -gpu-hour-price, written with every cost: a symbol before the amount ($, €) or a code after it (EUR); default none")
 	if code, ok := fs.parse(args); !ok {
 		return code
@@ -91,16 +92,28 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		fmt.Fprintf(stderr, "scalein serve: %v\n", err)
 		return 1
 	}
-	return serveHTTP(ctx, svc, srv, *addr, store.RedactDSN(*dbPath), logger, stdout, stderr)
+	return serveHTTP(ctx, svc, srv, listenAddrs{app: *addr, metrics: *metricsAddr}, store.RedactDSN(*dbPath), logger, stdout, stderr)
 }
+
+// listenAddrs are serve's listeners: the application's, and GET /metrics' ("" for none).
+type listenAddrs struct{ app, metrics string }
 
 // serveHTTP starts the service's runs and answers HTTP on addr until ctx ends (SIGINT, SIGTERM),
 // then shuts down within shutdownGrace. It returns the exit code.
-func serveHTTP(ctx context.Context, svc *runs.Service, srv *web.Server, addr, dbName string, logger *slog.Logger, stdout, stderr io.Writer) int {
+func serveHTTP(ctx context.Context, svc *runs.Service, srv *web.Server, addrs listenAddrs, dbName string, logger *slog.Logger, stdout, stderr io.Writer) int {
+	addr := addrs.app
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		fmt.Fprintf(stderr, "scalein serve: listen on %s: %v; choose another -addr\n", addr, err)
 		return 1
+	}
+	var metricsLn net.Listener
+	if addrs.metrics != "" {
+		if metricsLn, err = net.Listen("tcp", addrs.metrics); err != nil {
+			_ = ln.Close()
+			fmt.Fprintf(stderr, "scalein serve: listen on %s: %v; choose another -metrics-addr\n", addrs.metrics, err)
+			return 1
+		}
 	}
 	if err := svc.Start(ctx); err != nil {
 		fmt.Fprintf(stderr, "scalein serve: %v\n", err)
@@ -121,8 +134,15 @@ func serveHTTP(ctx context.Context, svc *runs.Service, srv *web.Server, addr, db
 	httpServer.RegisterOnShutdown(endStreams)
 	fmt.Fprintf(stdout, "Scale-in Planner listening on http://%s/ (database %s)\n", ln.Addr(), dbName)
 
-	serveErr := make(chan error, 1)
+	serveErr := make(chan error, 2)
 	go func() { serveErr <- httpServer.Serve(ln) }()
+	// GET /metrics on a listener of its own: off the public one and its gates (web/metrics.go).
+	metricsServer := &http.Server{Handler: srv.MetricsHandler(), ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout: 10 * time.Second, WriteTimeout: 30 * time.Second, ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn)}
+	if metricsLn != nil {
+		fmt.Fprintf(stdout, "Metrics on http://%s/metrics\n", metricsLn.Addr())
+		go func() { serveErr <- metricsServer.Serve(metricsLn) }()
+	}
 
 	code := 0
 	select {
@@ -138,6 +158,9 @@ func serveHTTP(ctx context.Context, svc *runs.Service, srv *web.Server, addr, db
 	if err := httpServer.Shutdown(shutdownCtx); err != nil {
 		logger.Warn("closing open requests", "err", err)
 		_ = httpServer.Close()
+	}
+	if metricsLn != nil {
+		_ = metricsServer.Shutdown(shutdownCtx)
 	}
 	if err := svc.Shutdown(shutdownCtx); err != nil {
 		logger.Warn("stopping runs", "err", err)

@@ -299,31 +299,34 @@ func localTraceReader(baseDir string) func(string) ([]byte, error) {
 // reader never sees half a report and an interrupted run leaves any old report intact. A path
 // that names something other than a regular file (/dev/null, /dev/stdout, a named pipe) is
 // written in place: renaming over it would replace the device with a file.
-func writeFileAtomic(path string, data []byte) error {
+func writeFileAtomic(path string, data []byte) error { return writeFileAs(path, data, "the report") }
+
+// writeFileAs is writeFileAtomic for a file that is what ("the manifests"), as its messages say.
+func writeFileAs(path string, data []byte, what string) error {
 	if notRegular(path) {
-		return writeInPlace(path, data)
+		return writeInPlace(path, data, what)
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".scalein-report-*.tmp")
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".scalein-*.tmp")
 	if err != nil {
-		return fmt.Errorf("write the report: %w", err)
+		return fmt.Errorf("write %s: %w", what, err)
 	}
 	defer os.Remove(tmp.Name()) // a no-op after the rename
 	if _, err := tmp.Write(data); err != nil {
 		tmp.Close()
-		return fmt.Errorf("write the report %s: %w", path, err)
+		return fmt.Errorf("write %s %s: %w", what, path, err)
 	}
 	if err := tmp.Sync(); err != nil {
 		tmp.Close()
-		return fmt.Errorf("write the report %s: %w", path, err)
+		return fmt.Errorf("write %s %s: %w", what, path, err)
 	}
 	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("write the report %s: %w", path, err)
+		return fmt.Errorf("write %s %s: %w", what, path, err)
 	}
 	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
-		return fmt.Errorf("write the report %s: %w", path, err)
+		return fmt.Errorf("write %s %s: %w", what, path, err)
 	}
 	if err := os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("write the report %s: %w", path, err)
+		return fmt.Errorf("write %s %s: %w", what, path, err)
 	}
 	return nil
 }
@@ -335,17 +338,17 @@ func notRegular(path string) bool {
 }
 
 // writeInPlace writes data to an existing file that is not a regular one.
-func writeInPlace(path string, data []byte) error {
+func writeInPlace(path string, data []byte, what string) error {
 	f, err := os.OpenFile(path, os.O_WRONLY, 0)
 	if err != nil {
-		return fmt.Errorf("write the report %s: %w", path, err)
+		return fmt.Errorf("write %s %s: %w", what, path, err)
 	}
 	if _, err := f.Write(data); err != nil {
 		f.Close()
-		return fmt.Errorf("write the report %s: %w", path, err)
+		return fmt.Errorf("write %s %s: %w", what, path, err)
 	}
 	if err := f.Close(); err != nil {
-		return fmt.Errorf("write the report %s: %w", path, err)
+		return fmt.Errorf("write %s %s: %w", what, path, err)
 	}
 	return nil
 }

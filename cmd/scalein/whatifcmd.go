@@ -381,7 +381,7 @@ func runPlan(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 			fmt.Fprintf(stderr, "scalein plan: -manifest: %v\n", err)
 			return 1
 		}
-		im, err := hpa.ImportWith(data, *base.Autoscaler, hpa.ImportOptions{Select: o.selectName})
+		im, err := hpa.ImportWith(data, *base.Autoscaler, hpa.ImportOptions{Select: o.selectName, WholeFile: true})
 		if err != nil {
 			fmt.Fprintf(stderr, "scalein plan: -manifest %s: %v\n", o.manifest, err)
 			return 2
@@ -400,7 +400,7 @@ func runPlan(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 				fmt.Fprintf(stderr, "scalein plan: -manifest: %v\n", err)
 				return 1
 			}
-			im, err := hpa.ImportWith(data, *a, hpa.ImportOptions{Select: o.selectName})
+			im, err := hpa.ImportWith(data, *a, hpa.ImportOptions{Select: o.selectName, WholeFile: true})
 			if err != nil {
 				fmt.Fprintf(stderr, "scalein plan: -manifest %s: %v\n", o.manifest, err)
 				return 2
@@ -411,7 +411,7 @@ func runPlan(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 			case im.Pools == nil && o.selectName != "":
 				origin = im.Origin // the object named by -select
 			default:
-				fmt.Fprintf(stderr, "scalein plan: -manifest %s: no autoscaler in the file scales the %s pool (label it %s: %s, or name it with -select)\n", o.manifest, role, hpa.RoleLabel, role)
+				fmt.Fprintf(stderr, "scalein plan: -manifest %s: no autoscaler object of the file for the %s pool can take the settings (label its autoscaler %s: %s, or name it with -select)\n", o.manifest, role, hpa.RoleLabel, role)
 				return 2
 			}
 		}

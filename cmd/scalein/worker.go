@@ -4,13 +4,18 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
+	"net"
+	"net/http"
 	"os"
 	"os/signal"
 	"runtime"
 	"syscall"
+	"time"
 
 	"github.com/scalein-planner/scalein/runs"
 	"github.com/scalein-planner/scalein/store"
+	"github.com/scalein-planner/scalein/web"
 )
 
 // runWorker works runs from a PostgreSQL database shared with serve processes until ctx is
@@ -22,6 +27,7 @@ func runWorker(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	dbURL := fs.String("db", os.Getenv("SCALEIN_DB"), "the PostgreSQL database shared with the serve processes, postgres://USER:PASSWORD@HOST/DB (env SCALEIN_DB)")
 	concurrency := fs.Int("concurrency", runtime.NumCPU(), "runs this worker executes at once")
 	quotaRuns := fs.Int("quota-queued-runs", 0, "runs one user may have queued or running, as the serve processes' flag: a plan this worker drives submits its runs within its owner's quota (0: no quota)")
+	metricsAddr := fs.String("metrics-addr", os.Getenv("SCALEIN_METRICS_ADDR"), "serve GET /metrics (Prometheus: simulations, memory grants, the process) on this address, like :9090 (env SCALEIN_METRICS_ADDR); default off")
 	limits := addRunFlags(fs.FlagSet)
 	if code, ok := fs.parse(args); !ok {
 		return code
@@ -63,6 +69,18 @@ func runWorker(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		fmt.Fprintf(stderr, "scalein worker: %v\n", err)
 		return 2
 	}
+	var metricsServer *http.Server
+	if *metricsAddr != "" {
+		ln, err := net.Listen("tcp", *metricsAddr)
+		if err != nil {
+			fmt.Fprintf(stderr, "scalein worker: listen on %s: %v; choose another -metrics-addr\n", *metricsAddr, err)
+			return 1
+		}
+		metricsServer = &http.Server{Handler: web.WorkerMetricsHandler(svc), ReadHeaderTimeout: 10 * time.Second,
+			ReadTimeout: 10 * time.Second, WriteTimeout: 30 * time.Second, ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn)}
+		fmt.Fprintf(stdout, "Metrics on http://%s/metrics\n", ln.Addr())
+		go func() { _ = metricsServer.Serve(ln) }()
+	}
 	if err := svc.Start(ctx); err != nil {
 		fmt.Fprintf(stderr, "scalein worker: %v\n", err)
 		return 1
@@ -72,6 +90,9 @@ func runWorker(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	logger.Info("shutting down")
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
 	defer cancel()
+	if metricsServer != nil {
+		_ = metricsServer.Shutdown(shutdownCtx)
+	}
 	if err := svc.Shutdown(shutdownCtx); err != nil {
 		logger.Warn("stopping runs", "err", err)
 		return 1

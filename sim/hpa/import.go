@@ -53,6 +53,9 @@ type Imported struct {
 	// Pools is set when the file scales a prefill and a decode pool (pools.go): each pool's
 	// own import; Autoscaler and Origin above are then unused (Origin nil).
 	Pools *Pools `json:"pools,omitempty"`
+	// Scaler names the autoscaler object read (kind and name); empty for a pool no autoscaler
+	// of the file scales.
+	Scaler string `json:"scaler,omitempty"`
 }
 
 // Origin is the user's autoscaler object as imported and the workloads its settings came from:
@@ -85,6 +88,10 @@ type ImportOptions struct {
 	// Select names the autoscaler to read (metadata.name) when the stream holds several;
 	// empty: the first one the model can use.
 	Select string
+	// WholeFile keeps the whole file in the origin whatever its size (within MaxManifestBytes),
+	// for a caller that stores no origin (the CLI edits the file on disk); without it, a file
+	// over MaxOriginManifestBytes is not kept, as a server stores what it keeps.
+	WholeFile bool
 	// Prefill and Decode are the autoscalers a P/D import fills per pool (nil: the base
 	// passed to ImportWith).
 	Prefill, Decode *sim.Autoscaler
@@ -169,7 +176,7 @@ func ImportWith(data []byte, base sim.Autoscaler, opt ImportOptions) (*Imported,
 	if err != nil {
 		return nil, err
 	}
-	chosen.finish(used, data, loads)
+	chosen.finish(used, data, loads, opt)
 	return chosen, nil
 }
 
@@ -206,11 +213,20 @@ func (im *Imported) pick(scalers []scaler, base sim.Autoscaler) (*Imported, scal
 	return chosen, used, nil
 }
 
-// finish completes an import of the autoscaler used: its names, the whole file, the workloads
-// (those of the other role left out when it scales one pool) and the starting replicas.
-func (im *Imported) finish(used scaler, data []byte, loads []workload) {
-	im.Origin.Name, im.Origin.Namespace, im.Origin.Target = used.name, used.namespace, used.target
-	im.Origin.Manifest = string(data)
+// finish completes an import of the autoscaler used: its names, the whole file (opt.WholeFile,
+// else up to MaxOriginManifestBytes), the workloads (those of the other role left out when it
+// scales one pool) and the starting replicas.
+func (im *Imported) finish(used scaler, data []byte, loads []workload, opt ImportOptions) {
+	im.Scaler = fmt.Sprintf("%s %q", used.kind, used.name)
+	if im.Origin != nil { // nil when the object was too large to keep (keepOrigin)
+		im.Origin.Name, im.Origin.Namespace, im.Origin.Target = used.name, used.namespace, used.target
+		if opt.WholeFile || len(data) <= MaxOriginManifestBytes {
+			im.Origin.Manifest = string(data)
+		} else {
+			im.problem("", "the file is %s, above the %s a plan keeps of it; a tune plan's download writes the settings into the %s alone, not into this file",
+				kib(len(data)), kib(MaxOriginManifestBytes), im.Origin.Kind)
+		}
+	}
 	im.readWorkloads(ofRole(loads, used.role), used.target)
 	if used.current > 0 {
 		n := int(used.current)
@@ -402,12 +418,12 @@ func (im *Imported) readHPA(h *autoscalingv2.HorizontalPodAutoscaler) error {
 		return err
 	}
 	h.Status = autoscalingv2.HorizontalPodAutoscalerStatus{}
-	h.ManagedFields = nil
+	im.trimMeta(&h.ObjectMeta)
 	doc, err := json.Marshal(h)
 	if err != nil {
 		return err
 	}
-	im.Origin = &Origin{Kind: "HorizontalPodAutoscaler", Document: doc, MetricIndex: used, Metric: im.Autoscaler.Metric, Aggregate: im.Autoscaler.Aggregate}
+	im.keepOrigin(&Origin{Kind: "HorizontalPodAutoscaler", Document: doc, MetricIndex: used, Metric: im.Autoscaler.Metric, Aggregate: im.Autoscaler.Aggregate})
 	return nil
 }
 
@@ -646,6 +662,9 @@ func (im *Imported) readScaledObject(so *scaledObject) error {
 	if len(s.Triggers) == 0 {
 		return errors.New("spec.triggers: none; add a prometheus trigger on a vLLM series (" + knownNames() + ")")
 	}
+	if len(s.Triggers) > maxTriggers {
+		return fmt.Errorf("spec.triggers: %d triggers; at most %d are read (the model scales on one metric); keep the prometheus trigger on a vLLM series", len(s.Triggers), maxTriggers)
+	}
 	used := -1
 	var firstErr error
 	for i, t := range s.Triggers {
@@ -679,12 +698,12 @@ func (im *Imported) readScaledObject(so *scaledObject) error {
 		return err
 	}
 	so.Status = nil
-	so.ManagedFields = nil
+	im.trimMeta(&so.ObjectMeta)
 	doc, err := json.Marshal(so)
 	if err != nil {
 		return err
 	}
-	im.Origin = &Origin{Kind: "ScaledObject", Document: doc, MetricIndex: used, Metric: im.Autoscaler.Metric, Aggregate: im.Autoscaler.Aggregate}
+	im.keepOrigin(&Origin{Kind: "ScaledObject", Document: doc, MetricIndex: used, Metric: im.Autoscaler.Metric, Aggregate: im.Autoscaler.Aggregate})
 	return nil
 }
 

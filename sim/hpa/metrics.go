@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/prometheus/prometheus/promql/parser"
 
@@ -79,6 +80,9 @@ type query struct {
 // sum, avg or max (optionally "by (…)", and "or vector(0)" for an empty result) of one vLLM
 // series or of running + waiting.
 func readQuery(q string) (query, error) {
+	if err := checkQuery(q); err != nil {
+		return query{}, err
+	}
 	expr, err := parser.NewParser(parser.Options{}).ParseExpr(q)
 	if err != nil {
 		return query{}, fmt.Errorf("the query is not PromQL: %v", err)
@@ -120,7 +124,7 @@ func readQuery(q string) (query, error) {
 		out.notes = append(out.notes, fmt.Sprintf("the query is the bare series %s, one per pod: KEDA refuses it once there are several pods; read as sum(%s), write it so", e.Name, e.Name))
 		return out, nil
 	}
-	return query{}, fmt.Errorf("the query %q is not sum, avg or max of a vLLM series the model knows (%s)", q, knownNames())
+	return query{}, fmt.Errorf("the query %s is not sum, avg or max of a vLLM series the model knows (%s)", clipQuery(q), knownNames())
 }
 
 // innerMetric is the model's metric for what an aggregation aggregates.
@@ -201,4 +205,82 @@ func exportQuery(metric, aggregate string) string {
 		return "sum(rate(http_requests_total[1m]))"
 	}
 	return aggregate + "(vllm:kv_cache_usage_perc)"
+}
+
+// Bounds on a query, checked before Prometheus' parser sees it (finding M1 of the 2026-12c
+// probe: the parser's cost grows faster than the query, 74 s of a core for 200 KB of nested
+// parentheses). A query the model reads is one aggregation of one or two series: well under
+// both.
+const (
+	// MaxQueryBytes is the longest query read.
+	MaxQueryBytes = 4 << 10
+	// MaxQueryDepth is the deepest nesting read: brackets, and unary signs in a row.
+	MaxQueryDepth = 64
+	// maxTriggers is the most triggers a ScaledObject may list (each one's query is parsed).
+	maxTriggers = 16
+)
+
+// checkQuery refuses a query longer than MaxQueryBytes or nested deeper than MaxQueryDepth.
+// Brackets inside string literals ("…", '…', `…`) do not count.
+func checkQuery(q string) error {
+	if len(q) > MaxQueryBytes {
+		return fmt.Errorf("the query is %d bytes; at most %d are read (a query the model reads is sum, avg or max of one or two vLLM series); shorten it", len(q), MaxQueryBytes)
+	}
+	depth, signs := 0, 0
+	var quote rune
+	escaped := false
+	prev := rune(0) // the last character outside strings and spaces
+	for _, c := range q {
+		if quote != 0 {
+			switch {
+			case escaped:
+				escaped = false
+			case c == '\\' && quote != '`':
+				escaped = true
+			case c == quote:
+				quote = 0
+			}
+			continue
+		}
+		switch c {
+		case ' ', '\t', '\n', '\r':
+			continue
+		case '"', '\'', '`':
+			quote = c
+		case '(', '[', '{':
+			depth++
+			signs = 0
+		case ')', ']', '}':
+			depth--
+			signs = 0
+		case '+', '-':
+			if prev == 0 || strings.ContainsRune("([{,+-*/%^=<>!", prev) {
+				signs++ // a unary sign: one more level of nesting
+			} else {
+				signs = 0
+			}
+		default:
+			if !strings.ContainsRune("*/%^=<>!", c) {
+				signs = 0
+			}
+		}
+		prev = c
+		if depth+signs > MaxQueryDepth {
+			return fmt.Errorf("the query nests deeper than %d levels (brackets and unary signs); a query the model reads is sum, avg or max of one or two vLLM series; write it flatter", MaxQueryDepth)
+		}
+	}
+	return nil
+}
+
+// clipQuery is a query as an error message quotes it: its first 200 bytes.
+func clipQuery(q string) string {
+	const most = 200
+	if len(q) <= most {
+		return fmt.Sprintf("%q", q)
+	}
+	cut := most
+	for cut > 0 && !utf8.RuneStart(q[cut]) {
+		cut--
+	}
+	return fmt.Sprintf("%q… (%d bytes)", q[:cut], len(q))
 }

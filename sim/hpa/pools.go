@@ -21,8 +21,8 @@ const RoleLabel = "llm-d.ai/role"
 // a DynamoGraphDeployment; Dynamo names it <graph>-<service, lower-case>.
 const DynamoAdapterKind = "DynamoGraphDeploymentScalingAdapter"
 
-// Pools is what a file gave each pool: the pool's own import (its autoscaler, Origin and
-// Workers), or, for a pool no autoscaler scales, only its Workers (Origin nil).
+// Pools is what a file gave each pool: the pool's own import (its autoscaler, Scaler, Origin
+// and Workers), or, for a pool no autoscaler scales, only its Workers (Scaler empty, Origin nil).
 type Pools struct {
 	Prefill *Imported `json:"prefill"`
 	Decode  *Imported `json:"decode"`
@@ -162,12 +162,12 @@ func (im *Imported) importPools(data []byte, ss []scaler, loads []workload, base
 		if len(mine) > 0 {
 			p, used, err := (&Imported{}).pick(mine, b)
 			if err == nil {
-				p.finish(used, data, loads)
+				p.finish(used, data, loads, opt)
 				pool = p
 			}
 			unusable = err
 		}
-		if pool.Origin == nil {
+		if pool.Scaler == "" {
 			for _, w := range loads {
 				if w.role == role && w.replicas != nil {
 					n := int(*w.replicas)
@@ -206,7 +206,7 @@ func (im *Imported) importPools(data []byte, ss []scaler, loads []workload, base
 			out.Pools.Dynamo = true
 		}
 	}
-	if out.Pools.Prefill.Origin == nil && out.Pools.Decode.Origin == nil {
+	if out.Pools.Prefill.Scaler == "" && out.Pools.Decode.Scaler == "" {
 		return nil, fmt.Errorf("no autoscaler in the manifest the model can use: %s", strings.Join(errs, "; "))
 	}
 	return out, nil
@@ -249,7 +249,7 @@ func (im *Imported) intoPools(doc map[string]any) {
 			pm = map[string]any{}
 		}
 		path := "disaggregation." + role + ".workers"
-		scaled := p.Origin != nil
+		scaled := p.Scaler != ""
 		a := p.Autoscaler
 		switch cur, had := pm["workers"]; {
 		case p.Workers != nil:

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/scalein-planner/scalein/sim"
 )
@@ -144,7 +145,49 @@ func FromPrometheus(data []byte, o Options) (*Curve, error) {
 		c.ExpectedSessions += stages[i].RatePerS * stages[i].DurationMS / 1000
 	}
 	c.Stages = stages
+	if err := checkStages(c); err != nil {
+		return nil, err
+	}
 	return c, nil
+}
+
+// checkStages refuses stages no scenario accepts (finding L3 of 2026-12c: they were printed
+// without a word, and the form said "filled"): longer in all than sim.MaxStagesMS, or a rate
+// above sim.MaxStageRatePerS (several series added can pass it where none does alone).
+func checkStages(c *Curve) error {
+	total := 0.0
+	for i, st := range c.Stages {
+		total += st.DurationMS
+		if st.RatePerS > sim.MaxStageRatePerS {
+			return fmt.Errorf("stage %d: %v per second is above the %v a scenario's stage may have; query a rate (rate(…[1m])), or add fewer series", i+1, st.RatePerS, sim.MaxStageRatePerS)
+		}
+	}
+	if total > sim.MaxStagesMS {
+		return fmt.Errorf("the range lasts %s (%d samples, a step of %s); a scenario's stages last at most %s: ask for a shorter range",
+			fmtDuration(total), c.Samples, fmtDuration(c.StepMS), fmtDuration(sim.MaxStagesMS))
+	}
+	return nil
+}
+
+// The Unix seconds a sample's time may have: what int64 nanoseconds hold.
+const (
+	minUnixSeconds = -9.2e9
+	maxUnixSeconds = 9.2e9
+)
+
+// maxEchoBytes bounds what a message quotes of the answer (an error text, label sets).
+const maxEchoBytes = 300
+
+// clipText is s cut to at most n bytes at a character boundary, saying how much was left out.
+func clipText(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "… (" + strconv.Itoa(len(s)-cut) + " more bytes)"
 }
 
 // answerData unwraps the API's envelope (or takes "data" given alone).
@@ -154,7 +197,7 @@ func answerData(data []byte) (promData, error) {
 		return promData{}, fmt.Errorf("not the JSON of a Prometheus query_range answer (%v): save the answer of GET /api/v1/query_range?query=…&start=…&end=…&step=… as it is", err)
 	}
 	if a.Status == "error" {
-		return promData{}, fmt.Errorf("the query failed: Prometheus answered with an error (%s): %s; fix the query and save the answer again", a.ErrorType, a.Error)
+		return promData{}, fmt.Errorf("the query failed: Prometheus answered with an error (%s): %s; fix the query and save the answer again", clipText(a.ErrorType, 40), clipText(a.Error, maxEchoBytes))
 	}
 	raw := a.Data
 	if len(raw) == 0 {
@@ -239,15 +282,19 @@ func readSample(pair []json.RawMessage) (sample, error) {
 	}
 	var t float64
 	if err := json.Unmarshal(pair[0], &t); err != nil {
-		return sample{}, fmt.Errorf("time %s is not a number of seconds", pair[0])
+		return sample{}, fmt.Errorf("time %s is not a number of seconds", clipText(string(pair[0]), 40))
+	}
+	// Times a time.Time of nanoseconds holds: years 1678 to 2262.
+	if t < minUnixSeconds || t > maxUnixSeconds {
+		return sample{}, fmt.Errorf("time %v is not a Unix time between 1678 and 2262 (seconds since 1970); save Prometheus' answer unedited", t)
 	}
 	var text string
 	if err := json.Unmarshal(pair[1], &text); err != nil {
-		return sample{}, fmt.Errorf("value %s is not a string like \"3.5\" (Prometheus writes values as strings)", pair[1])
+		return sample{}, fmt.Errorf("value %s is not a string like \"3.5\" (Prometheus writes values as strings)", clipText(string(pair[1]), 40))
 	}
 	v, err := strconv.ParseFloat(text, 64)
 	if err != nil {
-		return sample{}, fmt.Errorf("value %q is not a number", text)
+		return sample{}, fmt.Errorf("value %q is not a number", clipText(text, 40))
 	}
 	return sample{t: t, v: v}, nil
 }
@@ -344,7 +391,11 @@ func labelText(m map[string]string) string {
 		if i > 0 {
 			b.WriteString(", ")
 		}
-		fmt.Fprintf(&b, "%s=%q", k, m[k])
+		fmt.Fprintf(&b, "%s=%q", clipText(k, 60), clipText(m[k], 60))
+		if b.Len() > maxEchoBytes {
+			b.WriteString(", …")
+			break
+		}
 	}
 	b.WriteByte('}')
 	return b.String()
@@ -355,5 +406,8 @@ func timeText(unix float64) string {
 }
 
 func fmtDuration(ms float64) string {
+	if math.Abs(ms) >= 1e12 { // beyond what a time.Duration writes (292 years)
+		return strconv.FormatFloat(ms/86_400_000, 'g', 4, 64) + " days"
+	}
 	return (time.Duration(ms) * time.Millisecond).String()
 }

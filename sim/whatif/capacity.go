@@ -42,7 +42,7 @@ const (
 	capacityRateDigits     = 4 // significant digits of a probed rate: stable names and ids
 	maxCapacityWorkers     = 64
 	maxCapacityDurationMS  = 24 * 3600 * 1000.0
-	maxCapacityRequests    = 20000 // scripted probes: arrivals at most, whatever the duration
+	maxCapacityRequests    = 20000 // a probe's requests at most (sessions: this ÷ turns), whatever the duration
 	minCapacityRatePerS    = 1e-3
 	maxCapacityRatePerS    = 1e6
 	capacityBracketFactor  = 4
@@ -254,7 +254,11 @@ func capacityScenario(base *sim.Scenario, g CapacityGoal, rate float64) *sim.Sce
 		ss := *base.Workload.Sessions
 		ss.RateStages = nil
 		ss.RatePerS = total / float64(ss.Turns)
-		ss.Count = max(1, int(math.Ceil(ss.RatePerS*g.DurationMS/1000)))
+		// Arrivals are capped as a scripted probe's are (finding L2 of 2026-12c: a day-long
+		// probe, or one at a rate of a million, needed terabytes): past the cap the probe
+		// lasts cap ÷ rate instead of the duration, which at such rates is still many
+		// arrivals per worker.
+		ss.Count = min(max(1, int(math.Ceil(ss.RatePerS*g.DurationMS/1000))), max(1, maxCapacityRequests/max(1, ss.Turns)))
 		sc.Workload = sim.Workload{Type: sim.WorkloadSessions, Sessions: &ss}
 	case sim.WorkloadRequests:
 		mix := base.Workload.Requests

@@ -158,8 +158,8 @@ func normalizeDiagnose(base *sim.Scenario, req Request) (Request, error) {
 	if msg := sim.CheckBaselineWorkers("goal.baseline_workers", g.BaselineWorkers); msg != "" {
 		add("goal.baseline_workers", "%s", msg[len("goal.baseline_workers: "):])
 	}
-	if math.IsNaN(d.RatePerWorker) || d.RatePerWorker < 0 || d.RatePerWorker > maxCapacityRatePerS {
-		add("goal.diagnose.rate_per_worker_per_s", "must be one worker's capacity in requests/s, above 0 and at most %s, or left out to find it with a capacity search (got %v)", formatFloat(maxCapacityRatePerS), d.RatePerWorker)
+	if math.IsNaN(d.RatePerWorker) || d.RatePerWorker < 0 || (d.RatePerWorker > 0 && d.RatePerWorker < minCapacityRatePerS) || d.RatePerWorker > maxCapacityRatePerS {
+		add("goal.diagnose.rate_per_worker_per_s", "must be one worker's capacity in requests/s, from %s to %s, or left out to find it with a capacity search (got %v)", formatFloat(minCapacityRatePerS), formatFloat(maxCapacityRatePerS), d.RatePerWorker)
 	}
 	capGoal := CapacityGoal{}
 	if d.Capacity != nil {

@@ -27,7 +27,7 @@ type Pools struct {
 	Prefill *Imported `json:"prefill"`
 	Decode  *Imported `json:"decode"`
 	// Dynamo is set when the prefill workers are a DynamoGraphDeployment's service that does
-	// not run SGLang: Dynamo drains a vLLM prefill worker by sleeping a fixed 30 s (SPEC §3.17
+	// not run SGLang: Dynamo drains a vLLM prefill worker by sleeping a fixed 30 s (docs/model.md#model-5
 	// prefill_drain fixed).
 	Dynamo bool `json:"dynamo,omitempty"`
 }

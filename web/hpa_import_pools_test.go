@@ -47,3 +47,27 @@ func TestImportAPIPools(t *testing.T) {
 	assert.Equal(t, sim.MetricKVUsage, got.Pools.Decode.Autoscaler.Metric)
 	assert.Contains(t, got.Filled, "autoscaler.decode.target")
 }
+
+// A drain plan of one pool through the API runs and its page renders.
+func TestPlanAPIPoolDrain(t *testing.T) {
+	s := newFakeServer(t, runs.Config{Workers: 2}, true)
+	scenario, err := os.ReadFile("../sim/whatif/testdata/pd-small.json")
+	require.NoError(t, err)
+	rest := `"goal": {"remove": 1, "start_ms": 5000, "role": "decode"}, "search": {"max_runs": 4, "bisect_grace": false, "selections": ["highest_id", "least_work"], "waves": [1]}`
+	rec := postJSON(t, s, "/api/v1/plans", planBody(string(scenario), rest))
+	require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
+	id := createdID(t, rec, rec.Body.Bytes())
+	p := waitPlan(t, s, id, "done")
+	require.NotEmpty(t, p.Candidates)
+	for _, c := range p.Candidates {
+		assert.Contains(t, c.Label, "decode pool: ")
+	}
+	page := get(t, s, "/plans/"+id)
+	require.Equal(t, http.StatusOK, page.Code)
+	assert.Contains(t, page.Body.String(), "decode pool: ")
+
+	// Without a role the API names the field.
+	rec = postJSON(t, s, "/api/v1/plans", planBody(string(scenario), `"goal": {"remove": 1}`))
+	require.Equal(t, http.StatusBadRequest, rec.Code)
+	assert.Contains(t, rec.Body.String(), "goal.role")
+}

@@ -168,8 +168,14 @@ func (c *Checker) Plan(req PlanRequest) (CheckedPlan, error) {
 			name = "How far from ideal: the autoscaler of " + base.Name
 		case whatif.KindTune:
 			name = "Tune the autoscaler of " + base.Name
+			if r := norm.Goal.Role; r != "" {
+				name = "Tune the " + r + " pool's autoscaler of " + base.Name
+			}
 		case whatif.KindDrain:
 			name = fmt.Sprintf("Remove %s from %s", whatif.Workers(norm.Goal.Remove), base.Name)
+			if r := norm.Goal.Role; r != "" {
+				name = fmt.Sprintf("Remove %s from %s", strings.Replace(whatif.Workers(norm.Goal.Remove), " ", " "+r+" ", 1), base.Name)
+			}
 		}
 	}
 	plan := store.Plan{ID: contentID("plan", canonical, reqJSON), Name: name, ScenarioJSON: canonical, RequestJSON: reqJSON}
@@ -184,11 +190,22 @@ func planOrigin(raw json.RawMessage, base *sim.Scenario, wreq whatif.Request) (j
 	if len(o) == 0 || bytes.Equal(o, []byte("null")) {
 		return nil, nil
 	}
-	if wreq.Goal.Kind() != whatif.KindTune || base.Autoscaler == nil {
-		return nil, InvalidRequest("plan", &sim.ValidationError{Errors: []sim.FieldError{{Path: "origin",
-			Message: "only a tune plan (goal.tune) of a scenario with an autoscaler writes manifests; leave origin out"}}})
+	a := base.Autoscaler
+	if pa := base.PoolAutoscalers; pa != nil {
+		// A tune plan of one pool writes into that pool's object: the origin is the import's
+		// pools.<role>.origin.
+		switch wreq.Goal.Role {
+		case sim.RolePrefill:
+			a = pa.Prefill
+		case sim.RoleDecode:
+			a = pa.Decode
+		}
 	}
-	origin, err := hpa.ReadOrigin(o, *base.Autoscaler)
+	if wreq.Goal.Kind() != whatif.KindTune || a == nil {
+		return nil, InvalidRequest("plan", &sim.ValidationError{Errors: []sim.FieldError{{Path: "origin",
+			Message: "only a tune plan (goal.tune) of a scenario with an autoscaler (with pools: of the pool goal.role names) writes manifests; leave origin out"}}})
+	}
+	origin, err := hpa.ReadOrigin(o, *a)
 	if err != nil {
 		return nil, InvalidRequest("plan", &sim.ValidationError{Errors: []sim.FieldError{{Path: "origin", Message: err.Error()}}})
 	}

@@ -163,6 +163,6 @@ func (s *Server) apiImportHPA(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"scenario": json.RawMessage(out), "autoscaler": im.Autoscaler,
-		"migration_limit": im.MigrationLimit, "filled": im.Filled, "problems": im.Problems, "origin": im.Origin, "scale_in_removed": dropped})
+		"migration_limit": im.MigrationLimit, "filled": im.Filled, "problems": im.Problems, "origin": im.Origin, "pools": im.Pools, "scale_in_removed": dropped})
 	return nil
 }

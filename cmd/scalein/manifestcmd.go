@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -106,6 +108,13 @@ func runExport(_ context.Context, args []string, stdin io.Reader, stdout, stderr
 	if code != 0 {
 		return code
 	}
+	if s.PoolAutoscalers != nil {
+		out, code := exportPools(s, *config, *manifest, *selectName, *kind, *name, *namespace, stderr)
+		if code != 0 {
+			return code
+		}
+		return writeExport(out, outPath, stdout, stderr)
+	}
 	if s.Autoscaler == nil {
 		fmt.Fprintf(stderr, "scalein export: %s has no autoscaler: add one (scalein import -manifest FILE -config %s fills it from your HPA)\n", *config, *config)
 		return 2
@@ -129,6 +138,11 @@ func runExport(_ context.Context, args []string, stdin io.Reader, stdout, stderr
 	if code != 0 {
 		return code
 	}
+	return writeExport(out, outPath, stdout, stderr)
+}
+
+// writeExport writes an export to stdout or to the -o file.
+func writeExport(out []byte, outPath string, stdout, stderr io.Writer) int {
 	var err error
 	if outPath == "" {
 		_, err = stdout.Write(out)
@@ -140,6 +154,97 @@ func runExport(_ context.Context, args []string, stdin io.Reader, stdout, stderr
 		return 1
 	}
 	return 0
+}
+
+// exportPools writes the autoscalers of a scenario with prefill and decode pools: into each
+// pool's own object of the user's file (-manifest), else as new objects, one per pool, named
+// NAME-prefill and NAME-decode.
+func exportPools(s *sim.Scenario, config, manifest, selectName, kind, name, namespace string, stderr io.Writer) ([]byte, int) {
+	source := fmt.Sprintf("scalein export of scenario %q", s.Name)
+	pa := s.PoolAutoscalers
+	pools := map[string]*sim.Autoscaler{sim.RolePrefill: pa.Prefill, sim.RoleDecode: pa.Decode}
+	if manifest == "" {
+		var out []byte
+		for _, role := range []string{sim.RolePrefill, sim.RoleDecode} {
+			a := pools[role]
+			if a == nil {
+				fmt.Fprintf(stderr, "scalein export: note: the %s pool has no autoscaler in %s: nothing is written for it\n", role, config)
+				continue
+			}
+			b, code := exportSettings("export", hpa.Settings{Autoscaler: *a, MigrationLimit: s.Router.MigrationLimit, Kind: kind,
+				Workers: cmp.Or(name, hpa.DefaultWorkers) + "-" + role, Namespace: namespace, Source: source + ", " + role + " pool"}, stderr)
+			if code != 0 {
+				return nil, code
+			}
+			if len(out) > 0 {
+				// The pools share the frontend: its patch (the last document) is written once.
+				if i := bytes.LastIndex(b, []byte("\n---\n")); i >= 0 && bytes.HasSuffix(out, b[i:]) {
+					b = b[:i+1]
+				}
+				out = append(out, "---\n"...)
+			}
+			out = append(out, b...)
+		}
+		return out, 0
+	}
+	if selectName != "" {
+		fmt.Fprintf(stderr, "scalein export: -select: %s has prefill and decode pools: each pool's autoscaler is written into its own object of the file (found by its role), so -select is not used\n", config)
+		return nil, 2
+	}
+	data, err := readLimited(manifest, hpa.MaxManifestBytes)
+	if err != nil {
+		fmt.Fprintf(stderr, "scalein export: -manifest: %v\n", err)
+		return nil, 1
+	}
+	base := pa.Decode
+	if base == nil {
+		base = pa.Prefill
+	}
+	im, err := hpa.ImportWith(data, *base, hpa.ImportOptions{Prefill: pa.Prefill, Decode: pa.Decode, WholeFile: true})
+	if err != nil {
+		fmt.Fprintf(stderr, "scalein export: -manifest %s: %v\n", manifest, err)
+		return nil, 2
+	}
+	if im.Pools == nil {
+		fmt.Fprintf(stderr, "scalein export: -manifest %s: its autoscaler scales one fleet, but %s has prefill and decode pools: name a file with an autoscaler per role (labelled %s: prefill / decode, or named …-prefill / …-decode)\n", manifest, config, hpa.RoleLabel)
+		return nil, 2
+	}
+	var ps hpa.PoolSettings
+	for _, role := range []string{sim.RolePrefill, sim.RoleDecode} {
+		a, p := pools[role], im.Pools.Of(role)
+		switch {
+		case a == nil:
+			fmt.Fprintf(stderr, "scalein export: note: the %s pool has no autoscaler in %s: its object in the file is left as it is\n", role, config)
+			continue
+		case p.Scaler == "":
+			fmt.Fprintf(stderr, "scalein export: -manifest %s: no autoscaler in the file scales the %s pool, so its settings have nowhere to go: add an HPA or ScaledObject for it (or export without -manifest)\n", manifest, role)
+			return nil, 2
+		case p.Origin == nil || p.Origin.Manifest == "":
+			fmt.Fprintf(stderr, "scalein export: -manifest %s: the %s pool's %s is too large to be written into in place; export without -manifest\n", manifest, role, p.Scaler)
+			return nil, 2
+		}
+		st := &hpa.Settings{Autoscaler: *a, MigrationLimit: s.Router.MigrationLimit, Origin: p.Origin, Source: source}
+		if role == sim.RolePrefill {
+			ps.Prefill = st
+		} else {
+			ps.Decode = st
+		}
+	}
+	ex, err := hpa.ExportPoolsOnto(ps)
+	if err != nil {
+		fmt.Fprintf(stderr, "scalein export: %v\n", err)
+		return nil, 1
+	}
+	if len(ex.Changed) == 0 {
+		fmt.Fprintln(stderr, "scalein export: nothing changed: the file's settings are the scenario's")
+	}
+	for _, c := range ex.Changed {
+		fmt.Fprintf(stderr, "scalein export: changed %s\n", c)
+	}
+	for _, n := range ex.Notes {
+		fmt.Fprintf(stderr, "scalein export: note: %s\n", n)
+	}
+	return ex.Data, 0
 }
 
 // readBase reads -config as written (or the default base) and parses it.

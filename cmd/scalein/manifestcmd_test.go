@@ -207,3 +207,86 @@ func TestLoadReplicas(t *testing.T) {
 	assert.Equal(t, 2, code)
 	assert.Contains(t, stderr, "replicas -1: at least 1")
 }
+
+// A P/D file: import gives the pools and an autoscaler per pool; export writes each pool's
+// settings back into its own object of the file, and without -manifest one HPA per pool.
+func TestImportExportPools(t *testing.T) {
+	const file = "../../sim/hpa/testdata/pd/llm-d-keda.yaml"
+	code, stdout, stderr := runCLI(t, "", "import", "-manifest", file)
+	require.Equal(t, 0, code, stderr)
+	s, err := sim.Parse([]byte(stdout), sim.ParseEnv{})
+	require.NoError(t, err, stdout)
+	require.NotNil(t, s.Disaggregation)
+	assert.Equal(t, 4, s.Disaggregation.Prefill.Workers)
+	assert.Equal(t, 12, s.Disaggregation.Decode.Workers)
+	require.NotNil(t, s.PoolAutoscalers.Decode)
+	assert.Equal(t, 0.8, s.PoolAutoscalers.Decode.Target)
+
+	changed := strings.Replace(stdout, `"target": 0.8`, `"target": 0.7`, 1)
+	require.NotEqual(t, stdout, changed)
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "pd.json")
+	require.NoError(t, os.WriteFile(cfg, []byte(changed), 0o600))
+	code, out, stderr := runCLI(t, "", "export", "-config", cfg, "-manifest", file)
+	require.Equal(t, 0, code, stderr)
+	orig, err := os.ReadFile(file)
+	require.NoError(t, err)
+	assert.Equal(t, strings.Replace(string(orig), `threshold: "0.8"`, `threshold: "0.7"`, 1), strings.SplitN(out, "\n", 2)[1], "only the decode threshold changed")
+	assert.Contains(t, stderr, `changed decode: ScaledObject "ms-llama-decode" spec.triggers[0].metadata.threshold: 0.8 → 0.7`)
+
+	code, out, stderr = runCLI(t, "", "export", "-config", cfg)
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, out, "name: llm-workers-prefill")
+	assert.Contains(t, out, "name: llm-workers-decode")
+	assert.Equal(t, 1, strings.Count(out, "name: "+hpa.DefaultFrontend), "the shared frontend's patch is written once:\n%s", out)
+
+	code, _, stderr = runCLI(t, "", "export", "-config", cfg, "-manifest", chartsDir+"production-stack-keda.yaml")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, stderr, "an autoscaler per role")
+}
+
+// scalein plan on pools: -role names the pool a drain plan drains and a tune plan tunes; with
+// -manifest the tuned pool's settings go into its own object of the file.
+func TestPlanPoolsCommand(t *testing.T) {
+	const file = "../../sim/hpa/testdata/pd/llm-d-keda.yaml"
+	code, scenario, stderr := runCLI(t, "", "import", "-manifest", file, "-config", "../../sim/whatif/testdata/pd-small.json")
+	require.Equal(t, 0, code, stderr)
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "pd.json")
+	require.NoError(t, os.WriteFile(cfg, []byte(scenario), 0o600))
+
+	code, _, stderr = runCLI(t, "", "plan", "-config", cfg, "-remove", "1")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, stderr, `name the pool to drain, "prefill" or "decode"`)
+
+	code, out, stderr := runCLI(t, "", "plan", "-config", cfg, "-remove", "1", "-role", "prefill", "-search", `{"max_runs": 6, "bisect_grace": false}`)
+	require.Equal(t, 0, code, stderr)
+	var res struct {
+		Candidates []struct {
+			Label   string              `json:"label"`
+			ScaleIn []sim.ScaleInAction `json:"scale_in"`
+		} `json:"candidates"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &res))
+	require.NotEmpty(t, res.Candidates)
+	for _, c := range res.Candidates {
+		assert.True(t, strings.HasPrefix(c.Label, "prefill pool: "), c.Label)
+		assert.Equal(t, sim.RolePrefill, c.ScaleIn[0].Role)
+	}
+
+	mine := filepath.Join(dir, "mine.yaml")
+	orig, err := os.ReadFile(file)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(mine, orig, 0o600))
+	code, _, stderr = runCLI(t, "", "plan", "-config", cfg, "-tune", "autoscaler", "-role", "decode", "-manifest", mine,
+		"-search", `{"max_runs": 4, "targets": [0.5], "scale_down_windows_ms": [300000], "refine_top": 1}`)
+	require.Equal(t, 0, code, stderr)
+	after, err := os.ReadFile(mine)
+	require.NoError(t, err)
+	// Only the decode pool's object (and the header) may change; the prefill ScaledObject stays.
+	i := strings.Index(string(orig), "name: ms-llama-prefill\n  namespace: llm-d\nspec:\n  scaleTargetRef")
+	j := strings.Index(string(orig), "---\napiVersion: keda.sh/v1alpha1\nkind: ScaledObject\nmetadata:\n  name: ms-llama-decode")
+	require.True(t, i > 0 && j > i)
+	assert.Contains(t, string(after), string(orig[i:j]), "the prefill pool's ScaledObject is untouched")
+	assert.Contains(t, string(after), "# Scale-in Planner: scalein plan -tune")
+}

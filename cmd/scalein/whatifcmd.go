@@ -279,7 +279,7 @@ type planOptions struct {
 
 // parsePlanFlags reads the flags into a request; ok false means exit with code.
 func parsePlanFlags(args []string, stderr io.Writer) (o planOptions, code int, ok bool) {
-	var search, tune string
+	var search, tune, role string
 	var remove, maxRuns int
 	var startMS float64
 	var maxKilled int64
@@ -288,10 +288,11 @@ func parsePlanFlags(args []string, stderr io.Writer) (o planOptions, code int, o
 	var capacity, diagnose bool
 	var ratePerWorker float64
 	var baseline int
-	fs := newCommandFlags("plan", "scalein plan -config FILE|- (-remove N -start-ms T | -tune autoscaler | -capacity | -diagnose [-rate-per-worker R]) [-baseline-workers N] [-ttft-p99-ms X] [-e2e-p99-ms X] [-min-attainment F] [-max-killed K] [-max-runs M] [-search JSON] [-out FILE] [-manifest YOURS [-select NAME]] [-hpa FILE [-force]] [-parallel N] [-timing]", stderr)
+	fs := newCommandFlags("plan", "scalein plan -config FILE|- (-remove N -start-ms T [-role prefill|decode] | -tune autoscaler | -capacity | -diagnose [-rate-per-worker R]) [-baseline-workers N] [-ttft-p99-ms X] [-e2e-p99-ms X] [-min-attainment F] [-max-killed K] [-max-runs M] [-search JSON] [-out FILE] [-manifest YOURS [-select NAME]] [-hpa FILE [-force]] [-parallel N] [-timing]", stderr)
 	fs.StringVar(&o.config, "config", "", "scenario JSON file, or - for stdin (required; its scale_in is replaced, or with -tune its autoscaler's settings searched)")
 	fs.IntVar(&remove, "remove", 0, "how many workers to drain (required unless -tune)")
 	fs.Float64Var(&startMS, "start-ms", 0, "drain no worker before this instant (ms)")
+	fs.StringVar(&role, "role", "", "with prefill and decode pools (disaggregation): the pool whose workers -remove drains, prefill or decode (docs/planning.md#pools)")
 	fs.StringVar(&tune, "tune", "", `"autoscaler": search the scenario's autoscaler settings for the fewest GPU-hours within the limits instead of a drain (docs/planning.md)`)
 	fs.BoolVar(&capacity, "capacity", false, "find one worker's capacity: the highest steady request rate per worker whose runs meet the scenario's slo for -min-attainment of requests (default 0.99), by bisection to 2 % (docs/planning.md)")
 	fs.BoolVar(&diagnose, "diagnose", false, "how far the scenario's autoscaler is from an ideal fleet, and what its signal lag, decision lag and warm-up each cost in attainment and GPU-hours (Shapley values over 8 runs; docs/planning.md)")
@@ -349,7 +350,7 @@ func parsePlanFlags(args []string, stderr io.Writer) (o planOptions, code int, o
 	case o.parallel < 0:
 		return o, fs.usageError("-parallel must be 0 (one per CPU) or more (got %d)", o.parallel), false
 	}
-	o.req = whatif.Request{Goal: whatif.Goal{Remove: remove, StartMS: startMS, Tune: tune, BaselineWorkers: baseline},
+	o.req = whatif.Request{Goal: whatif.Goal{Remove: remove, StartMS: startMS, Tune: tune, BaselineWorkers: baseline, Role: role},
 		Constraints: whatif.Constraints{TTFTP99MS: ttft.v, E2EP99MS: e2e.v, MaxKilled: &maxKilled, MinAttainment: minAttainment.v}}
 	if search != "" {
 		dec := json.NewDecoder(strings.NewReader(search))
@@ -386,6 +387,34 @@ func runPlan(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 			return 2
 		}
 		origin = im.Origin
+	}
+	if pa, role := base.PoolAutoscalers, o.req.Goal.Role; o.manifest != "" && pa != nil && o.req.Goal.Kind() == whatif.KindTune {
+		// A tune plan of one pool writes that pool's autoscaler into its own object of the file.
+		a := pa.Prefill
+		if role == sim.RoleDecode {
+			a = pa.Decode
+		}
+		if a != nil && (role == sim.RolePrefill || role == sim.RoleDecode) {
+			data, err := readLimited(o.manifest, hpa.MaxManifestBytes)
+			if err != nil {
+				fmt.Fprintf(stderr, "scalein plan: -manifest: %v\n", err)
+				return 1
+			}
+			im, err := hpa.ImportWith(data, *a, hpa.ImportOptions{Select: o.selectName, WholeFile: true})
+			if err != nil {
+				fmt.Fprintf(stderr, "scalein plan: -manifest %s: %v\n", o.manifest, err)
+				return 2
+			}
+			switch {
+			case im.Pools != nil && im.Pools.Of(role).Origin != nil:
+				origin = im.Pools.Of(role).Origin
+			case im.Pools == nil && o.selectName != "":
+				origin = im.Origin // the object named by -select
+			default:
+				fmt.Fprintf(stderr, "scalein plan: -manifest %s: no autoscaler object of the file for the %s pool can take the settings (label its autoscaler %s: %s, or name it with -select)\n", o.manifest, role, hpa.RoleLabel, role)
+				return 2
+			}
+		}
 	}
 	runner, done := localRunner("plan", o.parallel, o.timing, stderr)
 	res, err := whatif.Plan(ctx, runner, base, o.req)

@@ -34,4 +34,11 @@
 // Kubernetes' own bounds are errors naming the document and field; whatever the model cannot
 // represent comes back as a Problem. Imported.Origin keeps the user's object, so Export writes
 // the same kind back under the user's names with only the model's fields replaced.
+//
+// Prefill and decode pools (pools.go): a file with an autoscaler per role (llm-d's ScaledObjects,
+// a DynamoGraphDeployment's prefill and decode services through their scaling adapters, two
+// HPAs on a prefill and a decode Deployment) imports as one Imported per pool (Imported.Pools),
+// roles read from the llm-d.ai/role label, a Dynamo service's subComponentType, or names;
+// IntoScenario writes disaggregation and {"prefill": A, "decode": A}, and ExportPoolsOnto
+// writes each pool's settings back into its own object.
 package hpa

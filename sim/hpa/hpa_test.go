@@ -1,6 +1,7 @@
 package hpa_test
 
 import (
+	"os"
 	"strings"
 	"testing"
 
@@ -177,14 +178,28 @@ func FuzzImport(f *testing.F) {
 	out, err := hpa.Export(hpa.Settings{Autoscaler: defaults(), MigrationLimit: 1})
 	require.NoError(f, err)
 	f.Add(out)
+	for _, file := range []string{"testdata/pd/llm-d-keda.yaml", "testdata/pd/dynamo-disagg-hpa.yaml", "testdata/pd/hpa-pair.yaml"} {
+		data, err := os.ReadFile(file)
+		require.NoError(f, err)
+		f.Add(data)
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		im, err := hpa.Import(data, defaults())
 		if err != nil {
 			return
 		}
-		a := im.Autoscaler
-		if a.MinWorkers < 1 || a.MaxWorkers < a.MinWorkers || !(a.Target > 0) {
-			t.Fatalf("imported an autoscaler outside the model's bounds: %+v", a)
+		check := []sim.Autoscaler{im.Autoscaler}
+		if im.Pools != nil {
+			for _, p := range []*hpa.Imported{im.Pools.Prefill, im.Pools.Decode} {
+				if p.Origin != nil {
+					check = append(check, p.Autoscaler)
+				}
+			}
+		}
+		for _, a := range check {
+			if a.MinWorkers < 1 || a.MaxWorkers < a.MinWorkers || !(a.Target > 0) {
+				t.Fatalf("imported an autoscaler outside the model's bounds: %+v", a)
+			}
 		}
 	})
 }

@@ -50,6 +50,12 @@ type Imported struct {
 	// WorkersFrom names where it was read.
 	Workers     *int   `json:"workers,omitempty"`
 	WorkersFrom string `json:"workers_from,omitempty"`
+	// Pools is set when the file scales a prefill and a decode pool (pools.go): each pool's
+	// own import; Autoscaler and Origin above are then unused (Origin nil).
+	Pools *Pools `json:"pools,omitempty"`
+	// Scaler names the autoscaler object read (kind and name); empty for a pool no autoscaler
+	// of the file scales.
+	Scaler string `json:"scaler,omitempty"`
 }
 
 // Origin is the user's autoscaler object as imported and the workloads its settings came from:
@@ -86,6 +92,9 @@ type ImportOptions struct {
 	// for a caller that stores no origin (the CLI edits the file on disk); without it, a file
 	// over MaxOriginManifestBytes is not kept, as a server stores what it keeps.
 	WholeFile bool
+	// Prefill and Decode are the autoscalers a P/D import fills per pool (nil: the base
+	// passed to ImportWith).
+	Prefill, Decode *sim.Autoscaler
 }
 
 // WorkloadRef names a workload (and, for the migration limit, its container; for a
@@ -133,6 +142,7 @@ func ImportWith(data []byte, base sim.Autoscaler, opt ImportOptions) (*Imported,
 		loads = append(loads, w...)
 	}
 	scalers = im.dropGenerated(scalers)
+	setRoles(scalers, loads)
 	if len(scalers) == 0 {
 		msg := "no autoscaler in the manifest: import an autoscaling/v2 HorizontalPodAutoscaler or a KEDA ScaledObject (kubectl get hpa NAME -o yaml, kubectl get scaledobject NAME -o yaml)"
 		if len(im.Problems) > 0 {
@@ -159,6 +169,20 @@ func ImportWith(data []byte, base sim.Autoscaler, opt ImportOptions) (*Imported,
 		}
 		scalers = picked // several of that name (an HPA and a ScaledObject): the first usable
 	}
+	if opt.Select == "" && isPools(scalers, loads) {
+		return im.importPools(data, scalers, loads, base, opt)
+	}
+	chosen, used, err := im.pick(scalers, base)
+	if err != nil {
+		return nil, err
+	}
+	chosen.finish(used, data, loads, opt)
+	return chosen, nil
+}
+
+// pick reads the first autoscaler of scalers the model can use, on top of base; the problems
+// of im come first in its Problems, and the scalers it passed over are named.
+func (im *Imported) pick(scalers []scaler, base sim.Autoscaler) (*Imported, scaler, error) {
 	var chosen *Imported
 	var used scaler
 	var firstErr error
@@ -179,14 +203,21 @@ func ImportWith(data []byte, base sim.Autoscaler, opt ImportOptions) (*Imported,
 	}
 	if chosen == nil {
 		if len(unusable) > 1 {
-			return nil, fmt.Errorf("no autoscaler in the manifest the model can use: %s", strings.Join(unusable, "; "))
+			return nil, used, fmt.Errorf("no autoscaler in the manifest the model can use: %s", strings.Join(unusable, "; "))
 		}
-		return nil, firstErr
+		return nil, used, firstErr
 	}
 	for _, u := range unusable {
 		chosen.problem(used.path, "read instead of an earlier autoscaler the model cannot use: %s", u)
 	}
-	im = chosen
+	return chosen, used, nil
+}
+
+// finish completes an import of the autoscaler used: its names, the whole file (opt.WholeFile,
+// else up to MaxOriginManifestBytes), the workloads (those of the other role left out when it
+// scales one pool) and the starting replicas.
+func (im *Imported) finish(used scaler, data []byte, loads []workload, opt ImportOptions) {
+	im.Scaler = fmt.Sprintf("%s %q", used.kind, used.name)
 	if im.Origin != nil { // nil when the object was too large to keep (keepOrigin)
 		im.Origin.Name, im.Origin.Namespace, im.Origin.Target = used.name, used.namespace, used.target
 		if opt.WholeFile || len(data) <= MaxOriginManifestBytes {
@@ -196,7 +227,7 @@ func ImportWith(data []byte, base sim.Autoscaler, opt ImportOptions) (*Imported,
 				kib(len(data)), kib(MaxOriginManifestBytes), im.Origin.Kind)
 		}
 	}
-	im.readWorkloads(loads, used.target)
+	im.readWorkloads(ofRole(loads, used.role), used.target)
 	if used.current > 0 {
 		n := int(used.current)
 		switch {
@@ -206,7 +237,6 @@ func ImportWith(data []byte, base sim.Autoscaler, opt ImportOptions) (*Imported,
 			im.problem(used.path+" status.currentReplicas", "%d, but %s is %d; the workload's replicas are used", n, im.WorkersFrom, *im.Workers)
 		}
 	}
-	return im, nil
 }
 
 // scaler is an autoscaler object of the input.
@@ -217,7 +247,10 @@ type scaler struct {
 	generatedBy string
 	// current is an HPA's status.currentReplicas (0: not in the file).
 	current int32
-	read    func(im *Imported) error
+	// labels are the object's; role is the pool it scales ("" when it does not say, pools.go).
+	labels map[string]string
+	role   string
+	read   func(im *Imported) error
 }
 
 // decode reads one object strictly: an autoscaler, workloads, or a problem naming what it is.
@@ -250,6 +283,7 @@ func (im *Imported) decode(o object) (*scaler, []workload, error) {
 		s := &scaler{path: o.path, kind: kind, name: h.Name, namespace: h.Namespace,
 			target: WorkloadRef{APIVersion: h.Spec.ScaleTargetRef.APIVersion, Kind: h.Spec.ScaleTargetRef.Kind, Name: h.Spec.ScaleTargetRef.Name, Namespace: h.Namespace}}
 		s.current = h.Status.CurrentReplicas
+		s.labels = h.Labels
 		for _, ref := range h.OwnerReferences {
 			if ref.Kind == "ScaledObject" {
 				s.generatedBy = ref.Name
@@ -270,7 +304,7 @@ func (im *Imported) decode(o object) (*scaler, []workload, error) {
 		if err := readMarks(o, so.Name, so.Namespace, so.Spec); err != nil {
 			return nil, nil, err
 		}
-		s := &scaler{path: o.path, kind: kind, name: so.Name, namespace: so.Namespace}
+		s := &scaler{path: o.path, kind: kind, name: so.Name, namespace: so.Namespace, labels: so.Labels}
 		if ref := so.Spec.ScaleTargetRef; ref != nil {
 			s.target = WorkloadRef{APIVersion: ref.APIVersion, Kind: ref.Kind, Name: ref.Name, Namespace: so.Namespace}
 			if s.target.Kind == "" {

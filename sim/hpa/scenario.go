@@ -37,19 +37,47 @@ func IntoScenarioWith(scenario, manifest []byte, env sim.ParseEnv, opt ImportOpt
 		dropped = true
 	}
 	doc["scale_in"] = []any{}
-	if doc["autoscaler"] == nil {
+	pd := doc["disaggregation"] != nil
+	switch a, _ := doc["autoscaler"].(map[string]any); {
+	case pd:
+		// One autoscaler per pool, each at the model's defaults where the scenario has none.
+		if a == nil {
+			a = map[string]any{}
+		}
+		for _, role := range roles {
+			if a[role] == nil {
+				a[role] = map[string]any{}
+			}
+		}
+		doc["autoscaler"] = a
+	case doc["autoscaler"] == nil:
 		doc["autoscaler"] = map[string]any{}
 	}
 	base, err := parseDoc(doc, env)
 	if err != nil {
 		return nil, nil, false, err
 	}
-	im, err = ImportWith(manifest, *base.Autoscaler, opt)
+	var a0 sim.Autoscaler
+	switch {
+	case base.Autoscaler != nil:
+		a0 = *base.Autoscaler
+	case base.PoolAutoscalers != nil && base.PoolAutoscalers.Decode != nil:
+		a0 = *base.PoolAutoscalers.Decode
+		opt.Prefill, opt.Decode = base.PoolAutoscalers.Prefill, base.PoolAutoscalers.Decode
+	}
+	im, err = ImportWith(manifest, a0, opt)
 	if err != nil {
 		return nil, nil, false, err
 	}
-	doc["autoscaler"] = im.Autoscaler
-	im.startingFleet(doc, base.Fleet.Workers)
+	if im.Pools != nil {
+		im.intoPools(doc)
+	} else {
+		if pd {
+			return nil, nil, false, errors.New("the scenario has prefill and decode pools (disaggregation), but the manifest's autoscaler scales one fleet: import a file with an autoscaler per role (llm-d's prefill and decode ScaledObjects, or HPAs whose targets are labelled " + RoleLabel + ": prefill / decode), or remove disaggregation from the scenario")
+		}
+		doc["autoscaler"] = im.Autoscaler
+		im.startingFleet(doc, base.Fleet.Workers)
+	}
 	if im.MigrationLimit != nil {
 		router, _ := doc["router"].(map[string]any)
 		if router == nil {

@@ -1,6 +1,7 @@
 package hpa
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strconv"
@@ -21,6 +22,11 @@ type workload struct {
 	env    []migrationEnv
 	// replicas is the workload's spec.replicas (a Dynamo service's replicas), nil when unset.
 	replicas *int32
+	// role is "prefill" or "decode" when the workload says so (pools.go: a llm-d.ai/role
+	// label, a Dynamo service's subComponentType, or its name), else "".
+	role string
+	// sglang is set for a Dynamo service whose main container runs SGLang.
+	sglang bool
 }
 
 type migrationEnv struct{ container, value string }
@@ -55,10 +61,11 @@ type dynamoGraphDeployment struct {
 	Spec              struct {
 		Envs     []corev1.EnvVar `json:"envs,omitempty"`
 		Services map[string]*struct {
-			ComponentType string          `json:"componentType,omitempty"`
-			Replicas      *int32          `json:"replicas,omitempty"`
-			Envs          []corev1.EnvVar `json:"envs,omitempty"`
-			ExtraPodSpec  *struct {
+			ComponentType    string          `json:"componentType,omitempty"`
+			SubComponentType string          `json:"subComponentType,omitempty"`
+			Replicas         *int32          `json:"replicas,omitempty"`
+			Envs             []corev1.EnvVar `json:"envs,omitempty"`
+			ExtraPodSpec     *struct {
 				TerminationGracePeriodSeconds *int64            `json:"terminationGracePeriodSeconds,omitempty"`
 				MainContainer                 *corev1.Container `json:"mainContainer,omitempty"`
 			} `json:"extraPodSpec,omitempty"`
@@ -73,7 +80,8 @@ func decodeWorkload(o object) (ws []workload, known bool, err error) {
 	pod := func(meta metav1.ObjectMeta, spec corev1.PodSpec) workload {
 		r := ref
 		r.Name, r.Namespace = meta.Name, meta.Namespace
-		w := workload{path: fmt.Sprintf("%s (%s %q)", o.path, o.tm.Kind, meta.Name), ref: r, grace: spec.TerminationGracePeriodSeconds}
+		w := workload{path: fmt.Sprintf("%s (%s %q)", o.path, o.tm.Kind, meta.Name), ref: r, grace: spec.TerminationGracePeriodSeconds,
+			role: roleOfLabels(meta.Labels)}
 		for _, c := range slices.Concat(spec.InitContainers, spec.Containers) {
 			for _, e := range c.Env {
 				if e.Name == MigrationLimitEnv {
@@ -91,6 +99,7 @@ func decodeWorkload(o object) (ws []workload, known bool, err error) {
 		}
 		w := pod(d.ObjectMeta, d.Spec.Template.Spec)
 		w.replicas = d.Spec.Replicas
+		w.role = cmp.Or(w.role, roleOfLabels(d.Spec.Template.Labels), roleOfName(d.Name))
 		return []workload{w}, true, nil
 	case o.tm.Kind == "StatefulSet" && o.tm.APIVersion == "apps/v1":
 		var d appsv1.StatefulSet
@@ -99,6 +108,7 @@ func decodeWorkload(o object) (ws []workload, known bool, err error) {
 		}
 		w := pod(d.ObjectMeta, d.Spec.Template.Spec)
 		w.replicas = d.Spec.Replicas
+		w.role = cmp.Or(w.role, roleOfLabels(d.Spec.Template.Labels), roleOfName(d.Name))
 		return []workload{w}, true, nil
 	case o.tm.Kind == "LeaderWorkerSet" && strings.HasPrefix(o.tm.APIVersion, "leaderworkerset.x-k8s.io/"):
 		var l leaderWorkerSet
@@ -108,6 +118,7 @@ func decodeWorkload(o object) (ws []workload, known bool, err error) {
 		// The worker template's grace; the leader's env counts too.
 		w := pod(l.ObjectMeta, l.Spec.LeaderWorkerTemplate.WorkerTemplate.Spec)
 		w.replicas = l.Spec.Replicas
+		w.role = cmp.Or(w.role, roleOfLabels(l.Spec.LeaderWorkerTemplate.WorkerTemplate.Labels), roleOfName(l.Name))
 		if lt := l.Spec.LeaderWorkerTemplate.LeaderTemplate; lt != nil {
 			w.env = append(w.env, pod(l.ObjectMeta, lt.Spec).env...)
 		}
@@ -130,7 +141,7 @@ func decodeWorkload(o object) (ws []workload, known bool, err error) {
 			r := ref
 			r.Name, r.Namespace, r.Service = d.Name, d.Namespace, n
 			w := workload{path: fmt.Sprintf("%s (DynamoGraphDeployment %q) spec.services.%s", o.path, d.Name, n), ref: r,
-				worker: strings.EqualFold(s.ComponentType, "worker"), replicas: s.Replicas}
+				worker: strings.EqualFold(s.ComponentType, "worker"), replicas: s.Replicas, role: roleOfService(s.SubComponentType, n)}
 			for _, e := range slices.Concat(d.Spec.Envs, s.Envs) {
 				if e.Name == MigrationLimitEnv {
 					w.env = append(w.env, migrationEnv{value: e.Value})
@@ -139,6 +150,7 @@ func decodeWorkload(o object) (ws []workload, known bool, err error) {
 			if x := s.ExtraPodSpec; x != nil {
 				w.grace = x.TerminationGracePeriodSeconds
 				if c := x.MainContainer; c != nil {
+					w.sglang = strings.Contains(strings.ToLower(strings.Join(slices.Concat([]string{c.Image}, c.Command, c.Args), " ")), "sglang")
 					for _, e := range c.Env {
 						if e.Name == MigrationLimitEnv {
 							w.env = append(w.env, migrationEnv{container: c.Name, value: e.Value})
@@ -160,7 +172,7 @@ func (im *Imported) readWorkloads(ws []workload, target WorkloadRef) {
 	var limitValue int
 	for i := range ws {
 		w := &ws[i]
-		isTarget := w.ref.Name == target.Name && (target.Kind == "" || w.ref.Kind == target.Kind) && w.ref.Service == ""
+		isTarget := scales(target, w.ref)
 		dynamoWorker := w.worker && w.ref.Name == target.Name && w.ref.Kind == target.Kind
 		if w.replicas != nil && (isTarget || dynamoWorker) && im.Workers == nil {
 			n := int(*w.replicas)

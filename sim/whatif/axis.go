@@ -14,6 +14,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -60,7 +61,7 @@ var choiceFields = map[string][]string{
 	"router.policy":     {sim.PolicyKVAware, sim.PolicyRoundRobin, sim.PolicyLeastLoaded},
 	"scale_in[].select": {sim.SelectHighestID, sim.SelectLeastLoaded, sim.SelectLeastCached},
 	// model 3 (docs/model.md#model-3)
-	"autoscaler.metric": {sim.MetricRequestsPerWorker, sim.MetricRequestsWaiting, sim.MetricRequestsRunning, sim.MetricKVUsage},
+	"autoscaler.metric": {sim.MetricRequestsPerWorker, sim.MetricRequestsWaiting, sim.MetricRequestsRunning, sim.MetricKVUsage, sim.MetricOfferedRate},
 	"autoscaler.select": {sim.SelectHighestID, sim.SelectLeastLoaded, sim.SelectLeastCached},
 	// model 4 (docs/model.md#autoscaler)
 	"autoscaler.source":                              {sim.SourcePods, sim.SourceExternal},
@@ -69,6 +70,11 @@ var choiceFields = map[string][]string{
 	"autoscaler.behavior.scale_down.select":          {sim.SelectPolicyMax, sim.SelectPolicyMin, sim.SelectPolicyDisabled},
 	"autoscaler.behavior.scale_up.policies[].type":   {sim.PolicyTypePods, sim.PolicyTypePercent},
 	"autoscaler.behavior.scale_down.policies[].type": {sim.PolicyTypePods, sim.PolicyTypePercent},
+	// model 5 (docs/model.md#model-5); each pool's autoscaler is added by init below
+	"disaggregation.lease.mode":          {sim.LeaseHeartbeat, sim.LeaseFixed},
+	"disaggregation.load_failure_policy": {sim.LoadFailureFail, sim.LoadFailureRecompute},
+	"disaggregation.prefill_drain.mode":  {sim.DrainWait, sim.DrainFixed, sim.DrainSkip},
+	"scale_in[].role":                    {sim.RolePrefill, sim.RoleDecode},
 }
 
 // optionalNumbers are number fields that a scenario may leave out and a sweep may still set.
@@ -86,6 +92,29 @@ var optionalNumbers = map[string]bool{
 	"autoscaler.behavior.scale_up.window_ms":   true,
 	"autoscaler.behavior.scale_down.tolerance": true,
 	"autoscaler.behavior.scale_up.tolerance":   true,
+	// model 5: a lease's ttl_ms is written only with mode fixed
+	"disaggregation.lease.ttl_ms": true,
+}
+
+// With prefill and decode pools the autoscaler is {"prefill": A, "decode": A}: each pool's
+// autoscaler has the fields of one fleet's, and the prefill pool's may read handoffs_held.
+func init() {
+	for _, role := range []string{sim.RolePrefill, sim.RoleDecode} {
+		for k, v := range maps.Clone(choiceFields) {
+			if rest, ok := strings.CutPrefix(k, "autoscaler."); ok {
+				vals := slices.Clone(v)
+				if rest == "metric" && role == sim.RolePrefill {
+					vals = append(vals, sim.MetricHandoffsHeld)
+				}
+				choiceFields["autoscaler."+role+"."+rest] = vals
+			}
+		}
+		for k := range maps.Clone(optionalNumbers) {
+			if rest, ok := strings.CutPrefix(k, "autoscaler."); ok {
+				optionalNumbers["autoscaler."+role+"."+rest] = true
+			}
+		}
+	}
 }
 
 // segment is one step of a path: an object key, or a list index when key is empty.
@@ -181,10 +210,10 @@ func resolve(root map[string]any, p string) (axisKind, error) {
 	}
 	pat := pattern(segs)
 	if segs[0].key == "report" {
-		return 0, fmt.Errorf("report options do not change the outcome; sweep a fleet, kvcr, router, scale_in, autoscaler or workload field")
+		return 0, fmt.Errorf("report options do not change the outcome; sweep a fleet, disaggregation, kvcr, router, scale_in, autoscaler or workload field")
 	}
 	if segs[0].key == "name" {
-		return 0, fmt.Errorf("the name does not change the outcome; sweep a fleet, kvcr, router, scale_in, autoscaler or workload field")
+		return 0, fmt.Errorf("the name does not change the outcome; sweep a fleet, disaggregation, kvcr, router, scale_in, autoscaler or workload field")
 	}
 	var cur any = root
 	where := "the scenario"
@@ -234,7 +263,7 @@ func resolve(root map[string]any, p string) (axisKind, error) {
 		if _, ok := choiceFields[pat]; ok {
 			return kindChoice, nil
 		}
-		return 0, fmt.Errorf("is a text field; a sweep varies numbers, true/false and choice fields (router.policy, scale_in[N].select, autoscaler.metric, autoscaler.select)")
+		return 0, fmt.Errorf("is a text field; a sweep varies numbers, true/false and choice fields (router.policy, scale_in[N].select, autoscaler.metric, autoscaler.select, disaggregation.prefill_drain.mode, …)")
 	case map[string]any:
 		return 0, fmt.Errorf("is an object; name one of its fields: %s", strings.Join(keysOf(v), ", "))
 	case []any:
@@ -516,12 +545,34 @@ func pointScenario(root map[string]any, baseName string, axes []Axis, vals []any
 	for i, ax := range axes {
 		setPath(t, ax.Path, vals[i])
 	}
+	leaseRule(t, axes)
 	t["name"] = withNameSuffix(baseName, pointLabel(axes, vals))
 	data, err := json.Marshal(t)
 	if err != nil {
 		return nil, fmt.Errorf("whatif: encode the point: %w", err)
 	}
 	return sim.Parse(data, env)
+}
+
+// leaseRule keeps a lease's ttl_ms meaningful (it only exists with mode fixed): sweeping
+// disaggregation.lease.ttl_ms on a heartbeat lease sweeps fixed leases of those lengths, and a
+// point whose lease is heartbeat drops the ttl_ms.
+func leaseRule(t map[string]any, axes []Axis) {
+	d, _ := t["disaggregation"].(map[string]any)
+	l, _ := d["lease"].(map[string]any)
+	if l == nil || l["mode"] != sim.LeaseHeartbeat {
+		return
+	}
+	ttl, mode := false, false
+	for _, ax := range axes {
+		ttl = ttl || ax.Path == "disaggregation.lease.ttl_ms"
+		mode = mode || ax.Path == "disaggregation.lease.mode"
+	}
+	if ttl && !mode {
+		l["mode"] = sim.LeaseFixed
+		return
+	}
+	delete(l, "ttl_ms")
 }
 
 // firstProblem picks the scenario problem that a value caused: the one at the axis path if any,

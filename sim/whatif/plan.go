@@ -235,9 +235,9 @@ func (p *planner) workerSetFor(sel string, baseline *Candidate) []int {
 	o := p.memo[baseline.ScenarioID]
 	p.mu.Unlock()
 	if sel == SelectFewestPullsServed {
-		return pickWorkers(o.Workers, p.req.Goal.Remove, func(w sim.WorkerRow) int64 { return w.PullsServed })
+		return pickWorkers(ofPool(o.Workers, p.req.Goal.Role), p.req.Goal.Remove, func(w sim.WorkerRow) int64 { return w.PullsServed })
 	}
-	return pickWorkers(o.Workers, p.req.Goal.Remove, func(w sim.WorkerRow) int64 { return w.RequestsCompleted })
+	return pickWorkers(ofPool(o.Workers, p.req.Goal.Role), p.req.Goal.Remove, func(w sim.WorkerRow) int64 { return w.RequestsCompleted })
 }
 
 // exploreCandidates is one selection's first-stage candidates: every wave shape × gap × grace.
@@ -299,7 +299,7 @@ func (p *planner) schedule(sel string, ids []int, waves int, gapMS float64, grac
 		if ids != nil {
 			a.Workers = slices.Sorted(slices.Values(ids[next : next+size]))
 		} else {
-			a.Count, a.Select = size, sel
+			a.Count, a.Select, a.Role = size, sel, p.req.Goal.Role
 		}
 		next += size
 		acts = append(acts, a)

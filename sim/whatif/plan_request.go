@@ -50,6 +50,9 @@ type Goal struct {
 	// BaselineWorkers is the size of the fixed fleet a tune or diagnose plan compares with; 0
 	// is the autoscaler's max_workers (sim.BaselineWorkers).
 	BaselineWorkers int `json:"baseline_workers,omitempty"`
+	// Role is the pool a drain plan drains on a scenario with prefill and decode pools
+	// ("prefill" or "decode"; docs/planning.md#pools); it is refused without them.
+	Role string `json:"role,omitempty"`
 }
 
 // Kind is which kind of plan a goal asks for.
@@ -150,10 +153,16 @@ type Request struct {
 // back as a *sim.ValidationError with paths like "goal.remove" or "search.waves[1]".
 func Normalize(base *sim.Scenario, req Request) (Request, error) {
 	if base.Disaggregation != nil {
-		// Plans search one fleet's removals, capacity and autoscaler (docs/model.md#model-5 has
-		// two pools): refused with a clear message until they search per pool.
-		return req, &sim.ValidationError{Errors: []sim.FieldError{{Path: "goal",
-			Message: "plans do not support prefill and decode pools yet (the scenario has disaggregation); run it, compare it or sweep it, or plan on an aggregated fleet"}}}
+		if err := refusePools(req.Goal); err != nil {
+			return req, err
+		}
+		if r := req.Goal.Role; req.Goal.Kind() == KindTune && poolView(base, r).Autoscaler == nil {
+			return req, &sim.ValidationError{Errors: []sim.FieldError{{Path: "goal.role",
+				Message: fmt.Sprintf("the %s pool has no autoscaler (autoscaler.%s), so there is nothing to tune: add one (its settings are where the search starts), or tune the other pool", r, r)}}}
+		}
+	} else if req.Goal.Role != "" {
+		return req, &sim.ValidationError{Errors: []sim.FieldError{{Path: "goal.role",
+			Message: fmt.Sprintf("names a pool (prefill or decode), but the scenario has one fleet (no disaggregation): leave it out (got %q)", req.Goal.Role)}}}
 	}
 	switch req.Goal.Kind() {
 	case KindDiagnose:
@@ -161,7 +170,7 @@ func Normalize(base *sim.Scenario, req Request) (Request, error) {
 	case KindCapacity:
 		return normalizeCapacity(base, req)
 	case KindTune:
-		return normalizeTune(base, req)
+		return normalizeTune(poolView(base, req.Goal.Role), req)
 	case KindDrain:
 	}
 	var errs []sim.FieldError
@@ -169,12 +178,18 @@ func Normalize(base *sim.Scenario, req Request) (Request, error) {
 		errs = append(errs, sim.FieldError{Path: path, Message: fmt.Sprintf(format, a...)})
 	}
 	g := req.Goal
-	workers := base.Fleet.Workers
+	workers, of := base.Fleet.Workers, ""
+	if d := base.Disaggregation; d != nil {
+		workers, of = d.Prefill.Workers, " "+g.Role
+		if g.Role == sim.RoleDecode {
+			workers = d.Decode.Workers
+		}
+	}
 	switch {
 	case g.Remove < 1:
-		add("goal.remove", "must be at least 1: how many workers to drain (got %d)", g.Remove)
+		add("goal.remove", "must be at least 1: how many%s workers to drain (got %d)", of, g.Remove)
 	case g.Remove > workers-1:
-		add("goal.remove", "must leave at least one of the %d workers active: at most %d (got %d)", workers, workers-1, g.Remove)
+		add("goal.remove", "must leave at least one of the %d%s workers active: at most %d (got %d)", workers, of, workers-1, g.Remove)
 	}
 	if math.IsNaN(g.StartMS) || g.StartMS < 0 || g.StartMS > 1e10 {
 		add("goal.start_ms", "must be an instant in ms between 0 and 1e10 (got %v)", g.StartMS)
@@ -188,11 +203,17 @@ func Normalize(base *sim.Scenario, req Request) (Request, error) {
 	rejectTuneSearch(add, s)
 	if s.Selections == nil {
 		s.Selections = slices.Clone(allSelections)
+		if base.Disaggregation != nil {
+			s.Selections = poolSelections(g.Role)
+		}
 	}
 	checkList(add, "search.selections", len(s.Selections))
 	for i, sel := range s.Selections {
-		if !slices.Contains(allSelections, sel) {
+		switch {
+		case !slices.Contains(allSelections, sel):
 			add(fmt.Sprintf("search.selections[%d]", i), "must be one of %q (got %q)", allSelections, sel)
+		case base.Disaggregation != nil && !slices.Contains(poolSelections(g.Role), sel):
+			add(fmt.Sprintf("search.selections[%d]", i), "%s %s", sel, poolSelectionWhy(sel, g.Role))
 		}
 	}
 	if s.Waves == nil && g.Remove >= 1 {

@@ -14,7 +14,10 @@ func (p *planner) candidate(lbl, stage string, sched []sim.ScaleInAction) *Candi
 		sched = []sim.ScaleInAction{}
 	}
 	sc.ScaleIn = sched
-	sc.Autoscaler = nil // a drain plan's schedule replaces the scenario's autoscaler
+	sc.Autoscaler, sc.PoolAutoscalers = nil, nil // a drain plan's schedule replaces the scenario's autoscalers
+	if r := p.req.Goal.Role; r != "" && stage != StageBaseline {
+		lbl = r + " pool: " + lbl
+	}
 	if g := p.req.Search.Guard; g != nil {
 		sc.KVCR.RejectDrainingSources = *g
 	}

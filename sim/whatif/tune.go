@@ -57,6 +57,9 @@ const (
 type tuner struct {
 	*planner
 	yours setting
+	// pools is the scenario with prefill and decode pools when the plan tunes one pool's
+	// autoscaler (goal.role); planner.base is then its view (poolView).
+	pools *sim.Scenario
 }
 
 // tune searches autoscaler settings: the two baselines and a coarse grid of target × scale-down
@@ -65,7 +68,9 @@ type tuner struct {
 // setting combined. Like Plan, the result is a function of the request and of run outcomes
 // only: each stage's budget is fixed before its runs start, and the ranking is a total order.
 func tune(ctx context.Context, r Runner, base *sim.Scenario, req Request) (*Result, error) {
-	t := &tuner{planner: &planner{runner: r, base: base, req: req, memo: map[string]Outcome{}}, yours: settingOf(base)}
+	pools := base
+	base = poolView(base, req.Goal.Role)
+	t := &tuner{planner: &planner{runner: r, base: base, req: req, memo: map[string]Outcome{}}, yours: settingOf(base), pools: pools}
 	s := req.Search
 	res := &Result{Goal: req.Goal, Constraints: req.Constraints, Search: s}
 
@@ -348,6 +353,7 @@ func (t *tuner) candidate(st setting, stage string) *Candidate {
 	sc.Autoscaler = &a
 	sc.Router.MigrationLimit = st.migration
 	sc.ScaleIn = []sim.ScaleInAction{}
+	poolScenario(&sc, t.pools, t.req.Goal.Role, false, 0)
 	lbl := t.label(st)
 	sc.Name = withNameSuffix(t.base.Name, "plan: "+lbl)
 	m := st.migration
@@ -371,10 +377,16 @@ func (t *tuner) candidate(st setting, stage string) *Candidate {
 // autoscaler's max_workers (or goal.baseline_workers) all along.
 func (t *tuner) fixedCandidate() *Candidate {
 	sc := *t.base
-	sc.Fleet.Workers = sim.BaselineWorkers(t.base, t.req.Goal.BaselineWorkers)
+	n := sim.BaselineWorkers(t.base, t.req.Goal.BaselineWorkers)
+	sc.Fleet.Workers = n
 	sc.Autoscaler = nil
 	sc.ScaleIn = []sim.ScaleInAction{}
 	lbl := strings.TrimPrefix(sim.BaselinePhrase(t.base, t.req.Goal.BaselineWorkers), "a ")
+	if r := t.req.Goal.Role; r != "" {
+		sc.Fleet.Workers = t.base.Fleet.Workers
+		poolScenario(&sc, t.pools, r, true, n)
+		lbl = strings.Replace(lbl, "fixed fleet", "fixed "+r+" pool", 1)
+	}
 	sc.Name = withNameSuffix(t.base.Name, "plan: "+lbl)
 	m := t.base.Router.MigrationLimit
 	return &Candidate{Label: lbl, Stage: StageFixed, Selection: "none", ScaleIn: sc.ScaleIn,
@@ -395,8 +407,12 @@ func (t *tuner) label(st setting) string {
 	if st.grace != nil {
 		grace = "grace " + FormatMS(*st.grace)
 	}
-	return fmt.Sprintf("target %s, window %s, %s, %s, %s, migration limit %d",
-		formatFloat(st.target), FormatMS(st.windowMS), step, st.sel, grace, st.migration)
+	pool := ""
+	if r := t.req.Goal.Role; r != "" {
+		pool = r + " pool: "
+	}
+	return fmt.Sprintf("%starget %s, window %s, %s, %s, %s, migration limit %d",
+		pool, formatFloat(st.target), FormatMS(st.windowMS), step, st.sel, grace, st.migration)
 }
 
 func sum(v []int) int {

@@ -122,6 +122,10 @@ type PlanNewPage struct {
 	// autoscaler's max_workers, MaxWorkers).
 	BaselineWorkers string
 	MaxWorkers      int
+	// HasPools offers the pool a drain or tune plan works on (goal.role): a scenario with
+	// prefill and decode pools is planned one pool at a time.
+	HasPools bool
+	Role     string
 	// An HPA import: the manifest as given, what it filled, and what the model cannot represent.
 	Manifest       string
 	Imported       string

@@ -3,7 +3,9 @@ package web
 import (
 	"encoding/json"
 	"net/http"
+	"net/url"
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -70,4 +72,31 @@ func TestPlanAPIPoolDrain(t *testing.T) {
 	rec = postJSON(t, s, "/api/v1/plans", planBody(string(scenario), `"goal": {"remove": 1}`))
 	require.Equal(t, http.StatusBadRequest, rec.Code)
 	assert.Contains(t, rec.Body.String(), "goal.role")
+}
+
+// The plan form asks which pool a plan works on when the scenario has pools, and posts it as
+// goal.role: a drain of the decode pool from the form is accepted; without the field it is
+// refused beside it.
+func TestPlanFormPool(t *testing.T) {
+	s := newFakeServer(t, runs.Config{Workers: 2}, true)
+	scenario, err := os.ReadFile("../sim/whatif/testdata/pd-small.json")
+	require.NoError(t, err)
+	doc := parseHTML(t, get(t, s, "/plans/new?preset=pd-night").Body)
+	require.Equal(t, 1, byTestID(doc, "plan-role").Length(), "a pool choice for a scenario with pools")
+	assert.Equal(t, "prefill", byTestID(doc, "plan-role").Find("option[selected]").AttrOr("value", ""))
+	doc = parseHTML(t, get(t, s, "/plans/new?preset=mooncake-16to12").Body)
+	assert.Zero(t, byTestID(doc, "plan-role").Length(), "no pool choice for one fleet")
+
+	form := url.Values{"scenario": {string(scenario)}, "goal": {"drain"}, "remove": {"1"}, "start_ms": {"5000"}, "max_runs": {"4"}}
+	rec := postForm(t, s, "/plans", form)
+	require.Equal(t, http.StatusBadRequest, rec.Code)
+	doc = parseHTML(t, rec.Body)
+	assert.Contains(t, doc.Text(), "goal.role")
+	form.Set("role", "decode")
+	rec = postForm(t, s, "/plans", form)
+	require.Equal(t, http.StatusSeeOther, rec.Code, rec.Body.String())
+	id := strings.TrimPrefix(rec.Header().Get("Location"), "/plans/")
+	p := waitPlan(t, s, id, "done")
+	require.NotEmpty(t, p.Candidates)
+	assert.Contains(t, p.Candidates[0].Label, "decode pool: ")
 }

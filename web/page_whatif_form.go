@@ -184,7 +184,11 @@ func postedForm(r *http.Request) (url.Values, error) {
 // what a tune plan on the scenario searches.
 func planFormByGoal(p *templates.PlanNewPage, sc *sim.Scenario) {
 	if sc != nil {
-		p.HasAutoscaler = p.HasAutoscaler || sc.Autoscaler != nil
+		p.HasAutoscaler = p.HasAutoscaler || sc.Autoscaler != nil || sc.PoolAutoscalers != nil
+		p.HasPools = p.HasPools || sc.Disaggregation != nil
+		if p.HasPools && p.Role == "" {
+			p.Role = sim.RolePrefill
+		}
 		p.HasSLO = p.HasSLO || sc.SLO != nil
 		if sc.Autoscaler != nil {
 			p.MaxWorkers = sc.Autoscaler.MaxWorkers

@@ -31,6 +31,8 @@ type Plan struct {
 	// BaselineWorkers is the fixed fleet a tune or diagnose plan compares with; empty is the
 	// autoscaler's max_workers.
 	BaselineWorkers string
+	// Role is the pool a drain or tune plan works on, with prefill and decode pools.
+	Role string
 }
 
 // The plan form's goals: each kind of plan's name (whatif.Kind.String).
@@ -65,6 +67,7 @@ const (
 	planMinAttain = "min_attainment"
 	planRate      = "rate_per_worker"
 	planBaseline  = "baseline_workers"
+	planRole      = "role"
 )
 
 // planFieldOf is the form field of each path of a plan request the form has a field for.
@@ -84,13 +87,15 @@ var planFieldOf = map[string]string{
 	"goal.diagnose.capacity.min_attainment": planMinAttain,
 	"goal.diagnose.rate_per_worker_per_s":   planRate,
 	"goal.baseline_workers":                 planBaseline,
+	"goal.role":                             planRole,
 }
 
 // PlanFromValues reads a posted plan form.
 func PlanFromValues(v url.Values) *Plan {
 	return &Plan{Scenario: v.Get(ScenarioJSONField), Goal: v.Get(planGoal), Remove: v.Get(planRemove), StartMS: v.Get(planStartMS),
 		TTFTP99MS: v.Get(planTTFTP99MS), E2EP99MS: v.Get(planE2EP99MS), MaxKilled: v.Get(planMaxKilled), MaxRuns: v.Get(planMaxRuns),
-		Origin: v.Get(planOrigin), MinAttainment: v.Get(planMinAttain), RatePerWorker: v.Get(planRate), BaselineWorkers: v.Get(planBaseline)}
+		Origin: v.Get(planOrigin), MinAttainment: v.Get(planMinAttain), RatePerWorker: v.Get(planRate), BaselineWorkers: v.Get(planBaseline),
+		Role: v.Get(planRole)}
 }
 
 // Kind is the kind of plan the form asks for.
@@ -130,6 +135,9 @@ func (f *Plan) Request() (runs.PlanRequest, JobErrors) {
 		whole(planMaxRuns, f.MaxRuns, "Runs at most", &req.Search.MaxRuns)
 	}
 	minAttainment := limit(planMinAttain, f.MinAttainment, "SLO attainment at least must be a share of requests such as 0.99, or empty")
+	if r := strings.TrimSpace(f.Role); r != "" {
+		req.Goal.Role = r
+	}
 	switch f.Kind() {
 	case whatif.KindTune, whatif.KindDiagnose: // the plans that compare with a fixed fleet
 		if strings.TrimSpace(f.BaselineWorkers) != "" {
@@ -198,6 +206,9 @@ func (f *Plan) Fill(p *templates.PlanNewPage, errs JobErrors) {
 	p.Scenario, p.Goal, p.Origin = f.Scenario, f.Goal, f.Origin
 	p.Remove, p.StartMS, p.TTFTP99MS, p.E2EP99MS, p.MaxKilled, p.MaxRuns = f.Remove, f.StartMS, f.TTFTP99MS, f.E2EP99MS, f.MaxKilled, f.MaxRuns
 	p.MinAttainment, p.RatePerWorker, p.BaselineWorkers = f.MinAttainment, f.RatePerWorker, f.BaselineWorkers
+	if f.Role != "" {
+		p.HasPools, p.Role = true, f.Role
+	}
 	switch f.Kind() {
 	case whatif.KindTune, whatif.KindDiagnose:
 		p.HasAutoscaler = true

@@ -50,6 +50,17 @@ type Imported struct {
 	// WorkersFrom names where it was read.
 	Workers     *int   `json:"workers,omitempty"`
 	WorkersFrom string `json:"workers_from,omitempty"`
+	// Autoscalers lists the stream's autoscalers in order when it holds more than one (nil
+	// otherwise), the one read marked Used: a page offers them as a choice (ImportOptions.Select).
+	Autoscalers []AutoscalerName `json:"autoscalers,omitempty"`
+}
+
+// AutoscalerName is one autoscaler of a stream: its kind and metadata.name, and whether it is
+// the one read.
+type AutoscalerName struct {
+	Kind string `json:"kind"`
+	Name string `json:"name"`
+	Used bool   `json:"used,omitempty"`
 }
 
 // Origin is the user's autoscaler object as imported and the workloads its settings came from:
@@ -140,6 +151,12 @@ func ImportWith(data []byte, base sim.Autoscaler, opt ImportOptions) (*Imported,
 		}
 		return nil, errors.New(msg)
 	}
+	var all []AutoscalerName
+	if len(scalers) > 1 {
+		for _, s := range scalers {
+			all = append(all, AutoscalerName{Kind: s.kind, Name: s.name})
+		}
+	}
 	if opt.Select != "" {
 		var names []string
 		var picked []scaler
@@ -187,6 +204,10 @@ func ImportWith(data []byte, base sim.Autoscaler, opt ImportOptions) (*Imported,
 		chosen.problem(used.path, "read instead of an earlier autoscaler the model cannot use: %s", u)
 	}
 	im = chosen
+	for i := range all {
+		all[i].Used = all[i].Kind == used.kind && all[i].Name == used.name
+	}
+	im.Autoscalers = all
 	if im.Origin != nil { // nil when the object was too large to keep (keepOrigin)
 		im.Origin.Name, im.Origin.Namespace, im.Origin.Target = used.name, used.namespace, used.target
 		if opt.WholeFile || len(data) <= MaxOriginManifestBytes {

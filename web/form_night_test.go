@@ -1,8 +1,11 @@
 package web
 
 import (
+	"context"
+	"encoding/json"
 	"net/http"
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -23,7 +26,7 @@ func TestScenarioFormChoosesAmongAutoscalers(t *testing.T) {
 
 	fields := formFields(parseHTML(t, get(t, s, "/").Body))
 	fields["action"] = "import_hpa"
-	fields["hpa_manifest"] = stream
+	fields["hpa_manifest"] = strings.ReplaceAll(stream, "\n", "\r\n") // as a browser sends a textarea
 	rec := postFormMultipart(t, s, fields, "")
 	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
 	doc := parseHTML(t, rec.Body)
@@ -41,6 +44,11 @@ func TestScenarioFormChoosesAmongAutoscalers(t *testing.T) {
 	assert.Equal(t, stream, byTestID(doc, "form-hpa-manifest").Text(), "the manifest stays, to re-import")
 	originHPA := got["origin_key"]
 	require.NotEmpty(t, originHPA)
+	stored, err := s.store.GetOrigin(context.Background(), originHPA)
+	require.NoError(t, err)
+	var origin struct{ Manifest string }
+	require.NoError(t, json.Unmarshal(stored, &origin))
+	assert.Equal(t, stream, origin.Manifest, "the pasted file with its LF line breaks, for the download")
 
 	// Choose the ScaledObject: re-imported with it.
 	got["hpa_select"] = "qwen-decode"

@@ -31,7 +31,14 @@ func formHPAManifest(r *http.Request) ([]byte, error) {
 			}
 		}
 	}
-	return []byte(r.PostFormValue("hpa_manifest")), nil
+	return pastedText(r.PostFormValue("hpa_manifest")), nil
+}
+
+// pastedText is a textarea's text with LF line breaks: a browser sends every line break of a
+// textarea as CRLF, which an export onto the pasted file would otherwise write back on every
+// line but the header it adds. An uploaded file keeps its bytes.
+func pastedText(s string) []byte {
+	return []byte(strings.ReplaceAll(s, "\r\n", "\n"))
 }
 
 // formImportHPA is the scenario form's "Import into the autoscaler" (POST / with

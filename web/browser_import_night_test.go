@@ -17,11 +17,11 @@ import (
 	"github.com/scalein-planner/scalein/sim"
 )
 
-// TestBrowserImportTuneDownload is the operator's way through with their own object: paste a
-// commented KEDA ScaledObject into the form's import (the scenario small: the lull), import,
-// run, open "Plan a scale-in" from the run page, choose the tune goal, plan, and download the
+// TestBrowserImportTuneDownload is the operator's way through with their own objects: paste an
+// HPA and a commented KEDA ScaledObject into the form's import (the scenario small: the lull),
+// import, choose the ScaledObject among the two and import it, run, open "Plan a scale-in" from the run page, choose the tune goal, plan, and download the
 // manifest from the page's link: it is the user's file, names, comments and quoting kept, with
-// no llm-workers placeholders.
+// no llm-workers placeholders, and the lines that differ are the changed fields alone.
 func TestBrowserImportTuneDownload(t *testing.T) {
 	keda, err := os.ReadFile("../sim/hpa/testdata/edit/commented-keda.yaml")
 	require.NoError(t, err)
@@ -30,11 +30,19 @@ func TestBrowserImportTuneDownload(t *testing.T) {
 
 	b.do(t, "open the form", chromedp.Navigate(app.URL+"/"),
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid="bring-your-night"]`)))
+	// The namespace's HPA and ScaledObject, as kubectl get hpa,scaledobject -o yaml gives both.
+	stream := cpuHPA + "---\n" + string(keda)
 	b.do(t, "a small scenario in the JSON box, the manifest pasted into the import",
 		chromedp.SetValue(chromedp.CSS(`textarea[name="scenario_json"]`), lullScenario(t)),
-		chromedp.SetValue(chromedp.CSS(`[data-testid="form-hpa-manifest"]`), string(keda)))
+		chromedp.SetValue(chromedp.CSS(`[data-testid="form-hpa-manifest"]`), stream))
 	b.do(t, "import", chromedp.Click(chromedp.CSS(`[data-testid="form-hpa-import-button"]`)))
-	b.waitFor(t, "the import's note", `!!document.querySelector('[data-testid="form-hpa-note"]')`, 20*time.Second)
+	b.waitFor(t, "the choice among the autoscalers", `!!document.querySelector('[data-testid="form-hpa-select"]')`, 20*time.Second)
+	require.Equal(t, "vllm", browserEval[string](t, b, `document.querySelector('[data-testid="form-hpa-select"]').value`), "the first usable one was read")
+	require.Equal(t, "4", browserEval[string](t, b, `document.querySelector('[name="autoscaler.max_workers"]').value`), "the HPA's maxReplicas")
+	b.do(t, "choose the ScaledObject and import it", chromedp.SetValue(chromedp.CSS(`[data-testid="form-hpa-select"]`), "qwen-decode"),
+		chromedp.Click(chromedp.CSS(`[data-testid="form-hpa-reimport"]`)))
+	b.waitFor(t, "the ScaledObject imported", `((document.querySelector('[data-testid="form-hpa-problems"]') || {}).textContent || '').indexOf('"qwen-decode" was selected') >= 0`, 20*time.Second)
+	require.Equal(t, "qwen-decode", browserEval[string](t, b, `document.querySelector('[data-testid="form-hpa-select"]').value`), "the one chosen is selected")
 	require.NotEmpty(t, browserEval[string](t, b, `(document.querySelector('[data-testid="form-origin-key"]') || {}).value || ''`), "the import's origin rides on the form")
 	require.Equal(t, "12", browserEval[string](t, b, `document.querySelector('[name="autoscaler.max_workers"]').value`), "maxReplicaCount")
 	require.Equal(t, "", browserEval[string](t, b, `document.querySelector('textarea[name="scenario_json"]').value`), "the form's fields hold the scenario now")
@@ -53,7 +61,7 @@ func TestBrowserImportTuneDownload(t *testing.T) {
 	b.do(t, "choose the tune goal, a limit and a small budget",
 		chromedp.Click(chromedp.CSS(`[data-testid="plan-goal-tune"]`)),
 		chromedp.SendKeys(chromedp.CSS(`[data-testid="plan-ttft"]`), "500"),
-		chromedp.SetValue(chromedp.CSS(`input[name="max_runs"]`), "4"))
+		chromedp.SetValue(chromedp.CSS(`input[name="max_runs"]`), "10"))
 	b.do(t, "plan it", chromedp.Click(chromedp.CSS(`[data-testid="start-plan"]`)),
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid="plan-id"]`)))
 	b.waitFor(t, "the recommendation and its download", `!!document.querySelector('[data-testid="download-hpa"]')`, 120*time.Second)
@@ -83,6 +91,27 @@ func TestBrowserImportTuneDownload(t *testing.T) {
 		require.Contains(t, out, want, "the download:\n%s", out)
 	}
 	require.NotContains(t, out, "llm-workers", "no placeholder names")
+
+	// The file is the user's with only the changed fields changed: one header comment, then the
+	// same lines, those that differ holding the same key and the same comment.
+	header, body, ok := strings.Cut(out, "\n")
+	require.True(t, ok)
+	require.Contains(t, header, "Changed: ", "the plan changed settings (the budget finds better ones)")
+	gotLines, wantLines := strings.Split(body, "\n"), strings.Split(stream, "\n")
+	require.Len(t, gotLines, len(wantLines), "the download:\n%s", out)
+	changed := 0
+	for i := range wantLines {
+		if gotLines[i] == wantLines[i] {
+			continue
+		}
+		changed++
+		key := func(l string) string { k, _, _ := strings.Cut(l, ":"); return k }
+		comment := func(l string) string { _, c, _ := strings.Cut(l, "#"); return c }
+		require.Equal(t, key(wantLines[i]), key(gotLines[i]), "line %d changed its key", i+1)
+		require.Equal(t, comment(wantLines[i]), comment(gotLines[i]), "line %d lost its comment", i+1)
+		require.Contains(t, header, strings.TrimSpace(key(wantLines[i])), "line %d changed but the header does not name it", i+1)
+	}
+	require.Positive(t, changed)
 	require.Empty(t, b.problems(t), "console errors or CSP violations")
 }
 

@@ -100,6 +100,18 @@ func TestScenarioFormLoadSetsReplicasAtStart(t *testing.T) {
 	require.Equal(t, http.StatusOK, rec.Code)
 	assert.Equal(t, fields["fleet.workers"], formFields(parseHTML(t, rec.Body))["fleet.workers"])
 
+	// Under an autoscaler, replicas outside its bounds are said before anything else.
+	keda := parseHTML(t, get(t, s, "/?preset=autoscaler-keda").Body)
+	kf := formFields(keda)
+	require.Equal(t, form.ModeAutoscaler, kf[form.ScaleInModePath])
+	require.NotEmpty(t, kf["autoscaler.max_workers"])
+	kf["action"], kf["prom_answer"], kf["prom_replicas"] = "load_prometheus", promAnswer(t, "night_1m.json"), "40"
+	rec = postFormMultipart(t, s, kf, "")
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	doc = parseHTML(t, rec.Body)
+	assert.Equal(t, "40", formFields(doc)["fleet.workers"])
+	assert.Contains(t, byTestID(doc, "form-fleet-warning").Text(), "fleet.workers 40 lies outside the autoscaler's bounds")
+
 	for _, bad := range []string{"0", "two", "2.5"} {
 		fields["prom_replicas"] = bad
 		rec = postFormMultipart(t, s, fields, "")

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -83,8 +84,8 @@ var model4Hashes = map[string]string{
 func TestModel5WithoutDisaggregationIsModel4(t *testing.T) {
 	require.Len(t, model4Hashes, 59)
 	for name, want := range model4Hashes {
-		if !slowTests() && name == "preset:large-fleet" { // 7 s of CPU: SCALEIN_SLOW=1 runs it
-			continue
+		if !slowTests() && (name == "preset:large-fleet" || strings.HasPrefix(name, "preset:autoscaler-")) {
+			continue // 7 s of CPU, and the real-time days 5 to 10 s each: SCALEIN_SLOW=1 runs them
 		}
 		t.Run(name, func(t *testing.T) {
 			s := upgradeScenario(t, name)

@@ -17,8 +17,8 @@ type Preset struct {
 	// Long is a preset that takes a while to simulate (a real-time day of 1.4 M requests, a
 	// fleet of 2,048): the everyday tests leave it to SCALEIN_SLOW=1.
 	Long bool
-	// Pools is a preset with prefill and decode pools (docs/model.md#model-5), which the web
-	// form cannot hold yet: Presets leaves it out, AllPresets and PresetByKey have it.
+	// Pools is a preset with prefill and decode pools (docs/model.md#model-5); the web form
+	// holds them in its Pools section.
 	Pools bool
 }
 
@@ -101,17 +101,10 @@ var presetCatalog = []struct {
 	},
 }
 
-// Presets returns the built-in scenarios in display order. A preset whose file is missing is
-// left out rather than failing, so the list still works while presets are being added.
-func Presets() []Preset {
-	var out []Preset
-	for _, p := range AllPresets() {
-		if !p.Pools {
-			out = append(out, p)
-		}
-	}
-	return out
-}
+// Presets returns the built-in scenarios in display order, as the form offers them: every
+// preset, those with pools included (AllPresets). A preset whose file is missing is left out
+// rather than failing, so the list still works while presets are being added.
+func Presets() []Preset { return AllPresets() }
 
 // AllPresets returns every built-in scenario in display order, the ones with prefill and
 // decode pools included.

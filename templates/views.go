@@ -124,6 +124,10 @@ type FormPage struct {
 	// ScaleInMode chooses the schedule or the autoscaler (docs/model.md#model-3); Autoscaler is its fields.
 	ScaleInMode Field
 	Autoscaler  Fieldset
+	// PoolsMode chooses one aggregated fleet or prefill and decode pools
+	// (docs/model.md#model-5); Pools is the prefill pool, the decode pool and the handoff.
+	PoolsMode Field
+	Pools     []Fieldset
 	// FleetWarning says that fleet.workers lies outside the autoscaler's bounds
 	// (sim.FleetOutsideBounds); shown before anything else.
 	FleetWarning string
@@ -250,6 +254,22 @@ type RunPage struct {
 	AttainmentChart []Chart
 	// Autoscaler is the autoscaler's section; nil for a run without one.
 	Autoscaler *AutoscalerView
+	// Pools is the prefill and decode pools' section (docs/model.md#model-5); nil for an
+	// aggregated run, whose page it leaves unchanged.
+	Pools *PoolsView
+}
+
+// PoolsView is a run with prefill and decode pools: the handoff figures, the verdicts in
+// words, the pools over time, the drained prefill workers with their removal deadlines and
+// how long they waited for handoffs, and TTFT split into its parts (or why it cannot be).
+type PoolsView struct {
+	Cards     []Card
+	Verdicts  []string
+	Chart     []Chart
+	Drained   DataTable
+	TTFTSplit DataTable
+	// TTFTNote says what the split covers, or why the page has none (no per-request rows).
+	TTFTNote string
 }
 
 // AutoscalerView is a run's autoscaler section (docs/model.md#model-3): its key figures, verdicts in words
@@ -298,6 +318,9 @@ type ComparePage struct {
 	Charts   []Chart
 	Cards    []Card
 	Verdicts []string
+	// Pools has the pool columns (worker-seconds and handoffs of each pool) when either run
+	// has prefill and decode pools; no rows otherwise.
+	Pools DataTable
 	// Cost is both runs' GPU-hours at the page's price.
 	Cost CostView
 }

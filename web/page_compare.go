@@ -178,6 +178,7 @@ func fillComparison(p *templates.ComparePage, cmp sim.Comparison, sumA, sumB *ru
 			Delta: delta, Trend: trend, DeltaPct: format.Pct(f.DeltaPct)})
 	}
 	p.Charts = charts.BoundTables(charts.CompareSummaries(sumA, sumB, p.A.Label, p.B.Label))
+	p.Pools = comparePools(&sumA.Report, &sumB.Report, p.A.Label, p.B.Label)
 }
 
 // deltaOf prints the change B − A of a compared figure with its sign and unit, and whether it

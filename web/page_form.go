@@ -189,7 +189,16 @@ func (s *Server) handleCreatePair(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return err
 	}
-	if _, err := s.runs.Submit(r.Context(), a, b); err != nil {
+	batch := []*sim.Scenario{a, b}
+	if kind == sim.CounterpartPrefillDrain {
+		// The third drain mode (fixed) runs beside the pair compared (wait against skip).
+		_, _, extra, err := poolPairOrder(sc, kind)
+		if err != nil {
+			return err
+		}
+		batch = append(batch, extra...)
+	}
+	if _, err := s.runs.Submit(r.Context(), batch...); err != nil {
 		return err
 	}
 	http.Redirect(w, r, "/compare?a="+url.QueryEscape(a.ID())+"&b="+url.QueryEscape(b.ID()), http.StatusSeeOther)

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -125,7 +126,29 @@ func (s *Server) buildRunPage(ctx context.Context, u *url.URL, id string) (built
 			a = sc.Autoscaler
 		}
 		p.Autoscaler = autoscalerView(rep, a, q, "/runs/"+run.ID, clock)
-		for _, cs := range [][]templates.Chart{p.FleetChart, p.AttainmentChart, p.Charts} {
+		if rep.Summary.Disaggregation != nil {
+			var d *sim.Disaggregation
+			var full *sim.Report
+			if scErr == nil {
+				d = sc.Disaggregation
+				if sc.Report.PerRequest {
+					// The stored summary drops the request rows the TTFT split reads.
+					if full, err = s.runs.LoadReport(ctx, run.ID); err != nil {
+						return builtPage{}, err
+					}
+				}
+			}
+			p.Pools = poolsView(rep, full, d, clock)
+			// The drain verdicts speak of peers pulling from a drained worker (KVCR); with pools
+			// the pool verdicts say what a drain waited for.
+			p.Cards = poolDrainCards(p.Cards)
+			p.Verdicts = slices.DeleteFunc(p.Verdicts, func(v string) bool { return strings.Contains(v, "pull") })
+		}
+		var poolCharts []templates.Chart
+		if p.Pools != nil {
+			poolCharts = p.Pools.Chart
+		}
+		for _, cs := range [][]templates.Chart{p.FleetChart, p.AttainmentChart, p.Charts, poolCharts} {
 			onClock(cs, clock)
 		}
 		return cachedPageOf(ctx, version, gen, checked, counterparts, templates.RunView(p))
@@ -230,6 +253,14 @@ func workersTable(rep *sim.Report, all bool, clock format.Clock) (templates.Data
 			{Label: "Pulls served", Num: true}, {Label: "Pulls received", Num: true},
 		},
 	}
+	pools := rep.Summary.Disaggregation != nil
+	if pools {
+		// With prefill and decode pools (docs/model.md#model-5) no KVCR pull is made: the pull
+		// columns give way to each worker's role and the blocks its handoffs held.
+		t.Caption = "Per-worker lifecycle: " + when + ", drain and pin wait (a prefill worker's wait for decode workers to read its handoffs) as durations; requests completed and killed; the block-seconds held for handoffs, in all and while draining (prefill workers only; workers.csv has every time in ms)"
+		t.Columns = append(append([]templates.Column{{Label: "Worker"}, {Label: "Role"}}, t.Columns[1:11]...),
+			templates.Column{Label: "Held (block-s)", Num: true}, templates.Column{Label: "Held while draining (block-s)", Num: true})
+	}
 	drained := 0
 	for _, wr := range rep.Workers {
 		if wr.MarkedAtMS != nil {
@@ -241,13 +272,23 @@ func workersTable(rep *sim.Report, all bool, clock format.Clock) (templates.Data
 		if wr.Forced {
 			forced = "yes"
 		}
-		t.Rows = append(t.Rows, []string{
-			strconv.Itoa(wr.ID), wr.FinalState,
+		life := []string{wr.FinalState,
 			clock.AtOpt(wr.MarkedAtMS), clock.AtOpt(wr.LastWorkMS), clock.AtOpt(wr.RemovedAtMS), format.DurationOpt(wr.DrainMS),
 			format.DurationOpt(wr.PinWaitMS), clock.AtOpt(wr.GraceDeadlineMS), forced,
-			format.Number(float64(wr.RequestsCompleted)), format.Number(float64(wr.RequestsKilled)),
-			format.Number(float64(wr.PullsServed)), format.Number(float64(wr.PullsReceived)),
-		})
+			format.Number(float64(wr.RequestsCompleted)), format.Number(float64(wr.RequestsKilled))}
+		if pools {
+			held := func(o *sim.OptNumber) string {
+				if v, ok := reportNumber(o); ok {
+					return format.Number(v)
+				}
+				return format.Dash
+			}
+			t.Rows = append(t.Rows, append(append([]string{strconv.Itoa(wr.ID), wr.Role}, life...),
+				held(wr.HeldBlockSeconds), held(wr.HeldBlockSecondsDraining)))
+			continue
+		}
+		t.Rows = append(t.Rows, append(append([]string{strconv.Itoa(wr.ID)}, life...),
+			format.Number(float64(wr.PullsServed)), format.Number(float64(wr.PullsReceived))))
 	}
 	return t, drained
 }

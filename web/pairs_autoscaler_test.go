@@ -47,5 +47,5 @@ func TestAPIPairAutoscaler(t *testing.T) {
 	assert.Contains(t, rec.Body.String(), "no autoscaler")
 	rec = postJSON(t, s, "/api/v1/pairs", `{"kind": "fleet", "scenario": `+testScenario("bad kind")+`}`)
 	require.Equal(t, http.StatusBadRequest, rec.Code)
-	assert.Contains(t, rec.Body.String(), "hints, guard or autoscaler")
+	assert.Contains(t, rec.Body.String(), "hints, guard, autoscaler, or with prefill and decode pools load-failure, lease or prefill-drain")
 }

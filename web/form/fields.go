@@ -126,6 +126,8 @@ var scheduleFields = []fieldSpec{
 			{sim.SelectLeastCached, sim.SelectLeastCached},
 		}},
 	{Path: "grace_ms", Label: "Grace", Unit: "ms", Kind: kindFloat, Help: "Optional bound on the drain; then forced removal."},
+	{Path: "role", Label: "Pool", Kind: kindSelect, Help: "With prefill and decode pools, a count drains from this pool (required there); empty without pools.",
+		Options: [][2]string{{"", "(no pools)"}, {sim.RolePrefill, sim.RolePrefill}, {sim.RoleDecode, sim.RoleDecode}}},
 }
 
 // The workload: a type, then one group of fields per type.
@@ -193,6 +195,7 @@ func singleFields(fn func(fieldSpec)) {
 			fn(fs)
 		}
 	}
+	poolSingleFields(fn)
 	model3Fields(fn)
 	fn(workloadTypeField)
 	for _, w := range workloadGroups {

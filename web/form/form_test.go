@@ -3,6 +3,8 @@ package form
 import (
 	"math"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -29,7 +31,14 @@ func TestFormStartsOnlyWhereTheSimulatorHasNoDefault(t *testing.T) {
 		// no SLO by default: each limit is judged only when given
 		SLOTTFTPath: true, SLOTPOTPath: true,
 		// no start time by default: times read from the start
-		StartsAtPath: true}
+		StartsAtPath: true,
+		// model 5: the pools choice is the form's own; a pool's fields are the fleet's when empty
+		PoolsModePath: true}
+	for _, role := range []string{sim.RolePrefill, sim.RoleDecode} {
+		for _, fs := range poolFields(role) {
+			noDefault[fs.Path] = true
+		}
+	}
 	for _, fs := range behaviorFields() {
 		noDefault[fs.Path] = true
 	}
@@ -52,9 +61,21 @@ func TestFormStartsOnlyWhereTheSimulatorHasNoDefault(t *testing.T) {
 	assert.Contains(t, selectionNote, sc.ScaleIn[0].Select+" (the default)")
 }
 
-// TestPresetsPrefillRoundTrip: a preset put in the form and submitted untouched is the preset.
+// TestPresetsPrefillRoundTrip: a preset put in the form and submitted untouched is the preset,
+// those with prefill and decode pools (pd-night) included: their pools go through the Pools
+// section's fields, not the JSON box.
 func TestPresetsPrefillRoundTrip(t *testing.T) {
-	for _, p := range sim.Presets() {
+	pools := 0
+	for _, p := range sim.AllPresets() {
+		if p.Pools {
+			pools++
+			sc, err := sim.Parse(p.JSON, sim.ParseEnv{})
+			require.NoError(t, err)
+			f := FromScenario(sc)
+			assert.Equal(t, PoolsPD, f.Get(PoolsModePath), p.Key)
+			assert.Empty(t, f.Get(RawJSONField), "%s: the Pools fields hold it", p.Key)
+			assert.Equal(t, strconv.Itoa(sc.Disaggregation.Decode.Workers), f.Get("disaggregation.decode.workers"), p.Key)
+		}
 		t.Run(p.Key, func(t *testing.T) {
 			sc, err := sim.Parse(p.JSON, sim.ParseEnv{})
 			require.NoError(t, err)
@@ -63,6 +84,73 @@ func TestPresetsPrefillRoundTrip(t *testing.T) {
 			assert.Equal(t, sc.ID(), again.ID(), "\nwant %s\ngot  %s", sc.CanonicalJSON(), again.CanonicalJSON())
 		})
 	}
+	assert.Positive(t, pools, "a preset with pools is among them")
+}
+
+// TestFormPools: the Pools section builds the disaggregation object (the fleet's workers and
+// KVCR switch left out, a fixed lease's ttl only with a fixed lease), problems land beside the
+// pool's fields, and a scenario the fields cannot hold (an autoscaler per pool) goes to the JSON
+// box whole.
+func TestFormPools(t *testing.T) {
+	f := Default()
+	f.Set(PoolsModePath, PoolsPD)
+	f.Set("disaggregation.prefill.workers", "2")
+	f.Set("disaggregation.decode.workers", "6")
+	f.Set("disaggregation.decode.max_num_seqs", "8")
+	f.Set(LeaseTTLPath, "1000") // heartbeat: not sent
+	f.Set(DrainModePath, sim.DrainFixed)
+	f.Set(DrainFixedPath, "30000")
+	f.Set("disaggregation.load_failure_policy", sim.LoadFailureRecompute)
+	sc, err := Scenario(f, sim.ParseEnv{})
+	require.NoError(t, err)
+	d := sc.Disaggregation
+	require.NotNil(t, d)
+	assert.Equal(t, 2, d.Prefill.Workers)
+	assert.Equal(t, 6, d.Decode.Workers)
+	assert.Equal(t, 8, d.Decode.MaxNumSeqs)
+	assert.Equal(t, sc.Fleet.MaxNumSeqs, d.Prefill.MaxNumSeqs, "an empty field is the fleet's")
+	assert.Equal(t, sim.LeaseHeartbeat, d.Lease.Mode)
+	assert.Equal(t, sim.DrainFixed, d.PrefillDrain.Mode)
+	assert.Equal(t, sim.LoadFailureRecompute, d.LoadFailurePolicy)
+	assert.False(t, sc.KVCR.Enabled)
+
+	// form → JSON → form keeps every Pools field.
+	back := FromScenario(sc)
+	for _, name := range []string{PoolsModePath, "disaggregation.decode.workers", "disaggregation.decode.max_num_seqs", DrainModePath, DrainFixedPath, "disaggregation.load_failure_policy"} {
+		assert.Equal(t, f.Get(name), back.Get(name), name)
+	}
+
+	f.Set(LeaseModePath, sim.LeaseFixed)
+	f.Set(LeaseTTLPath, "0")
+	f.Set("disaggregation.prefill.workers", "")
+	_, err = Scenario(f, sim.ParseEnv{})
+	invalid, ok := err.(*Invalid)
+	require.True(t, ok, "%v", err)
+	assert.NotEmpty(t, invalid.Errs.byField[LeaseTTLPath], "%v", invalid.Errs)
+	assert.NotEmpty(t, invalid.Errs.byField["disaggregation.prefill.workers"], "%v", invalid.Errs)
+
+	// A counted scale-in needs its pool: the problem lands on the row's Pool select.
+	f.Set(LeaseModePath, sim.LeaseHeartbeat)
+	f.Set("disaggregation.prefill.workers", "2")
+	f.rows = []map[string]string{{"at_ms": "0", "count": "1"}}
+	_, err = Scenario(f, sim.ParseEnv{})
+	invalid, ok = err.(*Invalid)
+	require.True(t, ok, "%v", err)
+	assert.Contains(t, strings.Join(invalid.Errs.byField["scale_in[0].role"], "; "), "prefill")
+	f.rows[0]["role"] = sim.RolePrefill
+	withRole, err := Scenario(f, sim.ParseEnv{})
+	require.NoError(t, err)
+	assert.Equal(t, sim.RolePrefill, withRole.ScaleIn[0].Role)
+
+	raw, err := os.ReadFile(filepath.Join("..", "..", "sim", "testdata", "examples", "pd_autoscaler_per_role.json"))
+	require.NoError(t, err)
+	per, err := sim.Parse(raw, sim.ParseEnv{})
+	require.NoError(t, err)
+	held := FromScenario(per)
+	assert.NotEmpty(t, held.Get(RawJSONField), "an autoscaler per pool goes to the JSON box")
+	again, err := Scenario(held, sim.ParseEnv{})
+	require.NoError(t, err)
+	assert.Equal(t, per.ID(), again.ID())
 }
 
 // TestFormProblemsAreNotRepeated: a field the form could not read is not faulted a second time

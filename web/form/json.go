@@ -51,6 +51,7 @@ func (f *Form) toJSON() (doc []byte, errs []sim.FieldError, rowOf []int) {
 		}
 	}
 	dropEmptySLO(root)
+	f.poolsJSON(root, put)
 
 	schedule := []any{}
 	// With the autoscaler chosen it replaces the schedule: the rows stay in the form, unsent.

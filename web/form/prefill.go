@@ -53,6 +53,13 @@ func FromScenario(sc *sim.Scenario) *Form {
 			f.values[fs.Path] = fieldText(fs, v)
 		}
 	})
+	if _, ok := tree["disaggregation"]; ok {
+		f.values[PoolsModePath] = PoolsPD
+		if !poolsHoldable(sc) {
+			// The fields cannot hold it: the whole scenario goes to the JSON box, which wins.
+			f.values[RawJSONField] = string(canonical)
+		}
+	}
 	if _, ok := tree["autoscaler"]; ok {
 		f.values[ScaleInModePath] = ModeAutoscaler
 	}

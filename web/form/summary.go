@@ -31,6 +31,7 @@ func ScenarioInputs(sc *sim.Scenario) []templates.ScenarioGroup {
 		}
 		groups = append(groups, templates.ScenarioGroup{Title: g.Legend, Items: items})
 	}
+	groups = append(groups, poolInputs(sc, item, field)...)
 	groups = append(groups, scaleInInputs(sc, item, field))
 	wl := []templates.ScenarioItem{field(workloadTypeField)}
 	if fields, ok := workloadFields(sc.Workload.Type); ok {
@@ -63,7 +64,11 @@ func scaleInInputs(sc *sim.Scenario, item func(label, value string) templates.Sc
 		if len(a.Workers) > 0 {
 			what = "drain " + format.Unit(float64(len(a.Workers)), "workers") + " " + format.IDs(a.Workers)
 		} else {
-			what = fmt.Sprintf("drain %s chosen by %s", format.Count(int64(a.Count), "workers"), a.Select)
+			pool := ""
+			if a.Role != "" {
+				pool = a.Role + " "
+			}
+			what = fmt.Sprintf("drain %s %s%s chosen by %s", format.Number(float64(a.Count)), pool, format.Unit(float64(a.Count), "workers"), a.Select)
 		}
 		if a.GraceMS != nil {
 			what += ", grace " + format.Quantity(*a.GraceMS, "ms")
@@ -175,4 +180,25 @@ func behaviorInputs(a *sim.Autoscaler, item func(label, value string) templates.
 		items = append(items, item(directionLabel(dir), text))
 	}
 	return items
+}
+
+// poolInputs is the Pools section: the form's choice, then with pools each pool's fields and
+// the handoff's.
+func poolInputs(sc *sim.Scenario, item func(label, value string) templates.ScenarioItem, field func(fieldSpec) templates.ScenarioItem) []templates.ScenarioGroup {
+	if sc.Disaggregation == nil {
+		return []templates.ScenarioGroup{{Title: "Pools", Items: []templates.ScenarioItem{item(poolsModeField.Label, PoolsAggregated)}}}
+	}
+	groups := []templates.ScenarioGroup{{Title: "Pools", Items: []templates.ScenarioItem{item(poolsModeField.Label, PoolsPD)}}}
+	for _, g := range poolGroups() {
+		items := make([]templates.ScenarioItem, 0, len(g.Fields))
+		for _, fs := range g.Fields {
+			if fs.Path == LeaseTTLPath && sc.Disaggregation.Lease.Mode != sim.LeaseFixed {
+				items = append(items, item(fs.Label, "not used (heartbeat lease)"))
+				continue
+			}
+			items = append(items, field(fs))
+		}
+		groups = append(groups, templates.ScenarioGroup{Title: g.Legend, Items: items})
+	}
+	return groups
 }

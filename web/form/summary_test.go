@@ -42,6 +42,15 @@ func TestScenarioSummaryListsEveryFormField(t *testing.T) {
 		fields, ok := workloadFields(sc.Workload.Type)
 		require.True(t, ok, name)
 		want["Workload"] = append([]fieldSpec{workloadTypeField}, fields...)
+		want["Pools"] = []fieldSpec{poolsModeField}
+		poolless := 0
+		for _, g := range poolGroups() {
+			if sc.Disaggregation != nil {
+				want[g.Legend] = g.Fields
+			} else {
+				poolless += len(g.Fields)
+			}
+		}
 		if sc.Autoscaler != nil {
 			want[autoscalerGroup.Legend] = append([]fieldSpec{scaleInModeField}, autoscalerGroup.Fields...)
 			assert.NotContains(t, shown, "Schedule", name)
@@ -67,7 +76,7 @@ func TestScenarioSummaryListsEveryFormField(t *testing.T) {
 			modeless = together
 			assert.NotEmpty(t, shown[autoscalerGroup.Legend][behaviorModeField.Label], name)
 		}
-		assert.Equal(t, single, wanted+otherWorkloads+modeless, "%s: a single field of the form is in no group the summary shows", name)
+		assert.Equal(t, single, wanted+otherWorkloads+modeless+poolless, "%s: a single field of the form is in no group the summary shows", name)
 		for title, fields := range want {
 			for _, fs := range fields {
 				v, ok := shown[title][fs.Label]

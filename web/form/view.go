@@ -17,6 +17,7 @@ func (f *Form) view(page templates.Page, errs Errors, traceOptions [][2]string) 
 		page: templates.FormPage{Page: page, ErrorCount: errs.count, SelectionNote: selectionNote},
 	}
 	v.general()
+	v.poolsView()
 	v.model3View()
 	v.schedule()
 	v.workload()

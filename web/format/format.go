@@ -87,6 +87,7 @@ var singularUnits = map[string]string{
 	"pulls": "pull", "requests": "request", "hints": "hint", "tokens": "token", "blocks": "block",
 	"bytes": "byte", "preemptions": "preemption", "workers": "worker", "runs": "run",
 	"decisions": "decision", "drains": "drain", "moves": "move", "stages": "stage", "GPUs": "GPU",
+	"handoffs": "handoff", "prompts": "prompt",
 }
 
 // Unit returns the unit as it reads after v.

@@ -150,9 +150,14 @@ type FormPage struct {
 	// HPANote is what the last import filled, in the form's labels. It and HPAProblems ride along
 	// in hidden fields through the form's other actions until the user dismisses them.
 	HPANote string
+	// HPAChoices are the autoscalers of the last imported stream when it holds several (the one
+	// read selected): choosing another re-imports the manifest (kept in HPAManifest) with it.
+	// HPAChoiceFor is the SHA-256 of that manifest, so a choice is applied only to it.
+	HPAChoices   []HPAChoice
+	HPAChoiceFor string
 	// PromAnswer, PromReading and PromTolerance are the "Load from Prometheus" inputs, kept
-	// when the answer could not be read.
-	PromAnswer, PromReading, PromTolerance string
+	// when the answer could not be read; PromReplicas is the replicas at the start of the night.
+	PromAnswer, PromReading, PromTolerance, PromReplicas string
 	// DayHelper are the day-shaped load helper's inputs; RatePreview draws the rate stages.
 	DayHelper    []Field
 	RatePreview  *RatePreview
@@ -370,4 +375,11 @@ func planFromRun(id, originKey string) string {
 		return "/plans/new?from=" + id
 	}
 	return "/plans/new?from=" + id + "&origin=" + originKey
+}
+
+// HPAChoice is one autoscaler of an imported stream: its metadata.name, what the choice says
+// (kind and name) and whether it is the one read.
+type HPAChoice struct {
+	Name, Label string
+	Selected    bool
 }

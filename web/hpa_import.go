@@ -91,7 +91,7 @@ func (s *Server) handleImportHPA(w http.ResponseWriter, r *http.Request) error {
 		return badRequest("the form could not be read: " + err.Error())
 	}
 	if len(bytes.TrimSpace(manifest)) == 0 {
-		manifest = []byte(r.FormValue("manifest"))
+		manifest = pastedText(r.FormValue("manifest"))
 	}
 	p, _ := s.planFormPage(&http.Request{Method: http.MethodGet, URL: r.URL})
 	p.Scenario, p.Notice, p.Manifest = r.FormValue("scenario"), "", string(manifest)

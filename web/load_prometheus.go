@@ -45,8 +45,9 @@ func (s *Server) formLoadPrometheus(w http.ResponseWriter, r *http.Request, f *f
 		return err
 	}
 	reading, tolText := r.PostFormValue("prom_reading"), strings.TrimSpace(r.PostFormValue("prom_tolerance"))
+	replicasText := strings.TrimSpace(r.PostFormValue("prom_replicas"))
 	keep := func(v *templates.FormPage) {
-		v.PromAnswer, v.PromReading, v.PromTolerance = string(answer), reading, tolText
+		v.PromAnswer, v.PromReading, v.PromTolerance, v.PromReplicas = string(answer), reading, tolText, replicasText
 	}
 	fail := func(msg string) error {
 		return s.renderFormWith(w, r, http.StatusBadRequest, f, form.NoErrors(), "The Prometheus answer was not read: "+msg, keep)
@@ -58,6 +59,12 @@ func (s *Server) formLoadPrometheus(w http.ResponseWriter, r *http.Request, f *f
 	if tolText != "" {
 		if tol, err = strconv.ParseFloat(tolText, 64); err != nil {
 			return fail("prom_tolerance: " + strconv.Quote(tolText) + " is not a number; write a fraction such as 0.05, or leave it empty.")
+		}
+	}
+	replicas := 0
+	if replicasText != "" {
+		if replicas, err = strconv.Atoi(replicasText); err != nil || replicas < 1 {
+			return fail("prom_replicas: " + strconv.Quote(replicasText) + " is not a whole number of at least 1; write the replicas running when the night started, or leave it empty to keep Workers as it is.")
 		}
 	}
 	turns, err := strconv.Atoi(strings.TrimSpace(f.Get("workload.sessions.turns")))
@@ -78,11 +85,15 @@ func (s *Server) formLoadPrometheus(w http.ResponseWriter, r *http.Request, f *f
 		f.Set("workload.sessions.count", strconv.Itoa(n))
 		notes = append(notes, "the sessions' count is now "+strconv.Itoa(n)+", so the stages end the arrivals")
 	}
+	if replicas > 0 {
+		f.Set("fleet.workers", strconv.Itoa(replicas))
+		notes = append(notes, "the night starts with "+strconv.Itoa(replicas)+" workers (Workers), the replicas at the start")
+	}
 	notice := "Rate stages filled from Prometheus: " + strconv.Itoa(len(c.Stages)) + " stages from " + strconv.Itoa(c.Samples) + " samples starting " + c.Start.Format("2006-01-02 15:04 MST") + "."
 	if len(notes) > 0 {
 		notice += " " + strings.Join(notes, "; ") + "."
 	}
-	return s.renderFormWith(w, r, http.StatusOK, f, form.NoErrors(), notice, func(*templates.FormPage) {})
+	return s.renderFormWith(w, r, http.StatusOK, f, form.NoErrors(), notice, func(v *templates.FormPage) { v.PromReplicas = replicasText })
 }
 
 // apiLoadPrometheus is POST /api/v1/load/prometheus: {"scenario"?: {…}, "answer": {the

@@ -2,9 +2,12 @@ package web
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/scalein-planner/scalein/sim"
@@ -28,7 +31,14 @@ func formHPAManifest(r *http.Request) ([]byte, error) {
 			}
 		}
 	}
-	return []byte(r.PostFormValue("hpa_manifest")), nil
+	return pastedText(r.PostFormValue("hpa_manifest")), nil
+}
+
+// pastedText is a textarea's text with LF line breaks: a browser sends every line break of a
+// textarea as CRLF, which an export onto the pasted file would otherwise write back on every
+// line but the header it adds. An uploaded file keeps its bytes.
+func pastedText(s string) []byte {
+	return []byte(strings.ReplaceAll(s, "\r\n", "\n"))
 }
 
 // formImportHPA is the scenario form's "Import into the autoscaler" (POST / with
@@ -58,7 +68,12 @@ func (s *Server) formImportHPA(w http.ResponseWriter, r *http.Request, f *form.F
 	if err != nil {
 		return err
 	}
-	out, im, dropped, err := s.importHPA(sc.CanonicalJSON(), manifest)
+	// The choice among a stream's autoscalers applies to the manifest it was offered for.
+	var opt hpa.ImportOptions
+	if sel := strings.TrimSpace(r.PostFormValue("hpa_select")); sel != "" && r.PostFormValue("hpa_select_for") == manifestSHA(manifest) {
+		opt.Select = sel
+	}
+	out, im, dropped, err := s.importHPA(sc.CanonicalJSON(), manifest, opt)
 	if err != nil {
 		msgs, ok := importMessages(err)
 		if !ok {
@@ -89,5 +104,35 @@ func (s *Server) formImportHPA(w http.ResponseWriter, r *http.Request, f *form.F
 		problems = []string{} // this import's notes, not the previous one's
 	}
 	r.PostForm.Set("hpa_note", filled)
-	return s.renderFormHPA(w, r, http.StatusOK, nf, form.NoErrors(), notice, "", problems)
+	choices := hpaChoices(im.Autoscalers)
+	return s.renderFormWith(w, r, http.StatusOK, nf, form.NoErrors(), notice, func(v *templates.FormPage) {
+		v.HPAProblems = problems
+		if len(choices) > 1 {
+			// The manifest stays in the box so that choosing another autoscaler re-imports it.
+			v.HPAManifest, v.HPAChoices, v.HPAChoiceFor = string(manifest), choices, manifestSHA(manifest)
+		}
+	})
+}
+
+// hpaChoices is the form's choice among a stream's autoscalers, one per name (Select reads the
+// first usable object of a name), the one read selected.
+func hpaChoices(all []hpa.AutoscalerName) []templates.HPAChoice {
+	var out []templates.HPAChoice
+	at := map[string]int{}
+	for _, a := range all {
+		if i, ok := at[a.Name]; ok {
+			out[i].Label += " / " + a.Kind
+			out[i].Selected = out[i].Selected || a.Used
+			continue
+		}
+		at[a.Name] = len(out)
+		out = append(out, templates.HPAChoice{Name: a.Name, Label: a.Kind + " " + strconv.Quote(a.Name), Selected: a.Used})
+	}
+	return out
+}
+
+// manifestSHA is the hex SHA-256 of a manifest.
+func manifestSHA(b []byte) string {
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
 }

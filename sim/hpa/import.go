@@ -56,6 +56,17 @@ type Imported struct {
 	// Scaler names the autoscaler object read (kind and name); empty for a pool no autoscaler
 	// of the file scales.
 	Scaler string `json:"scaler,omitempty"`
+	// Autoscalers lists the stream's autoscalers in order when it holds more than one (nil
+	// otherwise), the one read marked Used: a page offers them as a choice (ImportOptions.Select).
+	Autoscalers []AutoscalerName `json:"autoscalers,omitempty"`
+}
+
+// AutoscalerName is one autoscaler of a stream: its kind and metadata.name, and whether it is
+// the one read.
+type AutoscalerName struct {
+	Kind string `json:"kind"`
+	Name string `json:"name"`
+	Used bool   `json:"used,omitempty"`
 }
 
 // Origin is the user's autoscaler object as imported and the workloads its settings came from:
@@ -150,6 +161,12 @@ func ImportWith(data []byte, base sim.Autoscaler, opt ImportOptions) (*Imported,
 		}
 		return nil, errors.New(msg)
 	}
+	var all []AutoscalerName
+	if len(scalers) > 1 {
+		for _, s := range scalers {
+			all = append(all, AutoscalerName{Kind: s.kind, Name: s.name})
+		}
+	}
 	if opt.Select != "" {
 		var names []string
 		var picked []scaler
@@ -177,6 +194,10 @@ func ImportWith(data []byte, base sim.Autoscaler, opt ImportOptions) (*Imported,
 		return nil, err
 	}
 	chosen.finish(used, data, loads, opt)
+	for i := range all {
+		all[i].Used = all[i].Kind == used.kind && all[i].Name == used.name
+	}
+	chosen.Autoscalers = all
 	return chosen, nil
 }
 

@@ -332,6 +332,8 @@ func TestImportSeveralAutoscalers(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "vllm-hpa", im.Origin.Name)
 	assert.Equal(t, 3.0, im.Autoscaler.Target)
+	assert.Equal(t, []hpa.AutoscalerName{{Kind: "HorizontalPodAutoscaler", Name: "vllm-hpa", Used: true},
+		{Kind: "ScaledObject", Name: "vllm-scaledobject"}}, im.Autoscalers)
 	msgs = nil
 	for _, p := range im.Problems {
 		msgs = append(msgs, p.String())
@@ -342,6 +344,8 @@ func TestImportSeveralAutoscalers(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "ScaledObject", im.Origin.Kind)
 	assert.Equal(t, 5.0, im.Autoscaler.Target)
+	assert.Equal(t, []hpa.AutoscalerName{{Kind: "HorizontalPodAutoscaler", Name: "vllm-hpa"},
+		{Kind: "ScaledObject", Name: "vllm-scaledobject", Used: true}}, im.Autoscalers)
 
 	_, err = hpa.ImportWith([]byte(two), defaults(), hpa.ImportOptions{Select: "nope"})
 	require.Error(t, err)

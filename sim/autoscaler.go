@@ -237,24 +237,28 @@ func (e *engine) sample(c *scaler) workerSample {
 	}
 	smp := workerSample{n: len(e.activeIDs)}
 	g := int64(e.s.Fleet.GPUBlocks)
-	for _, id := range e.activeIDs {
-		w := e.ws[id]
-		reqs, run := int64(w.nReq), int64(len(w.running))
-		used := int64(e.usedBlocks[id])
-		smp.reqs += reqs
-		smp.maxReqs = max(smp.maxReqs, reqs)
-		smp.running += run
-		smp.maxRunning = max(smp.maxRunning, run)
-		smp.waiting += reqs - run
-		smp.maxWait = max(smp.maxWait, reqs-run)
-		smp.used += used
-		smp.maxUsed = max(smp.maxUsed, used)
-		smp.kvMilli += ceilDiv64(1000*used, g)
+	for _, slot := range e.activeIDs {
+		smp.add(e.ws[slot], int64(e.usedBlocks[slot]), g)
 	}
 	if c.offered != nil {
 		smp.offered = c.offered.sample(c.sampleAt())
 	}
 	return smp
+}
+
+// add counts one active worker in the sample: its requests (running and waiting) and its used
+// blocks, g being its pool's gpu_blocks.
+func (smp *workerSample) add(w *worker, used, g int64) {
+	reqs, run := int64(w.nReq), int64(len(w.running))
+	smp.reqs += reqs
+	smp.maxReqs = max(smp.maxReqs, reqs)
+	smp.running += run
+	smp.maxRunning = max(smp.maxRunning, run)
+	smp.waiting += reqs - run
+	smp.maxWait = max(smp.maxWait, reqs-run)
+	smp.used += used
+	smp.maxUsed = max(smp.maxUsed, used)
+	smp.kvMilli += ceilDiv64(1000*used, g)
 }
 
 // milli is the metric the controller reads from a sample, in milli-units (docs/model.md#autoscaler): the sum

@@ -84,17 +84,7 @@ func (e *engine) samplePool(role uint8) workerSample {
 			continue
 		}
 		smp.n++
-		reqs, run := int64(w.nReq), int64(len(w.running))
-		used := int64(e.usedBlocks[w.slot])
-		smp.reqs += reqs
-		smp.maxReqs = max(smp.maxReqs, reqs)
-		smp.running += run
-		smp.maxRunning = max(smp.maxRunning, run)
-		smp.waiting += reqs - run
-		smp.maxWait = max(smp.maxWait, reqs-run)
-		smp.used += used
-		smp.maxUsed = max(smp.maxUsed, used)
-		smp.kvMilli += ceilDiv64(1000*used, g)
+		smp.add(w, int64(e.usedBlocks[w.slot]), g)
 		if w.ph != nil {
 			held := int64(w.ph.n)
 			smp.held += held

@@ -87,7 +87,11 @@ func (s *Server) buildRunPage(ctx context.Context, u *url.URL, id string) (built
 		rep := &sum.Report
 		p.Page.Charts = true
 		p.Figures = figureCells(headlineOf(run, rep))
-		p.Cards = runCards(rep)
+		clock := format.Clock{}
+		if scErr == nil {
+			clock = format.ClockAt(sc.StartTime())
+		}
+		p.Cards = runCards(rep, clock)
 		p.Verdicts = runVerdicts(rep, scErr == nil && sc.KVCR.RejectDrainingSources)
 		all := charts.OfSummary(sum)
 		att, hasAtt := charts.AttainmentOverTime(rep)
@@ -112,10 +116,6 @@ func (s *Server) buildRunPage(ctx context.Context, u *url.URL, id string) (built
 		p.Cost = s.costView(&http.Request{URL: u}, []string{"workers", "wpage", "decisions", "dpage"}, rep, nil)
 		p.LargeDrain = charts.IsLargeDrain(rep)
 		p.AllWorkers = q.Get("workers") == "all"
-		clock := format.Clock{}
-		if scErr == nil {
-			clock = format.ClockAt(sc.StartTime())
-		}
 		p.Workers, p.DrainedCount = workersTable(rep, p.AllWorkers, clock)
 		p.Workers.Rows, p.WorkersPager = paginateRows(p.Workers.Rows, q, "/runs/"+run.ID)
 		p.WorkerCount = len(rep.Workers)

@@ -22,7 +22,7 @@ const partialNote = "A pull is partial when the source holds less than the whole
 const partialShort = "a follow-up turn that extends a cached prefix is partial by definition"
 
 // runCards are the key figures at the top of a run page.
-func runCards(rep *sim.Report) []templates.Card {
+func runCards(rep *sim.Report, clock format.Clock) []templates.Card {
 	figs := sim.Headline(rep)
 	byKey := make(map[string]sim.Figure, len(figs))
 	for _, f := range figs {
@@ -52,6 +52,10 @@ func runCards(rep *sim.Report) []templates.Card {
 	}
 	if k.Partial > 0 {
 		cards[2].HelpTitle, cards[2].Help = "What is a partial pull?", partialNote
+	}
+	if v := byKey[sim.HeadlineLatestRemovalMS].Value; v != nil && clock.Known {
+		// An instant of a night with a start reads in clock time (the exact ms in its title).
+		cards[0].Value, cards[0].Exact = clock.At(*v)+" UTC", format.WithUnit(v, "ms")
 	}
 	return append(sloCards(rep), cards...)
 }

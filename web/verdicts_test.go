@@ -1,6 +1,8 @@
 package web
 
 import (
+	"time"
+
 	"context"
 	"net/http"
 	"strings"
@@ -73,7 +75,7 @@ func TestVerdictsE2(t *testing.T) {
 	require.Len(t, got, 2)
 	assert.Contains(t, got[0], "No worker was drained")
 	assert.Equal(t, "The one staged pull was partial: a follow-up turn that extends a cached prefix is partial by definition, since its newest blocks exist on no worker yet.", got[1])
-	cards := runCards(rep)
+	cards := runCards(rep, format.Clock{})
 	assert.Equal(t, "1 pull", cards[2].Value)
 	assert.Contains(t, cards[2].Note, "0 pulls succeeded, 1 pull partial")
 	assert.Equal(t, "What is a partial pull?", cards[2].HelpTitle, "the definition is folded away so the card stays short")
@@ -137,4 +139,16 @@ func TestEditAsNewMarksName(t *testing.T) {
 	val, ok := doc.Find(`input[name="name"]`).Attr("value")
 	require.True(t, ok, "the form has a name field")
 	assert.Equal(t, "original (edit)", val)
+}
+
+// The latest removal deadline is an instant: on a night with a start it reads in clock time, not
+// as a duration from the start ("21:47:31 h"); without one, as the time from the start.
+func TestLatestRemovalCardReadsClockTime(t *testing.T) {
+	_, rep := runPreset(t, "incident", nil)
+	cards := runCards(rep, format.Clock{})
+	assert.Equal(t, "77 ms", cards[0].Value)
+	start := time.Date(2026, 12, 3, 3, 0, 0, 0, time.UTC)
+	cards = runCards(rep, format.ClockAt(start, true))
+	assert.Equal(t, "03:00:00 UTC", cards[0].Value)
+	assert.Equal(t, "77 ms", cards[0].Exact)
 }

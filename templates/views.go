@@ -301,6 +301,9 @@ type DiffRow struct {
 // "" and only colours the delta.
 type CompareFigure struct {
 	Key, Label, A, B, Delta, DeltaPct, Trend string
+	// AExact and BExact are the figures as the report has them (with their unit), the cells'
+	// titles; empty where the shown value is already exact.
+	AExact, BExact string
 }
 
 // ComparePage compares two runs side by side.

@@ -340,7 +340,7 @@ func TestBrowserIncidentCompare(t *testing.T) {
 	require.NotEmpty(t, idB)
 	repA, repB := fetchReport(t, ts.URL, idA), fetchReport(t, ts.URL, idB)
 	cellsOf := func(key string) []string {
-		return browserEval[[]string](t, b, `Array.from(document.querySelectorAll('[data-testid="cmp-figure-`+key+`"] td')).map(function (td) { return td.textContent; })`)
+		return browserEval[[]string](t, b, `Array.from(document.querySelectorAll('[data-testid="cmp-figure-`+key+`"] td')).map(function (td) { return td.dataset.exact || td.textContent; })`)
 	}
 	figsB := sim.Headline(repB)
 	for i, f := range sim.Headline(repA) {
@@ -357,7 +357,7 @@ func TestBrowserIncidentCompare(t *testing.T) {
 	b.screenshot(t, "run")
 	problems("run")
 	for _, f := range sim.Headline(repA) {
-		cell := browserEval[string](t, b, `(function () { var td = document.querySelector('[data-testid="figure-`+f.Key+`"] td'); return td ? td.textContent : ''; })()`)
+		cell := browserEval[string](t, b, `(function () { var td = document.querySelector('[data-testid="figure-`+f.Key+`"] td'); return td ? (td.title || td.textContent) : ''; })()`)
 		requireFigureCell(t, "run A", f, cell)
 	}
 }

@@ -174,7 +174,9 @@ func fillComparison(p *templates.ComparePage, cmp sim.Comparison, sumA, sumB *ru
 	aIsChange := cmp.Kind == sim.CounterpartAutoscaler
 	for _, f := range cmp.Figures {
 		delta, trend := deltaOf(f, aIsChange)
-		p.Figures = append(p.Figures, templates.CompareFigure{Key: f.Key, Label: f.Label, A: format.ReadableOpt(f.A, f.Unit), B: format.ReadableOpt(f.B, f.Unit),
+		a, aExact := format.CardValue(f.A, f.Unit)
+		b, bExact := format.CardValue(f.B, f.Unit)
+		p.Figures = append(p.Figures, templates.CompareFigure{Key: f.Key, Label: f.Label, A: a, B: b, AExact: aExact, BExact: bExact,
 			Delta: delta, Trend: trend, DeltaPct: format.Pct(f.DeltaPct)})
 	}
 	p.Charts = charts.BoundTables(charts.CompareSummaries(sumA, sumB, p.A.Label, p.B.Label))

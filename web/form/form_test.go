@@ -247,6 +247,24 @@ func TestFormPoolAutoscalers(t *testing.T) {
 	assert.NotEmpty(t, invalid.Errs.byField["autoscaler.decode.behavior.scale_down.policies[0].value"], "%v", invalid.Errs)
 	assert.NotEmpty(t, invalid.Errs.byField["autoscaler.decode.metric"], "%v", invalid.Errs)
 
+	// Neither pool's autoscaler chosen: the autoscaler is {} and both pools keep their sizes
+	// (not thirteen messages about the fleet's autoscaler fields).
+	f.Set(PoolAutoscalerPath(sim.RoleDecode), PoolAutoscalerNone)
+	neither, err := Scenario(f, sim.ParseEnv{})
+	require.NoError(t, err)
+	assert.Nil(t, neither.Autoscaler)
+	if neither.PoolAutoscalers != nil {
+		assert.Nil(t, neither.PoolAutoscalers.Prefill)
+		assert.Nil(t, neither.PoolAutoscalers.Decode)
+	}
+	assert.Empty(t, neither.ScaleIn)
+	kept := FromScenario(neither) // the same scenario as an empty schedule
+	assert.Equal(t, PoolAutoscalerNone, kept.Get(PoolAutoscalerPath(sim.RoleDecode)))
+	assert.Empty(t, kept.Get(RawJSONField))
+	same, err := Scenario(kept, sim.ParseEnv{})
+	require.NoError(t, err)
+	assert.Equal(t, neither.ID(), same.ID())
+
 	// The page shows both pools' autoscaler fieldsets.
 	page := Default().View(templates.Page{}, NoErrors(), nil)
 	legends := map[string]bool{}

@@ -110,9 +110,9 @@ func poolAutoscalerDefaults(defaults map[string]string) {
 	}
 }
 
-// poolAutoscalersJSON writes autoscaler.prefill and autoscaler.decode, those the form sets,
-// and reports whether it wrote either.
-func (f *Form) poolAutoscalersJSON(root map[string]any, put func(fs fieldSpec, name, text string, into map[string]any, key string)) bool {
+// poolAutoscalersJSON writes autoscaler.prefill and autoscaler.decode, those the form sets; with
+// neither, the autoscaler is {} (both pools keep their sizes), which sim.Parse accepts.
+func (f *Form) poolAutoscalersJSON(root map[string]any, put func(fs fieldSpec, name, text string, into map[string]any, key string)) {
 	a := map[string]any{}
 	for _, role := range poolAutoscalerRoles {
 		if strings.TrimSpace(f.values[PoolAutoscalerPath(role)]) != PoolAutoscalerSet {
@@ -160,11 +160,7 @@ func (f *Form) poolAutoscalersJSON(root map[string]any, put func(fs fieldSpec, n
 		}
 		a[role] = obj
 	}
-	if len(a) == 0 {
-		return false
-	}
 	root["autoscaler"] = a
-	return true
 }
 
 // poolAutoscalersPrefill sets each pool autoscaler's mode, behavior mode and policy fields

@@ -114,7 +114,7 @@ var presetCatalog = []struct {
 	{
 		"pd-vllm-lease",
 		"vLLM before 0.22: a fixed 480 s hold",
-		"The same busy night (4 prefill + 4 decode workers of 4 sequences) with vLLM's hold before 0.22: lease fixed, ttl 480 s, so a prompt's KV stays on its prefill worker until a decode worker pulls it or 480 s pass. The decode queue keeps prompts held for seconds, some for minutes; the two prefill workers drained at 03:00 (prefill_drain wait, 60 s grace) wait out the grace holding them and are forced. Compare with the heartbeat lease: scalein sim -pair lease.",
+		"The same busy night (4 prefill + 4 decode workers of 4 sequences) with vLLM's hold before 0.22: lease fixed, ttl 480 s, so a prompt's KV stays on its prefill worker until a decode worker pulls it or 480 s pass. The decode queue keeps prompts held for seconds, some for minutes; the two prefill workers drained at 03:00 (prefill_drain wait, 60 s grace) wait out the grace holding them and are forced. scalein sim -pair lease compares it with the heartbeat lease: on this night no hold waits 480 s unpulled, so the figures are the same; the old lease costs requests only when the decode queue leaves a prompt unpulled for 8 minutes.",
 		false,
 	},
 }

@@ -279,6 +279,13 @@ func TestPresetPDVLLMLease(t *testing.T) {
 	calm := rq.Summary.Disaggregation.HeldBlockSeconds / float64(rq.Summary.Disaggregation.Handoffs)
 	assert.Greater(t, busy, 10*calm, "a busy decode pool holds prompts long: %.1f against %.1f block-seconds a handoff", busy, calm)
 	assert.Positive(t, d.HeldBlockSecondsDraining)
+	// What the description says of -pair lease: no hold here waits 480 s unpulled, so heartbeat
+	// gives the same figures.
+	assert.Zero(t, d.Failed.LeaseExpired)
+	hb := cloneScenario(s)
+	hb.Disaggregation.Lease = Lease{Mode: LeaseHeartbeat}
+	rh := mustRun(t, hb)
+	assert.Equal(t, d.HeldBlockSeconds, rh.Summary.Disaggregation.HeldBlockSeconds)
 	for _, w := range rep.Workers {
 		if w.DrainMS != nil {
 			require.NotNil(t, w.PinWaitMS)

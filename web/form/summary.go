@@ -58,6 +58,11 @@ func scaleInInputs(sc *sim.Scenario, item func(label, value string) templates.Sc
 		items = append(items, behaviorInputs(sc.Autoscaler, item)...)
 		return templates.ScenarioGroup{Title: autoscalerGroup.Legend, Items: items}
 	}
+	if sc.PoolAutoscalers != nil {
+		// One autoscaler per pool: each is listed with the pools (poolAutoscalerInputs).
+		return templates.ScenarioGroup{Title: "Schedule", Items: []templates.ScenarioItem{
+			item(scaleInModeField.Label, ModeAutoscaler+": one per pool (Prefill autoscaler, Decode autoscaler)")}}
+	}
 	sched := []templates.ScenarioItem{item(scaleInModeField.Label, ModeSchedule)}
 	for i, a := range sc.ScaleIn {
 		what := ""

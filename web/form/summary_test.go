@@ -92,6 +92,7 @@ func TestScenarioSummaryListsEveryFormField(t *testing.T) {
 			wanted += 1 + len(poolAutoscalerCommon)
 			poolless += len(g.Fields) - 1 - len(poolAutoscalerCommon)
 			assert.NotEmpty(t, shown[g.Legend][behaviorModeField.Label], name)
+			assert.Contains(t, shown["Schedule"][scaleInModeField.Label], ModeAutoscaler, name)
 		}
 		assert.Equal(t, single, wanted+otherWorkloads+modeless+poolless, "%s: a single field of the form is in no group the summary shows", name)
 		for title, fields := range want {

@@ -99,6 +99,24 @@ var presetCatalog = []struct {
 		"A real-time night (02:00–04:00, 3 then 1.5 conversation sessions/s) on 4 prefill + 12 decode workers whose decode pool is nearly full (4 sequences each). At 03:00 the two highest prefill workers drain (prefill_drain wait, vLLM's heartbeat lease, 60 s grace): they hold prompts' KV until busy decode workers pull it. Try prefill_drain fixed (Dynamo's 30 s) or skip, and load_failure_policy recompute.",
 		true,
 	},
+	{
+		"pd-llmd-keda",
+		"llm-d's P/D pair of ScaledObjects",
+		"A real-time night (02:00–04:00, 1 then 0.5 conversation sessions/s) on 4 prefill + 8 decode workers under one KEDA ScaledObject per role, as llm-d ships them: prefill on its backlog (requests_waiting, External sum, target 2), decode on summed KV-cache usage (kv_usage, External sum, target 0.8); both with Pods policies of 1 worker per 180 s up and 1 per 300 s down after a 300 s scale-down window. Both pools shrink as the night empties; a draining prefill worker waits for its handoffs to be pulled.",
+		false,
+	},
+	{
+		"pd-dynamo-drain",
+		"Dynamo's fixed 30 s prefill drain",
+		"A real-time night (02:00–04:00, 2.5 then 1.5 conversation sessions/s) on 4 prefill + 4 busy decode workers (4 sequences each). At 03:00 the two highest prefill workers drain as Dynamo's planner drains one on vLLM: prefill_drain fixed, 30 s, then removed whatever they still hold. Handoffs the busy decode pool has not pulled by then fail (source_removed). Try prefill_drain wait, or load_failure_policy recompute to recompute those prompts instead.",
+		false,
+	},
+	{
+		"pd-vllm-lease",
+		"vLLM before 0.22: a fixed 480 s hold",
+		"The same busy night (4 prefill + 4 decode workers of 4 sequences) with vLLM's hold before 0.22: lease fixed, ttl 480 s, so a prompt's KV stays on its prefill worker until a decode worker pulls it or 480 s pass. The decode queue keeps prompts held for seconds, some for minutes; the two prefill workers drained at 03:00 (prefill_drain wait, 60 s grace) wait out the grace holding them and are forced. scalein sim -pair lease compares it with the heartbeat lease: on this night no hold waits 480 s unpulled, so the figures are the same; the old lease costs requests only when the decode queue leaves a prompt unpulled for 8 minutes.",
+		false,
+	},
 }
 
 // Presets returns the built-in scenarios in display order, as the form offers them: every

@@ -14,7 +14,8 @@ func TestPresetsParse(t *testing.T) {
 	assert.Len(t, Presets(), len(presets), "the form offers every preset, those with pools included")
 	order := map[string]int{"incident": 0, "e2": 1, "mooncake-16to12": 2, "large-fleet": 3,
 		"autoscaler-legacy": 4, "autoscaler-defaults": 5, "autoscaler-day": 6, "autoscaler-hour": 7, "autoscaler-keda": 8,
-		"autoscaler-dynamo": 9, "autoscaler-grace": 10, "pd-night": 11}
+		"autoscaler-dynamo": 9, "autoscaler-grace": 10, "pd-night": 11,
+		"pd-llmd-keda": 12, "pd-dynamo-drain": 13, "pd-vllm-lease": 14}
 	last := -1
 	for _, p := range presets {
 		t.Run(p.Key, func(t *testing.T) {
@@ -185,4 +186,110 @@ func TestPresetPDNight(t *testing.T) {
 	skip.Disaggregation.PrefillDrain.Mode = DrainSkip
 	rs := mustRun(t, skip)
 	assert.Positive(t, rs.Summary.Disaggregation.Failed.SourceSkipped)
+}
+
+// llm-d's pair of ScaledObjects: one autoscaler per pool, as the issue describes them, and both
+// pools scale down as the night empties (decisions in both roles). Under a second of CPU.
+func TestPresetPDLlmdKEDA(t *testing.T) {
+	p, ok := PresetByKey("pd-llmd-keda")
+	require.True(t, ok)
+	assert.True(t, p.Pools)
+	assert.False(t, p.Long)
+	s, err := Parse(p.JSON, ParseEnv{})
+	require.NoError(t, err)
+	require.NotNil(t, s.PoolAutoscalers)
+	assert.Nil(t, s.Autoscaler)
+	assert.Empty(t, s.ScaleIn)
+	pre, dec := s.PoolAutoscalers.Prefill, s.PoolAutoscalers.Decode
+	require.NotNil(t, pre)
+	require.NotNil(t, dec)
+	assert.Equal(t, MetricRequestsWaiting, pre.Metric)
+	assert.Equal(t, MetricKVUsage, dec.Metric)
+	assert.Equal(t, 0.8, dec.Target)
+	for _, a := range []*Autoscaler{pre, dec} {
+		assert.Equal(t, SourceExternal, a.Source)
+		assert.Equal(t, AggregateSum, a.Aggregate)
+		require.NotNil(t, a.Behavior)
+		assert.Equal(t, []ScalingPolicy{{Type: PolicyTypePods, Value: 1, PeriodMS: 180000}}, a.Behavior.ScaleUp.Policies)
+		assert.Equal(t, []ScalingPolicy{{Type: PolicyTypePods, Value: 1, PeriodMS: 300000}}, a.Behavior.ScaleDown.Policies)
+		assert.Equal(t, int64(300000), *a.Behavior.ScaleDown.WindowMS)
+	}
+	rep := mustRun(t, s)
+	downs := map[string]int{}
+	for _, d := range rep.Autoscaler.Decisions {
+		if d.Reason == ReasonScaleDown {
+			downs[d.Role]++
+		}
+		assert.LessOrEqual(t, len(d.Drained), 1, "1 pod per 300 s down, at %v ms", d.TMS)
+	}
+	assert.Positive(t, downs[RolePrefill], "the prefill ScaledObject scales in")
+	assert.Positive(t, downs[RoleDecode], "the decode ScaledObject scales in")
+	assert.Zero(t, *rep.Summary.Requests.Failed)
+	assert.Greater(t, rep.Summary.DurationMS, 2*3600*1000.0-60000, "the night lasts its two hours")
+}
+
+// Dynamo's fixed drain: the drained prefill workers go 30 s after they are marked, and the
+// handoffs the busy decode pool had not pulled fail with source_removed; under wait none does.
+func TestPresetPDDynamoDrain(t *testing.T) {
+	p, ok := PresetByKey("pd-dynamo-drain")
+	require.True(t, ok)
+	s, err := Parse(p.JSON, ParseEnv{})
+	require.NoError(t, err)
+	require.NotNil(t, s.Disaggregation)
+	assert.Equal(t, DrainFixed, s.Disaggregation.PrefillDrain.Mode)
+	assert.Equal(t, 30000.0, s.Disaggregation.PrefillDrain.FixedMS)
+	require.Len(t, s.ScaleIn, 1)
+	assert.Equal(t, RolePrefill, s.ScaleIn[0].Role)
+	rep := mustRun(t, s)
+	drained := 0
+	for _, w := range rep.Workers {
+		if w.DrainMS != nil {
+			drained++
+			assert.Equal(t, RolePrefill, w.Role)
+			assert.Equal(t, 30000.0, *w.DrainMS, "worker %d leaves at its fixed deadline", w.ID)
+			assert.False(t, w.Forced)
+		}
+	}
+	assert.Equal(t, 2, drained)
+	assert.Positive(t, rep.Summary.Disaggregation.Failed.SourceRemoved, "holds dropped at the fixed deadline")
+	wait := cloneScenario(s)
+	wait.Disaggregation.PrefillDrain.Mode = DrainWait
+	rw := mustRun(t, wait)
+	assert.Zero(t, rw.Summary.Disaggregation.Failed.SourceRemoved)
+}
+
+// vLLM before 0.22: a fixed 480 s hold on a busy decode pool. Prompts stay held on their prefill
+// workers far longer than on the same night with twice the decode workers, and the drained prefill
+// workers wait for their handoffs until the grace forces them out.
+func TestPresetPDVLLMLease(t *testing.T) {
+	p, ok := PresetByKey("pd-vllm-lease")
+	require.True(t, ok)
+	s, err := Parse(p.JSON, ParseEnv{})
+	require.NoError(t, err)
+	require.NotNil(t, s.Disaggregation)
+	assert.Equal(t, LeaseFixed, s.Disaggregation.Lease.Mode)
+	assert.Equal(t, 480000.0, s.Disaggregation.Lease.TTLMS)
+	rep := mustRun(t, s)
+	d := rep.Summary.Disaggregation
+	require.Positive(t, d.Handoffs)
+	busy := d.HeldBlockSeconds / float64(d.Handoffs)
+	quiet := cloneScenario(s)
+	quiet.Disaggregation.Decode.Workers *= 2
+	rq := mustRun(t, quiet)
+	calm := rq.Summary.Disaggregation.HeldBlockSeconds / float64(rq.Summary.Disaggregation.Handoffs)
+	assert.Greater(t, busy, 10*calm, "a busy decode pool holds prompts long: %.1f against %.1f block-seconds a handoff", busy, calm)
+	assert.Positive(t, d.HeldBlockSecondsDraining)
+	// What the description says of -pair lease: no hold here waits 480 s unpulled, so heartbeat
+	// gives the same figures.
+	assert.Zero(t, d.Failed.LeaseExpired)
+	hb := cloneScenario(s)
+	hb.Disaggregation.Lease = Lease{Mode: LeaseHeartbeat}
+	rh := mustRun(t, hb)
+	assert.Equal(t, d.HeldBlockSeconds, rh.Summary.Disaggregation.HeldBlockSeconds)
+	for _, w := range rep.Workers {
+		if w.DrainMS != nil {
+			require.NotNil(t, w.PinWaitMS)
+			assert.Positive(t, *w.PinWaitMS, "worker %d waited for its handoffs", w.ID)
+		}
+	}
 }

@@ -144,6 +144,11 @@ func (f *Form) autoscalerJSON(root map[string]any, put func(fs fieldSpec, name, 
 	if strings.TrimSpace(f.values[ScaleInModePath]) != ModeAutoscaler {
 		return false
 	}
+	if strings.TrimSpace(f.values[PoolsModePath]) == PoolsPD {
+		// An autoscaler per pool; the fleet's autoscaler fields stay in the form, unsent.
+		f.poolAutoscalersJSON(root, put)
+		return true
+	}
 	a := map[string]any{}
 	for _, fs := range autoscalerGroup.Fields {
 		if fs.Path == AggregatePath && strings.TrimSpace(f.values[SourcePath]) != sim.SourceExternal {

@@ -28,6 +28,7 @@ func simDefaults() map[string]string {
 		}
 	})
 	autoscalerDefaults(defaults)
+	poolAutoscalerDefaults(defaults)
 	poolDefaults(defaults)
 	// The default scenario needs a workload type, but the simulator requires one: it has no
 	// default, and the form starts with sessions (workloadTypeField.Start).

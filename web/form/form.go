@@ -9,6 +9,7 @@
 //	view.go      the page model the template renders
 //	summary.go   a scenario's inputs as the form asks for them, for the run page
 //	sweep.go     the sweep form (its axes) read into a sweep request
+//	pool_autoscalers.go  an autoscaler per pool (autoscaler.prefill / .decode) in the Pools section
 //	plan.go      the plan form (its goal, one of whatif's plan kinds, and limits) read into a plan request
 //
 // The handlers are web's (web/page_form.go; the sweep and plan forms' web/page_sweep.go,

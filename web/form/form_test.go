@@ -42,6 +42,15 @@ func TestFormStartsOnlyWhereTheSimulatorHasNoDefault(t *testing.T) {
 	for _, fs := range behaviorFields() {
 		noDefault[fs.Path] = true
 	}
+	// A pool's autoscaler: the choice and its behavior's fields are the form's own, an empty max
+	// is the pool's workers; the other fields have the fleet autoscaler's defaults.
+	for _, role := range poolAutoscalerRoles {
+		for _, fs := range poolAutoscalerGroup(role).Fields {
+			if fs.Path == PoolAutoscalerPath(role) || strings.HasPrefix(fs.Path, poolBehaviorPath(role)) || strings.HasSuffix(fs.Path, ".max_workers") {
+				noDefault[fs.Path] = true
+			}
+		}
+	}
 	singleFields(func(fs fieldSpec) {
 		def, has := formDefaults[fs.Path]
 		assert.Equal(t, !noDefault[fs.Path], has, "%s: has a simulator default (%q)", fs.Path, def)
@@ -75,6 +84,14 @@ func TestPresetsPrefillRoundTrip(t *testing.T) {
 			assert.Equal(t, PoolsPD, f.Get(PoolsModePath), p.Key)
 			assert.Empty(t, f.Get(RawJSONField), "%s: the Pools fields hold it", p.Key)
 			assert.Equal(t, strconv.Itoa(sc.Disaggregation.Decode.Workers), f.Get("disaggregation.decode.workers"), p.Key)
+			if sc.PoolAutoscalers != nil {
+				// llm-d's pair of ScaledObjects: each pool's autoscaler in its own fields.
+				assert.Equal(t, PoolAutoscalerSet, f.Get(PoolAutoscalerPath(sim.RolePrefill)), p.Key)
+				assert.Equal(t, PoolAutoscalerSet, f.Get(PoolAutoscalerPath(sim.RoleDecode)), p.Key)
+				assert.Equal(t, sc.PoolAutoscalers.Decode.Metric, f.Get("autoscaler.decode.metric"), p.Key)
+				assert.Equal(t, sc.PoolAutoscalers.Prefill.Metric, f.Get("autoscaler.prefill.metric"), p.Key)
+				assert.Equal(t, BehaviorSet, f.Get("autoscaler.decode.behavior"), p.Key)
+			}
 		}
 		t.Run(p.Key, func(t *testing.T) {
 			sc, err := sim.Parse(p.JSON, sim.ParseEnv{})
@@ -147,10 +164,115 @@ func TestFormPools(t *testing.T) {
 	per, err := sim.Parse(raw, sim.ParseEnv{})
 	require.NoError(t, err)
 	held := FromScenario(per)
-	assert.NotEmpty(t, held.Get(RawJSONField), "an autoscaler per pool goes to the JSON box")
+	assert.Empty(t, held.Get(RawJSONField), "an autoscaler per pool is held by the pools' autoscaler fields")
+	assert.Equal(t, ModeAutoscaler, held.Get(ScaleInModePath))
+	assert.Equal(t, "3", held.Get("autoscaler.decode.max_workers"))
+	assert.Equal(t, "none", held.Get("autoscaler.prefill.grace_ms"))
+	assert.Equal(t, "0", held.Get("autoscaler.prefill.behavior.scale_down.window_ms"))
 	again, err := Scenario(held, sim.ParseEnv{})
 	require.NoError(t, err)
 	assert.Equal(t, per.ID(), again.ID())
+
+	// What the fields do not hold (a metric delay, a second policy) sends the scenario to the
+	// JSON box whole, which gives it back.
+	for name, change := range map[string]func(*sim.Scenario){
+		"metric delay": func(c *sim.Scenario) { c.PoolAutoscalers.Decode.MetricDelayMS = 5 },
+		"two policies": func(c *sim.Scenario) {
+			c.PoolAutoscalers.Prefill.Behavior.ScaleDown.Policies = []sim.ScalingPolicy{
+				{Type: sim.PolicyTypePods, Value: 1, PeriodMS: 10}, {Type: sim.PolicyTypePercent, Value: 50, PeriodMS: 20}}
+		},
+	} {
+		c, err := sim.Parse(raw, sim.ParseEnv{})
+		require.NoError(t, err)
+		change(c)
+		c, err = sim.Parse(c.CanonicalJSON(), sim.ParseEnv{})
+		require.NoError(t, err, name)
+		boxed := FromScenario(c)
+		assert.NotEmpty(t, boxed.Get(RawJSONField), name)
+		back, err := Scenario(boxed, sim.ParseEnv{})
+		require.NoError(t, err, name)
+		assert.Equal(t, c.ID(), back.ID(), name)
+	}
+}
+
+// TestFormPoolAutoscalers: with pools and the autoscaler chosen, each pool's autoscaler fields
+// write autoscaler.prefill / autoscaler.decode (one, both or neither set), the fleet's
+// autoscaler fields are not sent, and a problem lands beside the pool's field.
+func TestFormPoolAutoscalers(t *testing.T) {
+	f := Default()
+	f.Set(PoolsModePath, PoolsPD)
+	f.Set("disaggregation.prefill.workers", "2")
+	f.Set("disaggregation.decode.workers", "4")
+	f.Set(ScaleInModePath, ModeAutoscaler)
+	f.Set("autoscaler.target", "not sent")
+	f.Set(PoolAutoscalerPath(sim.RoleDecode), PoolAutoscalerSet)
+	f.Set("autoscaler.decode.metric", sim.MetricKVUsage)
+	f.Set("autoscaler.decode.source", sim.SourceExternal)
+	f.Set("autoscaler.decode.aggregate", sim.AggregateSum)
+	f.Set("autoscaler.decode.target", "0.8")
+	f.Set("autoscaler.decode.max_workers", "8")
+	f.Set("autoscaler.decode.behavior", BehaviorSet)
+	f.Set("autoscaler.decode.behavior.scale_down.window_ms", "300000")
+	f.Set("autoscaler.decode.behavior.scale_down.policies[0].type", sim.PolicyTypePods)
+	f.Set("autoscaler.decode.behavior.scale_down.policies[0].value", "1")
+	f.Set("autoscaler.decode.behavior.scale_down.policies[0].period_ms", "300000")
+	f.Set("autoscaler.prefill.target", "2") // the prefill pool's autoscaler is not chosen: unsent
+	sc, err := Scenario(f, sim.ParseEnv{})
+	require.NoError(t, err)
+	require.NotNil(t, sc.PoolAutoscalers)
+	assert.Nil(t, sc.Autoscaler)
+	assert.Nil(t, sc.PoolAutoscalers.Prefill, "none: the prefill pool keeps its size")
+	d := sc.PoolAutoscalers.Decode
+	require.NotNil(t, d)
+	assert.Equal(t, sim.MetricKVUsage, d.Metric)
+	assert.Equal(t, 0.8, d.Target)
+	assert.Equal(t, 8, d.MaxWorkers)
+	require.NotNil(t, d.Behavior)
+	assert.Nil(t, d.Behavior.ScaleUp)
+	assert.Equal(t, int64(300000), *d.Behavior.ScaleDown.WindowMS)
+	assert.Equal(t, []sim.ScalingPolicy{{Type: sim.PolicyTypePods, Value: 1, PeriodMS: 300000}}, d.Behavior.ScaleDown.Policies)
+	back := FromScenario(sc)
+	assert.Empty(t, back.Get(RawJSONField))
+	for _, name := range []string{PoolAutoscalerPath(sim.RolePrefill), PoolAutoscalerPath(sim.RoleDecode), "autoscaler.decode.metric", "autoscaler.decode.target",
+		"autoscaler.decode.max_workers", "autoscaler.decode.behavior.scale_down.policies[0].value", "autoscaler.decode.behavior.scale_down.window_ms"} {
+		assert.Equal(t, f.Get(name), back.Get(name), name)
+	}
+
+	// handoffs_held is a prefill metric: on the decode pool the simulator's message lands there.
+	f.Set("autoscaler.decode.metric", sim.MetricHandoffsHeld)
+	f.Set("autoscaler.decode.behavior.scale_down.policies[0].value", "x")
+	_, err = Scenario(f, sim.ParseEnv{})
+	invalid, ok := err.(*Invalid)
+	require.True(t, ok, "%v", err)
+	assert.NotEmpty(t, invalid.Errs.byField["autoscaler.decode.behavior.scale_down.policies[0].value"], "%v", invalid.Errs)
+	assert.NotEmpty(t, invalid.Errs.byField["autoscaler.decode.metric"], "%v", invalid.Errs)
+
+	// Neither pool's autoscaler chosen: the autoscaler is {} and both pools keep their sizes
+	// (not thirteen messages about the fleet's autoscaler fields).
+	f.Set(PoolAutoscalerPath(sim.RoleDecode), PoolAutoscalerNone)
+	neither, err := Scenario(f, sim.ParseEnv{})
+	require.NoError(t, err)
+	assert.Nil(t, neither.Autoscaler)
+	if neither.PoolAutoscalers != nil {
+		assert.Nil(t, neither.PoolAutoscalers.Prefill)
+		assert.Nil(t, neither.PoolAutoscalers.Decode)
+	}
+	assert.Empty(t, neither.ScaleIn)
+	kept := FromScenario(neither) // the same scenario as an empty schedule
+	assert.Equal(t, PoolAutoscalerNone, kept.Get(PoolAutoscalerPath(sim.RoleDecode)))
+	assert.Empty(t, kept.Get(RawJSONField))
+	same, err := Scenario(kept, sim.ParseEnv{})
+	require.NoError(t, err)
+	assert.Equal(t, neither.ID(), same.ID())
+
+	// The page shows both pools' autoscaler fieldsets.
+	page := Default().View(templates.Page{}, NoErrors(), nil)
+	legends := map[string]bool{}
+	for _, set := range page.Pools {
+		legends[set.Legend] = true
+	}
+	assert.True(t, legends["Prefill autoscaler"])
+	assert.True(t, legends["Decode autoscaler"])
 }
 
 // TestFormProblemsAreNotRepeated: a field the form could not read is not faulted a second time

@@ -54,7 +54,7 @@ const (
 // handoffGroup is how a prompt's KV moves from its prefill worker to a decode worker, and what
 // a drain of a prefill worker does to the handoffs it still holds.
 var handoffGroup = fieldGroup{Legend: "Handoff",
-	Note: "A prefill worker holds a prompt's blocks from the end of its prefill until a decode worker has pulled them. Pool timings and host lanes other than the fleet's, and an autoscaler per pool (autoscaler.prefill and autoscaler.decode, each the model-4 autoscaler), are set in the Scenario JSON box at the bottom: the autoscaler fields above are one fleet's. KVCR peer pulls are off with pools (not part of model 5).",
+	Note: "A prefill worker holds a prompt's blocks from the end of its prefill until a decode worker has pulled them. Pool timings and host lanes other than the fleet's are set in the Scenario JSON box at the bottom. With the autoscaler chosen as the scale-in, each pool's own autoscaler is set below (the autoscaler fields above are one fleet's and are not used with pools). KVCR peer pulls are off with pools (not part of model 5).",
 	Fields: []fieldSpec{
 		{Path: "disaggregation.transfer.latency_ms", Label: "Link latency", Unit: "ms", Kind: kindFloat, Help: "From a pull's admission on the decode worker until its bytes start to move (≥ 0)."},
 		{Path: "disaggregation.transfer.bandwidth_gbps", Label: "Link bandwidth", Unit: "GB/s", Kind: kindFloat, Help: "Out of each prefill worker, shared by its pulls (> 0)."},
@@ -88,6 +88,7 @@ func poolSingleFields(fn func(fieldSpec)) {
 			fn(fs)
 		}
 	}
+	poolAutoscalerFields(fn)
 }
 
 // poolDefaults are the texts of the handoff's defaults, from the simulator; a pool's fields
@@ -140,18 +141,18 @@ func (v *formView) poolsView() {
 	for _, g := range poolGroups() {
 		v.page.Pools = append(v.page.Pools, v.fieldset(g, ""))
 	}
+	for _, role := range poolAutoscalerRoles {
+		v.page.Pools = append(v.page.Pools, v.fieldset(poolAutoscalerGroup(role), ""))
+	}
 }
 
 // poolsHoldable reports whether the form's fields hold a scenario's pools: not when a pool's
-// timing or host lanes differ from the fleet's, nor with an autoscaler per pool, which are
-// edited in the Scenario JSON box.
+// timing or host lanes differ from the fleet's, which are edited in the Scenario JSON box (an
+// autoscaler per pool is checked by poolAutoscalersHeld).
 func poolsHoldable(sc *sim.Scenario) bool {
 	d := sc.Disaggregation
 	if d == nil {
 		return true
-	}
-	if sc.PoolAutoscalers != nil {
-		return false
 	}
 	for _, p := range []sim.Pool{d.Prefill, d.Decode} {
 		if !reflect.DeepEqual(p.Timing, sc.Fleet.Timing) || p.H2DGBps != sc.Fleet.H2DGBps || p.D2HGBps != sc.Fleet.D2HGBps {

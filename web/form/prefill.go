@@ -64,6 +64,7 @@ func FromScenario(sc *sim.Scenario) *Form {
 		f.values[ScaleInModePath] = ModeAutoscaler
 	}
 	f.behaviorPrefill(sc.Autoscaler)
+	f.poolAutoscalersPrefill(sc.PoolAutoscalers)
 	actions, _ := tree["scale_in"].([]any)
 	for _, a := range actions {
 		obj, _ := a.(map[string]any)
@@ -74,6 +75,10 @@ func FromScenario(sc *sim.Scenario) *Form {
 			}
 		}
 		f.rows = append(f.rows, row)
+	}
+	if sc.PoolAutoscalers != nil && f.values[RawJSONField] == "" && !poolAutoscalersHeld(f, sc) {
+		// A pool's autoscaler has more than its fields hold: the JSON box holds the scenario whole.
+		f.values[RawJSONField] = string(canonical)
 	}
 	return f
 }

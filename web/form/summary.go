@@ -58,6 +58,11 @@ func scaleInInputs(sc *sim.Scenario, item func(label, value string) templates.Sc
 		items = append(items, behaviorInputs(sc.Autoscaler, item)...)
 		return templates.ScenarioGroup{Title: autoscalerGroup.Legend, Items: items}
 	}
+	if sc.PoolAutoscalers != nil {
+		// One autoscaler per pool: each is listed with the pools (poolAutoscalerInputs).
+		return templates.ScenarioGroup{Title: "Schedule", Items: []templates.ScenarioItem{
+			item(scaleInModeField.Label, ModeAutoscaler+": one per pool (Prefill autoscaler, Decode autoscaler)")}}
+	}
 	sched := []templates.ScenarioItem{item(scaleInModeField.Label, ModeSchedule)}
 	for i, a := range sc.ScaleIn {
 		what := ""
@@ -198,6 +203,35 @@ func poolInputs(sc *sim.Scenario, item func(label, value string) templates.Scena
 			}
 			items = append(items, field(fs))
 		}
+		groups = append(groups, templates.ScenarioGroup{Title: g.Legend, Items: items})
+	}
+	if sc.PoolAutoscalers != nil {
+		groups = append(groups, poolAutoscalerInputs(sc, item, field)...)
+	}
+	return groups
+}
+
+// poolAutoscalerInputs is each pool's autoscaler: its choice, its common fields and its
+// behavior by direction.
+func poolAutoscalerInputs(sc *sim.Scenario, item func(label, value string) templates.ScenarioItem, field func(fieldSpec) templates.ScenarioItem) []templates.ScenarioGroup {
+	var groups []templates.ScenarioGroup
+	for _, role := range poolAutoscalerRoles {
+		a := map[string]*sim.Autoscaler{sim.RolePrefill: sc.PoolAutoscalers.Prefill, sim.RoleDecode: sc.PoolAutoscalers.Decode}[role]
+		g := poolAutoscalerGroup(role)
+		if a == nil {
+			groups = append(groups, templates.ScenarioGroup{Title: g.Legend, Items: []templates.ScenarioItem{item(g.Fields[0].Label, "none: the pool keeps its size")}})
+			continue
+		}
+		items := []templates.ScenarioItem{item(g.Fields[0].Label, "set")}
+		for _, key := range poolAutoscalerCommon {
+			fs := poolAutoscalerField(g, PoolAutoscalerPath(role)+"."+key)
+			if key == "aggregate" && a.Source != sim.SourceExternal {
+				items = append(items, item(fs.Label, "not used (pods source)"))
+				continue
+			}
+			items = append(items, field(fs))
+		}
+		items = append(items, behaviorInputs(a, item)...)
 		groups = append(groups, templates.ScenarioGroup{Title: g.Legend, Items: items})
 	}
 	return groups

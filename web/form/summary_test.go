@@ -76,6 +76,24 @@ func TestScenarioSummaryListsEveryFormField(t *testing.T) {
 			modeless = together
 			assert.NotEmpty(t, shown[autoscalerGroup.Legend][behaviorModeField.Label], name)
 		}
+		// A pool's autoscaler: its choice and common fields listed, its behavior summarised by
+		// direction; without one (or without pools) its fields are not shown.
+		for _, role := range poolAutoscalerRoles {
+			g := poolAutoscalerGroup(role)
+			var a *sim.Autoscaler
+			if sc.PoolAutoscalers != nil {
+				a = map[string]*sim.Autoscaler{sim.RolePrefill: sc.PoolAutoscalers.Prefill, sim.RoleDecode: sc.PoolAutoscalers.Decode}[role]
+			}
+			if a == nil {
+				poolless += len(g.Fields)
+				continue
+			}
+			want[g.Legend] = g.Fields[:1+len(poolAutoscalerCommon)]
+			wanted += 1 + len(poolAutoscalerCommon)
+			poolless += len(g.Fields) - 1 - len(poolAutoscalerCommon)
+			assert.NotEmpty(t, shown[g.Legend][behaviorModeField.Label], name)
+			assert.Contains(t, shown["Schedule"][scaleInModeField.Label], ModeAutoscaler, name)
+		}
 		assert.Equal(t, single, wanted+otherWorkloads+modeless+poolless, "%s: a single field of the form is in no group the summary shows", name)
 		for title, fields := range want {
 			for _, fs := range fields {

@@ -189,8 +189,14 @@ func TestApplyJSON(t *testing.T) {
 	if !strings.Contains(string(out), "12345678901234567") {
 		t.Errorf("the seed lost digits:\n%s", out)
 	}
-	if len(notes) != 1 || !strings.Contains(notes[0], "workload.sessions.count 10 → 1126") {
+	if len(notes) != 2 || !strings.Contains(notes[1], "workload.sessions.count 10 → 1126") {
 		t.Errorf("notes %q", notes)
+	}
+	// The first note says what of the request shape the load did not set, and where to read it.
+	for _, want := range []string{"arrival rate only", "workload.sessions.output_tokens from vllm:request_generation_tokens", "fleet.timing from scalein calibrate"} {
+		if len(notes) == 0 || !strings.Contains(notes[0], want) {
+			t.Errorf("the shape note lacks %q: %q", want, notes)
+		}
 	}
 	var doc map[string]any
 	if err := json.Unmarshal(out, &doc); err != nil {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"strings"
 	"time"
 
 	"github.com/scalein-planner/scalein/sim"
@@ -61,7 +62,44 @@ func Apply(doc map[string]any, c *Curve, parsedCount int) []string {
 	}
 	w["sessions"] = s
 	doc["workload"] = w
+	if n := shapeNote(doc, s); n != "" {
+		notes = append([]string{n}, notes...) // first: it holds for every load
+	}
 	return notes
+}
+
+// shapeFields are the fields of a request's shape that a Prometheus load does not set, each with
+// where its value can be read (docs/manifests.md#prometheus-load).
+var shapeFields = []struct{ path, from string }{
+	{"workload.sessions.turns", "your clients' sessions (no vLLM metric counts turns)"},
+	{"workload.sessions.new_input_tokens", "vllm:request_prompt_tokens (its _sum / _count, less the system prompt)"},
+	{"workload.sessions.system_prompt_tokens", "the shared prefix (vllm:prefix_cache_hits over vllm:prefix_cache_queries shows how much is reused)"},
+	{"workload.sessions.output_tokens", "vllm:request_generation_tokens (its _sum / _count)"},
+	{"workload.sessions.think_time_ms", "your clients' pause between turns (no vLLM metric)"},
+	{"fleet.timing", "scalein calibrate on Dynamo's forward-pass metrics, or vllm:time_to_first_token_seconds and vllm:time_per_output_token_seconds"},
+}
+
+// shapeNote says which fields of the request shape the scenario leaves at their defaults after
+// a load (only the arrival rate comes from Prometheus), and which vLLM metrics set them; "" when
+// the scenario writes them all.
+func shapeNote(doc, sessions map[string]any) string {
+	var left []string
+	for _, f := range shapeFields {
+		var set bool
+		if f.path == "fleet.timing" {
+			fleet, _ := doc["fleet"].(map[string]any)
+			_, set = fleet["timing"]
+		} else {
+			_, set = sessions[f.path[len("workload.sessions."):]]
+		}
+		if !set {
+			left = append(left, f.path+" from "+f.from)
+		}
+	}
+	if len(left) == 0 {
+		return ""
+	}
+	return "the load sets the arrival rate only; the request shape is still the default or as written in: " + strings.Join(left, "; ")
 }
 
 // ApplyJSON is Apply on a scenario's JSON text; parsed is that scenario as sim.Parse read it

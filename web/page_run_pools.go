@@ -162,7 +162,7 @@ func poolVerdicts(rep *sim.Report, d *sim.Disaggregation, clock format.Clock) []
 			continue
 		}
 		s := fmt.Sprintf("Draining %s held %s blocks on average over its %s drain (%s block-seconds) until its removal at %s",
-			workerName(w), format.Sig3(blocks), format.Duration(seconds*1000), format.Number(blocks*seconds), clock.AtOpt(w.RemovedAtMS))
+			workerName(w), format.Sig3(blocks), format.Duration(seconds*1000), format.Sig3(blocks*seconds), clock.AtOpt(w.RemovedAtMS))
 		if w.Forced {
 			s += ", when it was removed by force"
 		}

@@ -70,8 +70,8 @@ func TestBrowserPoolsRun(t *testing.T) {
 	}
 	require.Contains(t, card("handoffs"), flat(format.Count(d.Handoffs, "handoffs")))
 	require.Contains(t, card("handoffs"), flat(format.Number(float64(d.Landed))+" landed"))
-	require.Contains(t, card("held-block-seconds"), flat(format.Number(d.HeldBlockSeconds)+" block-s"))
-	require.Contains(t, card("held-block-seconds"), flat(format.Number(d.HeldBlockSecondsDraining)+" block-s on draining"))
+	require.Contains(t, card("held-block-seconds"), flat(format.Sig3(d.HeldBlockSeconds)+" block-s"))
+	require.Contains(t, card("held-block-seconds"), flat(format.Sig3(d.HeldBlockSecondsDraining)+" block-s on draining"))
 	drained := browserEval[string](t, b, `document.querySelector('[data-testid="drained-prefill-table"] tbody tr td').textContent`)
 	require.Equal(t, "prefill-2", strings.TrimSpace(drained), "the highest prefill id drained")
 	require.Empty(t, b.problems(t), "console errors or CSP violations on the run page")

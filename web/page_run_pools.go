@@ -72,13 +72,14 @@ func handoffCards(ds *sim.DisaggregationSummary) []templates.Card {
 			Note: format.Number(float64(ds.Landed)) + " landed, " + format.Number(float64(failed)) + " failed"},
 		{Key: "handoffs-failed", Label: "Handoffs failed", Value: format.Count(failed, "handoffs"),
 			Note: failedNote + "; " + format.Count(ds.Recomputed, "prompts") + " recomputed on a decode worker"},
-		{Key: "held-block-seconds", Label: "Held block-seconds", Value: format.Number(ds.HeldBlockSeconds) + " block-s",
-			Note:      format.Number(ds.HeldBlockSecondsDraining) + " block-s on draining prefill workers",
+		{Key: "held-block-seconds", Label: "Held block-seconds", Value: format.Sig3(ds.HeldBlockSeconds) + " block-s",
+			Exact:     format.Number(ds.HeldBlockSeconds) + " block-s",
+			Note:      format.Sig3(ds.HeldBlockSecondsDraining) + " block-s on draining prefill workers",
 			HelpTitle: "What is a held block?",
 			Help:      "A prefill worker keeps a prompt's KV blocks from the end of its prefill until a decode worker has read them (or the handoff fails). A block held for one second is one block-second; those held on a draining worker are GPU memory only the handoffs keep."},
 		transfer,
-		{Key: "pool-worker-seconds", Label: "Worker-seconds by pool", Value: "prefill " + format.Number(ds.WorkerSeconds.Prefill) + " s",
-			Note: "decode " + format.Number(ds.WorkerSeconds.Decode) + " s"},
+		{Key: "pool-worker-seconds", Label: "Worker time by pool", Value: "prefill " + workerTime(ds.WorkerSeconds.Prefill),
+			Exact: format.Number(ds.WorkerSeconds.Prefill) + " s", Note: "decode " + workerTime(ds.WorkerSeconds.Decode)},
 	}
 }
 

@@ -66,13 +66,18 @@ func runCards(rep *sim.Report, clock format.Clock) []templates.Card {
 func workerTimeCard(byKey map[string]sim.Figure, note string) templates.Card {
 	c := figureCard(sim.HeadlineWorkerSeconds, "Worker time", byKey, "s", note)
 	if v := byKey[sim.HeadlineWorkerSeconds].Value; v != nil {
-		c.Value = format.Sig3(*v) + " s"
-		if *v >= 3600 {
-			c.Value = format.Sig3(*v/3600) + " worker-hours"
-		}
-		c.Exact = format.WithUnit(v, "s")
+		c.Value, c.Exact = workerTime(*v), format.WithUnit(v, "s")
 	}
 	return c
+}
+
+// workerTime writes worker-seconds as a person reads a sum of worker time: seconds, or
+// worker-hours from an hour on.
+func workerTime(v float64) string {
+	if v >= 3600 {
+		return format.Sig3(v/3600) + " worker-hours"
+	}
+	return format.Sig3(v) + " s"
 }
 
 // figureCard is a card of one headline figure, rounded for the card (the exact value is its

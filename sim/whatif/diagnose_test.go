@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"math"
 	"math/rand/v2"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -342,4 +343,41 @@ func TestDiagnoseEqualPointsOrderByGPUHours(t *testing.T) {
 	require.Len(t, d.Lags, 3)
 	assert.Equal(t, []string{whatif.LagWarmUp, whatif.LagDecision, whatif.LagSignal}, []string{d.Lags[0].Lag, d.Lags[1].Lag, d.Lags[2].Lag})
 	assert.True(t, strings.HasPrefix(d.Answer, "Removing all three lags changes attainment by 0 points and GPU-hours by −3.5. Warm-up costs 0 points of attainment and adds 2 GPU-hours"), d.Answer)
+}
+
+// TestDiagnoseRealDay is the check on the real thing: the diagnose plan on the 24-hour
+// day preset (1.43 M requests) with an slo, its capacity searched, finishes every one of its
+// runs (before ids were slots, the ideal fleet and the no-lag run stopped at 16,376 workers);
+// the three lag shares add up to the gap, and the ideal fleet's average replicas are within 5 %
+// of the computed bound. About 70 s of CPU: SCALEIN_SLOW=1 runs it.
+func TestDiagnoseRealDay(t *testing.T) {
+	if os.Getenv("SCALEIN_SLOW") != "1" {
+		t.Skip("20 runs of a 24-hour day: SCALEIN_SLOW=1 runs it")
+	}
+	p, ok := sim.PresetByKey("autoscaler-day")
+	require.True(t, ok)
+	base, err := sim.Parse(p.JSON, sim.ParseEnv{})
+	require.NoError(t, err)
+	ttft, tpot := 500.0, 20.0
+	base.SLO = &sim.SLO{TTFTMS: &ttft, TPOTMS: &tpot}
+	res, err := whatif.Plan(context.Background(), &whatif.LocalRunner{Parallel: 2}, base,
+		whatif.Request{Goal: whatif.Goal{Diagnose: &whatif.DiagnoseGoal{}}})
+	require.NoError(t, err)
+	require.NotNil(t, res.Diagnose, res.Reason)
+	d := res.Diagnose
+	t.Logf("μ %.3f/s; %s %s", d.RatePerWorker, d.Comparison, d.Answer)
+	for _, c := range res.Candidates {
+		assert.Equal(t, whatif.StatusDone, c.Status, "%s: %s", c.Label, c.Error)
+	}
+	require.Len(t, d.Lags, 3, "every lag attributed")
+	sum := 0.0
+	for _, l := range d.Lags {
+		sum += l.AttainmentPoints
+	}
+	require.NotNil(t, d.AttainmentGapPoints)
+	assert.InDelta(t, *d.AttainmentGapPoints, sum, 1e-9)
+	ideal := d.Fleets[2]
+	require.NotNil(t, ideal.AverageReplicas, ideal.Status+" "+ideal.Error)
+	t.Logf("ideal %.4f average replicas, bound %.4f", *ideal.AverageReplicas, d.Bound.AverageReplicas)
+	assert.InEpsilon(t, d.Bound.AverageReplicas, *ideal.AverageReplicas, 0.05)
 }

@@ -172,10 +172,10 @@ func (e *engine) activateDue(c *scaler) bool {
 func (e *engine) activate(w *worker) {
 	if e.pd != nil {
 		f := *w.f
-		w.g1 = kvcache.NewGPU(f.GPUBlocks, w.id, e.index, &e.usedBlocks[w.slot])
+		w.g1 = kvcache.NewGPU(f.GPUBlocks, w.slot, e.index, &e.usedBlocks[w.slot])
 		e.activatedPD(w)
 		if f.HostBlocks > 0 && w.role != roleDecode {
-			w.g2 = kvcache.NewHost(f.HostBlocks, w.id, e.index)
+			w.g2 = kvcache.NewHost(f.HostBlocks, w.slot, e.index)
 		}
 	} else {
 		w.g1, w.g2 = e.newCaches(w.slot) // workerslots.go

@@ -52,6 +52,10 @@ type pdState struct {
 	transfer                              []int64 // landed handoffs' admission → landing, ns
 
 	scalers []*scaler // one per pool with an autoscaler, prefill first (pool_autoscalers.go)
+
+	// the sums of removed workers whose slot a later worker took (goneRowPD)
+	goneHeld, goneHeldDrain int64
+	goneNS                  [3]int64
 }
 
 func newPDState(s *Scenario) *pdState {
@@ -90,7 +94,7 @@ func (e *engine) routeDecode() *worker {
 			continue
 		}
 		free := w.f.GPUBlocks - int(e.usedBlocks[w.slot])
-		if best == nil || free > bestFree || free == bestFree && w.nReq < best.nReq {
+		if best == nil || free > bestFree || free == bestFree && (w.nReq < best.nReq || w.nReq == best.nReq && w.id < best.id) {
 			best, bestFree = w, free
 		}
 	}
@@ -252,37 +256,55 @@ func (pd *pdState) gauges() [6]int64 {
 		pd.active[roleDecode], pd.draining[roleDecode], pd.starting[roleDecode]}
 }
 
+// poolRow fills a pool worker's role and held block-seconds in its row, given the instant its
+// worker-seconds end, and returns its held and held-while-draining block-nanoseconds and its
+// worker-nanoseconds.
+func (e *engine) poolRow(row *WorkerRow, w *worker, end int64) (held, heldDrain, ns int64) {
+	row.Role = roleNames[w.role]
+	ns = end - max(w.startedAt, 0)
+	if w.role != rolePrefill {
+		row.HeldBlockSeconds, row.HeldBlockSecondsDraining = NullNumber(), NullNumber()
+		return 0, 0, ns
+	}
+	if w.state != StateRemoved {
+		w.ph.flush(end)
+	}
+	row.HeldBlockSeconds = NumberOf(float64(w.ph.ns) / 1e9)
+	row.HeldBlockSecondsDraining = NumberOf(float64(w.ph.drainNS) / 1e9)
+	return w.ph.ns, w.ph.drainNS, ns
+}
+
+// goneRowPD completes the row of a removed pool worker whose slot a later worker takes, and
+// keeps its sums for the report.
+func (e *engine) goneRowPD(row *WorkerRow, w *worker, end int64) {
+	pd := e.pd
+	h, hd, n := e.poolRow(row, w, end)
+	pd.goneHeld += h
+	pd.goneHeldDrain += hd
+	pd.goneNS[w.role] += n
+}
+
 // report adds model 5's members to a report: summary.requests.failed, summary.disaggregation,
 // gpu_hours by pool, the worker rows' role and held block-seconds.
 func (e *engine) reportPD(r *Report, duration int64) {
 	pd := e.pd
 	failed := pd.failedN
 	r.Summary.Requests.Failed = &failed
-	var held, heldDrain int64
-	var ns [3]int64
-	for i, w := range e.ws {
-		row := &r.Workers[i]
-		row.Role = roleNames[w.role]
+	// The rows of removed workers whose slot a later worker took were filled then (goneRowPD);
+	// the rest are found by id (the rows are in id order).
+	held, heldDrain, ns := pd.goneHeld, pd.goneHeldDrain, pd.goneNS
+	for _, w := range e.ws {
+		i, found := slices.BinarySearchFunc(r.Workers, int(w.id), func(row WorkerRow, id int) int { return row.ID - id })
+		if !found { // every worker in a slot has a row (workerRows)
+			continue
+		}
 		end := duration
 		if w.state == StateRemoved {
 			end = w.removedAt
 		}
-		start := int64(0)
-		if w.startedAt > 0 {
-			start = w.startedAt
-		}
-		ns[w.role] += end - start
-		if w.role != rolePrefill {
-			row.HeldBlockSeconds, row.HeldBlockSecondsDraining = NullNumber(), NullNumber()
-			continue
-		}
-		if w.state != StateRemoved {
-			w.ph.flush(end)
-		}
-		held += w.ph.ns
-		heldDrain += w.ph.drainNS
-		row.HeldBlockSeconds = NumberOf(float64(w.ph.ns) / 1e9)
-		row.HeldBlockSecondsDraining = NumberOf(float64(w.ph.drainNS) / 1e9)
+		h, hd, n := e.poolRow(&r.Workers[i], w, end)
+		held, heldDrain = held+h, heldDrain+hd
+		ns[w.role] += n
 	}
 	ws := PoolWorkerSeconds{Prefill: float64(ns[rolePrefill]) / 1e9, Decode: float64(ns[roleDecode]) / 1e9}
 	r.Summary.GPUHours = float64(float64(ws.Prefill*float64(pd.fleets[rolePrefill].GPUsPerWorker))+

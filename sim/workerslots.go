@@ -88,11 +88,7 @@ func (e *engine) freeSlot(w *worker) {
 			}
 		}
 	}
-	if e.pd == nil {
-		// With pools the slot stays the id (the pools' per-worker state is indexed by id):
-		// a P/D run still starts at most kvcache.MaxWorkers workers over its life.
-		e.gen.free = append(e.gen.free, w.slot)
-	}
+	e.gen.free = append(e.gen.free, w.slot)
 }
 
 // newCaches makes the empty caches of a worker becoming active in slot, from retired ones if
@@ -129,9 +125,6 @@ func (e *engine) takeSlot(w *worker) bool {
 	case int(g.next) >= MaxStartedWorkers:
 		e.failOnce(fmt.Errorf("%w: the autoscaler started %d workers in one run, and the report lists each one; lengthen its windows (scale_down window_ms), raise its interval_ms or its tolerance so it changes the fleet less often", ErrLimit, g.next-int32(e.s.Fleet.Workers)))
 		return false
-	case len(g.free) == 0 && len(e.ws) >= kvcache.MaxWorkers && e.pd != nil:
-		e.failOnce(fmt.Errorf("%w: the pools' autoscalers started workers beyond id %d in one run (a run with pools does not reuse a removed worker's slot yet); lengthen their windows or raise their interval_ms", ErrLimit, kvcache.MaxWorkers))
-		return false
 	case len(g.free) == 0 && len(e.ws) >= kvcache.MaxWorkers:
 		e.failOnce(fmt.Errorf("%w: more than %d workers alive at once (active, starting and draining): lower autoscaler.max_workers, or a shorter grace_ms so draining workers leave sooner", ErrLimit, kvcache.MaxWorkers))
 		return false
@@ -147,9 +140,12 @@ func (e *engine) takeSlot(w *worker) bool {
 			return false
 		}
 		row, end := workerRow(old, 0)
+		if e.pd != nil {
+			e.goneRowPD(&row, old, end)
+		}
 		g.gone = append(g.gone, row)
 		g.goneNS += end - max(old.startedAt, 0)
-		if old.g1 != nil { // retired: a later activation takes the arrays
+		if old.g1 != nil && e.as != nil { // retired: a later activation takes the arrays
 			g.spareG1 = append(g.spareG1, old.g1)
 			if old.g2 != nil {
 				g.spareG2 = append(g.spareG2, old.g2)

@@ -180,3 +180,97 @@ func TestWorkerLimitsMessages(t *testing.T) {
 	assert.False(t, e.takeSlot(&worker{}))
 	assert.Contains(t, e.fail.Error(), "workers alive at once (active, starting and draining): lower autoscaler.max_workers")
 }
+
+// flappingPoolsScenario is flappingScenario with prefill and decode pools, each with its own
+// autoscaler on offered_rate with no lag: both pools go to 12 workers at every interval with an
+// arrival and back to 1 at every interval without, so each burst starts 22 workers.
+func flappingPoolsScenario(t testing.TB, bursts int) *Scenario {
+	t.Helper()
+	var reqs []string
+	for i := range bursts {
+		reqs = append(reqs, fmt.Sprintf(`{"id": "r%d", "at_ms": %d, "blocks": ["P*2", "Q%d"], "output_tokens": 2}`, i, 1010+20*i, i%50),
+			fmt.Sprintf(`{"id": "s%d", "at_ms": %d, "blocks": ["S%d*3"], "output_tokens": 2}`, i, 1015+20*i, i))
+	}
+	pool := `{"interval_ms": 10, "metric": "offered_rate", "source": "external", "target": 1,
+		"tolerance": 0, "min_workers": 1, "max_workers": 12, "startup_ms": 0, "select": "least_loaded", "grace_ms": 5,
+		"behavior": {"scale_down": {"window_ms": 0}, "scale_up": {"policies": [{"type": "pods", "value": 100, "period_ms": 1}]}}}`
+	return mustParse(t, `{"fleet": {"gpu_blocks": 64, "host_blocks": 64, "block_size": 16, "max_num_seqs": 4,
+		"max_batched_tokens": 64, "timing": {"prefill_ms": 2, "decode_ms": 1, "prefill_ms_per_1k_tokens": 0,
+		"decode_ms_per_seq": 0, "decode_ms_per_1k_kv_tokens": 0}},
+		"disaggregation": {"prefill": {"workers": 1}, "decode": {"workers": 1}, "transfer": {"latency_ms": 1, "bandwidth_gbps": 50}},
+		"router": {"policy": "kv_aware"},
+		"autoscaler": {"prefill": `+pool+`, "decode": `+pool+`},
+		"workload": {"type": "requests", "requests": [`+strings.Join(reqs, ",")+`]}}`)
+}
+
+// With pools, a removed worker gives its slot back too (issue 35: ids never run out): a run
+// whose two pool autoscalers start more workers than kvcache.MaxWorkers over its life finishes,
+// on as many slots as workers alive at once, with a row for every worker, by id, that says its
+// pool; and with every invariant checked after every instant, a shorter run of the same kind
+// gives the same report twice.
+func TestPoolsReuseSlots(t *testing.T) {
+	short := flappingPoolsScenario(t, 120)
+	e, err := newEngine(short, RunOptions{MaxEvents: DefaultMaxEvents, MaxVirtualMS: DefaultMaxVirtualMS})
+	require.NoError(t, err)
+	reused := 0
+	e.afterInstant = func() {
+		checkInvariants(t, e)
+		for slot, w := range e.ws {
+			if int(w.id) != slot {
+				reused++
+			}
+		}
+	}
+	e.onRoute = func(r *request, target *worker, hint int32) { checkRouting(t, e, r, target, hint) }
+	require.NoError(t, e.loop(context.Background()))
+	assert.Positive(t, reused, "slots were taken by later workers")
+	rep := e.report()
+	checkPDEnd(t, e, rep)
+	checkPoolAutoscalers(t, short, rep)
+	again, err := Run(context.Background(), short, RunOptions{})
+	require.NoError(t, err)
+	assert.Equal(t, rep.Digest, again.Digest)
+
+	bursts := kvcache.MaxWorkers/22 + 50
+	s := flappingPoolsScenario(t, bursts)
+	e, err = newEngine(s, RunOptions{MaxEvents: DefaultMaxEvents, MaxVirtualMS: DefaultMaxVirtualMS})
+	require.NoError(t, err)
+	require.NoError(t, e.loop(context.Background()))
+	rep = e.report()
+	assert.Greater(t, len(rep.Workers), kvcache.MaxWorkers, "more workers started than slots exist")
+	assert.LessOrEqual(t, len(e.ws), 48, "slots: the workers alive at once")
+	roles := map[string]int{}
+	var held float64
+	for i, row := range rep.Workers {
+		require.Equal(t, i, row.ID, "rows by id")
+		roles[row.Role]++
+		if v, ok := row.HeldBlockSeconds.Value(); ok {
+			held += v
+		}
+	}
+	assert.Positive(t, roles[RolePrefill])
+	assert.Positive(t, roles[RoleDecode])
+	assert.Equal(t, len(rep.Workers), roles[RolePrefill]+roles[RoleDecode], "every row names its pool")
+	ds := rep.Summary.Disaggregation
+	assert.InDelta(t, ds.HeldBlockSeconds, held, 1e-6, "the summary's held block-seconds are the rows' sum")
+	ws := ds.WorkerSeconds
+	assert.InDelta(t, rep.Summary.WorkerSeconds, ws.Prefill+ws.Decode, 1e-6, "pool worker-seconds add up")
+	assert.Equal(t, int64(2*bursts), rep.Summary.Requests.Completed+*rep.Summary.Requests.Failed)
+	t.Logf("%d workers started, %d slots", len(rep.Workers), len(e.ws))
+}
+
+// A decode worker's tie (as many free blocks, as many requests) goes to the lowest id, not the
+// lowest slot: a later worker may sit in a lower slot.
+func TestRouteDecodeTiesByID(t *testing.T) {
+	e, err := newEngine(flappingPoolsScenario(t, 1), RunOptions{})
+	require.NoError(t, err)
+	d := e.ws[1]
+	require.Equal(t, uint8(roleDecode), d.role)
+	later := &worker{id: 7, slot: 2, state: StateActive, role: roleDecode, f: d.f}
+	e.ws = append(e.ws, later)
+	e.usedBlocks = append(e.usedBlocks, 0)
+	assert.Same(t, d, e.routeDecode(), "worker 1 before worker 7")
+	e.ws[1], e.ws[2] = later, d // worker 7 now in the lower slot
+	later.slot, d.slot = 1, 2
+	assert.Same(t, d, e.routeDecode(), "worker 1, in the higher slot, still wins the tie")
+}

@@ -85,20 +85,30 @@ func (s *Scenario) arrivalSpanMS() float64 {
 // report rows of the workers the autoscaler may start: a decision each interval_ms over the
 // arrivals' span and an hour after it, at most max_workers started for every two. Their records
 // and caches are the alive ones' (cacheWorkers): a removed worker's slot is taken again and
-// only its row stays.
+// only its row stays. With pools, each pool's autoscaler counts so.
 func (e *estimator) autoscalerRows() {
-	a := e.s.Autoscaler
-	if a == nil {
-		return
+	if a := e.s.Autoscaler; a != nil {
+		e.autoscalerRowsOf("autoscaler", a)
 	}
+	if pa := e.s.PoolAutoscalers; pa != nil {
+		if pa.Prefill != nil {
+			e.autoscalerRowsOf("autoscaler.prefill", pa.Prefill)
+		}
+		if pa.Decode != nil {
+			e.autoscalerRowsOf("autoscaler.decode", pa.Decode)
+		}
+	}
+}
+
+func (e *estimator) autoscalerRowsOf(path string, a *Autoscaler) {
 	decisions := int64(math.Min((e.s.arrivalSpanMS()+decisionTailMS)/a.IntervalMS+1, 1e12))
-	e.add("autoscaler.interval_ms", fmt.Sprintf("%s decision rows (one per interval over the workload and an hour after it)", groupDigits(decisions)),
+	e.add(path+".interval_ms", fmt.Sprintf("%s decision rows (one per interval over the workload and an hour after it)", groupDigits(decisions)),
 		satMul(decisions, decisionRowBytes+decisionRowJSONBytes*jsonCopies))
 	// A decision starts at most max_workers workers (its desired is at most max_workers), and
 	// decisions that start workers without one that lowers the fleet between them start fewer
 	// than max_workers together: so at most max_workers for every two decisions, and one more.
 	starts := min(satMul(int64(a.MaxWorkers), decisions/2+1), MaxStartedWorkers)
-	e.add("autoscaler.max_workers", fmt.Sprintf("report rows of up to %s started workers", groupDigits(starts)),
+	e.add(path+".max_workers", fmt.Sprintf("report rows of up to %s started workers", groupDigits(starts)),
 		starts*(goneWorkerRowBytes+workerRowJSONBytes*jsonCopies))
 }
 

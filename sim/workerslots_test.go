@@ -256,6 +256,14 @@ func TestPoolsReuseSlots(t *testing.T) {
 	ws := ds.WorkerSeconds
 	assert.InDelta(t, rep.Summary.WorkerSeconds, ws.Prefill+ws.Decode, 1e-6, "pool worker-seconds add up")
 	assert.Equal(t, int64(2*bursts), rep.Summary.Requests.Completed+*rep.Summary.Requests.Failed)
+	// The memory estimate counts a row for every worker each pool's autoscaler may start.
+	var rowBytes int64
+	for _, d := range EstimateMemory(s).Drivers {
+		if d.Field == "autoscaler.prefill.max_workers" || d.Field == "autoscaler.decode.max_workers" {
+			rowBytes += d.Bytes
+		}
+	}
+	assert.GreaterOrEqual(t, rowBytes, int64(len(rep.Workers))*(goneWorkerRowBytes+workerRowJSONBytes*jsonCopies))
 	t.Logf("%d workers started, %d slots", len(rep.Workers), len(e.ws))
 }
 

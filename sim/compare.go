@@ -279,7 +279,7 @@ func Compare(sa, sb *Scenario, ra, rb *Report) Comparison {
 			guard = true
 		case "autoscaler":
 			auto = true
-		case "fleet.workers":
+		case "fleet.workers", "disaggregation.prefill.workers", "disaggregation.decode.workers":
 			workers = true
 		default:
 			other = true

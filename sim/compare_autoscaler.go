@@ -47,6 +47,8 @@ func BaselinePhrase(s *Scenario, named int) string {
 	n := BaselineWorkers(s, named)
 	why := "the size you named"
 	switch {
+	case named == 0 && s.PoolAutoscalers != nil:
+		return poolBaselinePhrase(s)
 	case named > 0 && s.Autoscaler != nil && named == s.Autoscaler.MaxWorkers:
 		why = "the autoscaler's maximum, as you named"
 	case named > 0:
@@ -58,6 +60,24 @@ func BaselinePhrase(s *Scenario, named int) string {
 	return fmt.Sprintf("a fixed fleet of %s, %s", plural(n, "worker"), why)
 }
 
+// poolBaselinePhrase is BaselinePhrase with pools: "fixed pools of 8 prefill and 12 decode
+// workers, the autoscalers' maximums".
+func poolBaselinePhrase(s *Scenario) string {
+	f, err := FixedFleet(s, 0)
+	if err != nil {
+		return err.Error()
+	}
+	d, pa := f.Disaggregation, s.PoolAutoscalers
+	why := "the autoscalers' maximums"
+	switch {
+	case pa.Prefill == nil:
+		why = "the decode autoscaler's maximum and the prefill pool's own size"
+	case pa.Decode == nil:
+		why = "the prefill autoscaler's maximum and the decode pool's own size"
+	}
+	return fmt.Sprintf("fixed pools of %d prefill and %s, %s", d.Prefill.Workers, plural(d.Decode.Workers, "decode worker"), why)
+}
+
 // plural is "1 worker" or "5 workers".
 func plural(n int, one string) string {
 	if n == 1 {
@@ -67,17 +87,32 @@ func plural(n int, one string) string {
 }
 
 // FixedFleet is s without its autoscaler or scale-in on the baseline: BaselineWorkers(s,
-// named) workers for the whole run, the name marked.
+// named) workers for the whole run, the name marked. With prefill and decode pools, each pool
+// with an autoscaler is held at that autoscaler's max_workers (a pool without one keeps its
+// workers); one named size cannot say how to split two pools, so named must be 0 there.
 func FixedFleet(s *Scenario, named int) (*Scenario, error) {
-	if s.Autoscaler == nil {
+	if s.Autoscaler == nil && s.PoolAutoscalers == nil {
 		return nil, fmt.Errorf("sim: the %q pair compares an autoscaler with a fixed fleet, and this scenario has no autoscaler; add one (autoscaler: {…}) or pair by %q or %q", CounterpartAutoscaler, CounterpartHints, CounterpartGuard)
 	}
 	if msg := CheckBaselineWorkers("baseline_workers", named); msg != "" {
 		return nil, fmt.Errorf("sim: %s", msg)
 	}
 	c := cloneScenario(s)
-	c.Fleet.Workers = BaselineWorkers(s, named)
-	c.Autoscaler = nil
+	if pa := s.PoolAutoscalers; pa != nil {
+		if named > 0 {
+			return nil, fmt.Errorf("sim: baseline_workers names one fleet's size, and this scenario has prefill and decode pools: the fixed fleet holds each pool at its autoscaler's max_workers; leave baseline_workers out (or set autoscaler.prefill.max_workers and autoscaler.decode.max_workers)")
+		}
+		if pa.Prefill != nil {
+			c.Disaggregation.Prefill.Workers = pa.Prefill.MaxWorkers
+		}
+		if pa.Decode != nil {
+			c.Disaggregation.Decode.Workers = pa.Decode.MaxWorkers
+		}
+		c.PoolAutoscalers = nil
+	} else {
+		c.Fleet.Workers = BaselineWorkers(s, named)
+		c.Autoscaler = nil
+	}
 	c.ScaleIn = []ScaleInAction{}
 	c.Name = withMarker(c.Name, fixedFleetMarker)
 	return c, nil

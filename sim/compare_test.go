@@ -321,3 +321,41 @@ func TestCounterpartAutoscaler(t *testing.T) {
 	require.NoError(t, err)
 	assert.Len(t, Compare(c, h, rb, rb).Figures, len(Headline(nil)))
 }
+
+// With pools, the autoscaler counterpart holds each pool with an autoscaler at its max_workers
+// and no autoscaler; a named size is refused (it cannot say how to split two pools), and the
+// comparison is still of kind "autoscaler" with nothing else different.
+func TestCounterpartAutoscalerPools(t *testing.T) {
+	p, ok := PresetByKey("pd-llmd-keda")
+	require.True(t, ok)
+	s, err := Parse(p.JSON, ParseEnv{})
+	require.NoError(t, err)
+	require.NotNil(t, s.PoolAutoscalers)
+	c, err := Counterpart(s, CounterpartAutoscaler)
+	require.NoError(t, err)
+	assert.Nil(t, c.PoolAutoscalers)
+	assert.Nil(t, c.Autoscaler)
+	assert.NotNil(t, s.PoolAutoscalers, "the original keeps its autoscalers")
+	assert.Equal(t, s.PoolAutoscalers.Prefill.MaxWorkers, c.Disaggregation.Prefill.Workers)
+	assert.Equal(t, s.PoolAutoscalers.Decode.MaxWorkers, c.Disaggregation.Decode.Workers)
+	assert.NotEqual(t, s.Disaggregation.Prefill.Workers, c.Disaggregation.Prefill.Workers, "the pools are copied")
+	assert.Empty(t, c.ScaleIn)
+	again, err := Parse(c.CanonicalJSON(), ParseEnv{})
+	require.NoError(t, err, "the fixed pools are a valid scenario")
+	assert.Equal(t, c.ID(), again.ID())
+	assert.Equal(t, fmt.Sprintf("fixed pools of %d prefill and %d decode workers, the autoscalers' maximums",
+		s.PoolAutoscalers.Prefill.MaxWorkers, s.PoolAutoscalers.Decode.MaxWorkers), BaselinePhrase(s, 0))
+	_, err = FixedFleet(s, 6)
+	assert.ErrorContains(t, err, "leave baseline_workers out")
+
+	cmp := Compare(s, c, &Report{Autoscaler: &AutoscalerReport{}}, &Report{})
+	assert.Equal(t, CounterpartAutoscaler, cmp.Kind)
+	assert.True(t, cmp.OnlyToggle, "the pools' sizes are part of the toggle: %+v", cmp.Diffs)
+
+	// A pool without an autoscaler keeps its size.
+	s.PoolAutoscalers.Prefill = nil
+	c, err = FixedFleet(s, 0)
+	require.NoError(t, err)
+	assert.Equal(t, s.Disaggregation.Prefill.Workers, c.Disaggregation.Prefill.Workers)
+	assert.Contains(t, BaselinePhrase(s, 0), "the decode autoscaler's maximum and the prefill pool's own size")
+}

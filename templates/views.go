@@ -257,6 +257,10 @@ type RunPage struct {
 	// Pools is the prefill and decode pools' section (docs/model.md#model-5); nil for an
 	// aggregated run, whose page it leaves unchanged.
 	Pools *PoolsView
+
+	// PoolAutoscaled says the run's prefill and decode pools have autoscalers: its autoscaler
+	// pair holds each pool at its autoscaler's maximum, with no size to name.
+	PoolAutoscaled bool
 }
 
 // PoolsView is a run with prefill and decode pools: the handoff figures, the verdicts in

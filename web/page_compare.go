@@ -212,20 +212,34 @@ func deltaOf(f sim.FigureDelta, aIsChange bool) (delta, trend string) {
 // isAutoscalerPair says whether two scenarios are an autoscaler and a fixed fleet that differ
 // in nothing else (the fleet's size is the baseline's, sim.FixedFleet).
 func isAutoscalerPair(diffs []sim.FieldDiff, a, b *sim.Scenario) bool {
-	if (a.Autoscaler == nil) == (b.Autoscaler == nil) {
+	if scales(a) == scales(b) {
 		return false
 	}
 	for _, d := range diffs {
-		if d.Path != "autoscaler" && d.Path != "fleet.workers" {
+		switch d.Path {
+		case "autoscaler", "fleet.workers", "disaggregation.prefill.workers", "disaggregation.decode.workers":
+		default:
 			return false
 		}
 	}
 	return true
 }
 
+// scales says whether a scenario has an autoscaler: the fleet's, or one of its pools'.
+func scales(sc *sim.Scenario) bool { return sc.Autoscaler != nil || sc.PoolAutoscalers != nil }
+
 // fixedFleetLabel names the fixed side of an autoscaler pair and which baseline it is: "fixed
-// fleet of 5 workers, the autoscaler's maximum".
+// fleet of 5 workers, the autoscaler's maximum"; with pools, "fixed pools of 8 prefill and 16
+// decode workers, the autoscalers' maximums".
 func fixedFleetLabel(fixed, scaled *sim.Scenario) string {
+	if d := fixed.Disaggregation; d != nil {
+		label := fmt.Sprintf("fixed pools of %d prefill and %s", d.Prefill.Workers, format.Count(int64(d.Decode.Workers), "decode workers"))
+		if f, err := sim.FixedFleet(scaled, 0); err == nil && f.Disaggregation != nil &&
+			f.Disaggregation.Prefill.Workers == d.Prefill.Workers && f.Disaggregation.Decode.Workers == d.Decode.Workers {
+			label += ", the autoscalers' maximums"
+		}
+		return label
+	}
 	label := "fixed fleet of " + format.Count(int64(fixed.Fleet.Workers), "workers")
 	switch a := scaled.Autoscaler; {
 	case a != nil && fixed.Fleet.Workers == a.MaxWorkers:
@@ -273,7 +287,7 @@ func sideLabels(a, b *sim.Scenario, nameA, nameB string) (labelA, labelB, differ
 	if isAutoscalerPair(diffs, a, b) {
 		// The autoscaler pair: one side scales, the other holds the baseline's workers for the
 		// whole run.
-		if a.Autoscaler == nil {
+		if !scales(a) {
 			fixed := fixedFleetLabel(a, b)
 			return fixed, "autoscaler", fixed + " / autoscaler"
 		}

@@ -126,6 +126,7 @@ func (s *Server) buildRunPage(ctx context.Context, u *url.URL, id string) (built
 			a = sc.Autoscaler
 		}
 		p.Autoscaler = autoscalerView(rep, a, q, "/runs/"+run.ID, clock)
+		p.PoolAutoscaled = scErr == nil && sc.PoolAutoscalers != nil
 		if rep.Summary.Disaggregation != nil {
 			var d *sim.Disaggregation
 			var full *sim.Report

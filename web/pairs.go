@@ -64,7 +64,7 @@ func poolPairOrder(sc *sim.Scenario, kind string) (a, b *sim.Scenario, extra []*
 // autoscaler's max_workers (sim.FixedFleet).
 func pairOrder(sc *sim.Scenario, kind string, baseline int) (a, b *sim.Scenario, err error) {
 	if kind == sim.CounterpartAutoscaler {
-		if sc.Autoscaler == nil {
+		if sc.Autoscaler == nil && sc.PoolAutoscalers == nil {
 			return nil, nil, &Error{Status: http.StatusUnprocessableEntity, Title: "No autoscaler to compare",
 				Message: "the autoscaler pair compares a scenario's autoscaler with a fixed fleet of its max_workers (or baseline_workers), and this scenario has no autoscaler: choose Autoscaler in the scale-in section (or add \"autoscaler\": {…}), or pair by hints or guard"}
 		}

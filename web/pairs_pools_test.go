@@ -83,3 +83,45 @@ func TestPoolPairsAndCompareColumns(t *testing.T) {
 	assert.Equal(t, http.StatusUnprocessableEntity, rec.Code)
 	assert.Contains(t, rec.Body.String(), "Prefill + decode")
 }
+
+// A P/D run whose pools have autoscalers offers the autoscaler pair without a size to name; it
+// runs the pools fixed at their autoscalers' maximums and opens an autoscaler compare page.
+func TestPoolAutoscalerPair(t *testing.T) {
+	s := newFakeServer(t, runs.Config{}, true)
+	p, ok := sim.PresetByKey("pd-llmd-keda")
+	require.True(t, ok)
+	sc, err := sim.Parse(p.JSON, sim.ParseEnv{})
+	require.NoError(t, err)
+	id := submitAPI(t, s, string(p.JSON))
+	waitStatus(t, s, id, store.StatusDone)
+	doc := parseHTML(t, get(t, s, "/runs/"+id).Body)
+	button := byTestID(doc, "counterpart-autoscaler")
+	require.Equal(t, 1, button.Length())
+	assert.Contains(t, button.Text(), "fixed pools")
+	assert.Equal(t, 0, byTestID(doc, "pair-baseline-workers").Length(), "no single size to name")
+
+	rec := postForm(t, s, "/pairs", url.Values{"from": {id}, "kind": {"autoscaler"}})
+	require.Equal(t, http.StatusSeeOther, rec.Code, rec.Body.String())
+	loc, err := url.Parse(rec.Header().Get("Location"))
+	require.NoError(t, err)
+	a, b := loc.Query().Get("a"), loc.Query().Get("b")
+	assert.Equal(t, id, a, "the autoscalers are A")
+	waitStatus(t, s, b, store.StatusDone)
+	rb, err := s.store.GetRun(t.Context(), b)
+	require.NoError(t, err)
+	fixed, err := sim.Parse(rb.ScenarioJSON, sim.ParseEnv{})
+	require.NoError(t, err)
+	assert.Nil(t, fixed.PoolAutoscalers)
+	assert.Equal(t, sc.PoolAutoscalers.Prefill.MaxWorkers, fixed.Disaggregation.Prefill.Workers)
+	assert.Equal(t, sc.PoolAutoscalers.Decode.MaxWorkers, fixed.Disaggregation.Decode.Workers)
+	page := get(t, s, "/compare?a="+a+"&b="+b)
+	require.Equal(t, http.StatusOK, page.Code)
+	cmp := parseHTML(t, page.Body)
+	assert.Positive(t, byTestID(cmp, "compare-pools").Length(), "the pool columns")
+	assert.Contains(t, cmp.Text(), "against fixed pools of 8 prefill and 16 decode workers, the autoscalers' maximums")
+
+	// A size named for pools is refused, naming the fix.
+	rec = postForm(t, s, "/pairs", url.Values{"from": {id}, "kind": {"autoscaler"}, "baseline_workers": {"6"}})
+	assert.Equal(t, http.StatusBadRequest, rec.Code)
+	assert.Contains(t, rec.Body.String(), "leave baseline_workers out")
+}

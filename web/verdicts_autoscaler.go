@@ -3,6 +3,7 @@ package web
 import (
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/scalein-planner/scalein/sim"
 	"github.com/scalein-planner/scalein/web/format"
@@ -13,6 +14,15 @@ import (
 var autoscalerCardKeys = []string{sim.HeadlineGPUHours, sim.HeadlineWorkersPeak, sim.HeadlineTTFTP99MS,
 	sim.HeadlineE2EP99MS, sim.HeadlineRequestsKilled, sim.HeadlineRequestsMigrated}
 
+// withArticle is a fixed side's label in a sentence: "a fixed fleet of 5 workers", but "fixed
+// pools of 8 prefill and 16 decode workers".
+func withArticle(fixed string) string {
+	if strings.HasPrefix(fixed, "fixed pools") {
+		return fixed
+	}
+	return "a " + fixed
+}
+
 // autoscalerPairVerdicts says in words what the autoscaler (A) saved against the fixed fleet
 // (B, named by fixed: "fixed fleet of 5 workers, the autoscaler's maximum") and what it cost:
 // GPU-hours saved, absolute and as a share of the fixed fleet's, the change in TTFT p99 and
@@ -22,11 +32,11 @@ func autoscalerPairVerdicts(a, b *sim.Report, fixed string) []string {
 	ga, gb := a.Summary.GPUHours, b.Summary.GPUHours
 	switch {
 	case gb > 0 && ga < gb:
-		out = append(out, fmt.Sprintf("The autoscaler saved %s against a %s (%s of its %s): it used %s.",
-			format.GPUHours(gb-ga), fixed, format.Share((gb-ga)/gb), format.GPUHours(gb), format.GPUHours(ga)))
+		out = append(out, fmt.Sprintf("The autoscaler saved %s against %s (%s of its %s): it used %s.",
+			format.GPUHours(gb-ga), withArticle(fixed), format.Share((gb-ga)/gb), format.GPUHours(gb), format.GPUHours(ga)))
 	case gb > 0:
-		out = append(out, fmt.Sprintf("The autoscaler saved no GPU-hours: it used %s, %s more than a %s (%s, %s).",
-			format.GPUHours(ga), format.GPUHours(ga-gb), fixed, format.GPUHours(gb), format.Share((ga-gb)/gb)))
+		out = append(out, fmt.Sprintf("The autoscaler saved no GPU-hours: it used %s, %s more than %s (%s, %s).",
+			format.GPUHours(ga), format.GPUHours(ga-gb), withArticle(fixed), format.GPUHours(gb), format.Share((ga-gb)/gb)))
 	}
 	latency := func(name string, va, vb *float64) string {
 		if va == nil || vb == nil {

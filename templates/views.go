@@ -233,6 +233,7 @@ type RunPage struct {
 	AllWorkers   bool
 	DrainedCount int
 	WorkerCount  int
+	WorkersShown string // which workers the table lists, and which this page shows
 	ScaleIn      DataTable
 	Summary      DataTable
 	// Result pages (issue 8).
@@ -282,6 +283,7 @@ type AutoscalerView struct {
 	Total              int
 	Changes            int
 	ChangesOnly        bool
+	Shown              string // which decisions the table lists, and which this page shows
 	AllURL, ChangesURL string
 }
 

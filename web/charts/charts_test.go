@@ -314,8 +314,9 @@ func TestKVCRPullsStacks(t *testing.T) {
 	assert.Equal(t, "staging", seriesNamed(t, opt, "staged")["stack"])
 	assert.Equal(t, "staging", seriesNamed(t, opt, "rejected at staging")["stack"])
 	assert.Equal(t, "landed", seriesNamed(t, opt, "landed")["stack"])
-	// Tallest bar: bucket 20 ms has 0 staged + 3 rejected; 5 is the next readable maximum.
-	assert.Equal(t, 5.0, chartAxis(t, opt, "yAxis")["max"])
+	// Tallest bar: bucket 20 ms has 0 staged + 3 rejected: the axis ends there, a tick a pull.
+	assert.Equal(t, 3.0, chartAxis(t, opt, "yAxis")["max"])
+	assert.Equal(t, 1.0, chartAxis(t, opt, "yAxis")["interval"])
 	assert.Equal(t, "pulls", chartAxis(t, opt, "yAxis")["name"])
 	assert.Equal(t, 1.0, chartAxis(t, opt, "yAxis")["minInterval"])
 	assert.Equal(t, false, chartAxis(t, opt, "xAxis")["containShape"], "bars must not widen the time axis")

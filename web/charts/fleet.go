@@ -71,7 +71,7 @@ func Fleet(rep *sim.Report, a *sim.Autoscaler) (templates.Chart, bool) {
 		}
 	}
 	line.ExtendYAxis(opts.YAxis{Type: "value", Name: "load per worker", NameLocation: "middle", NameGap: 40, Min: 0,
-		Max: niceCeil(maxLoad), AxisLabel: &opts.AxisLabel{Show: opts.Bool(true)}, SplitLine: &opts.SplitLine{Show: opts.Bool(false)}})
+		Max: niceAxisMax(maxLoad), AxisLabel: &opts.AxisLabel{Show: opts.Bool(true)}, SplitLine: &opts.SplitLine{Show: opts.Bool(false)}})
 	ts := rep.Timeseries
 	for _, s := range []struct {
 		name  string

@@ -62,7 +62,11 @@ func (s *Server) handleTunePlan(w http.ResponseWriter, r *http.Request, plan run
 	}
 	if p.Final && len(plan.Candidates) > 0 {
 		p.Page.Charts = true
-		p.Scatter = charts.TuneScatter(plan.Candidates, plan.Baselines, plan.Constraints.TTFTP99MS)
+		recommended := ""
+		if plan.Recommended != nil {
+			recommended = plan.Recommended.ScenarioID
+		}
+		p.Scatter = charts.TuneScatter(plan.Candidates, plan.Baselines, plan.Constraints, recommended)
 		p.FleetChart = charts.TuneFleet(s.fleetSeries(r.Context(), best), s.fleetSeries(r.Context(), yours), s.fleetSeries(r.Context(), fixed))
 		// A night from a Prometheus load reads in its clock time.
 		if stored, _, err := s.store.GetPlan(r.Context(), plan.ID); err == nil {

@@ -35,6 +35,10 @@
     secondsMS: function (v) {
       return (Math.round(v / 100) / 10).toString();
     },
+    // A point's own tooltip text, written in Go (a tune plan's settings and figures).
+    dataTip: function (params) {
+      return (params.data && params.data.tip) || params.name;
+    },
     // Plain text: tooltips render in the canvas (renderMode richText), so no HTML here.
     removalTooltip: function (params) {
       var v = params.value;
@@ -134,6 +138,11 @@
     chart.setOption(resolveFunctions(option, el));
     fitTimeTicks(chart);
     chart.on('datazoom', function () { fitTimeTicks(chart); });
+    // A point with a url (a tune plan's setting) opens its run; only the app's own run pages.
+    chart.on('click', function (p) {
+      var url = p.data && p.data.url;
+      if (typeof url === 'string' && /^\/runs\/[A-Za-z0-9]+$/.test(url)) { window.location.assign(url); }
+    });
     el.setAttribute('data-chart-ready', 'true');
     if (observer) { observer.observe(el); }
   }

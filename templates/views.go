@@ -250,6 +250,9 @@ type RunPage struct {
 	// scale events, killed); the drain cards follow them.
 	Glance     []Card
 	FleetChart []Chart
+	// Ideal is the diagnose plan whose ideal fleet the fleet chart draws, and that fleet's run
+	// (empty: none).
+	Ideal IdealFleetLink
 	// AttainmentChart follows the autoscaler's decisions on an autoscaler run (the attainment
 	// of each time bucket); on other runs it is among Charts.
 	AttainmentChart []Chart
@@ -387,4 +390,10 @@ func planFromRun(id, originKey string) string {
 type HPAChoice struct {
 	Name, Label string
 	Selected    bool
+}
+
+// IdealFleetLink names the diagnose plan that found a run's ideal fleet, and the ideal fleet's
+// run.
+type IdealFleetLink struct {
+	PlanID, RunID string
 }

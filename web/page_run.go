@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/csv"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -96,7 +97,15 @@ func (s *Server) buildRunPage(ctx context.Context, u *url.URL, id string) (built
 		all := charts.OfSummary(sum)
 		att, hasAtt := charts.AttainmentOverTime(rep)
 		if scErr == nil {
-			if fleet, ok := charts.Fleet(rep, sc.Autoscaler); ok {
+			ideal := s.idealFleet(ctx, run.ID)
+			var idealSeries *sim.Timeseries
+			if ideal.RunID != "" {
+				idealSeries = s.runTimeseries(ctx, ideal.RunID)
+			}
+			if fleet, ok := charts.Fleet(rep, sc.Autoscaler, idealSeries); ok {
+				if idealSeries != nil {
+					p.Ideal = ideal
+				}
 				// An autoscaler run leads with the night at a glance (its SLO among them, not
 				// under the drains), its fleet chart and attainment.
 				price, _, _ := s.pagePrice(&http.Request{URL: u})
@@ -480,4 +489,18 @@ func onClock(cs []templates.Chart, clock format.Clock) {
 		c.OptionJSON = strings.NewReplacer(`"time from the start (h:mm)"`, `"clock time (UTC, h:mm)"`,
 			`"time from the start (s)"`, `"clock time (UTC)"`).Replace(c.OptionJSON)
 	}
+}
+
+// idealFleet is the diagnose plan that found run id's ideal fleet and that fleet's run, as
+// recorded when the plan finished (store.IdealFleetOf: one lookup by key, no plan read); empty
+// when there is none or it cannot be read (the chart is then drawn without it).
+func (s *Server) idealFleet(ctx context.Context, id string) templates.IdealFleetLink {
+	f, err := s.store.IdealFleetOf(ctx, id)
+	if err != nil {
+		if !errors.Is(err, store.ErrNotFound) {
+			s.log.Warn("a run's ideal fleet could not be read", "run", id, "err", err)
+		}
+		return templates.IdealFleetLink{}
+	}
+	return templates.IdealFleetLink{PlanID: f.PlanID, RunID: f.IdealRunID}
 }

@@ -259,13 +259,22 @@ func (s *Server) fleetSeries(ctx context.Context, c *whatif.Candidate) *sim.Time
 	if c == nil || c.RunID == "" || c.Status != store.StatusDone {
 		return nil
 	}
-	run, err := s.store.GetRun(ctx, c.RunID)
+	return s.runTimeseries(ctx, c.RunID)
+}
+
+// runTimeseries reads a run's time series from its stored summary (nil, logged, when it
+// cannot: a chart then draws without that line).
+func (s *Server) runTimeseries(ctx context.Context, id string) *sim.Timeseries {
+	run, err := s.store.GetRun(ctx, id)
+	if err == nil && run.Status != store.StatusDone {
+		return nil
+	}
 	if err == nil {
 		var sum *runs.StoredSummary
 		if sum, err = s.runs.LoadSummary(ctx, run); err == nil {
 			return &sum.Timeseries
 		}
 	}
-	s.log.Warn("a tune plan's fleet chart could not read a run", "run", c.RunID, "err", err)
+	s.log.Warn("a chart could not read a run's time series", "run", id, "err", err)
 	return nil
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/scalein-planner/scalein/sim"
 	"github.com/scalein-planner/scalein/templates"
 )
 
@@ -103,4 +104,18 @@ func TestTimeAxisTicksInTheOption(t *testing.T) {
 		assert.Equal(t, 10.0, y["max"])
 		assert.Equal(t, 2.0, y["interval"], "ticks divide the maximum evenly")
 	}
+}
+
+// The plan pages' fleets over time share the run pages' time axis: a day in h:mm on round hours.
+func TestFleetsOverTimeTickOnRoundTimes(t *testing.T) {
+	day := &sim.Timeseries{BucketMS: 3_600_000}
+	for h := range 24 {
+		day.Buckets = append(day.Buckets, sim.Bucket{TMS: float64(h) * 3_600_000, Active: 2})
+	}
+	opt := chartOption(t, TuneFleet(day, day, day))
+	x := opt["xAxis"].(map[string]any)
+	assert.Equal(t, "clockMS", x["axisLabel"].(map[string]any)["formatter"])
+	assert.Equal(t, 86_400_000.0, x["max"])
+	assert.Equal(t, 2.0*hourMS, x["interval"])
+	assert.NotNil(t, x["tickLadderMS"])
 }

@@ -55,13 +55,21 @@ type fleetLine struct {
 func fleetsOverTime(c templates.Chart, lines []fleetLine, load *sim.Timeseries, loadName string) templates.Chart {
 	var series []any
 	held := func(b sim.Bucket) int64 { return b.Active + b.Starting + b.Draining }
+	// The data are ms from the start, on the run pages' time axis (round clock times, timeAxis).
+	var endMS float64
+	for _, l := range lines {
+		if l.ts != nil && len(l.ts.Buckets) > 0 {
+			last := l.ts.Buckets[len(l.ts.Buckets)-1]
+			endMS = max(endMS, last.TMS+l.ts.BucketMS)
+		}
+	}
 	for _, l := range lines {
 		if l.ts == nil {
 			continue
 		}
 		data := make([][]any, 0, len(l.ts.Buckets))
 		for _, b := range l.ts.Buckets {
-			data = append(data, []any{(b.TMS + l.ts.BucketMS) / 1000, held(b)})
+			data = append(data, []any{b.TMS + l.ts.BucketMS, held(b)})
 		}
 		series = append(series, map[string]any{"name": l.name, "type": "line", "step": "end", "symbol": "none", "data": data,
 			"lineStyle": map[string]any{"color": l.color}, "itemStyle": map[string]any{"color": l.color}})
@@ -69,7 +77,7 @@ func fleetsOverTime(c templates.Chart, lines []fleetLine, load *sim.Timeseries, 
 	if ts := load; ts != nil {
 		data := make([][]any, 0, len(ts.Buckets))
 		for _, b := range ts.Buckets {
-			data = append(data, []any{(b.TMS + ts.BucketMS) / 1000, b.Waiting + b.Running})
+			data = append(data, []any{b.TMS + ts.BucketMS, b.Waiting + b.Running})
 		}
 		series = append(series, map[string]any{"name": loadName, "type": "line", "yAxisIndex": 1, "symbol": "none",
 			"data": data, "areaStyle": map[string]any{"opacity": 0.15}, "lineStyle": map[string]any{"color": colorLoad, "width": 1}, "itemStyle": map[string]any{"color": colorLoad}})
@@ -102,13 +110,14 @@ func fleetsOverTime(c templates.Chart, lines []fleetLine, load *sim.Timeseries, 
 	}
 	option := map[string]any{
 		"animation": false,
-		"legend":    map[string]any{"top": legendTopPX},
+		"legend":    map[string]any{"top": legendTopPX, "type": "scroll"}, // one row: a phone scrolls it
 		"grid":      map[string]any{"top": gridTopPX, "bottom": gridBottomNoZoom, "left": gridLeftPX, "right": gridRightPX},
 		"tooltip":   map[string]any{"trigger": "axis"},
-		"xAxis":     map[string]any{"type": "value", "name": "Time (s)", "nameLocation": "middle", "nameGap": 28},
+		"xAxis":     timeAxisOption(endMS),
 		"yAxis": []any{
-			map[string]any{"type": "value", "name": "Workers holding GPUs", "minInterval": 1},
-			map[string]any{"type": "value", "name": "Requests in flight", "splitLine": map[string]any{"show": false}},
+			// Names beside the axes, not above them, where the legend is.
+			map[string]any{"type": "value", "name": "Workers holding GPUs", "minInterval": 1, "nameLocation": "middle", "nameGap": 40},
+			map[string]any{"type": "value", "name": "Requests in flight", "splitLine": map[string]any{"show": false}, "nameLocation": "middle", "nameGap": 40},
 		},
 		"series": series,
 	}
@@ -128,4 +137,17 @@ func DiagnoseFleet(scenario, ideal, static *sim.Timeseries) templates.Chart {
 func roundTo(v float64, decimals int) float64 {
 	p := math.Pow(10, float64(decimals))
 	return math.Round(v*p) / p
+}
+
+// timeAxisOption is a time axis from 0 to maxMS as the run pages draw it (timeAxis, its
+// labels' formatter and round ticks, patchTimeAxis), for charts built as plain maps.
+func timeAxisOption(maxMS float64) map[string]any {
+	name, formatter := timeAxis(maxMS)
+	axis := map[string]any{"type": "value", "name": name, "nameLocation": "middle", "nameGap": 28, "min": 0, "max": maxMS,
+		"axisLabel": map[string]any{"show": true}}
+	if formatter != "" {
+		axis["axisLabel"].(map[string]any)["formatter"] = formatter
+	}
+	patchTimeAxis(axis)
+	return axis
 }

@@ -244,8 +244,19 @@ func (s *Service) executePlan(ctx context.Context, id string) {
 		return
 	}
 	status, msg, body := PlanEnd(res, err)
-	end(status, msg, body)
+	if end(status, msg, body) {
+		return
+	}
 	if status == store.StatusDone {
+		err := s.throughOutage(s.runsCtx, "recording the ideal fleet of plan "+id, func() error {
+			sctx, cancel := storeCtx()
+			defer cancel()
+			return RecordIdealFleet(sctx, s.store, id, res, s.now())
+		})
+		if err != nil {
+			// The plan is done and its page draws the fleets; only the run page's line is lost.
+			s.log.Error("recording a diagnose plan's ideal fleet failed", "plan", id, "err", err)
+		}
 		s.log.Info("plan done", "plan", id, "runs", res.Runs, "reused", res.Reused)
 	}
 }

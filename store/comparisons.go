@@ -125,12 +125,14 @@ func (s *Store) RunsByID(ctx context.Context, ids ...string) ([]RunSummary, erro
 }
 
 // PageVersion is what a cached page of run id depends on besides the run itself: its status,
-// how many of the given related runs (its counterparts) exist and how many comparisons it is
-// part of. One query; the web layer re-renders a cached page when it changes.
+// how many of the given related runs (its counterparts) exist, how many comparisons it is
+// part of and the run of its ideal fleet (IdealFleetOf). One query; the web layer re-renders a
+// cached page when it changes.
 func (s *Store) PageVersion(ctx context.Context, id string, related ...string) (string, error) {
 	var (
 		status      string
 		nRel, nComp int64
+		ideal       string
 	)
 	err := s.read(ctx, func(tx *sql.Tx) error {
 		args := []any{}
@@ -141,10 +143,11 @@ func (s *Store) PageVersion(ctx context.Context, id string, related ...string) (
 				args = append(args, r)
 			}
 		}
-		args = append(args, id, id, id)
+		args = append(args, id, id, id, id)
 		err := tx.QueryRowContext(ctx, `SELECT status, `+relSQL+`,
-			(SELECT count(*) FROM comparisons WHERE run_a = ? OR run_b = ?)
-			FROM runs WHERE id = ?`, args...).Scan(&status, &nRel, &nComp)
+			(SELECT count(*) FROM comparisons WHERE run_a = ? OR run_b = ?),
+			COALESCE((SELECT ideal_run_id FROM ideal_fleets WHERE run_id = ?), '')
+			FROM runs WHERE id = ?`, args...).Scan(&status, &nRel, &nComp, &ideal)
 		if errors.Is(err, sql.ErrNoRows) {
 			return fmt.Errorf("no run with id %q: %w", id, ErrNotFound)
 		}
@@ -153,5 +156,5 @@ func (s *Store) PageVersion(ctx context.Context, id string, related ...string) (
 	if err != nil {
 		return "", fmt.Errorf("store: page version of run %q: %w", id, err)
 	}
-	return fmt.Sprintf("%s/%d/%d", status, nRel, nComp), nil
+	return fmt.Sprintf("%s/%d/%d/%s", status, nRel, nComp, ideal), nil
 }

@@ -233,6 +233,7 @@ type RunPage struct {
 	AllWorkers   bool
 	DrainedCount int
 	WorkerCount  int
+	WorkersShown string // which workers the table lists, and which this page shows
 	ScaleIn      DataTable
 	Summary      DataTable
 	// Result pages (issue 8).
@@ -249,6 +250,9 @@ type RunPage struct {
 	// scale events, killed); the drain cards follow them.
 	Glance     []Card
 	FleetChart []Chart
+	// Ideal is the diagnose plan whose ideal fleet the fleet chart draws, and that fleet's run
+	// (empty: none).
+	Ideal IdealFleetLink
 	// AttainmentChart follows the autoscaler's decisions on an autoscaler run (the attainment
 	// of each time bucket); on other runs it is among Charts.
 	AttainmentChart []Chart
@@ -286,6 +290,7 @@ type AutoscalerView struct {
 	Total              int
 	Changes            int
 	ChangesOnly        bool
+	Shown              string // which decisions the table lists, and which this page shows
 	AllURL, ChangesURL string
 }
 
@@ -389,4 +394,10 @@ func planFromRun(id, originKey string) string {
 type HPAChoice struct {
 	Name, Label string
 	Selected    bool
+}
+
+// IdealFleetLink names the diagnose plan that found a run's ideal fleet, and the ideal fleet's
+// run.
+type IdealFleetLink struct {
+	PlanID, RunID string
 }

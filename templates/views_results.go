@@ -18,6 +18,7 @@ type Card struct {
 // ScenarioItem is one input of a run's scenario, formatted with its unit.
 type ScenarioItem struct {
 	Label, Value string
+	Title        string // the exact value when Value reads it otherwise ("900000 ms" for "15 min")
 }
 
 // ScenarioGroup is one section of the scenario summary, named like the form's sections.
@@ -37,4 +38,6 @@ type Pager struct {
 	Label            string
 	PrevURL, NextURL string
 	Page, Pages      int
+	// From and To are the rows of this page (1-based, inclusive) of Rows in all.
+	From, To, Rows int
 }

@@ -19,7 +19,7 @@ type SweepPointRow struct {
 	Values  []string
 	RunID   string
 	Status  string
-	Figures []string
+	Figures []FigureCell
 }
 
 // SweepPage is a sweep's permalink.

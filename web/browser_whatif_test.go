@@ -3,10 +3,12 @@
 package web
 
 import (
+	"net/http"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/PuerkitoBio/goquery"
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
 )
@@ -35,6 +37,20 @@ func TestBrowserSweep(t *testing.T) {
 		    !!el.querySelector('canvas') && document.getElementById('sweep').getAttribute('data-status') === 'done'; })()`,
 		30*time.Second)
 	require.Equal(t, 8, browserEval[int](t, b, `document.querySelectorAll('[data-testid="sweep-row"]').length`))
+	// Issue 35: the rows whatif.js draws read like the page's own (web/format's readable
+	// figures), the exact values in the titles.
+	live := browserEval[[]string](t, b, `Array.from(document.querySelectorAll('#sweep-rows td.num')).map(function (td) { return td.textContent.trim() + '|' + td.title; })`)
+	resp, err := http.Get(app.URL + browserEval[string](t, b, `location.pathname`))
+	require.NoError(t, err)
+	doc, err := goquery.NewDocumentFromReader(resp.Body)
+	resp.Body.Close()
+	require.NoError(t, err)
+	var served []string
+	doc.Find(`#sweep-rows td.num`).Each(func(_ int, td *goquery.Selection) {
+		served = append(served, strings.TrimSpace(td.Text())+"|"+td.AttrOr("title", ""))
+	})
+	require.Len(t, served, 8*len(sweepTableKeys))
+	require.Equal(t, served, live, "the live table reads like the served one")
 	require.Equal(t, "8 of 8 points done", browserEval[string](t, b, `document.querySelector('[data-testid="sweep-progress"]').textContent`))
 	series := browserEval[int](t, b, `echarts.getInstanceByDom(document.getElementById('sweep-chart')).getOption().series.length`)
 	require.Equal(t, 2, series, "one line per value of the second axis (guard on, guard off)")

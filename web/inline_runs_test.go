@@ -316,7 +316,10 @@ func (f *inlineRuns) runPlan(ctx context.Context, plan store.Plan, checked runs.
 	runner := runs.NewPlanRunner(f.st, plan.ID, plan.CreatedAt, f.check.Limits().QueueSize, f.submitPoints)
 	res, err := whatif.Plan(ctx, runner, checked.Base, checked.Request)
 	status, msg, result := runs.PlanEnd(res, err)
-	return f.st.SetPlanStatus(ctx, plan.ID, status, msg, result, time.Now())
+	if err := f.st.SetPlanStatus(ctx, plan.ID, status, msg, result, time.Now()); err != nil || status != store.StatusDone {
+		return err
+	}
+	return runs.RecordIdealFleet(ctx, f.st, plan.ID, res, time.Now())
 }
 
 func (f *inlineRuns) Plan(ctx context.Context, id string) (runs.PlanView, error) {

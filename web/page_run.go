@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/csv"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -96,7 +97,15 @@ func (s *Server) buildRunPage(ctx context.Context, u *url.URL, id string) (built
 		all := charts.OfSummary(sum)
 		att, hasAtt := charts.AttainmentOverTime(rep)
 		if scErr == nil {
-			if fleet, ok := charts.Fleet(rep, sc.Autoscaler); ok {
+			ideal := s.idealFleet(ctx, run.ID)
+			var idealSeries *sim.Timeseries
+			if ideal.RunID != "" {
+				idealSeries = s.runTimeseries(ctx, ideal.RunID)
+			}
+			if fleet, ok := charts.Fleet(rep, sc.Autoscaler, idealSeries); ok {
+				if idealSeries != nil {
+					p.Ideal = ideal
+				}
 				// An autoscaler run leads with the night at a glance (its SLO among them, not
 				// under the drains), its fleet chart and attainment.
 				price, _, _ := s.pagePrice(&http.Request{URL: u})
@@ -119,6 +128,7 @@ func (s *Server) buildRunPage(ctx context.Context, u *url.URL, id string) (built
 		p.Workers, p.DrainedCount = workersTable(rep, p.AllWorkers, clock)
 		p.Workers.Rows, p.WorkersPager = paginateRows(p.Workers.Rows, q, "/runs/"+run.ID)
 		p.WorkerCount = len(rep.Workers)
+		p.WorkersShown = workersShown(p.WorkersPager, p.AllWorkers, p.DrainedCount, p.WorkerCount)
 		p.ScaleIn = scaleInTable(rep, clock)
 		p.Summary = summaryTable(rep)
 		var a *sim.Autoscaler
@@ -197,6 +207,30 @@ func paginateRows(rows [][]string, q url.Values, path string) ([][]string, templ
 	return paginateBy(rows, q, path, "wpage", "workers", workersPerPage)
 }
 
+// shownRows says which rows of a paged table a page shows: "decisions 1–100 of 5 760" when it
+// has more than one page (what names the rows, of the subset they belong to), "" otherwise.
+func shownRows(pg templates.Pager, what string) string {
+	if pg.Pages <= 1 || pg.Rows == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%s %s–%s of %s", what, format.Number(float64(pg.From)), format.Number(float64(pg.To)), format.Number(float64(pg.Rows)))
+}
+
+// workersShown is the sentence above the per-worker table: which workers it lists, and which
+// of them this page shows.
+func workersShown(pg templates.Pager, all bool, drained, workers int) string {
+	n := func(v int) string { return format.Number(float64(v)) }
+	switch rows := shownRows(pg, "workers"); {
+	case all && rows != "":
+		return "Showing " + rows + "."
+	case all:
+		return "Showing all " + n(workers) + " workers."
+	case rows != "":
+		return fmt.Sprintf("Showing drained %s (%s workers in all).", rows, n(workers))
+	}
+	return fmt.Sprintf("Showing the %s drained of %s workers.", n(drained), n(workers))
+}
+
 // paginateBy is paginateRows for any table: param is its page parameter, anchor its section.
 func paginateBy(rows [][]string, q url.Values, path, param, anchor string, perPage int) ([][]string, templates.Pager) {
 	pages := max(1, (len(rows)+perPage-1)/perPage)
@@ -229,7 +263,8 @@ func paginateBy(rows [][]string, q url.Values, path, param, anchor string, perPa
 	}
 	from := (n - 1) * perPage
 	to := min(len(rows), from+perPage)
-	pg.Label = fmt.Sprintf("Rows %d–%d of %d", from+1, to, len(rows))
+	pg.From, pg.To, pg.Rows = from+1, to, len(rows)
+	pg.Label = fmt.Sprintf("Rows %s–%s of %s", format.Number(float64(from+1)), format.Number(float64(to)), format.Number(float64(len(rows))))
 	if len(rows) == 0 {
 		pg.Label = ""
 	}
@@ -455,4 +490,18 @@ func onClock(cs []templates.Chart, clock format.Clock) {
 		c.OptionJSON = strings.NewReplacer(`"time from the start (h:mm)"`, `"clock time (UTC, h:mm)"`,
 			`"time from the start (s)"`, `"clock time (UTC)"`).Replace(c.OptionJSON)
 	}
+}
+
+// idealFleet is the diagnose plan that found run id's ideal fleet and that fleet's run, as
+// recorded when the plan finished (store.IdealFleetOf: one lookup by key, no plan read); empty
+// when there is none or it cannot be read (the chart is then drawn without it).
+func (s *Server) idealFleet(ctx context.Context, id string) templates.IdealFleetLink {
+	f, err := s.store.IdealFleetOf(ctx, id)
+	if err != nil {
+		if !errors.Is(err, store.ErrNotFound) {
+			s.log.Warn("a run's ideal fleet could not be read", "run", id, "err", err)
+		}
+		return templates.IdealFleetLink{}
+	}
+	return templates.IdealFleetLink{PlanID: f.PlanID, RunID: f.IdealRunID}
 }

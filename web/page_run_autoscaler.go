@@ -66,6 +66,7 @@ func autoscalerView(rep *sim.Report, a *sim.Autoscaler, q url.Values, path strin
 	}
 	v.Decisions = t
 	v.Decisions.Rows, v.Pager = paginateBy(t.Rows, q, path, "dpage", "decisions", decisionsPerPage)
+	v.Shown = decisionsShown(v.Pager, v.ChangesOnly, v.Changes, v.Total)
 	base := url.Values{}
 	for k, vs := range q {
 		if k != "decisions" && k != "dpage" {
@@ -339,4 +340,19 @@ func sampledLabel(a *sim.Autoscaler) string {
 		return "Sampled (External total)"
 	}
 	return "Sampled (per pod)"
+}
+
+// decisionsShown is the sentence above the decisions table: which decisions it lists, and
+// which of them this page shows ("Showing decisions 1–100 of 5 760.").
+func decisionsShown(pg templates.Pager, changesOnly bool, changes, total int) string {
+	n := func(v int) string { return format.Number(float64(v)) }
+	switch rows := shownRows(pg, "decisions"); {
+	case !changesOnly && rows != "":
+		return "Showing " + rows + "."
+	case !changesOnly:
+		return "Showing all " + n(total) + " decisions."
+	case rows != "":
+		return fmt.Sprintf("Showing %s that changed the fleet (%s decisions in all).", rows, n(total))
+	}
+	return fmt.Sprintf("Showing the %s decisions that changed the fleet, of %s.", n(changes), n(total))
 }

@@ -48,7 +48,7 @@ func (s *Server) buildSweepPage(ctx context.Context, id string) (builtPage, erro
 	if err != nil {
 		return builtPage{}, err
 	}
-	labels := map[string]string{}
+	labels, names := map[string]string{}, map[string]string{}
 	var figures []templates.Option
 	outcomes := sim.Headline(nil)
 	if sweepsAutoscaler(sw.Axes) {
@@ -58,6 +58,7 @@ func (s *Server) buildSweepPage(ctx context.Context, id string) (builtPage, erro
 	}
 	for _, f := range outcomes {
 		labels[f.Key] = f.Label + " (" + f.Unit + ")"
+		names[f.Key] = f.Label // the table's cells carry their units
 		figures = append(figures, templates.Option{Value: f.Key, Label: labels[f.Key], Selected: f.Key == sim.HeadlineLatestRemovalMS})
 	}
 	p := templates.SweepPage{Page: s.pageOwnedBy(ctx, "Sweep: "+sw.Name, "runs", store.OwnedSweep, sw.ID), ID: sw.ID, Name: sw.Name, Status: sw.Status,
@@ -68,7 +69,7 @@ func (s *Server) buildSweepPage(ctx context.Context, id string) (builtPage, erro
 		p.Page.RefreshSeconds = 3
 	}
 	for _, k := range sweepTableKeys {
-		p.Columns = append(p.Columns, labels[k])
+		p.Columns = append(p.Columns, names[k])
 	}
 	for _, ax := range sw.Axes {
 		vals := make([]string, len(ax.Values))
@@ -91,7 +92,10 @@ func (s *Server) buildSweepPage(ctx context.Context, id string) (builtPage, erro
 			_ = json.Unmarshal(pt.Headline, &figs)
 		}
 		for _, k := range sweepTableKeys {
-			row.Figures = append(row.Figures, format.WithUnit(sim.FigureValue(figs, k), ""))
+			// Readable like every other figure (whatif.js' readable() writes the same while the
+			// sweep runs), the exact value in the cell's title.
+			shown, exact := format.CardValue(sim.FigureValue(figs, k), figureUnit(figs, outcomes, k))
+			row.Figures = append(row.Figures, templates.FigureCell{Key: k, Value: shown, Exact: exact})
 		}
 		p.Rows = append(p.Rows, row)
 	}
@@ -170,4 +174,17 @@ func (s *Server) handleSweepCSV(w http.ResponseWriter, r *http.Request) error {
 	w.Header().Set("Content-Disposition", `attachment; filename="sweep-`+sw.ID+`.csv"`)
 	_, _ = w.Write(buf.Bytes())
 	return nil
+}
+
+// figureUnit is the unit of the figure keyed key: the point's own, else the one the page's
+// outcome list gives it (a point not yet run has no figures).
+func figureUnit(figs, outcomes []sim.Figure, key string) string {
+	for _, list := range [][]sim.Figure{figs, outcomes} {
+		for _, f := range list {
+			if f.Key == key {
+				return f.Unit
+			}
+		}
+	}
+	return ""
 }

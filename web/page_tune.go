@@ -62,7 +62,11 @@ func (s *Server) handleTunePlan(w http.ResponseWriter, r *http.Request, plan run
 	}
 	if p.Final && len(plan.Candidates) > 0 {
 		p.Page.Charts = true
-		p.Scatter = charts.TuneScatter(plan.Candidates, plan.Baselines, plan.Constraints.TTFTP99MS)
+		recommended := ""
+		if plan.Recommended != nil {
+			recommended = plan.Recommended.ScenarioID
+		}
+		p.Scatter = charts.TuneScatter(plan.Candidates, plan.Baselines, plan.Constraints, recommended)
 		p.FleetChart = charts.TuneFleet(s.fleetSeries(r.Context(), best), s.fleetSeries(r.Context(), yours), s.fleetSeries(r.Context(), fixed))
 		// A night from a Prometheus load reads in its clock time.
 		if stored, _, err := s.store.GetPlan(r.Context(), plan.ID); err == nil {
@@ -255,13 +259,22 @@ func (s *Server) fleetSeries(ctx context.Context, c *whatif.Candidate) *sim.Time
 	if c == nil || c.RunID == "" || c.Status != store.StatusDone {
 		return nil
 	}
-	run, err := s.store.GetRun(ctx, c.RunID)
+	return s.runTimeseries(ctx, c.RunID)
+}
+
+// runTimeseries reads a run's time series from its stored summary (nil, logged, when it
+// cannot: a chart then draws without that line).
+func (s *Server) runTimeseries(ctx context.Context, id string) *sim.Timeseries {
+	run, err := s.store.GetRun(ctx, id)
+	if err == nil && run.Status != store.StatusDone {
+		return nil
+	}
 	if err == nil {
 		var sum *runs.StoredSummary
 		if sum, err = s.runs.LoadSummary(ctx, run); err == nil {
 			return &sum.Timeseries
 		}
 	}
-	s.log.Warn("a tune plan's fleet chart could not read a run", "run", c.RunID, "err", err)
+	s.log.Warn("a chart could not read a run's time series", "run", id, "err", err)
 	return nil
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/scalein-planner/scalein/sim"
 	"github.com/scalein-planner/scalein/sim/whatif"
 	"github.com/scalein-planner/scalein/store"
+	"github.com/scalein-planner/scalein/web/format"
 )
 
 // fourWorkers is the planner's hand-checked fleet (sim/whatif/testdata): workers 2 and 3 are
@@ -134,6 +135,24 @@ func TestAPISweep(t *testing.T) {
 	require.Equal(t, http.StatusOK, rec.Code)
 	doc := parseHTML(t, rec.Body)
 	assert.Equal(t, 4, byTestID(doc, "sweep-row").Length())
+	// Issue 35: the figures read like every other page's (a unit by size, about three
+	// significant digits), the exact value in the cell's title.
+	var figs []sim.Figure
+	require.NoError(t, json.Unmarshal(sw.Points[0].Headline, &figs))
+	cells := byTestID(doc, "sweep-row").First().Find("td.num")
+	require.Equal(t, len(sweepTableKeys), cells.Length())
+	for i, k := range sweepTableKeys {
+		var f sim.Figure
+		for _, g := range figs {
+			if g.Key == k {
+				f = g
+			}
+		}
+		shown, exact := format.CardValue(f.Value, f.Unit)
+		assert.Equal(t, shown, strings.TrimSpace(cells.Eq(i).Text()), "%s", k)
+		assert.Equal(t, exact, cells.Eq(i).AttrOr("title", ""), "title of %s", k)
+	}
+	assert.Equal(t, "TTFT p99", strings.TrimSpace(byTestID(doc, "sweep-table").Find("thead th").Eq(6).Text()), "the cells carry the units")
 	assert.Equal(t, "/api/v1/sweeps/"+id, doc.Find("#sweep").AttrOr("data-sweep-api", ""))
 	assert.Equal(t, 1, byTestID(doc, "sweep-chart").Length())
 	assert.Equal(t, 0, byTestID(doc, "sweep-cancel").Length(), "a finished sweep has nothing to cancel")

@@ -35,6 +35,10 @@
     secondsMS: function (v) {
       return (Math.round(v / 100) / 10).toString();
     },
+    // A point's own tooltip text, written in Go (a tune plan's settings and figures).
+    dataTip: function (params) {
+      return (params.data && params.data.tip) || params.name;
+    },
     // Plain text: tooltips render in the canvas (renderMode richText), so no HTML here.
     removalTooltip: function (params) {
       var v = params.value;
@@ -79,10 +83,42 @@
     return option;
   }
 
+  // fitTimeTicks refits a time axis' tick step to the chart's width and zoom window: the
+  // smallest step of the axis' ladder (round clock or elapsed times, web/charts/ticks.go) that
+  // keeps its labels tickMinGapPX apart. A window's edge gets a label only when it is a tick.
+  function fitTimeTicks(chart) {
+    var opt = chart.getOption();
+    var ax = opt.xAxis && opt.xAxis[0];
+    if (!ax || !ax.tickLadderMS || !ax.tickLadderMS.length) { return; }
+    var grid = (opt.grid && opt.grid[0]) || {};
+    var plotPX = chart.getWidth() - (parseFloat(grid.left) || 0) - (parseFloat(grid.right) || 0);
+    var lo = ax.min || 0, hi = ax.max;
+    var zoom = (opt.dataZoom || [])[0];
+    if (zoom && typeof zoom.start === 'number' && typeof zoom.end === 'number') {
+      var span = ax.max - (ax.min || 0);
+      lo = (ax.min || 0) + span * zoom.start / 100;
+      hi = (ax.min || 0) + span * zoom.end / 100;
+    }
+    var labels = Math.max(1, Math.floor(plotPX / (ax.tickMinGapPX || 64)));
+    var ladder = ax.tickLadderMS, step = ladder[ladder.length - 1];
+    for (var i = 0; i < ladder.length; i++) {
+      if ((hi - lo) / ladder[i] <= labels) { step = ladder[i]; break; }
+    }
+    var onTick = function (v) { return Math.abs(v / step - Math.round(v / step)) < 1e-9; };
+    var showMin = onTick(lo), showMax = onTick(hi);
+    if (ax.interval === step && ax.axisLabel && ax.axisLabel.showMinLabel === showMin && ax.axisLabel.showMaxLabel === showMax) { return; }
+    chart.setOption({ xAxis: [{ interval: step, axisLabel: { showMinLabel: showMin, showMaxLabel: showMax } }] });
+  }
+
+  function resize(chart) {
+    chart.resize();
+    fitTimeTicks(chart);
+  }
+
   var observer = typeof ResizeObserver === 'function' ? new ResizeObserver(function (entries) {
     entries.forEach(function (e) {
       var chart = echarts.getInstanceByDom(e.target);
-      if (chart) { chart.resize(); }
+      if (chart) { resize(chart); }
     });
   }) : null;
 
@@ -100,6 +136,13 @@
     if (height > 0) { el.style.height = height + 'px'; }
     var chart = echarts.init(el, null, { renderer: 'canvas' });
     chart.setOption(resolveFunctions(option, el));
+    fitTimeTicks(chart);
+    chart.on('datazoom', function () { fitTimeTicks(chart); });
+    // A point with a url (a tune plan's setting) opens its run; only the app's own run pages.
+    chart.on('click', function (p) {
+      var url = p.data && p.data.url;
+      if (typeof url === 'string' && /^\/runs\/[A-Za-z0-9]+$/.test(url)) { window.location.assign(url); }
+    });
     el.setAttribute('data-chart-ready', 'true');
     if (observer) { observer.observe(el); }
   }
@@ -120,7 +163,7 @@
     resizeTimer = setTimeout(function () {
       Array.prototype.forEach.call(document.querySelectorAll(selector), function (el) {
         var chart = echarts.getInstanceByDom(el);
-        if (chart) { chart.resize(); }
+        if (chart) { resize(chart); }
       });
     }, 100);
   });

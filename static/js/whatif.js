@@ -16,6 +16,81 @@
     return null;
   }
 
+  function figureOf(point, key) {
+    var figs = point.headline || [];
+    for (var i = 0; i < figs.length; i++) {
+      if (figs[i].key === key) { return figs[i]; }
+    }
+    return null;
+  }
+
+  // Readable figures, as web/format's Readable writes them on every page (about three
+  // significant digits, times in a unit by their size); the exact value goes in the title.
+  function group(s) {
+    var neg = s.charAt(0) === '-';
+    if (neg) { s = s.slice(1); }
+    var parts = s.split('.');
+    var ip = parts[0];
+    if (ip.length > 4) {
+      var out = '', lead = ip.length % 3;
+      if (lead > 0) { out = ip.slice(0, lead); }
+      for (var i = lead; i < ip.length; i += 3) { out += (out ? '\u202f' : '') + ip.slice(i, i + 3); }
+      ip = out;
+    }
+    return (neg ? '-' : '') + ip + (parts.length > 1 ? '.' + parts[1] : '');
+  }
+  function sig3(x) {
+    if (!isFinite(x)) { return '—'; }
+    if (x === 0) { return '0'; }
+    var d = 2 - Math.floor(Math.log10(Math.abs(x)));
+    var out = d <= 0 ? String(Math.round(x)) : x.toFixed(d);
+    if (out.indexOf('.') >= 0) { out = out.replace(/0+$/, '').replace(/\.$/, ''); }
+    if (out === '-0') { out = '0'; }
+    return group(out);
+  }
+  function round3(x) {
+    if (x === 0) { return 0; }
+    var d = 2 - Math.floor(Math.log10(Math.abs(x)));
+    if (d <= 0) { return Math.round(x); }
+    var p = Math.pow(10, d);
+    return Math.round(x * p) / p;
+  }
+  function exactNumber(v) {
+    var r = Math.round(v * 1e6) / 1e6;
+    if (r === 0) { r = 0; }
+    return group(String(r));
+  }
+  function duration(ms) {
+    if (Math.abs(round3(ms)) < 1000) { return sig3(ms) + ' ms'; }
+    if (Math.abs(round3(ms / 1000)) < 1000) { return sig3(ms / 1000) + ' s'; }
+    if (Math.abs(round3(ms / 60000)) < 60) { return sig3(ms / 60000) + ' min'; }
+    var sign = ms < 0 ? '-' : '';
+    var secs = Math.round(Math.abs(ms) / 1000);
+    var pad = function (n) { return (n < 10 ? '0' : '') + n; };
+    return sign + Math.floor(secs / 3600) + ':' + pad(Math.floor(secs / 60) % 60) + ':' + pad(secs % 60) + ' h';
+  }
+  var singular = { requests: 'request', workers: 'worker', pulls: 'pull', moves: 'move', decisions: 'decision' };
+  function withUnit(n, v, unit) {
+    if (!unit) { return n; }
+    return n + ' ' + (v === 1 && singular[unit] ? singular[unit] : unit);
+  }
+  function readable(v, unit) {
+    if (typeof v !== 'number' || !isFinite(v)) { return '—'; }
+    switch (unit) {
+      case 'share': return sig3(v * 100) + ' %';
+      case 'ms': return duration(v);
+      case 's': return duration(v * 1000);
+      case 'GPU-h': case 'GPU-hours': return group((Math.round(v * 100) / 100 || 0).toFixed(2)) + ' GPU-h';
+    }
+    var s = (v === Math.trunc(v) && Math.abs(v) < 1e6) ? exactNumber(v) : sig3(v);
+    return withUnit(s, v, unit);
+  }
+  function exact(v, unit) {
+    if (typeof v !== 'number') { return ''; }
+    if (unit === 'share') { return exactNumber(v * 100) + ' %'; }
+    return withUnit(exactNumber(v), v, unit);
+  }
+
   function text(v) {
     if (v === null || v === undefined) { return '—'; }
     if (typeof v === 'number') { return (Math.round(v * 1000) / 1000).toLocaleString('en-US'); }
@@ -163,7 +238,14 @@
       var badge = document.createElement('span');
       badge.className = 'status status-' + p.status; badge.setAttribute('data-testid', 'status'); badge.textContent = p.status;
       tr.appendChild(cell(badge));
-      columns.forEach(function (k) { tr.appendChild(cell(text(figure(p, k)), 'num')); });
+      columns.forEach(function (k) {
+        var f = figureOf(p, k);
+        var v = f ? f.value : null;
+        var td = cell(f && typeof v === 'number' ? readable(v, f.unit) : '—', 'num');
+        var full = f ? exact(v, f.unit) : '';
+        if (full && full !== td.textContent) { td.title = full; }
+        tr.appendChild(td);
+      });
       var a = document.createElement('a');
       a.href = p.url; a.textContent = p.run_id;
       tr.appendChild(cell(a));

@@ -58,7 +58,7 @@ func Calibration(id string, t sim.Timing, passes []calibrate.Pass) templates.Cha
 	if top == 0 {
 		return emptyChart(id, title, "No pass to draw.", table)
 	}
-	axisMax := niceCeil(top)
+	axisMax := niceAxisMax(top)
 	cart := cartesian{title: title, xName: "measured (ms)", yName: "predicted (ms)", xMaxMS: axisMax, yMax: axisMax, tooltip: "item"}
 	scatter.SetGlobalOptions(cart.globalOpts()...)
 	line := charts.NewLine()

@@ -188,15 +188,15 @@ type chartAxes struct {
 	yMax   float64
 }
 
-// axisRange gives the time range covering every run and a rounded y maximum covering every
-// run's values as measured by yOf.
+// axisRange gives the time range covering every run and a round y maximum (niceAxis)
+// covering every run's values as measured by yOf.
 func axisRange(runs []runView, yOf func(*sim.Report) float64) chartAxes {
 	var ax chartAxes
 	for _, r := range runs {
 		ax.xMaxMS = math.Max(ax.xMaxMS, runEndMS(r.rep))
 		ax.yMax = math.Max(ax.yMax, yOf(r.rep))
 	}
-	ax.yMax = niceCeil(ax.yMax)
+	ax.yMax, _ = niceAxis(ax.yMax, 0)
 	return ax
 }
 
@@ -331,12 +331,31 @@ func encodeOption(c interface {
 		// richText tooltips are drawn in the canvas instead.
 		option["tooltip"] = map[string]any{"show": true, "trigger": t.Trigger, "renderMode": "richText", "confine": true}
 	}
-	if zoom {
-		// Time axes end exactly at 0 and the run's end, so charts stacked on a page line up:
-		// echarts would otherwise widen a bar chart's axis to fit its outermost bars.
-		if xs, ok := option["xAxis"].([]opts.XAxis); ok && len(xs) == 1 {
-			option["xAxis"] = []any{withExtra(xs[0], map[string]any{"containShape": false})}
+	if xs, ok := option["xAxis"].([]opts.XAxis); ok {
+		axes := make([]any, len(xs))
+		for i, x := range xs {
+			m := asMap(x)
+			if zoom && len(xs) == 1 {
+				// Time axes end exactly at 0 and the run's end, so charts stacked on a page line
+				// up: echarts would otherwise widen a bar chart's axis to fit its outermost bars.
+				m["containShape"] = false
+			}
+			patchTimeAxis(m)
+			patchValueAxis(m)
+			axes[i] = m
 		}
+		option["xAxis"] = axes
+	}
+	if ys, ok := option["yAxis"].([]opts.YAxis); ok {
+		axes := make([]any, len(ys))
+		for i, y := range ys {
+			m := asMap(y)
+			patchValueAxis(m)
+			axes[i] = m
+		}
+		option["yAxis"] = axes
+	}
+	if zoom {
 		// filterMode "none" keeps step lines and bars continuous at the window's edges.
 		inside := map[string]any{"type": "inside", "xAxisIndex": 0, "filterMode": "none"}
 		slider := map[string]any{"type": "slider", "xAxisIndex": 0, "filterMode": "none", "bottom": sliderBottomPX, "height": sliderHeightPX}
@@ -356,18 +375,13 @@ func encodeOption(c interface {
 	return string(b)
 }
 
-// withExtra adds options go-echarts has no field for to a go-echarts struct.
-func withExtra(v any, extra map[string]any) any {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return v
-	}
+// asMap is a go-echarts struct as the JSON object it encodes to, so settings go-echarts has no
+// field for can be added (an empty map if it does not encode, which cannot happen for the
+// plain structs of an option).
+func asMap(v any) map[string]any {
 	m := map[string]any{}
-	if json.Unmarshal(b, &m) != nil {
-		return v
-	}
-	for k, e := range extra {
-		m[k] = e
+	if b, err := json.Marshal(v); err == nil {
+		_ = json.Unmarshal(b, &m)
 	}
 	return m
 }

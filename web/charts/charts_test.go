@@ -314,8 +314,9 @@ func TestKVCRPullsStacks(t *testing.T) {
 	assert.Equal(t, "staging", seriesNamed(t, opt, "staged")["stack"])
 	assert.Equal(t, "staging", seriesNamed(t, opt, "rejected at staging")["stack"])
 	assert.Equal(t, "landed", seriesNamed(t, opt, "landed")["stack"])
-	// Tallest bar: bucket 20 ms has 0 staged + 3 rejected; 5 is the next readable maximum.
-	assert.Equal(t, 5.0, chartAxis(t, opt, "yAxis")["max"])
+	// Tallest bar: bucket 20 ms has 0 staged + 3 rejected: the axis ends there, a tick a pull.
+	assert.Equal(t, 3.0, chartAxis(t, opt, "yAxis")["max"])
+	assert.Equal(t, 1.0, chartAxis(t, opt, "yAxis")["interval"])
 	assert.Equal(t, "pulls", chartAxis(t, opt, "yAxis")["name"])
 	assert.Equal(t, 1.0, chartAxis(t, opt, "yAxis")["minInterval"])
 	assert.Equal(t, false, chartAxis(t, opt, "xAxis")["containShape"], "bars must not widen the time axis")
@@ -501,7 +502,7 @@ func TestFleetChart(t *testing.T) {
 	require.NoError(t, err)
 	rep, err := sim.Run(context.Background(), sc, sim.RunOptions{})
 	require.NoError(t, err)
-	c, ok := Fleet(rep, sc.Autoscaler)
+	c, ok := Fleet(rep, sc.Autoscaler, nil)
 	require.True(t, ok)
 	require.Empty(t, c.Empty)
 	for _, want := range []string{`"starting"`, `"draining"`, `"load per worker"`, `"target band (high)"`, `"decision that changed the fleet"`, `"stack":"fleet"`, `"yAxisIndex":1`} {
@@ -518,7 +519,7 @@ func TestFleetChart(t *testing.T) {
 			assert.NotContains(t, c.OptionJSON, name)
 		}
 	}
-	_, ok = Fleet(rep, nil)
+	_, ok = Fleet(rep, nil, nil)
 	assert.False(t, ok, "no autoscaler, no fleet chart")
 }
 
@@ -585,7 +586,7 @@ func TestFleetChartAggregatesMarkersByHour(t *testing.T) {
 	rep.Timeseries.Buckets = []sim.Bucket{{Active: 5}, {Active: 5}}
 	rep.Timeseries.BucketMS = 43_200_000
 	rep.Summary.DurationMS = 86_400_000
-	c, ok := Fleet(rep, a)
+	c, ok := Fleet(rep, a, nil)
 	require.True(t, ok)
 	var option struct {
 		Series []struct {
@@ -608,4 +609,28 @@ func TestFleetChartAggregatesMarkersByHour(t *testing.T) {
 	assert.Equal(t, 24, byName["held: stabilized, by hour"])
 	assert.NotContains(t, byName, "decision that changed the fleet")
 	assert.Len(t, c.Table.Rows, 24*240, "the table keeps every decision")
+}
+
+// Issue 35: with a diagnose plan's ideal fleet, the fleet chart draws it over the stack as the
+// workers it holds, and the workers axis covers it.
+func TestFleetChartDrawsTheIdealFleet(t *testing.T) {
+	a := &sim.Autoscaler{Target: 8, Tolerance: 0.1, MinWorkers: 1, MaxWorkers: 12}
+	rep := &sim.Report{Autoscaler: &sim.AutoscalerReport{Decisions: []sim.Decision{{TMS: 0, Current: 2, Desired: 2}}}}
+	rep.Timeseries = sim.Timeseries{BucketMS: 1000, Buckets: []sim.Bucket{{TMS: 0, Active: 2}, {TMS: 1000, Active: 3}}}
+	rep.Summary.Workers.Peak = 3
+	ideal := &sim.Timeseries{BucketMS: 1000, Buckets: []sim.Bucket{{TMS: 0, Active: 4, Starting: 1}, {TMS: 1000, Active: 2}}}
+	without, ok := Fleet(rep, a, nil)
+	require.True(t, ok)
+	assert.NotContains(t, without.OptionJSON, idealFleetSeries)
+	c, ok := Fleet(rep, a, ideal)
+	require.True(t, ok)
+	opt := chartOption(t, c)
+	s := seriesNamed(t, opt, idealFleetSeries)
+	assert.Nil(t, s["stack"], "drawn over the stack, not on it")
+	var held []float64
+	for _, d := range s["data"].([]any) {
+		held = append(held, d.(map[string]any)["value"].([]any)[1].(float64))
+	}
+	assert.Equal(t, []float64{5, 2, 2}, held, "active + starting + draining per bucket, closed at the end")
+	assert.Equal(t, 5.0, chartAxis(t, opt, "yAxis")["max"], "the axis covers the ideal fleet's 5 workers")
 }

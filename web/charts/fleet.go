@@ -18,6 +18,9 @@ const (
 	colorStarting  = "#0891b2" // cyan: workers starting (GPUs held, no requests yet)
 	colorFleetLoad = "#7c3aed" // violet: sampled load per worker
 	colorDecision  = "#dc2626" // red: a decision that changed the fleet
+	colorIdeal     = "#16a34a" // green: the ideal fleet, as on the diagnose plan's chart
+
+	idealFleetSeries = "ideal fleet (diagnose plan)"
 )
 
 // heldMarks are the reasons a decision kept the fleet, each with its marker on the fleet chart.
@@ -33,8 +36,10 @@ var heldMarks = []struct{ reason, symbol, color string }{
 // Fleet draws an autoscaler run's fleet over time (docs/model.md#model-3): active, starting and draining
 // workers stacked (what holds GPUs), the load per worker each decision saw with the target band
 // (target × (1 ± tolerance)) on a second axis, and a marker at each decision that changed the
-// fleet. ok is false for a run without an autoscaler.
-func Fleet(rep *sim.Report, a *sim.Autoscaler) (templates.Chart, bool) {
+// fleet. ideal, when a diagnose plan of the run found one (store.IdealFleetOf), is the ideal
+// fleet's time series, drawn over the stack as the workers it holds. ok is false for a run
+// without an autoscaler.
+func Fleet(rep *sim.Report, a *sim.Autoscaler, ideal *sim.Timeseries) (templates.Chart, bool) {
 	if rep == nil || rep.Autoscaler == nil || a == nil {
 		return templates.Chart{}, false
 	}
@@ -59,6 +64,11 @@ func Fleet(rep *sim.Report, a *sim.Autoscaler) (templates.Chart, bool) {
 		for _, b := range r.Timeseries.Buckets {
 			m = math.Max(m, float64(b.Active+b.Starting+b.Draining))
 		}
+		if ideal != nil {
+			for _, b := range ideal.Buckets {
+				m = math.Max(m, float64(b.Active+b.Starting+b.Draining))
+			}
+		}
 		return m
 	})
 	cart := cartesian{title: title, yName: "workers", yMax: ax.yMax, xMaxMS: ax.xMaxMS, zoom: true, tooltip: "axis", integerY: true}
@@ -71,7 +81,7 @@ func Fleet(rep *sim.Report, a *sim.Autoscaler) (templates.Chart, bool) {
 		}
 	}
 	line.ExtendYAxis(opts.YAxis{Type: "value", Name: "load per worker", NameLocation: "middle", NameGap: 40, Min: 0,
-		Max: niceCeil(maxLoad), AxisLabel: &opts.AxisLabel{Show: opts.Bool(true)}, SplitLine: &opts.SplitLine{Show: opts.Bool(false)}})
+		Max: niceAxisMax(maxLoad), AxisLabel: &opts.AxisLabel{Show: opts.Bool(true)}, SplitLine: &opts.SplitLine{Show: opts.Bool(false)}})
 	ts := rep.Timeseries
 	for _, s := range []struct {
 		name  string
@@ -87,6 +97,14 @@ func Fleet(rep *sim.Report, a *sim.Autoscaler) (templates.Chart, bool) {
 			charts.WithAreaStyleOpts(opts.AreaStyle{Color: s.color, Opacity: opts.Float(0.35)}),
 			charts.WithItemStyleOpts(opts.ItemStyle{Color: s.color}),
 			charts.WithLineStyleOpts(opts.LineStyle{Color: s.color, Width: 1}))
+	}
+	if ideal != nil && len(ideal.Buckets) > 0 {
+		// The ideal fleet (docs/model.md, the diagnose plan) holds max(min_workers, ceil(λ/μ))
+		// workers: a line over the stack, so the gap between the two is what the lags cost.
+		line.AddSeries(idealFleetSeries, stepPoints(*ideal, func(b sim.Bucket) int64 { return b.Active + b.Starting + b.Draining }),
+			charts.WithLineChartOpts(opts.LineChart{Step: "end", ShowSymbol: opts.Bool(false)}),
+			charts.WithItemStyleOpts(opts.ItemStyle{Color: colorIdeal}),
+			charts.WithLineStyleOpts(opts.LineStyle{Color: colorIdeal, Width: 2, Type: "dashed"}))
 	}
 	// A long night's decisions (a 24-hour run at 15 s is 5,760) would draw their markers on top
 	// of each other: past maxFleetMarkers decisions over at least hourlyFromMS, the markers are

@@ -77,8 +77,14 @@ func stepPoints(ts sim.Timeseries, value func(sim.Bucket) int64) []opts.LineData
 	return pts
 }
 
+// maxWorkers is the most workers holding GPUs at once: the report's peak (an autoscaler's run
+// lists every worker it ever started, 529 over a day for a peak of 10), or, in a report
+// without it, every listed worker.
 func maxWorkers(rep *sim.Report) float64 {
-	m := float64(len(rep.Workers))
+	m := float64(max(rep.Summary.Workers.Peak, rep.Summary.Workers.Initial))
+	if m == 0 {
+		m = float64(len(rep.Workers))
+	}
 	for _, b := range rep.Timeseries.Buckets {
 		m = math.Max(m, float64(b.Active+b.Draining+b.Starting))
 	}

@@ -61,7 +61,7 @@ func ttftHistogram(id string, views []runView) templates.Chart {
 	}
 
 	cart := cartesian{title: title, xName: "TTFT (ms), bins of " + format.Table(widthMS) + " ms", xCats: labels,
-		yName: "requests", yMax: niceCeil(yMax), tooltip: "axis", integerY: true}
+		yName: "requests", yMax: niceAxisMax(yMax), tooltip: "axis", integerY: true}
 	bar := charts.NewBar()
 	bar.SetGlobalOptions(cart.globalOpts()...)
 	bar.SetXAxis(labels)
@@ -108,7 +108,7 @@ func ttftPercentiles(id string, views []runView) templates.Chart {
 	if yMax == 0 {
 		return emptyChart(id, title, "No request emitted a first token, so there is no TTFT to draw.", table)
 	}
-	cart := cartesian{title: title, xName: "statistic", xCats: labels, yName: "TTFT (ms)", yMax: niceCeil(yMax), tooltip: "axis"}
+	cart := cartesian{title: title, xName: "statistic", xCats: labels, yName: "TTFT (ms)", yMax: niceAxisMax(yMax), tooltip: "axis"}
 	bar := charts.NewBar()
 	bar.SetGlobalOptions(cart.globalOpts()...)
 	bar.SetXAxis(labels)

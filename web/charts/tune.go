@@ -1,13 +1,10 @@
 package charts
 
 import (
-	"cmp"
 	"encoding/json"
 	"math"
-	"slices"
 
 	"github.com/scalein-planner/scalein/sim"
-	"github.com/scalein-planner/scalein/sim/whatif"
 	"github.com/scalein-planner/scalein/templates"
 	"github.com/scalein-planner/scalein/web/format"
 )
@@ -20,99 +17,6 @@ const (
 	colorFixed      = "#64748b"
 	colorLoad       = "#f59e0b"
 )
-
-// TuneScatter plots every finished setting: GPU-hours (x) against TTFT p99 (y), feasible and
-// infeasible apart, the two baselines marked, the Pareto front as a line and the TTFT limit as
-// a horizontal line.
-func TuneScatter(cands, baselines []whatif.Candidate, limit *float64) templates.Chart {
-	c := templates.Chart{ID: idTuneScatter, Title: "Settings: GPU-hours against TTFT p99",
-		Table: templates.Table{Caption: "Settings", Columns: []string{"Rank", "Settings", "GPU-hours", "TTFT p99 (ms)", "Feasible", "Pareto"}}}
-	yes := map[bool]string{true: "yes", false: "no"}
-	point := func(cd whatif.Candidate) []any {
-		y := sim.FigureValue(cd.Headline, sim.HeadlineTTFTP99MS)
-		if cd.Fleet == nil || y == nil {
-			return nil
-		}
-		return []any{cd.Fleet.GPUHours, *y, cd.Label}
-	}
-	var feasible, infeasible, front, base [][]any
-	for _, cd := range cands {
-		pt := point(cd)
-		x := ""
-		if pt != nil {
-			x = format.Number(roundTo(cd.Fleet.GPUHours, 4))
-		}
-		c.Table.Rows = append(c.Table.Rows, []string{format.Number(float64(cd.Rank)), cd.Label, x, format.WithUnit(sim.FigureValue(cd.Headline, sim.HeadlineTTFTP99MS), ""), yes[cd.Feasible], yes[cd.Pareto]})
-		switch {
-		case pt == nil:
-		case cd.Feasible:
-			feasible = append(feasible, pt)
-		default:
-			infeasible = append(infeasible, pt)
-		}
-		if pt != nil && cd.Pareto {
-			front = append(front, pt)
-		}
-	}
-	for _, b := range baselines {
-		if pt := point(b); pt != nil {
-			base = append(base, pt)
-		}
-	}
-	if len(feasible)+len(infeasible) == 0 {
-		c.Empty = "No setting has both GPU-hours and a TTFT p99 to plot."
-		return c
-	}
-	slices.SortFunc(front, func(a, b []any) int {
-		return cmp.Or(cmp.Compare(a[0].(float64), b[0].(float64)), cmp.Compare(a[1].(float64), b[1].(float64)))
-	})
-	scatter := func(name, color string, data [][]any, symbol string) map[string]any {
-		if data == nil {
-			data = [][]any{}
-		}
-		return map[string]any{"name": name, "type": "scatter", "data": data, "symbolSize": 11, "symbol": symbol,
-			"itemStyle": map[string]any{"color": color}, "encode": map[string]any{"x": 0, "y": 1, "tooltip": []int{2, 0, 1}}}
-	}
-	frontLine := map[string]any{"name": "Pareto front", "type": "line", "data": orEmpty(front), "step": "end", "symbol": "none",
-		"lineStyle": map[string]any{"color": colorPareto, "type": "dashed"}, "itemStyle": map[string]any{"color": colorPareto}}
-	if limit != nil {
-		frontLine["markLine"] = map[string]any{"symbol": "none", "silent": true,
-			"lineStyle": map[string]any{"color": colorInfeasible, "type": "dotted"},
-			"label":     map[string]any{"formatter": "TTFT p99 limit " + whatif.FormatMS(*limit)},
-			"data":      []any{map[string]any{"yAxis": *limit}}}
-	}
-	yAxis := map[string]any{"type": "value", "name": "TTFT p99 (ms)", "scale": true}
-	if limit != nil {
-		// The limit is drawn even above every point, so the headroom shows.
-		top := *limit
-		for _, d := range slices.Concat(feasible, infeasible, base) {
-			top = max(top, d[1].(float64))
-		}
-		yAxis["max"] = math.Ceil(top * 1.05)
-	}
-	option := map[string]any{
-		"animation": false,
-		"legend":    map[string]any{"top": legendTopPX},
-		"grid":      map[string]any{"top": gridTopPX, "bottom": gridBottomNoZoom, "left": gridLeftPX, "right": gridRightPX},
-		"tooltip":   map[string]any{"trigger": "item"},
-		"xAxis":     map[string]any{"type": "value", "name": "GPU-hours", "nameLocation": "middle", "nameGap": 28, "scale": true},
-		"yAxis":     yAxis,
-		"series": []any{
-			scatter("Feasible", colorFeasible, feasible, "circle"),
-			scatter("Infeasible", colorInfeasible, infeasible, "triangle"),
-			scatter("Baselines (fixed fleet, yours)", colorYours, base, "diamond"),
-			frontLine,
-		},
-	}
-	return withOption(c, option)
-}
-
-func orEmpty(d [][]any) [][]any {
-	if d == nil {
-		return [][]any{}
-	}
-	return d
-}
 
 func withOption(c templates.Chart, option map[string]any) templates.Chart {
 	b, err := json.Marshal(option)
@@ -151,13 +55,21 @@ type fleetLine struct {
 func fleetsOverTime(c templates.Chart, lines []fleetLine, load *sim.Timeseries, loadName string) templates.Chart {
 	var series []any
 	held := func(b sim.Bucket) int64 { return b.Active + b.Starting + b.Draining }
+	// The data are ms from the start, on the run pages' time axis (round clock times, timeAxis).
+	var endMS float64
+	for _, l := range lines {
+		if l.ts != nil && len(l.ts.Buckets) > 0 {
+			last := l.ts.Buckets[len(l.ts.Buckets)-1]
+			endMS = max(endMS, last.TMS+l.ts.BucketMS)
+		}
+	}
 	for _, l := range lines {
 		if l.ts == nil {
 			continue
 		}
 		data := make([][]any, 0, len(l.ts.Buckets))
 		for _, b := range l.ts.Buckets {
-			data = append(data, []any{(b.TMS + l.ts.BucketMS) / 1000, held(b)})
+			data = append(data, []any{b.TMS + l.ts.BucketMS, held(b)})
 		}
 		series = append(series, map[string]any{"name": l.name, "type": "line", "step": "end", "symbol": "none", "data": data,
 			"lineStyle": map[string]any{"color": l.color}, "itemStyle": map[string]any{"color": l.color}})
@@ -165,7 +77,7 @@ func fleetsOverTime(c templates.Chart, lines []fleetLine, load *sim.Timeseries, 
 	if ts := load; ts != nil {
 		data := make([][]any, 0, len(ts.Buckets))
 		for _, b := range ts.Buckets {
-			data = append(data, []any{(b.TMS + ts.BucketMS) / 1000, b.Waiting + b.Running})
+			data = append(data, []any{b.TMS + ts.BucketMS, b.Waiting + b.Running})
 		}
 		series = append(series, map[string]any{"name": loadName, "type": "line", "yAxisIndex": 1, "symbol": "none",
 			"data": data, "areaStyle": map[string]any{"opacity": 0.15}, "lineStyle": map[string]any{"color": colorLoad, "width": 1}, "itemStyle": map[string]any{"color": colorLoad}})
@@ -198,13 +110,14 @@ func fleetsOverTime(c templates.Chart, lines []fleetLine, load *sim.Timeseries, 
 	}
 	option := map[string]any{
 		"animation": false,
-		"legend":    map[string]any{"top": legendTopPX},
+		"legend":    map[string]any{"top": legendTopPX, "type": "scroll"}, // one row: a phone scrolls it
 		"grid":      map[string]any{"top": gridTopPX, "bottom": gridBottomNoZoom, "left": gridLeftPX, "right": gridRightPX},
 		"tooltip":   map[string]any{"trigger": "axis"},
-		"xAxis":     map[string]any{"type": "value", "name": "Time (s)", "nameLocation": "middle", "nameGap": 28},
+		"xAxis":     timeAxisOption(endMS),
 		"yAxis": []any{
-			map[string]any{"type": "value", "name": "Workers holding GPUs", "minInterval": 1},
-			map[string]any{"type": "value", "name": "Requests in flight", "splitLine": map[string]any{"show": false}},
+			// Names beside the axes, not above them, where the legend is.
+			map[string]any{"type": "value", "name": "Workers holding GPUs", "minInterval": 1, "nameLocation": "middle", "nameGap": 40},
+			map[string]any{"type": "value", "name": "Requests in flight", "splitLine": map[string]any{"show": false}, "nameLocation": "middle", "nameGap": 40},
 		},
 		"series": series,
 	}
@@ -224,4 +137,17 @@ func DiagnoseFleet(scenario, ideal, static *sim.Timeseries) templates.Chart {
 func roundTo(v float64, decimals int) float64 {
 	p := math.Pow(10, float64(decimals))
 	return math.Round(v*p) / p
+}
+
+// timeAxisOption is a time axis from 0 to maxMS as the run pages draw it (timeAxis, its
+// labels' formatter and round ticks, patchTimeAxis), for charts built as plain maps.
+func timeAxisOption(maxMS float64) map[string]any {
+	name, formatter := timeAxis(maxMS)
+	axis := map[string]any{"type": "value", "name": name, "nameLocation": "middle", "nameGap": 28, "min": 0, "max": maxMS,
+		"axisLabel": map[string]any{"show": true}}
+	if formatter != "" {
+		axis["axisLabel"].(map[string]any)["formatter"] = formatter
+	}
+	patchTimeAxis(axis)
+	return axis
 }

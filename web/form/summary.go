@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/scalein-planner/scalein/sim"
 	"github.com/scalein-planner/scalein/templates"
@@ -21,7 +22,9 @@ func ScenarioInputs(sc *sim.Scenario) []templates.ScenarioGroup {
 		return templates.ScenarioItem{Label: label, Value: value}
 	}
 	field := func(fs fieldSpec) templates.ScenarioItem {
-		return item(fs.Label, summaryValue(sc, tree, fs))
+		it := item(fs.Label, summaryValue(sc, tree, fs))
+		it.Title = exactValue(tree, fs, it.Value)
+		return it
 	}
 	var groups []templates.ScenarioGroup
 	for _, g := range generalGroups {
@@ -76,11 +79,11 @@ func scaleInInputs(sc *sim.Scenario, item func(label, value string) templates.Sc
 			what = fmt.Sprintf("drain %s %s%s chosen by %s", format.Number(float64(a.Count)), pool, format.Unit(float64(a.Count), "workers"), a.Select)
 		}
 		if a.GraceMS != nil {
-			what += ", grace " + format.Quantity(*a.GraceMS, "ms")
+			what += ", grace " + format.Setting(*a.GraceMS)
 		} else {
 			what += ", no grace deadline"
 		}
-		sched = append(sched, item(fmt.Sprintf("Action %d at %s", i+1, format.Quantity(a.AtMS, "ms")), what))
+		sched = append(sched, item(fmt.Sprintf("Action %d at %s", i+1, format.Setting(a.AtMS)), what))
 	}
 	if len(sc.ScaleIn) == 0 {
 		sched = append(sched, item("Actions", "none"))
@@ -124,14 +127,45 @@ func summaryValue(sc *sim.Scenario, tree map[string]any, fs fieldSpec) string {
 		if err != nil {
 			return x.String()
 		}
+		if fs.Unit == "ms" {
+			return format.Setting(f)
+		}
 		if fs.Kind == kindInt && fs.Unit != "" {
 			return format.Count(int64(f), fs.Unit)
 		}
 		return format.Quantity(f, fs.Unit)
 	case string:
+		if fs.Path == StartsAtPath {
+			return format.ClockTime(x)
+		}
 		return x
 	}
 	return fmt.Sprint(v)
+}
+
+// exactValue is a field's value as the scenario holds it ("900000 ms", the RFC 3339 text), for
+// the title of a summary value that reads it otherwise; empty when the two read the same.
+func exactValue(tree map[string]any, fs fieldSpec, shown string) string {
+	v, ok := lookup(tree, fs.Path)
+	if !ok || v == nil {
+		return ""
+	}
+	var exact string
+	switch x := v.(type) {
+	case json.Number:
+		if fs.Unit == "" {
+			return ""
+		}
+		exact = x.String() + " " + fs.Unit
+	case string:
+		exact = x
+	default:
+		return ""
+	}
+	if exact == shown {
+		return ""
+	}
+	return exact
 }
 
 func shortSHA(s string) string {
@@ -154,17 +188,17 @@ func behaviorInputs(a *sim.Autoscaler, item func(label, value string) templates.
 	items := []templates.ScenarioItem{item(behaviorModeField.Label, "set")}
 	for _, dir := range directions {
 		r := a.Behavior.ScaleUp
-		window := "0 ms"
+		window := format.Setting(0)
 		if dir == dirDown {
 			r = a.Behavior.ScaleDown
-			window = format.Quantity(a.DownscaleWindowMS, "ms")
+			window = format.Setting(a.DownscaleWindowMS)
 		}
 		var rr sim.ScalingRules
 		if r != nil {
 			rr = *r
 		}
 		if rr.WindowMS != nil {
-			window = format.Quantity(float64(*rr.WindowMS), "ms")
+			window = format.Setting(float64(*rr.WindowMS))
 		}
 		policies := rr.Policies
 		if len(policies) == 0 {
@@ -178,7 +212,7 @@ func behaviorInputs(a *sim.Autoscaler, item func(label, value string) templates.
 		if sel == "" {
 			sel = sim.SelectPolicyMax
 		}
-		text := fmt.Sprintf("window %s; select %s; %v", window, sel, words)
+		text := fmt.Sprintf("window %s; select %s; %s", window, sel, strings.Join(words, " "))
 		if rr.Tolerance != nil {
 			text += "; tolerance " + format.Number(*rr.Tolerance)
 		}

@@ -107,3 +107,32 @@ func TestReadable(t *testing.T) {
 	assert.Equal(t, Dash, Readable(math.NaN(), "ms"))
 	assert.Equal(t, Dash, ReadableOpt(nil, "ms"))
 }
+
+// Issue 35: a time setting reads in the largest unit that keeps it exact.
+func TestSetting(t *testing.T) {
+	for _, tc := range []struct {
+		ms   float64
+		want string
+	}{
+		{900_000, "15 min"}, {300_000, "5 min"}, {15_000, "15 s"}, {30_000, "30 s"}, {60_000, "1 min"},
+		{90_000, "1.5 min"}, {5_400_000, "1.5 h"}, {86_400_000, "24 h"}, {2_700_000, "45 min"},
+		{1500, "1.5 s"}, {2, "2 ms"}, {0.05, "0.05 ms"}, {0, "0 s"}, {1_234_567, "1234.567 s"},
+	} {
+		if got := Setting(tc.ms); got != tc.want {
+			t.Errorf("Setting(%v) = %q, want %q", tc.ms, got, tc.want)
+		}
+	}
+}
+
+func TestClockTime(t *testing.T) {
+	for in, want := range map[string]string{
+		"2026-12-03T00:00:00Z":      "2026-12-03 00:00 UTC",
+		"2026-12-03T01:30:00+01:00": "2026-12-03 00:30 UTC",
+		"2026-12-03T00:00:07Z":      "2026-12-03 00:00:07 UTC",
+		"not a time":                "not a time",
+	} {
+		if got := ClockTime(in); got != want {
+			t.Errorf("ClockTime(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

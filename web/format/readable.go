@@ -5,6 +5,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/scalein-planner/scalein/sim"
 )
@@ -178,4 +179,44 @@ func Cost(v float64, currency string) string {
 		return currency + m
 	}
 	return m + " " + currency
+}
+
+// Setting writes a time setting given in ms (an interval, a window, a grace period) exactly, in
+// the largest unit it reads as without losing a digit: "15 min" for 900,000 ms, "1.5 h",
+// "30 s", "2 ms", "0.05 ms". Unlike Duration it never rounds (an input is shown as entered, just
+// in a readable unit); a value with more than three decimals in every larger unit stays in ms.
+func Setting(ms float64) string {
+	if math.IsNaN(ms) || math.IsInf(ms, 0) {
+		return Dash
+	}
+	if ms == 0 {
+		return "0 s"
+	}
+	for _, u := range []struct {
+		ms   float64
+		name string
+	}{{3_600_000, "h"}, {60_000, "min"}, {1000, "s"}} {
+		v := ms / u.ms
+		if math.Abs(v) < 1 {
+			continue
+		}
+		if r := math.Round(v * 1000); math.Abs(r-v*1000) < 1e-6*math.Max(1, math.Abs(r)) {
+			return Number(r/1000) + " " + u.name
+		}
+	}
+	return Number(ms) + " ms"
+}
+
+// ClockTime writes an RFC 3339 instant readably, in UTC: "2026-12-03 00:00 UTC" (seconds only
+// when it has some). Text that is not an instant is returned as it is.
+func ClockTime(s string) string {
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return s
+	}
+	t = t.UTC()
+	if t.Second() != 0 || t.Nanosecond() != 0 {
+		return t.Format("2006-01-02 15:04:05 UTC")
+	}
+	return t.Format("2006-01-02 15:04 UTC")
 }

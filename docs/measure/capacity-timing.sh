@@ -19,14 +19,16 @@ PY
 done
 echo "load: $(uptime)"
 for p in autoscaler-day autoscaler-hour e2; do
-	ratios=""
+	ratios=""; walls=""
 	for i in $(seq "$n"); do
 		# shellcheck disable=SC2086
 		line=$("$bin" plan -config "$tmp/$p.json" $flags -parallel 2 -timing -out "$tmp/out.json" 2>&1 >/dev/null | grep 'wall ÷ that')
 		r=$(echo "$line" | sed 's/.*wall ÷ that = \([0-9.]*\).*/\1/')
 		ratios="$ratios $r"
+		walls="$walls $(echo "$line" | sed 's/.* slots in \([0-9.]*\) s.*/\1/')"
 		echo "$p: $line"
 	done
-	echo "$p: median wall ÷ that = $(echo $ratios | tr ' ' '\n' | sort -n | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}') over $n runs"
+	median() { echo "$@" | tr ' ' '\n' | sort -n | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
+	echo "$p: median wall ÷ that = $(median $ratios), median wall = $(median $walls) s over $n runs"
 done
 echo "load: $(uptime)"

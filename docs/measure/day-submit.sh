@@ -1,0 +1,41 @@
+#!/bin/bash
+# Issue 35: the 24-hour day through the server, from submit to a page that shows it.
+# Starts BINARY serve on PORT with a fresh database in DIR (so the run is simulated, not found
+# stored), submits sim/presets/autoscaler-day.json with POST /api/v1/runs, polls
+# GET /api/v1/runs/{id} every 50 ms until it is done, then GETs /runs/{id}; prints the time from
+# submit to done as the poll saw it, to the page's 200, and the page's own time. Repeats N times
+# (a new server and database each time). Extra arguments go to serve (like -sim-nice 0).
+# usage: docs/measure/day-submit.sh BINARY PORT DIR [N=3] [serve flags…]
+set -euo pipefail
+bin=$1 port=$2 dir=$3 n=${4:-3}
+shift 3; [ $# -gt 0 ] && shift
+here=$(cd "$(dirname "$0")/../.." && pwd)
+base=http://127.0.0.1:$port
+now() { date +%s.%N; }
+echo "load: $(uptime)"
+for i in $(seq 1 "$n"); do
+	rm -rf "$dir" && mkdir -p "$dir"
+	"$bin" serve -addr "127.0.0.1:$port" -db "$dir/db.sqlite" "$@" > "$dir/log" 2>&1 &
+	pid=$!
+	trap 'kill $pid 2>/dev/null || true' EXIT
+	for _ in $(seq 1 200); do
+		[ "$(curl -s -o /dev/null -w '%{http_code}' "$base/healthz")" = 200 ] && break
+		sleep 0.05
+	done
+	t0=$(now)
+	id=$(curl -s -X POST -H 'Content-Type: application/json' --data-binary "@$here/sim/presets/autoscaler-day.json" "$base/api/v1/runs" |
+		python3 -c 'import sys, json; print(json.load(sys.stdin)["id"])')
+	t1=$(now)
+	while :; do
+		status=$(curl -s "$base/api/v1/runs/$id" | python3 -c 'import sys, json; print(json.load(sys.stdin)["status"])')
+		case $status in done) break ;; failed|cancelled) echo "run $id $status" >&2; exit 1 ;; esac
+		sleep 0.05
+	done
+	t2=$(now)
+	code=$(curl -s -o "$dir/page.html" -w '%{http_code} %{time_total}' "$base/runs/$id")
+	t3=$(now)
+	echo "run $i ($id): submit answered in $(echo "$t1 - $t0" | bc) s; done seen at $(echo "$t2 - $t0" | bc) s; page $code at $(echo "$t3 - $t0" | bc) s ($(stat -c %s "$dir/page.html") bytes)"
+	kill $pid; wait $pid 2>/dev/null || true
+	trap - EXIT
+done
+echo "load: $(uptime)"

@@ -27,14 +27,29 @@ for i in $(seq 1 "$n"); do
 		python3 -c 'import sys, json; print(json.load(sys.stdin)["id"])')
 	t1=$(now)
 	while :; do
-		status=$(curl -s "$base/api/v1/runs/$id" | python3 -c 'import sys, json; print(json.load(sys.stdin)["status"])')
+		# The status is near the top of the run's JSON: read it without parsing the report
+		# (python parsing 3 MB per poll took longer than the server to answer).
+		status=$(curl -s "$base/api/v1/runs/$id" | head -c 2048 | grep -o '"status": *"[a-z]*"' | head -1 | sed 's/.*"\([a-z]*\)"$/\1/' || true)
 		case $status in done) break ;; failed|cancelled) echo "run $id $status" >&2; exit 1 ;; esac
 		sleep 0.05
 	done
 	t2=$(now)
 	code=$(curl -s -o "$dir/page.html" -w '%{http_code} %{time_total}' "$base/runs/$id")
 	t3=$(now)
-	echo "run $i ($id): submit answered in $(echo "$t1 - $t0" | bc) s; done seen at $(echo "$t2 - $t0" | bc) s; page $code at $(echo "$t3 - $t0" | bc) s ($(stat -c %s "$dir/page.html") bytes)"
+	# The server's CPU (user + sys, all threads) from its start: the simulation, storing, pages.
+	cpu=$(awk -v hz="$(getconf CLK_TCK)" '{printf "%.2f", ($14 + $15) / hz}' "/proc/$pid/stat")
+	echo "run $i ($id): submit answered in $(echo "$t1 - $t0" | bc) s; done seen at $(echo "$t2 - $t0" | bc) s; page $code at $(echo "$t3 - $t0" | bc) s ($(stat -c %s "$dir/page.html") bytes); server CPU $cpu s"
+	grep -E 'POST /api/v1/runs|run ended|GET /runs/' "$dir/log" | sed 's/^time=\([^ ]*\).*msg="\([^"]*\)".*/    \1 \2/'
+	# Where the server's time went: queued (created → started), the simulation (the report's
+	# sim.wall_ms), the rest of the attempt (encoding and storing the report, summary,
+	# headline: started + wall → finished).
+	curl -s "$base/api/v1/runs/$id" | python3 -c '
+import sys, json
+from datetime import datetime
+d = json.load(sys.stdin)
+t = {k: datetime.fromisoformat(d[k].replace("Z", "+00:00")).timestamp() for k in ("created_at", "started_at", "finished_at")}
+wall = d["report"]["sim"]["wall_ms"] / 1000
+print("    queued %.3f s, simulated %.3f s, encoded and stored %.3f s after" % (t["started_at"] - t["created_at"], wall, t["finished_at"] - t["started_at"] - wall))' 
 	kill $pid; wait $pid 2>/dev/null || true
 	trap - EXIT
 done

@@ -285,3 +285,20 @@ func TestDiagnoseAheadSameResult(t *testing.T) {
 		}
 	}
 }
+
+// The command line's runner counts in Usage only the runs a plan used, whatever it started
+// ahead of need: simulated runs = the plan's runs on a fresh runner; the others are Wasted.
+func TestLocalRunnerLeavesUnusedOut(t *testing.T) {
+	for _, slots := range []int{1, 2, 3} {
+		runner := &whatif.LocalRunner{Parallel: slots}
+		res, err := whatif.Plan(context.Background(), runner, oneRequestScenario(t, "mix"), capacityRequest())
+		require.NoError(t, err)
+		n, took := runner.Usage()
+		assert.Equal(t, res.Runs, n, "%d slots", slots)
+		assert.Positive(t, took)
+		wasted, wastedTime := runner.Wasted()
+		assert.GreaterOrEqual(t, wasted, 0)
+		assert.Equal(t, wasted == 0, wastedTime == 0)
+		t.Logf("%d slots: %d runs used, %d not (%v)", slots, n, wasted, wastedTime)
+	}
+}

@@ -275,14 +275,25 @@ func (cs *capacitySearch) schedule(ctx context.Context, maxRuns, slots int) {
 		}
 		return cmp.Compare(a.rate, b.rate)
 	})
+	prebuilt := 0
 	for _, pk := range picks {
-		if cs.inFlight() >= slots {
-			return
-		}
 		c := pk.fill
+		if cs.inFlight() >= slots {
+			// The slots are full: make the next probes now, while the runs go on, so that a
+			// slot freed takes one at once (a probe of 20,000 scripted requests takes tens of
+			// ms to build and hash).
+			if c == nil && prebuilt < prebuildProbes {
+				cs.probe(pk.rate)
+				prebuilt++
+			}
+			continue
+		}
 		if c == nil {
 			c = cs.probe(pk.rate)
 		}
 		cs.startAhead(ctx, c.scenario, c.ScenarioID)
 	}
 }
+
+// prebuildProbes is how many probes not yet started schedule makes ahead while the slots are full.
+const prebuildProbes = 2

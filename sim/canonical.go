@@ -3,7 +3,6 @@ package sim
 import (
 	"crypto/sha256"
 	"encoding/base32"
-	"encoding/json"
 	"fmt"
 	"strings"
 )
@@ -12,7 +11,10 @@ import (
 // order (the struct's), every default present, numbers in Go's shortest round-trip form (Parse
 // turns −0 into 0). It is what a stored scenario holds and what its id hashes.
 func (s *Scenario) CanonicalJSON() []byte {
-	data, err := json.Marshal(s)
+	// MarshalJSON directly: json.Marshal(s) calls it and then compacts (re-scans) its output,
+	// which is compact already, a third of the time of an id for 20,000 scripted requests
+	// (TestCanonicalJSONIsMarshal checks the bytes are the same).
+	data, err := s.MarshalJSON()
 	if err != nil {
 		// Only a non-finite number, which Parse never produces, makes Marshal fail. Return a
 		// deterministic text that cannot collide with a real scenario's JSON.

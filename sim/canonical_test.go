@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"regexp"
+	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -138,4 +139,45 @@ func TestCanonicalJSONNegativeZeroAndFloats(t *testing.T) {
 func sha256Sum(data []byte) []byte {
 	sum := sha256.Sum256(data)
 	return sum[:]
+}
+
+// CanonicalJSON calls MarshalJSON directly rather than through json.Marshal, which would
+// compact its output again: the bytes, and so every id, must be the same as json.Marshal's.
+func TestCanonicalJSONIsMarshal(t *testing.T) {
+	docs := [][]byte{[]byte(fullScenario), []byte(`{"name": "<tags> & \u2028 odd \"names\"", "workload": {"type": "sessions", "sessions": {}}}`)}
+	for _, p := range AllPresets() {
+		docs = append(docs, p.JSON)
+	}
+	for _, doc := range docs {
+		s, err := Parse(doc, ParseEnv{})
+		require.NoError(t, err)
+		want, err := json.Marshal(s)
+		require.NoError(t, err)
+		assert.Equal(t, string(want), string(s.CanonicalJSON()), s.Name)
+	}
+}
+
+// BenchmarkCanonicalJSON: a capacity probe of 20,000 scripted requests, encoded as
+// CanonicalJSON does and as json.Marshal would (which compacts MarshalJSON's output again).
+func BenchmarkCanonicalJSON(b *testing.B) {
+	s, err := Parse([]byte(fullScenario), ParseEnv{})
+	require.NoError(b, err)
+	reqs := make([]ScriptedRequest, 20000)
+	for k := range reqs {
+		reqs[k] = s.Workload.Requests[k%2]
+		reqs[k].ID = "c" + strconv.Itoa(k)
+		reqs[k].AtMS = float64(k) * 0.37
+		reqs[k].RouteTo = nil
+	}
+	s.Workload.Requests = reqs
+	b.Run("CanonicalJSON", func(b *testing.B) {
+		for b.Loop() {
+			s.CanonicalJSON()
+		}
+	})
+	b.Run("json.Marshal", func(b *testing.B) {
+		for b.Loop() {
+			_, _ = json.Marshal(s)
+		}
+	})
 }

@@ -34,10 +34,14 @@ func distribution(vals []int64) Distribution {
 // the time series, and the digest over them.
 func (e *engine) report() *Report {
 	duration := e.lastChange
+	id := e.opt.ScenarioID
+	if id == "" {
+		id = e.s.ID()
+	}
 	r := &Report{
 		Schema:       ReportSchema,
 		Name:         e.s.Name,
-		ScenarioID:   e.s.ID(),
+		ScenarioID:   id,
 		ModelVersion: ModelVersion,
 		KVCR:         e.kv,
 		// Every list is a list, never null: API clients iterate without checking.

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -116,6 +117,13 @@ func TestPlanCapacityCommand(t *testing.T) {
 	assert.Contains(t, c.Answer, "One worker serves ")
 	assert.Contains(t, c.Answer, " requests/s within TTFT ≤ 3 s and TPOT ≤ 100 ms for ")
 	assert.Contains(t, c.Answer, "(goal 95 %); at ")
+
+	// On 3 slots, with -timing: the same plan, and the timing line counts the runs the plan
+	// used, whatever it started ahead of need (issue 35).
+	code, again, stderr := runCLI(t, scenario, "plan", "-config", "-", "-capacity", "-min-attainment", "0.95", "-parallel", "3", "-timing")
+	require.Equal(t, 0, code, stderr)
+	assert.JSONEq(t, stdout, again)
+	assert.Contains(t, stderr, fmt.Sprintf("scalein plan: %d runs on 3 slots in ", res.Runs))
 
 	code, _, stderr = runCLI(t, scenario, "plan", "-config", "-", "-capacity", "-ttft-p99-ms", "100")
 	assert.Equal(t, 2, code)

@@ -218,8 +218,14 @@ func localRunner(cmd string, parallel int, timing bool, stderr io.Writer) (*what
 		}
 		mean := runTime / time.Duration(n)
 		bound := time.Duration(float64(mean) * float64(n) / float64(slots))
-		fmt.Fprintf(stderr, "scalein %s: %d runs on %d slots in %.1f s; a run took %.2f s on average; mean run × runs ÷ slots = %.1f s; wall ÷ that = %.3f (slots busy %.0f %%)\n",
-			cmd, n, slots, wall.Seconds(), mean.Seconds(), bound.Seconds(), wall.Seconds()/bound.Seconds(), 100*runTime.Seconds()/(float64(slots)*wall.Seconds()))
+		// Runs a plan started ahead of need and did not use are left out of the runs, the mean
+		// and the busy share: the slot time they took is said apart.
+		wasted := ""
+		if wn, wt := runner.Wasted(); wn > 0 {
+			wasted = fmt.Sprintf("; %d run(s) started ahead of need and not used took %.2f s of slot time besides", wn, wt.Seconds())
+		}
+		fmt.Fprintf(stderr, "scalein %s: %d runs on %d slots in %.1f s; a run took %.2f s on average; mean run × runs ÷ slots = %.1f s; wall ÷ that = %.3f (slots busy %.0f %%)%s\n",
+			cmd, n, slots, wall.Seconds(), mean.Seconds(), bound.Seconds(), wall.Seconds()/bound.Seconds(), 100*runTime.Seconds()/(float64(slots)*wall.Seconds()), wasted)
 	}
 }
 

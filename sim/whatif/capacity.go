@@ -137,11 +137,16 @@ func normalizeCapacity(base *sim.Scenario, req Request) (Request, error) {
 type capacitySearch struct {
 	*planner
 	goal   CapacityGoal
-	probes map[float64]*Candidate // by rate per worker
+	probes map[float64]*Candidate // the probes of the rounds the search reached, by rate per worker
+	made   map[float64]*Candidate // every probe made, also those started ahead of need
+	// fill are runs a diagnose plan will ask for after the search: started while a slot would
+	// otherwise idle, before any probe the search may not reach.
+	fill []*Candidate
 }
 
 func capacity(ctx context.Context, r Runner, base *sim.Scenario, req Request) (*Result, error) {
 	p := &planner{runner: r, base: base, req: req, memo: map[string]Outcome{}}
+	defer p.dropAllAhead()
 	cs := newCapacitySearch(p, *req.Goal.Capacity)
 	res := &Result{Goal: req.Goal, Constraints: req.Constraints, Search: req.Search, Candidates: []Candidate{}}
 	notes, err := cs.search(ctx, req.Search.MaxRuns)
@@ -155,36 +160,70 @@ func capacity(ctx context.Context, r Runner, base *sim.Scenario, req Request) (*
 }
 
 func newCapacitySearch(p *planner, g CapacityGoal) *capacitySearch {
-	return &capacitySearch{planner: p, goal: g, probes: map[float64]*Candidate{}}
+	return &capacitySearch{planner: p, goal: g, probes: map[float64]*Candidate{}, made: map[float64]*Candidate{}}
 }
 
 // search probes rates until the answer is bracketed to 2 % or maxRuns runs of the planner are
 // spent; it returns notes on why it stopped early.
+//
+// The search is a sequence of rounds, each a function of the outcomes of the rounds before it
+// (walk). On a runner that cannot run ahead of need each round is run in one batch once the
+// one before has ended. On an AheadRunner the probes run one at a time on every free slot: the
+// unfinished probes of the round the search has reached first, then a diagnose plan's other
+// runs, then the probes of the rounds it may reach next, likeliest first (ahead); a probe no
+// outcome can reach any more is cancelled. Either way the rounds, and so the probes used, the
+// runs counted and the result, are the same.
 func (cs *capacitySearch) search(ctx context.Context, maxRuns int) ([]string, error) {
-	var notes []string
-	next := []float64{clampRate(cs.guess() / capacityBracketFactor), cs.guess()}
-	for len(next) > 0 {
-		room := maxRuns - cs.runs
-		if room <= 0 {
-			notes = append(notes, fmt.Sprintf("the search stopped at search.max_runs (%d) before its ends were within 2 %%", maxRuns))
-			break
+	slots := cs.aheadSlots()
+	for {
+		w := cs.walk(maxRuns, cs.verdict)
+		if w.done {
+			return cs.commit(ctx, w)
 		}
-		var round []*Candidate
-		for _, rate := range next[:min(len(next), room)] {
-			round = append(round, cs.probe(rate))
+		open := w.open(cs.verdict)
+		if slots == 0 {
+			round := make([]*Candidate, len(open))
+			for i, rate := range open {
+				round[i] = cs.probe(rate)
+			}
+			if err := cs.runBatch(ctx, round); err != nil {
+				return nil, err
+			}
+			continue
 		}
-		if err := cs.runBatch(ctx, round); err != nil {
+		for _, rate := range open {
+			if _, _, err := cs.aheadOutcome(cs.probe(rate).ScenarioID); err != nil {
+				return nil, err // the runner failed a probe the search needs
+			}
+		}
+		cs.schedule(ctx, maxRuns, slots)
+		if err := cs.awaitAhead(ctx); err != nil {
 			return nil, err
 		}
-		if failed := cs.failed(); failed != nil {
-			notes = append(notes, fmt.Sprintf("the probe at %s requests/s per worker %s: %s", formatFloat(failed.RatePerWorker), failed.Status, failed.Error))
-			break
+	}
+}
+
+// commit uses the probes of every round reached: it counts their runs and fills in their
+// outcomes, in the order of the rounds.
+func (cs *capacitySearch) commit(ctx context.Context, w capacityWalk) ([]string, error) {
+	var used []*Candidate
+	for _, round := range w.rounds {
+		for _, rate := range round {
+			c := cs.probe(rate)
+			cs.probes[rate] = c
+			used = append(used, c)
 		}
-		var why string
-		next, why = cs.nextRates()
-		if why != "" {
-			notes = append(notes, why)
-		}
+	}
+	if err := cs.runBatch(ctx, used); err != nil {
+		return nil, err
+	}
+	var notes []string
+	if w.note != "" {
+		notes = append(notes, w.note)
+	}
+	if w.failed {
+		failed := cs.failed()
+		notes = append(notes, fmt.Sprintf("the probe at %s requests/s per worker %s: %s", formatFloat(failed.RatePerWorker), failed.Status, failed.Error))
 	}
 	return notes, nil
 }
@@ -223,13 +262,13 @@ func clampRate(r float64) float64 {
 
 // probe is the candidate of one rate per worker, made once.
 func (cs *capacitySearch) probe(rate float64) *Candidate {
-	if c, ok := cs.probes[rate]; ok {
+	if c, ok := cs.made[rate]; ok {
 		return c
 	}
 	sc := capacityScenario(cs.base, cs.goal, rate)
 	c := &Candidate{Label: formatFloat(rate) + " requests/s per worker", Stage: "capacity", Selection: "none",
 		ScaleIn: sc.ScaleIn, ScenarioID: sc.ID(), scenario: sc, Violations: []string{}}
-	cs.probes[rate] = c
+	cs.made[rate] = c
 	return c
 }
 
@@ -327,44 +366,6 @@ func (cs *capacitySearch) bounds() (lo, hi float64) {
 		}
 	}
 	return lo, hi
-}
-
-// nextRates are the rates of the next round: further out by factors of 4 until the answer is
-// bracketed, then two rates splitting the bracket in three equal ratios; none once its ends
-// are within 2 %. why says why the search stops early.
-func (cs *capacitySearch) nextRates() (rates []float64, why string) {
-	lo, hi := cs.bounds()
-	var cand []float64
-	switch {
-	case hi == 0:
-		if lo >= maxCapacityRatePerS {
-			return nil, fmt.Sprintf("every probe up to %s requests/s per worker met the goal; the search goes no higher", formatFloat(lo))
-		}
-		cand = []float64{lo * capacityBracketFactor, lo * capacityBracketFactor * capacityBracketFactor}
-	case lo == 0:
-		if hi <= minCapacityRatePerS {
-			return nil, fmt.Sprintf("no probe down to %s requests/s per worker met the goal: a request alone may miss the SLO on this timing", formatFloat(hi))
-		}
-		cand = []float64{hi / capacityBracketFactor, hi / (capacityBracketFactor * capacityBracketFactor)}
-	case hi/lo <= capacityPrecision:
-		return nil, ""
-	default:
-		step := math.Pow(hi/lo, 1.0/(capacityProbes+1))
-		for i := 1; i <= capacityProbes; i++ {
-			cand = append(cand, lo*math.Pow(step, float64(i)))
-		}
-	}
-	for _, r := range cand {
-		r = clampRate(r)
-		if _, seen := cs.probes[r]; !seen && !slices.Contains(rates, r) {
-			rates = append(rates, r)
-		}
-	}
-	slices.Sort(rates)
-	if len(rates) == 0 && hi != 0 && lo != 0 {
-		return nil, fmt.Sprintf("the bracket %s–%s requests/s per worker cannot be split at %d significant digits", formatFloat(lo), formatFloat(hi), capacityRateDigits)
-	}
-	return rates, ""
 }
 
 // result is the answer from the probes run.

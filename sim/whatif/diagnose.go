@@ -205,11 +205,24 @@ func normalizeDiagnose(base *sim.Scenario, req Request) (Request, error) {
 // batch.
 func diagnose(ctx context.Context, r Runner, base *sim.Scenario, req Request) (*Result, error) {
 	p := &planner{runner: r, base: base, req: req, memo: map[string]Outcome{}}
+	defer p.dropAllAhead()
 	g := *req.Goal.Diagnose
 	res := &Result{Goal: req.Goal, Search: req.Search, Candidates: []Candidate{}}
 	cs := newCapacitySearch(p, *g.Capacity)
 	fixed := 8 + 2 // the subsets, the ideal and the static fleet
 	mu := g.RatePerWorker
+
+	// The subsets and the static fleet do not depend on μ: on a runner that can run ahead of
+	// need they fill the slots the capacity search leaves idle (plan_ahead.go).
+	var subsets []*Candidate
+	for mask := range 1 << len(Lags) {
+		sc := withoutLags(base, mask)
+		c := &Candidate{Label: subsetLabel(mask), Stage: "diagnose", Selection: "none", ScenarioID: sc.ID(), scenario: sc, Violations: []string{}}
+		subsets = append(subsets, c)
+	}
+	static := diagnoseCandidate("static fleet", staticScenario(base, req.Goal.BaselineWorkers))
+	cs.fill = append(slices.Clone(subsets), static)
+
 	var notes []string
 	if mu == 0 {
 		var err error
@@ -228,14 +241,7 @@ func diagnose(ctx context.Context, r Runner, base *sim.Scenario, req Request) (*
 	mu = clampRate(mu)
 	target := idealTarget(mu)
 
-	var subsets []*Candidate
-	for mask := range 1 << len(Lags) {
-		sc := withoutLags(base, mask)
-		c := &Candidate{Label: subsetLabel(mask), Stage: "diagnose", Selection: "none", ScenarioID: sc.ID(), scenario: sc, Violations: []string{}}
-		subsets = append(subsets, c)
-	}
 	ideal := diagnoseCandidate("ideal fleet", idealScenario(base, target))
-	static := diagnoseCandidate("static fleet", staticScenario(base, req.Goal.BaselineWorkers))
 	if err := p.runBatch(ctx, append(slices.Clone(subsets), ideal, static)); err != nil {
 		return nil, err
 	}

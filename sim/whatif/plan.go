@@ -92,6 +92,14 @@ type planner struct {
 	memo   map[string]Outcome // scenario id → outcome
 	runs   int
 	reused int
+	// runs started ahead of need on an AheadRunner (plan_ahead.go), by scenario id: counted
+	// in runs only once a stage uses them (runBatch)
+	ahead map[string]*aheadRun
+	// firstReused is the Reused flag of the first outcome of each scenario this plan started
+	// ahead of need: a run dropped and asked for again reports the runner's memory of it as
+	// reuse, which it is not
+	firstReused map[string]bool
+	wake        chan struct{} // a run started ahead of need has ended
 }
 
 // Plan searches scale-in schedules for the request and ranks them (with goal.tune, autoscaler

@@ -61,6 +61,20 @@ func (p *planner) budgetNote(dropped int, stage string) string {
 	return fmt.Sprintf("the run budget (search.max_runs %d) left out %s of the %s", p.req.Search.MaxRuns, count(dropped, "candidate"), stage)
 }
 
+// record counts a run a stage uses and remembers its outcome.
+func (p *planner) record(id string, o Outcome) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if first, ok := p.firstReused[id]; ok {
+		o.Reused = first
+	}
+	p.memo[id] = o
+	p.runs++
+	if o.Reused {
+		p.reused++
+	}
+}
+
 // known says whether this plan has run the scenario already.
 func (p *planner) known(id string) bool {
 	p.mu.Lock()
@@ -73,28 +87,40 @@ func (p *planner) known(id string) bool {
 // outcomes. Several goroutines may call it at once.
 func (p *planner) runBatch(ctx context.Context, cs []*Candidate) error {
 	var todo []*sim.Scenario
+	var todoIDs []string
+	var ahead []*aheadRun
 	queued := map[string]bool{}
 	for _, c := range cs {
 		if p.known(c.ScenarioID) || queued[c.ScenarioID] {
 			continue
 		}
 		queued[c.ScenarioID] = true
+		if a := p.takeAhead(c.ScenarioID); a != nil {
+			ahead = append(ahead, a)
+			continue
+		}
 		todo = append(todo, c.scenario)
+		todoIDs = append(todoIDs, c.ScenarioID)
 	}
 	if len(todo) > 0 {
-		outs, err := p.runner.Run(ctx, todo)
+		outs, err := p.run(ctx, todo, todoIDs)
 		if err != nil {
 			return err
 		}
-		p.mu.Lock()
 		for i, o := range outs {
-			p.memo[todo[i].ID()] = o
-			p.runs++
-			if o.Reused {
-				p.reused++
-			}
+			p.record(todoIDs[i], o)
 		}
-		p.mu.Unlock()
+	}
+	for _, a := range ahead {
+		select {
+		case <-a.ended:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		if a.err != nil {
+			return a.err
+		}
+		p.record(a.id, a.out)
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()

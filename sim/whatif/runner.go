@@ -72,6 +72,21 @@ type Runner interface {
 	Run(ctx context.Context, scenarios []*sim.Scenario) ([]Outcome, error)
 }
 
+// AheadRunner is a Runner that lets a plan start runs ahead of need (issue 35): it says how
+// many runs it simulates at once, so a plan keeps that many in flight and no more, and it is
+// told of each run the plan started ahead of need and then did not use, so its usage figures
+// leave that run out. A capacity search on such a runner starts the probes of the rounds it
+// may reach while a slot would otherwise idle (docs/planning.md, "Probes ahead of need");
+// on any other runner it goes round by round. The command line's LocalRunner is one; the
+// server's queue is not, so a plan there submits only the runs it uses.
+type AheadRunner interface {
+	Runner
+	Slots() int
+	// Unused says the caller started the run of this scenario ahead of need and will not
+	// use it; the caller has cancelled its context.
+	Unused(scenarioID string)
+}
+
 // LocalRunner simulates in this process, up to Parallel runs at once over all concurrent calls
 // (0: one per CPU), and remembers every outcome by scenario id so an identical scenario is
 // simulated once, even when two calls ask for it at the same time.
@@ -92,15 +107,50 @@ type LocalRunner struct {
 	// what Usage reports
 	simulated int
 	runTime   time.Duration
+	// runs started ahead of need and not used (Unused), left out of simulated and runTime
+	unused     map[string]bool          // in flight, flagged
+	lastTook   map[string]time.Duration // the time of each scenario's last finished run
+	wasted     int
+	wastedTime time.Duration
 }
 
 // Usage says how many runs this runner has simulated and the wall time they took together
 // (a slot's time in each); with the slot count and the wall time of the whole request it says
-// how busy the slots were: runTime ÷ (slots × wall).
+// how busy the slots were: runTime ÷ (slots × wall). Runs a plan started ahead of need and
+// did not use (Unused) are left out; Wasted counts them.
 func (l *LocalRunner) Usage() (simulated int, runTime time.Duration) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.simulated, l.runTime
+}
+
+// Wasted says how many runs (or parts of runs, for those cancelled while simulating) were
+// started ahead of need and not used, and the slot time they took.
+func (l *LocalRunner) Wasted() (runs int, runTime time.Duration) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.wasted, l.wastedTime
+}
+
+// Unused implements AheadRunner: the run of this scenario, in flight or finished last, counts
+// as wasted rather than used.
+func (l *LocalRunner) Unused(scenarioID string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if _, ok := l.inflight[scenarioID]; ok {
+		if l.unused == nil {
+			l.unused = map[string]bool{}
+		}
+		l.unused[scenarioID] = true
+		return
+	}
+	if took, ok := l.lastTook[scenarioID]; ok {
+		delete(l.lastTook, scenarioID)
+		l.simulated--
+		l.runTime -= took
+		l.wasted++
+		l.wastedTime += took
+	}
 }
 
 // Slots is the number of runs the runner simulates at once.
@@ -124,10 +174,21 @@ type flight struct {
 // Run implements Runner: it starts every scenario (in order, so earlier ones take free slots
 // first), then waits for each.
 func (l *LocalRunner) Run(ctx context.Context, scenarios []*sim.Scenario) ([]Outcome, error) {
+	ids := make([]string, len(scenarios))
+	for i, sc := range scenarios {
+		ids[i] = sc.ID()
+	}
+	return l.RunIDs(ctx, scenarios, ids)
+}
+
+// RunIDs is Run for scenarios whose ID() the caller has computed already (ids, in the same
+// order): a planner knows its candidates' ids, and hashing a scenario of 20,000 scripted
+// requests again costs a tenth of its run.
+func (l *LocalRunner) RunIDs(ctx context.Context, scenarios []*sim.Scenario, ids []string) ([]Outcome, error) {
 	flights := make([]*flight, len(scenarios))
 	reused := make([]bool, len(scenarios))
 	for i, sc := range scenarios {
-		flights[i], reused[i] = l.start(ctx, sc)
+		flights[i], reused[i] = l.start(ctx, sc, ids[i])
 	}
 	out := make([]Outcome, len(scenarios))
 	for i, f := range flights {
@@ -142,7 +203,7 @@ func (l *LocalRunner) Run(ctx context.Context, scenarios []*sim.Scenario) ([]Out
 				break
 			}
 			var again bool
-			f, again = l.start(ctx, scenarios[i])
+			f, again = l.start(ctx, scenarios[i], ids[i])
 			reused[i] = reused[i] && again
 		}
 		out[i] = f.out
@@ -156,8 +217,7 @@ func (l *LocalRunner) Run(ctx context.Context, scenarios []*sim.Scenario) ([]Out
 
 // start returns the flight of the scenario, queueing it unless it is remembered or already
 // queued or running. reused says whether another request asked for it first.
-func (l *LocalRunner) start(ctx context.Context, sc *sim.Scenario) (*flight, bool) {
-	id := sc.ID()
+func (l *LocalRunner) start(ctx context.Context, sc *sim.Scenario, id string) (*flight, bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.memo == nil {
@@ -200,14 +260,23 @@ func (l *LocalRunner) work() {
 			f.out = Outcome{ScenarioID: f.id, RunID: f.id, Status: StatusCancelled, Error: "cancelled"}
 		} else {
 			start := time.Now()
-			f.out = runOne(f.ctx, f.sc, l.Options)
+			f.out = runOne(f.ctx, f.sc, f.id, l.Options)
 			took = time.Since(start)
 		}
 		l.mu.Lock()
-		if took > 0 {
+		switch {
+		case took > 0 && l.unused[f.id]:
+			l.wasted++
+			l.wastedTime += took
+		case took > 0:
 			l.simulated++
 			l.runTime += took
+			if l.lastTook == nil {
+				l.lastTook = map[string]time.Duration{}
+			}
+			l.lastTook[f.id] = took
 		}
+		delete(l.unused, f.id)
 		delete(l.inflight, f.id)
 		if f.out.Status == StatusDone {
 			l.memo[f.id] = f.out
@@ -221,8 +290,10 @@ func (l *LocalRunner) work() {
 	}
 }
 
-func runOne(ctx context.Context, sc *sim.Scenario, opt sim.RunOptions) Outcome {
-	o := Outcome{ScenarioID: sc.ID(), RunID: sc.ID()}
+// runOne simulates sc, whose ID() is id.
+func runOne(ctx context.Context, sc *sim.Scenario, id string, opt sim.RunOptions) Outcome {
+	o := Outcome{ScenarioID: id, RunID: id}
+	opt.ScenarioID = id
 	rep, err := sim.Run(ctx, sc, opt)
 	switch {
 	case errors.Is(err, context.Canceled):

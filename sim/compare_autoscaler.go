@@ -47,7 +47,7 @@ func BaselinePhrase(s *Scenario, named int) string {
 	n := BaselineWorkers(s, named)
 	why := "the size you named"
 	switch {
-	case named == 0 && s.PoolAutoscalers != nil:
+	case named == 0 && s.Autoscaler == nil && s.PoolAutoscalers != nil:
 		return poolBaselinePhrase(s)
 	case named > 0 && s.Autoscaler != nil && named == s.Autoscaler.MaxWorkers:
 		why = "the autoscaler's maximum, as you named"

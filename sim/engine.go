@@ -248,6 +248,9 @@ func (e *engine) passTop() (int64, bool) {
 		if ev := &e.passes[0]; e.passVer[ev.seq] != ev.ver {
 			e.passes.pop()
 			continue
+		} else if ev.kind == evPassCheck {
+			e.extendStretch(e.passes.pop().w)
+			continue
 		}
 		return e.passes[0].t, true
 	}
@@ -472,6 +475,10 @@ func (e *engine) stepPasses() bool {
 	for len(e.passes) > 0 && e.passes[0].t <= e.now {
 		ev := e.passes.pop()
 		if e.passVer[ev.seq] != ev.ver {
+			continue
+		}
+		if ev.kind == evPassCheck { // not an end: the stretch goes on (pass.go)
+			e.extendStretch(ev.w)
 			continue
 		}
 		due = append(due, ev.w)

@@ -156,7 +156,9 @@ func runScenarios(ctx context.Context, s *sim.Scenario, pair string, baseline in
 		return runDrainModes(ctx, s, progress, stderr)
 	}
 	if pair == "" {
-		r, err := sim.Run(ctx, s, sim.RunOptions{Progress: progress.reporter(0, 1), Pass: pass})
+		// Nothing else in this process needs the processor promptly: the run does not yield it
+		// (sim.RunOptions.OwnThread).
+		r, err := sim.Run(ctx, s, sim.RunOptions{Progress: progress.reporter(0, 1), Pass: pass, OwnThread: true})
 		if err != nil {
 			return nil, runFailed(stderr, err)
 		}

@@ -87,9 +87,10 @@ const (
 	// and its JSON (about 250 bytes).
 	requestRowBytes     = 232
 	requestRowJSONBytes = 400
-	// Per worker: its record, caches, per-worker gauges of the engine and router, its pass
-	// event and its report row; and the row's JSON (about 250 bytes).
-	workerBytes        = 2048
+	// Per worker: its record, caches (with their two memos of 4 KiB, kvcache's memo.go),
+	// per-worker gauges of the engine and router, its pass event and its report row; and the
+	// row's JSON (about 250 bytes).
+	workerBytes        = 2048 + 2*kvcache.MemoBytes
 	workerRowJSONBytes = 400
 	// Per worker removed and its slot taken again (workerslots.go): only its report row is
 	// kept (WorkerRow and its nine pointers' targets, 256 bytes), in a list that grows by

@@ -11,6 +11,8 @@ type GPU struct {
 	inUse    *int32  // distinct slots held by requests, kept where the router reads it
 	// run holds the G1 slots of the run the last Prefix found, for Fits and Acquire.
 	run []int32
+	// memo guesses the slots of keys Prefix asks for (memo.go).
+	memo memo
 }
 
 // NewGPU makes worker's G1 of capacity blocks, keyed in the fleet's index; inUse is where it
@@ -117,6 +119,7 @@ func (c *GPU) Key(s int32, key uint64, depth int) {
 		return
 	}
 	sl.set(key, depth, true)
+	c.memo.note(key, s)
 }
 
 // KeyThrough keys a computed block in slot s of g1 as Key does, and reports whether g2 (nil:
@@ -132,6 +135,7 @@ func KeyThrough(g1 *GPU, g2 *Host, s int32, key uint64, depth int) (g2Holds bool
 	old := v.putNewIndexed(key, s)
 	if old.slot(G1) < 0 {
 		sl.set(key, depth, true)
+		g1.memo.note(key, s)
 	}
 	return g2 != nil && old.slot(G2) >= 0
 }
@@ -171,6 +175,8 @@ type Host struct {
 	free     []int32
 	// residentCount is the number of resident entries.
 	residentCount int
+	// memo guesses the resident slots of keys Prefix asks for (memo.go).
+	memo memo
 }
 
 // NewHost makes worker's G2 of capacity blocks, keyed in the fleet's index.
@@ -273,6 +279,7 @@ func (c *Host) MakeResident(s int32, now int64) {
 	sl.setReady(true)
 	c.residentCount++
 	c.byKey.setResident(sl.key, s)
+	c.memo.note(sl.key, s)
 	if sl.uses == 0 {
 		c.sl.push(s, now)
 	}

@@ -31,8 +31,9 @@ func (c *GPU) Used() int { return int(*c.inUse) }
 // Keyed is the number of keyed slots, cached or in use.
 func (c *GPU) Keyed() int { return c.byKey.len() }
 
-// Holds reports whether key is keyed (cached or in use).
-func (c *GPU) Holds(key uint64) bool { return c.byKey.has(key) }
+// Holds reports whether key is keyed (cached or in use): the memo's confirmed guess, else the
+// index.
+func (c *GPU) Holds(key uint64) bool { return c.memo.lookup(key, &c.sl) >= 0 || c.byKey.has(key) }
 
 // Run counts the leading keys present (cached or in use), stopping at limit.
 func (c *GPU) Run(keys []uint64, limit int) int {
@@ -196,6 +197,9 @@ func (c *Host) Resident(s int32) bool { return c.sl.v[s].ready() }
 
 // ResidentSlot returns the slot of key if it is resident.
 func (c *Host) ResidentSlot(key uint64) (int32, bool) {
+	if s := c.memo.lookup(key, &c.sl); s >= 0 {
+		return s, true
+	}
 	if x := c.byKey.x; x != nil { // active: the index record says whether it is resident
 		if r := x.get(key, c.worker); r.member(G2) {
 			return r.slot(G2), true

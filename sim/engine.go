@@ -140,6 +140,9 @@ func Run(ctx context.Context, s *Scenario, opt RunOptions) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
+	if ss, ok := e.src.(*sessionSource); ok && ss.feed != nil {
+		defer ss.feed.close()
+	}
 	if err := e.loop(ctx); err != nil {
 		return nil, err
 	}
@@ -201,7 +204,11 @@ func newEngine(s *Scenario, opt RunOptions) (*engine, error) {
 		if s.Workload.Sessions == nil {
 			return nil, fmt.Errorf("sim: sessions workload without its settings; use sim.Parse")
 		}
-		e.src = newSessionSource(s)
+		ss := newSessionSource(s)
+		if opt.SpareCore {
+			ss.startFeed()
+		}
+		e.src = ss
 	case WorkloadTrace:
 		rows, err := s.loadTrace(opt.Traces)
 		if err != nil {

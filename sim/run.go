@@ -21,6 +21,11 @@ type RunOptions struct {
 	// promptly (the command line's run) sets it too: there a yield only wakes an idle thread to
 	// find nothing to do (2 % of the day preset's time, issue 35).
 	OwnThread bool
+	// SpareCore says a core beside the run's own is free for it (the command line's single run
+	// on a machine of two or more): work that does not depend on the simulation's order (the
+	// session workload's prompt keys, the report's percentiles) is then done on another
+	// goroutine. The report is the same either way.
+	SpareCore bool
 }
 
 // PassRecord is one pass of one worker. DecodeRequests counts the requests that emit a token

@@ -196,6 +196,8 @@ type sessionSource struct {
 	seq     int64
 	thinkNS int64
 	sysKeys [][]uint64 // by group: its system prompt's keys (systemKeys)
+	// feed, when set, draws the starts and makes the keys on another goroutine (sessionfeed.go)
+	feed *sessionFeed
 }
 
 func newSessionSource(s *Scenario) *sessionSource {
@@ -266,11 +268,27 @@ func (s *sessionSource) turnArrival(session, group int32, turn int32, atNS int64
 		}
 		from = copy(keys, known)
 	}
+	s.chainKeys(keys[:n], from, session, group)
+	return s.turn(session, turn, atNS, keys)
+}
+
+// turn is a turn's arrival with its prompt's keys (the session's first n of them).
+func (s *sessionSource) turn(session, turn int32, atNS int64, keys []uint64) arrival {
+	c := s.cfg
+	prompt := c.SystemPromptTokens + int(turn)*(c.NewInputTokens+c.OutputTokens) + c.NewInputTokens
+	return arrival{atNS: atNS, keys: keys[:prompt/s.bs], // its id is made when a report names it (arrival.name)
+		promptTokens: prompt, outputTokens: c.OutputTokens, routeTo: -1,
+		session: session, turn: turn, order: -1}
+}
+
+// chainKeys makes keys[from:] of a session's prompt, keys[:from] being made.
+func (s *sessionSource) chainKeys(keys []uint64, from int, session, group int32) {
+	c := s.cfg
 	prev := uint64(keyRoot)
 	if from > 0 {
 		prev = keys[from-1]
 	}
-	for j := from; j < n; j++ {
+	for j := from; j < len(keys); j++ {
 		var content uint64
 		if (j+1)*s.bs <= c.SystemPromptTokens {
 			content = mix64(uint64(group)<<32 ^ uint64(j) ^ 0x9a7)
@@ -280,12 +298,22 @@ func (s *sessionSource) turnArrival(session, group int32, turn int32, atNS int64
 		prev = chainKey(prev, content)
 		keys[j] = prev
 	}
-	return arrival{atNS: atNS, keys: keys, // its id is made when a report names it (arrival.name)
-		promptTokens: prompt, outputTokens: c.OutputTokens, routeTo: -1,
-		session: session, turn: turn, order: -1}
 }
 
 func (s *sessionSource) fill() {
+	if s.feed != nil {
+		for s.started < s.cfg.Count {
+			fs, ok := s.feed.next()
+			if !ok || len(s.pending) > 0 && fs.atNS > s.pending[0].atNS {
+				break
+			}
+			s.feed.pos++
+			s.groups = append(s.groups, fs.group)
+			s.push(s.turn(int32(s.started), 0, fs.atNS, fs.keys))
+			s.started++
+		}
+		return
+	}
 	// Generate the next first turn lazily, so memory follows sessions in flight.
 	// (noMoreStarts is after every arrival, so it only needs checking with nothing pending.)
 	for s.started < s.cfg.Count && (len(s.pending) == 0 && s.starts.next != noMoreStarts || len(s.pending) > 0 && s.starts.next <= s.pending[0].atNS) {
@@ -316,6 +344,10 @@ func (s *sessionSource) pop() arrival {
 
 func (s *sessionSource) ended(a *arrival, atNS int64, completed bool) {
 	if !completed || int(a.turn)+1 >= s.cfg.Turns {
+		return
+	}
+	if s.feed != nil { // the feed made every turn's keys (sessionfeed.go)
+		s.push(s.turn(a.session, a.turn+1, addNS(atNS, s.thinkNS), a.keys[:cap(a.keys)]))
 		return
 	}
 	s.push(s.turnArrival(a.session, s.groups[a.session], a.turn+1, addNS(atNS, s.thinkNS), a.keys))

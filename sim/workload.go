@@ -193,6 +193,10 @@ type sessionSource struct {
 	started int // sessions whose first turn has been generated
 	groups  []int32
 	pending arrivalHeap
+	// held keeps the pending arrivals the heap's entries name (by index), and spare the free
+	// places: the heap moves 24-byte entries, not arrivals.
+	held  []arrival
+	spare []int32
 	seq     int64
 	thinkNS int64
 	sysKeys [][]uint64 // by group: its system prompt's keys (systemKeys)
@@ -325,7 +329,15 @@ func (s *sessionSource) fill() {
 }
 
 func (s *sessionSource) push(a arrival) {
-	s.pending.push(heapArrival{a, s.seq})
+	var i int32
+	if n := len(s.spare); n > 0 {
+		i, s.spare = s.spare[n-1], s.spare[:n-1]
+		s.held[i] = a
+	} else {
+		i = int32(len(s.held))
+		s.held = append(s.held, a)
+	}
+	s.pending.push(heapArrival{atNS: a.atNS, seq: s.seq, i: i})
 	s.seq++
 }
 
@@ -339,7 +351,11 @@ func (s *sessionSource) peek() (int64, bool) {
 
 func (s *sessionSource) pop() arrival {
 	s.fill()
-	return s.pending.pop().arrival
+	i := s.pending.pop().i
+	a := s.held[i]
+	s.held[i] = arrival{} // its keys are the request's now
+	s.spare = append(s.spare, i)
+	return a
 }
 
 func (s *sessionSource) ended(a *arrival, atNS int64, completed bool) {
@@ -374,10 +390,12 @@ func (s *sessionSource) systemKeys(group int32) []uint64 {
 
 func (s *sessionSource) total() int64 { return int64(s.cfg.Count) * int64(s.cfg.Turns) }
 
-// heapArrival is a pending arrival, held by value: the engine copies it into its request.
+// heapArrival is a pending arrival's place in the heap: its instant and sequence, and where
+// the source holds it (sessionSource.held); the engine copies the arrival into its request.
 type heapArrival struct {
-	arrival
-	seq int64
+	atNS int64
+	seq  int64
+	i    int32
 }
 
 // arrivalHeap is a binary min-heap by (atNS, seq).

@@ -195,8 +195,8 @@ type sessionSource struct {
 	pending arrivalHeap
 	// held keeps the pending arrivals the heap's entries name (by index), and spare the free
 	// places: the heap moves 24-byte entries, not arrivals.
-	held  []arrival
-	spare []int32
+	held    []arrival
+	spare   []int32
 	seq     int64
 	thinkNS int64
 	sysKeys [][]uint64 // by group: its system prompt's keys (systemKeys)

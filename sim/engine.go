@@ -140,6 +140,9 @@ func Run(ctx context.Context, s *Scenario, opt RunOptions) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
+	if ss, ok := e.src.(*sessionSource); ok && ss.feed != nil {
+		defer ss.feed.close()
+	}
 	if err := e.loop(ctx); err != nil {
 		return nil, err
 	}
@@ -201,7 +204,11 @@ func newEngine(s *Scenario, opt RunOptions) (*engine, error) {
 		if s.Workload.Sessions == nil {
 			return nil, fmt.Errorf("sim: sessions workload without its settings; use sim.Parse")
 		}
-		e.src = newSessionSource(s)
+		ss := newSessionSource(s)
+		if opt.SpareCore {
+			ss.startFeed()
+		}
+		e.src = ss
 	case WorkloadTrace:
 		rows, err := s.loadTrace(opt.Traces)
 		if err != nil {
@@ -247,6 +254,9 @@ func (e *engine) passTop() (int64, bool) {
 	for len(e.passes) > 0 {
 		if ev := &e.passes[0]; e.passVer[ev.seq] != ev.ver {
 			e.passes.pop()
+			continue
+		} else if ev.kind == evPassCheck {
+			e.extendStretch(e.passes.pop().w)
 			continue
 		}
 		return e.passes[0].t, true
@@ -472,6 +482,10 @@ func (e *engine) stepPasses() bool {
 	for len(e.passes) > 0 && e.passes[0].t <= e.now {
 		ev := e.passes.pop()
 		if e.passVer[ev.seq] != ev.ver {
+			continue
+		}
+		if ev.kind == evPassCheck { // not an end: the stretch goes on (pass.go)
+			e.extendStretch(ev.w)
 			continue
 		}
 		due = append(due, ev.w)

@@ -8,6 +8,7 @@ const (
 	evGrace                  // a grace deadline
 	evLease                  // a handoff's fixed lease ends (model 5; seq is the handoff's)
 	evFixed                  // a prefill worker's fixed drain deadline (model 5)
+	evPassCheck              // a checkpoint of a stretch whose later pass ends are not computed yet (pass.go)
 )
 
 // event is a timed item in one of the engine's heaps; stale items are skipped when popped.

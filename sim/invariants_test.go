@@ -511,10 +511,14 @@ func checkRouting(t *testing.T, e *engine, r *request, target *worker, hint int3
 		}
 		require.Equal(t, best.id, target.id, "kv_aware target for %s", r.id)
 	}
+	k1, k2 := kvcache.Prefix(target.g1, target.g2, r.keys, r.reuse)
+	if e.pd == nil && r.firstToken < 0 {
+		// The prefix the arrival counted as pending (from the routing walk when there was one).
+		require.Equal(t, ceilDiv(r.promptTokens, e.s.Fleet.BlockSize)-(k1+k2), r.pending, "pending prefill of %s", r.id)
+	}
 	if !e.hints {
 		return
 	}
-	k1, k2 := kvcache.Prefix(target.g1, target.g2, r.keys, r.reuse)
 	want, wantRun := int32(-1), k1+k2
 	for _, w := range e.ws {
 		if w == target || w.state != StateActive {

@@ -63,10 +63,10 @@ const (
 	holderListBytes = kvcache.HolderListBytes
 	// A draining worker's own block table entry (16 bytes), sized like the index.
 	drainEntryBytes = kvcache.TableEntryBytes
-	// Per request in flight: the request record (its arrival copied in), its id, the heap entry
-	// that holds its arrival by value until it arrives, a share of the event heaps, transfers
-	// and pulls.
-	requestBytes = 808
+	// Per request in flight: the request record (its arrival copied in), its id, its arrival
+	// held by value until it arrives with its place in the arrival heap, a share of the event
+	// heaps, transfers and pulls.
+	requestBytes = 832
 	// Per handoff (model 5): its record and its pull.
 	handoffBytes = 320
 	// Per prompt block of a request in flight: its chained key (8), its G1 slot number (4,
@@ -87,9 +87,10 @@ const (
 	// and its JSON (about 250 bytes).
 	requestRowBytes     = 232
 	requestRowJSONBytes = 400
-	// Per worker: its record, caches, per-worker gauges of the engine and router, its pass
-	// event and its report row; and the row's JSON (about 250 bytes).
-	workerBytes        = 2048
+	// Per worker: its record, caches (with their two memos of 4 KiB, kvcache's memo.go),
+	// per-worker gauges of the engine and router, its pass event and its report row; and the
+	// row's JSON (about 250 bytes).
+	workerBytes        = 2048 + 2*kvcache.MemoBytes
 	workerRowJSONBytes = 400
 	// Per worker removed and its slot taken again (workerslots.go): only its report row is
 	// kept (WorkerRow and its nine pointers' targets, 256 bytes), in a list that grows by

@@ -30,8 +30,8 @@ func TestMemoryFiguresCoverStructures(t *testing.T) {
 	}{
 		// The cache records' sizes come from kvcache, whose TestRecordSizes checks them.
 		{"free-list entry", unsafe.Sizeof(int32(0)), freeEntryBytes},
-		{"request + heapArrival + id + pull + 2 events + transfer",
-			unsafe.Sizeof(request{}) + unsafe.Sizeof(heapArrival{}) + 16 + unsafe.Sizeof(pull{}) +
+		{"request + heap entry + held arrival + its place + id + pull + 2 events + transfer",
+			unsafe.Sizeof(request{}) + unsafe.Sizeof(heapArrival{}) + unsafe.Sizeof(arrival{}) + 4 + 16 + unsafe.Sizeof(pull{}) +
 				2*unsafe.Sizeof(event{}) + unsafe.Sizeof(transfer{}), requestBytes},
 		{"worker + caches + gauges + pass event + report row",
 			unsafe.Sizeof(worker{}) + unsafe.Sizeof(kvcache.GPU{}) + unsafe.Sizeof(kvcache.Host{}) + 8 + 4 + 4 + 4 + 4 +

@@ -59,18 +59,67 @@ func (e *engine) startPass(w *worker) bool {
 
 // schedulePass puts the end of w's pass in flight, or of the last pass of its stretch, on the
 // heap; an earlier event of w becomes stale.
+//
+// A stretch's pass ends are computed lazily (issue 35, second round): most stretches are cut by
+// an arrival or a completion long before their last pass, so the heap first gets a checkpoint
+// at the end of the stretch's first few passes (evPassCheck), which computes more of them when
+// it reaches the top of the heap (passTop, stepPasses). The ends are computed in order by the
+// same arithmetic as one by one, and kept in w.ends for settle, so the stretch's last pass ends
+// at the same instant as when the whole stretch was computed here at its start.
 func (e *engine) schedulePass(w *worker) {
-	end := w.passEnd
-	if w.stretchLeft > 0 {
-		t := w.f.Timing
-		D, K := len(w.batch), w.passK
-		for range w.stretchLeft {
-			K += D
-			end = addNS(end, msToNS(t.PassMS(0, D, K)))
-		}
-	}
 	e.passVer[w.slot]++
-	e.passes.push(event{t: end, seq: int64(w.slot), kind: evPass, ver: e.passVer[w.slot], w: w})
+	if w.stretchLeft == 0 {
+		e.passes.push(event{t: w.passEnd, seq: int64(w.slot), kind: evPass, ver: e.passVer[w.slot], w: w})
+		return
+	}
+	w.ends, w.endAt = w.ends[:0], 0
+	e.pushStretch(w, firstStretchEnds)
+}
+
+// firstStretchEnds is how many pass ends of a stretch are computed when it starts; each
+// checkpoint then doubles what is computed.
+const firstStretchEnds = 16
+
+// pushStretch computes up to n more pass ends of w's stretch and puts the last computed on the
+// heap: the stretch's last pass, or a checkpoint when more are left to compute.
+func (e *engine) pushStretch(w *worker, n int) {
+	total := w.endAt + w.stretchLeft // passes of the stretch after its first
+	w.extendEnds(min(n, total-len(w.ends)))
+	kind := evPass
+	if len(w.ends) < total {
+		kind = evPassCheck
+	}
+	e.passes.push(event{t: w.ends[len(w.ends)-1], seq: int64(w.slot), kind: kind, ver: e.passVer[w.slot], w: w})
+}
+
+// extendStretch handles a checkpoint of w's stretch that reached the top of the heap: it computes
+// as many pass ends again as it has and moves the event to the last of them.
+func (e *engine) extendStretch(w *worker) {
+	e.pushStretch(w, len(w.ends))
+}
+
+// extendEnds computes the ends of the next n passes of w's stretch after those in w.ends (each
+// decode reads one more token: K grows by D a pass), as endPass and startPass would pass by pass.
+func (w *worker) extendEnds(n int) {
+	t := w.f.Timing
+	D := len(w.batch)
+	end, K := w.passEnd, w.passK // the stretch's first pass (nothing settled before any end is computed)
+	if len(w.ends) > 0 {
+		end, K = w.ends[len(w.ends)-1], w.endsK
+	}
+	// Timing.PassMS(0, D, K) term by term, its decode term (the same every pass) taken once.
+	base := 0.0
+	base += t.DecodeMS + float64(t.DecodeMSPerSeq*float64(D))
+	for range n {
+		K += D
+		d := base
+		if K > 0 {
+			d += float64(t.DecodeMSPer1kKVTokens*float64(K)) / 1000
+		}
+		end = addNS(end, msToNS(d))
+		w.ends = append(w.ends, end)
+	}
+	w.endsK = K
 }
 
 // Stretches: passes computed instead of simulated.
@@ -109,15 +158,18 @@ func (e *engine) settle(w *worker, t int64) {
 	if w.stretchLeft == 0 || w.passEnd > t {
 		return
 	}
-	timing := w.f.Timing
 	D := len(w.batch)
 	n := int32(0)
 	for w.stretchLeft > 0 && w.passEnd <= t {
+		if w.endAt == len(w.ends) {
+			w.extendEnds(min(max(len(w.ends), firstStretchEnds), w.stretchLeft))
+		}
 		n++
 		w.stretchLeft--
 		w.passK += D
 		w.passStart = w.passEnd
-		w.passEnd = addNS(w.passEnd, msToNS(timing.PassMS(0, D, w.passK)))
+		w.passEnd = w.ends[w.endAt]
+		w.endAt++
 	}
 	for _, r := range w.batch {
 		r.emitted += n

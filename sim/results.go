@@ -24,7 +24,11 @@ func (e *engine) reserveResults() {
 // give them, without sorting it: each rank is selected in the part left of the one after it
 // (introselect: median-of-three quickselect, and a sort of a part that partitions badly).
 func rankValues(vals []int64, ks ...int) []int64 {
-	s := slices.Clone(vals)
+	return rankInPlace(slices.Clone(vals), ks...)
+}
+
+// rankInPlace is rankValues reordering vals itself, for values nothing else reads in order.
+func rankInPlace(s []int64, ks ...int) []int64 {
 	out := make([]int64, len(ks))
 	hi := len(s)
 	for i := len(ks) - 1; i >= 0; i-- {

@@ -431,12 +431,12 @@ func (e *engine) arrive(a arrival) {
 
 // routedPrefix interrupts the target's stretch (its next pass scans its queue) and returns its
 // prefix of the request (kvcache.Prefix): the runs the routing walk found for it, when the
-// router walked the prompt and the interruption changed nothing in its caches, which saves a
-// second probe of every block (issue 35: 7 % of a day).
+// router walked the prompt, which saves a second probe of every block (issue 35: 7 % of a
+// day). Interrupting a stretch changes nothing in the caches (its passes only decode, and
+// settle only counts their tokens), so the walk's runs hold after it too.
 func (e *engine) routedPrefix(r *request, w *worker) (k1, k2 int) {
-	walked := e.scratch.walked && w.stretchLeft == 0
 	e.interrupt(w)
-	if walked {
+	if e.scratch.walked {
 		g1, g2 := e.overlapOf(w.slot)
 		return int(g1), int(g2)
 	}

@@ -17,12 +17,19 @@ type RunOptions struct {
 	// OwnThread says the caller runs the simulation on an OS thread of its own (locked to its
 	// goroutine, with a processor to spare beside it): the engine then does not yield its
 	// processor every yieldEvery, since nothing waits for it, and a yield from a locked thread
-	// costs two thread switches (about 30 µs).
+	// costs two thread switches (about 30 µs). A caller with no other goroutine that must run
+	// promptly (the command line's run) sets it too: there a yield only wakes an idle thread to
+	// find nothing to do (2 % of the day preset's time, issue 35).
 	OwnThread bool
 	// ScenarioID, if set, is the scenario's ID(), which the caller has computed already: the
 	// report takes it instead of hashing the scenario's canonical JSON again (for 20,000
 	// scripted requests that costs about as much as a tenth of the run).
 	ScenarioID string
+	// SpareCore says a core beside the run's own is free for it (the command line's single run
+	// on a machine of two or more): work that does not depend on the simulation's order (the
+	// session workload's prompt keys, the report's percentiles) is then done on another
+	// goroutine. The report is the same either way.
+	SpareCore bool
 }
 
 // PassRecord is one pass of one worker. DecodeRequests counts the requests that emit a token

@@ -18,7 +18,11 @@ const maxTimeNS = 1 << 62
 // msToNS converts a configured time: ns = floor(ms × 1e6 + 0.5) (docs/model.md#precise-rules), saturated at
 // ±maxTimeNS (NaN is 0).
 func msToNS(ms float64) int64 {
-	ns := math.Floor(float64(ms*1e6) + 0.5)
+	v := float64(ms*1e6) + 0.5
+	if v >= 0 && v < maxTimeNS {
+		return int64(v) // floor(v): truncation is floor for v ≥ 0 (a pass's duration, every call of a run)
+	}
+	ns := math.Floor(v)
 	switch {
 	case ns >= maxTimeNS:
 		return maxTimeNS

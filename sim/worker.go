@@ -22,8 +22,13 @@ type worker struct {
 	passStart, passEnd int64
 	passK              int
 	stretchLeft        int
-	continued          bool // the pass in flight continues a stretch: no scan started it
-	loadDirty          bool // its routing key may be stale (routeloads.go)
+	// A stretch's pass ends computed so far (schedulePass): ends[i] is the end of its pass i+1,
+	// endAt how many of them settle has passed, endsK the K of the last one computed.
+	ends      []int64
+	endAt     int
+	endsK     int
+	continued bool // the pass in flight continues a stretch: no scan started it
+	loadDirty bool // its routing key may be stale (routeloads.go)
 
 	h2dFree, d2hFree int64
 	ownTransfers     int

@@ -193,9 +193,15 @@ type sessionSource struct {
 	started int // sessions whose first turn has been generated
 	groups  []int32
 	pending arrivalHeap
+	// held keeps the pending arrivals the heap's entries name (by index), and spare the free
+	// places: the heap moves 24-byte entries, not arrivals.
+	held    []arrival
+	spare   []int32
 	seq     int64
 	thinkNS int64
 	sysKeys [][]uint64 // by group: its system prompt's keys (systemKeys)
+	// feed, when set, draws the starts and makes the keys on another goroutine (sessionfeed.go)
+	feed *sessionFeed
 }
 
 func newSessionSource(s *Scenario) *sessionSource {
@@ -266,11 +272,27 @@ func (s *sessionSource) turnArrival(session, group int32, turn int32, atNS int64
 		}
 		from = copy(keys, known)
 	}
+	s.chainKeys(keys[:n], from, session, group)
+	return s.turn(session, turn, atNS, keys)
+}
+
+// turn is a turn's arrival with its prompt's keys (the session's first n of them).
+func (s *sessionSource) turn(session, turn int32, atNS int64, keys []uint64) arrival {
+	c := s.cfg
+	prompt := c.SystemPromptTokens + int(turn)*(c.NewInputTokens+c.OutputTokens) + c.NewInputTokens
+	return arrival{atNS: atNS, keys: keys[:prompt/s.bs], // its id is made when a report names it (arrival.name)
+		promptTokens: prompt, outputTokens: c.OutputTokens, routeTo: -1,
+		session: session, turn: turn, order: -1}
+}
+
+// chainKeys makes keys[from:] of a session's prompt, keys[:from] being made.
+func (s *sessionSource) chainKeys(keys []uint64, from int, session, group int32) {
+	c := s.cfg
 	prev := uint64(keyRoot)
 	if from > 0 {
 		prev = keys[from-1]
 	}
-	for j := from; j < n; j++ {
+	for j := from; j < len(keys); j++ {
 		var content uint64
 		if (j+1)*s.bs <= c.SystemPromptTokens {
 			content = mix64(uint64(group)<<32 ^ uint64(j) ^ 0x9a7)
@@ -280,12 +302,22 @@ func (s *sessionSource) turnArrival(session, group int32, turn int32, atNS int64
 		prev = chainKey(prev, content)
 		keys[j] = prev
 	}
-	return arrival{atNS: atNS, keys: keys, // its id is made when a report names it (arrival.name)
-		promptTokens: prompt, outputTokens: c.OutputTokens, routeTo: -1,
-		session: session, turn: turn, order: -1}
 }
 
 func (s *sessionSource) fill() {
+	if s.feed != nil {
+		for s.started < s.cfg.Count {
+			fs, ok := s.feed.next()
+			if !ok || len(s.pending) > 0 && fs.atNS > s.pending[0].atNS {
+				break
+			}
+			s.feed.pos++
+			s.groups = append(s.groups, fs.group)
+			s.push(s.turn(int32(s.started), 0, fs.atNS, fs.keys))
+			s.started++
+		}
+		return
+	}
 	// Generate the next first turn lazily, so memory follows sessions in flight.
 	// (noMoreStarts is after every arrival, so it only needs checking with nothing pending.)
 	for s.started < s.cfg.Count && (len(s.pending) == 0 && s.starts.next != noMoreStarts || len(s.pending) > 0 && s.starts.next <= s.pending[0].atNS) {
@@ -297,7 +329,15 @@ func (s *sessionSource) fill() {
 }
 
 func (s *sessionSource) push(a arrival) {
-	s.pending.push(heapArrival{a, s.seq})
+	var i int32
+	if n := len(s.spare); n > 0 {
+		i, s.spare = s.spare[n-1], s.spare[:n-1]
+		s.held[i] = a
+	} else {
+		i = int32(len(s.held))
+		s.held = append(s.held, a)
+	}
+	s.pending.push(heapArrival{atNS: a.atNS, seq: s.seq, i: i})
 	s.seq++
 }
 
@@ -311,11 +351,19 @@ func (s *sessionSource) peek() (int64, bool) {
 
 func (s *sessionSource) pop() arrival {
 	s.fill()
-	return s.pending.pop().arrival
+	i := s.pending.pop().i
+	a := s.held[i]
+	s.held[i] = arrival{} // its keys are the request's now
+	s.spare = append(s.spare, i)
+	return a
 }
 
 func (s *sessionSource) ended(a *arrival, atNS int64, completed bool) {
 	if !completed || int(a.turn)+1 >= s.cfg.Turns {
+		return
+	}
+	if s.feed != nil { // the feed made every turn's keys (sessionfeed.go)
+		s.push(s.turn(a.session, a.turn+1, addNS(atNS, s.thinkNS), a.keys[:cap(a.keys)]))
 		return
 	}
 	s.push(s.turnArrival(a.session, s.groups[a.session], a.turn+1, addNS(atNS, s.thinkNS), a.keys))
@@ -342,10 +390,12 @@ func (s *sessionSource) systemKeys(group int32) []uint64 {
 
 func (s *sessionSource) total() int64 { return int64(s.cfg.Count) * int64(s.cfg.Turns) }
 
-// heapArrival is a pending arrival, held by value: the engine copies it into its request.
+// heapArrival is a pending arrival's place in the heap: its instant and sequence, and where
+// the source holds it (sessionSource.held); the engine copies the arrival into its request.
 type heapArrival struct {
-	arrival
-	seq int64
+	atNS int64
+	seq  int64
+	i    int32
 }
 
 // arrivalHeap is a binary min-heap by (atNS, seq).

@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"runtime/debug"
 	"slices"
 	"strings"
@@ -156,7 +157,10 @@ func runScenarios(ctx context.Context, s *sim.Scenario, pair string, baseline in
 		return runDrainModes(ctx, s, progress, stderr)
 	}
 	if pair == "" {
-		r, err := sim.Run(ctx, s, sim.RunOptions{Progress: progress.reporter(0, 1), Pass: pass})
+		// Nothing else in this process needs the processor promptly: the run does not yield it
+		// (sim.RunOptions.OwnThread), and a second core is its to use (SpareCore).
+		r, err := sim.Run(ctx, s, sim.RunOptions{Progress: progress.reporter(0, 1), Pass: pass, OwnThread: true,
+			SpareCore: runtime.GOMAXPROCS(0) >= 2})
 		if err != nil {
 			return nil, runFailed(stderr, err)
 		}

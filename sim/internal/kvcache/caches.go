@@ -11,6 +11,8 @@ type GPU struct {
 	inUse    *int32  // distinct slots held by requests, kept where the router reads it
 	// run holds the G1 slots of the run the last Prefix found, for Fits and Acquire.
 	run []int32
+	// memo guesses the slots of keys Prefix asks for (memo.go).
+	memo memo
 }
 
 // NewGPU makes worker's G1 of capacity blocks, keyed in the fleet's index; inUse is where it
@@ -29,8 +31,9 @@ func (c *GPU) Used() int { return int(*c.inUse) }
 // Keyed is the number of keyed slots, cached or in use.
 func (c *GPU) Keyed() int { return c.byKey.len() }
 
-// Holds reports whether key is keyed (cached or in use).
-func (c *GPU) Holds(key uint64) bool { return c.byKey.has(key) }
+// Holds reports whether key is keyed (cached or in use): the memo's confirmed guess, else the
+// index.
+func (c *GPU) Holds(key uint64) bool { return c.memo.lookup(key, &c.sl) >= 0 || c.byKey.has(key) }
 
 // Run counts the leading keys present (cached or in use), stopping at limit.
 func (c *GPU) Run(keys []uint64, limit int) int {
@@ -117,6 +120,7 @@ func (c *GPU) Key(s int32, key uint64, depth int) {
 		return
 	}
 	sl.set(key, depth, true)
+	c.memo.note(key, s)
 }
 
 // KeyThrough keys a computed block in slot s of g1 as Key does, and reports whether g2 (nil:
@@ -132,6 +136,7 @@ func KeyThrough(g1 *GPU, g2 *Host, s int32, key uint64, depth int) (g2Holds bool
 	old := v.putNewIndexed(key, s)
 	if old.slot(G1) < 0 {
 		sl.set(key, depth, true)
+		g1.memo.note(key, s)
 	}
 	return g2 != nil && old.slot(G2) >= 0
 }
@@ -171,6 +176,8 @@ type Host struct {
 	free     []int32
 	// residentCount is the number of resident entries.
 	residentCount int
+	// memo guesses the resident slots of keys Prefix asks for (memo.go).
+	memo memo
 }
 
 // NewHost makes worker's G2 of capacity blocks, keyed in the fleet's index.
@@ -190,6 +197,9 @@ func (c *Host) Resident(s int32) bool { return c.sl.v[s].ready() }
 
 // ResidentSlot returns the slot of key if it is resident.
 func (c *Host) ResidentSlot(key uint64) (int32, bool) {
+	if s := c.memo.lookup(key, &c.sl); s >= 0 {
+		return s, true
+	}
 	if x := c.byKey.x; x != nil { // active: the index record says whether it is resident
 		if r := x.get(key, c.worker); r.member(G2) {
 			return r.slot(G2), true
@@ -273,6 +283,7 @@ func (c *Host) MakeResident(s int32, now int64) {
 	sl.setReady(true)
 	c.residentCount++
 	c.byKey.setResident(sl.key, s)
+	c.memo.note(sl.key, s)
 	if sl.uses == 0 {
 		c.sl.push(s, now)
 	}

@@ -2,27 +2,31 @@ package kvcache
 
 // Prefix returns a worker's k1 (the run of its G1, g1, from block 0) and k2 (the run of
 // resident entries of its G2, g2 (nil: none), that continues it), both stopping at limit, with
-// one probe per block. It keeps the k1 run's G1 slots for g1's Fits and Acquire. It touches the
-// entries of the keys a few blocks ahead, so the misses of a long run overlap.
+// one probe per block. It keeps the k1 run's G1 slots for g1's Fits and Acquire. The tiers'
+// memos answer most probes (memo.go); the others ask the index.
 func Prefix(g1 *GPU, g2 *Host, keys []uint64, limit int) (k1, k2 int) {
 	g1.run = g1.run[:0]
 	x := g1.byKey.x
 	if x == nil {
 		return prefixDetached(g1, g2, keys, limit)
 	}
-	var sink uint64
-	defer func() { x.sink ^= sink }()
-	const ahead = 8
-	for j := 0; j < min(ahead, limit); j++ {
-		sink ^= x.touch(keys[j])
-	}
 	for j := 0; j < limit; j++ {
-		if j+ahead < limit {
-			sink ^= x.touch(keys[j+ahead])
+		k := keys[j]
+		// The tiers' memos first (memo.go): a confirmed guess is the index's answer.
+		if k2 == 0 {
+			if s := g1.memo.lookup(k, &g1.sl); s >= 0 {
+				g1.run = append(g1.run, s)
+				k1++
+				continue
+			}
+		} else if g2.memo.lookup(k, &g2.sl) >= 0 {
+			k2++
+			continue
 		}
-		r := x.get(keys[j], g1.worker)
+		r := x.get(k, g1.worker)
 		if k2 == 0 {
 			if s := r.slot(G1); s >= 0 {
+				g1.memo.note(k, s)
 				g1.run = append(g1.run, s)
 				k1++
 				continue
@@ -31,6 +35,7 @@ func Prefix(g1 *GPU, g2 *Host, keys []uint64, limit int) (k1, k2 int) {
 		if !r.member(G2) {
 			break
 		}
+		g2.memo.note(k, r.slot(G2))
 		k2++
 	}
 	return k1, k2

@@ -100,6 +100,20 @@ type PoolAutoscalers struct {
 	Decode  *Autoscaler `json:"decode,omitempty"`
 }
 
+// Of returns the autoscaler of the pool named role (RolePrefill or RoleDecode); nil for a pool
+// without one or another name.
+func (p *PoolAutoscalers) Of(role string) *Autoscaler {
+	switch {
+	case p == nil:
+		return nil
+	case role == RolePrefill:
+		return p.Prefill
+	case role == RoleDecode:
+		return p.Decode
+	}
+	return nil
+}
+
 // Fleet returns the pool's workers as a Fleet: the pool's values with the fleet's block layout.
 func (p Pool) Fleet(f Fleet) Fleet {
 	return Fleet{Workers: p.Workers, GPUBlocks: p.GPUBlocks, HostBlocks: p.HostBlocks,

@@ -132,10 +132,11 @@ func (s *Server) buildRunPage(ctx context.Context, u *url.URL, id string) (built
 		p.ScaleIn = scaleInTable(rep, clock)
 		p.Summary = summaryTable(rep)
 		var a *sim.Autoscaler
+		var pools *sim.PoolAutoscalers
 		if scErr == nil {
-			a = sc.Autoscaler
+			a, pools = sc.Autoscaler, sc.PoolAutoscalers
 		}
-		p.Autoscaler = autoscalerView(rep, a, q, "/runs/"+run.ID, clock)
+		p.Autoscaler = autoscalerView(rep, a, pools, q, "/runs/"+run.ID, clock)
 		p.PoolAutoscaled = scErr == nil && sc.PoolAutoscalers != nil
 		if rep.Summary.Disaggregation != nil {
 			var d *sim.Disaggregation

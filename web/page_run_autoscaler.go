@@ -18,7 +18,10 @@ const decisionsPerPage = 25
 // autoscalerView is the run page's autoscaler section (docs/model.md#model-3): key figures, verdicts in
 // words and the decisions, paginated (?dpage=) and filterable to the decisions that changed the
 // fleet (?decisions=changes). nil for a run without an autoscaler.
-func autoscalerView(rep *sim.Report, a *sim.Autoscaler, q url.Values, path string, clock format.Clock) *templates.AutoscalerView {
+//
+// With prefill and decode pools (pools non-nil) each decision scales one pool: the table says
+// which, and weighs its load against that pool's autoscaler.
+func autoscalerView(rep *sim.Report, a *sim.Autoscaler, pools *sim.PoolAutoscalers, q url.Values, path string, clock format.Clock) *templates.AutoscalerView {
 	if rep.Autoscaler == nil {
 		return nil
 	}
@@ -40,6 +43,12 @@ func autoscalerView(rep *sim.Report, a *sim.Autoscaler, q url.Values, path strin
 			{Label: "rec → stab → limit → desired"}, {Label: "Current", Num: true},
 			{Label: "Why"}, {Label: "Workers"}},
 	}
+	if pools != nil {
+		t.Caption = "Autoscaler decisions, each for one pool: the pods its HPA controller saw, the metric per worker against that pool's target, the chain recommendation → stabilised → limit → desired, and why"
+		t.Columns = append([]templates.Column{t.Columns[0], {Label: "Pool"}}, t.Columns[1:]...)
+		t.Columns[3].Label = "Load per worker (against its pool's target)"
+		t.Columns[4].Label = "Sampled"
+	}
 	for _, d := range rep.Autoscaler.Decisions {
 		changed := decisionChanged(d)
 		if changed {
@@ -56,13 +65,21 @@ func autoscalerView(rep *sim.Report, a *sim.Autoscaler, q url.Values, path strin
 			ratio = format.Readable(*d.Ratio, "")
 		}
 		perWorker := format.Dash
-		if a != nil {
-			if v, ok := d.PerWorker(a.Target); ok {
-				perWorker = loadPerWorker(v, a.Metric)
+		da := a
+		if pools != nil {
+			da = pools.Of(d.Role)
+		}
+		if da != nil {
+			if v, ok := d.PerWorker(da.Target); ok {
+				perWorker = loadPerWorker(v, da.Metric)
 			}
 		}
-		t.Rows = append(t.Rows, []string{clock.At(d.TMS), decisionPods(d), perWorker, usage, ratio,
-			decisionChain(d), strconv.Itoa(d.Current), reasonWords(d), decisionWorkers(d)})
+		row := []string{clock.At(d.TMS), decisionPods(d), perWorker, usage, ratio,
+			decisionChain(d), strconv.Itoa(d.Current), reasonWords(d), decisionWorkers(d)}
+		if pools != nil {
+			row = append([]string{row[0], d.Role}, row[1:]...)
+		}
+		t.Rows = append(t.Rows, row)
 	}
 	v.Decisions = t
 	v.Decisions.Rows, v.Pager = paginateBy(t.Rows, q, path, "dpage", "decisions", decisionsPerPage)

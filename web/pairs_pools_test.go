@@ -100,6 +100,24 @@ func TestPoolAutoscalerPair(t *testing.T) {
 	assert.Contains(t, button.Text(), "fixed pools")
 	assert.Equal(t, 0, byTestID(doc, "pair-baseline-workers").Length(), "no single size to name")
 
+	// Its decisions say which pool each scaled, with the load against that pool's target.
+	table := byTestID(doc, "decisions-table")
+	head := table.Find("thead th")
+	require.Equal(t, "Pool", strings.TrimSpace(head.Eq(1).Text()))
+	assert.Contains(t, head.Eq(3).Text(), "against its pool's target")
+	pools := map[string]int{}
+	loads := 0
+	table.Find("tbody tr").Each(func(_ int, tr *goquery.Selection) {
+		cells := tr.Find("td")
+		pools[strings.TrimSpace(cells.Eq(1).Text())]++
+		if strings.TrimSpace(cells.Eq(3).Text()) != "—" {
+			loads++
+		}
+	})
+	assert.Positive(t, pools[sim.RolePrefill]+pools[sim.RoleDecode])
+	assert.Equal(t, pools[sim.RolePrefill]+pools[sim.RoleDecode], table.Find("tbody tr").Length(), "every row names its pool: %v", pools)
+	assert.Positive(t, loads, "rows weigh the load against their pool's target")
+
 	rec := postForm(t, s, "/pairs", url.Values{"from": {id}, "kind": {"autoscaler"}})
 	require.Equal(t, http.StatusSeeOther, rec.Code, rec.Body.String())
 	loc, err := url.Parse(rec.Header().Get("Location"))

@@ -63,11 +63,8 @@ func BaselinePhrase(s *Scenario, named int) string {
 // poolBaselinePhrase is BaselinePhrase with pools: "fixed pools of 8 prefill and 12 decode
 // workers, the autoscalers' maximums".
 func poolBaselinePhrase(s *Scenario) string {
-	f, err := FixedFleet(s, 0)
-	if err != nil {
-		return err.Error()
-	}
-	d, pa := f.Disaggregation, s.PoolAutoscalers
+	prefill, decode := FixedPoolSizes(s)
+	pa := s.PoolAutoscalers
 	why := "the autoscalers' maximums"
 	switch {
 	case pa.Prefill == nil:
@@ -75,7 +72,21 @@ func poolBaselinePhrase(s *Scenario) string {
 	case pa.Decode == nil:
 		why = "the prefill autoscaler's maximum and the decode pool's own size"
 	}
-	return fmt.Sprintf("fixed pools of %d prefill and %s, %s", d.Prefill.Workers, plural(d.Decode.Workers, "decode worker"), why)
+	return fmt.Sprintf("fixed pools of %d prefill and %s, %s", prefill, plural(decode, "decode worker"), why)
+}
+
+// FixedPoolSizes is the pools' baseline: each pool with an autoscaler at that autoscaler's
+// max_workers, a pool without one at its own size. s must have pools.
+func FixedPoolSizes(s *Scenario) (prefill, decode int) {
+	d, pa := s.Disaggregation, s.PoolAutoscalers
+	prefill, decode = d.Prefill.Workers, d.Decode.Workers
+	if a := pa.Of(RolePrefill); a != nil {
+		prefill = a.MaxWorkers
+	}
+	if a := pa.Of(RoleDecode); a != nil {
+		decode = a.MaxWorkers
+	}
+	return prefill, decode
 }
 
 // plural is "1 worker" or "5 workers".
@@ -102,12 +113,7 @@ func FixedFleet(s *Scenario, named int) (*Scenario, error) {
 		if named > 0 {
 			return nil, fmt.Errorf("sim: baseline_workers names one fleet's size, and this scenario has prefill and decode pools: the fixed fleet holds each pool at its autoscaler's max_workers; leave baseline_workers out (or set autoscaler.prefill.max_workers and autoscaler.decode.max_workers)")
 		}
-		if pa.Prefill != nil {
-			c.Disaggregation.Prefill.Workers = pa.Prefill.MaxWorkers
-		}
-		if pa.Decode != nil {
-			c.Disaggregation.Decode.Workers = pa.Decode.MaxWorkers
-		}
+		c.Disaggregation.Prefill.Workers, c.Disaggregation.Decode.Workers = FixedPoolSizes(s)
 		c.PoolAutoscalers = nil
 	} else {
 		c.Fleet.Workers = BaselineWorkers(s, named)

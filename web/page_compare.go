@@ -234,9 +234,10 @@ func scales(sc *sim.Scenario) bool { return sc.Autoscaler != nil || sc.PoolAutos
 func fixedFleetLabel(fixed, scaled *sim.Scenario) string {
 	if d := fixed.Disaggregation; d != nil {
 		label := fmt.Sprintf("fixed pools of %d prefill and %s", d.Prefill.Workers, format.Count(int64(d.Decode.Workers), "decode workers"))
-		if f, err := sim.FixedFleet(scaled, 0); err == nil && f.Disaggregation != nil &&
-			f.Disaggregation.Prefill.Workers == d.Prefill.Workers && f.Disaggregation.Decode.Workers == d.Decode.Workers {
-			label += ", the autoscalers' maximums"
+		if scaled.Disaggregation != nil && scaled.PoolAutoscalers != nil {
+			if p, dec := sim.FixedPoolSizes(scaled); p == d.Prefill.Workers && dec == d.Decode.Workers {
+				label += ", the autoscalers' maximums"
+			}
 		}
 		return label
 	}

@@ -653,3 +653,19 @@ func TestSessionsStartsAt(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, rb.Summary, ra.Summary, "the start time changes no simulated figure")
 }
+
+// scriptedKeys makes the keys of ExpandBlockLabels' labels, labelHash'd and chained, without
+// the labels.
+func TestScriptedKeysAreExpandedLabels(t *testing.T) {
+	for _, labels := range [][]string{nil, {"P*3", "Q", "R*1"}, {"a*b*2"}, {"sys*16", "u1", "u2", "tail*12"}, {"x*1000"}} {
+		var want []uint64
+		prev := uint64(keyRoot)
+		for _, l := range ExpandBlockLabels(labels) {
+			prev = chainKey(prev, labelHash(l))
+			want = append(want, prev)
+		}
+		got := scriptedKeys(labels)
+		assert.Equal(t, len(want), len(got), "%v", labels)
+		assert.Equal(t, want, append([]uint64(nil), got...), "%v", labels)
+	}
+}

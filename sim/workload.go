@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strconv"
+	"strings"
 )
 
 // arrival is one request as the workload hands it to the engine.
@@ -63,6 +64,44 @@ func labelHash(label string) uint64 {
 	return mix64(h.Sum64())
 }
 
+// FNV-1a's 64-bit offset basis and prime (the hash labelHash takes from hash/fnv), for
+// scriptedKeys, which hashes a repeated label's copies from the state after "X#" without
+// building their strings.
+const (
+	fnvOffset64 = 14695981039346656037
+	fnvPrime64  = 1099511628211
+)
+
+func fnvAdd[T string | []byte](h uint64, b T) uint64 {
+	for i := range len(b) {
+		h = (h ^ uint64(b[i])) * fnvPrime64
+	}
+	return h
+}
+
+// scriptedKeys chains a scripted request's block keys: one per label of ExpandBlockLabels
+// (labels assumed valid, as there), each labelHash'd, made without the expanded labels (a
+// probe of 20,000 requests of "P*16" spent half its run formatting "P#0" … "P#15").
+func scriptedKeys(labels []string) []uint64 {
+	keys := make([]uint64, 0, labelBlockCount(labels))
+	prev := uint64(keyRoot)
+	var digits [20]byte
+	for _, l := range labels {
+		base, n, err := splitBlockLabel(l)
+		if err != nil || !strings.Contains(l, "*") {
+			prev = chainKey(prev, labelHash(l))
+			keys = append(keys, prev)
+			continue
+		}
+		h := fnvAdd(fnvAdd(fnvOffset64, base), "#")
+		for j := range n {
+			prev = chainKey(prev, mix64(fnvAdd(h, strconv.AppendInt(digits[:0], int64(j), 10))))
+			keys = append(keys, prev)
+		}
+	}
+	return keys
+}
+
 func nsToMS(ns int64) float64 { return float64(ns) / 1e6 }
 
 // scriptedSource replays a "requests" workload.
@@ -75,20 +114,14 @@ func newScriptedSource(s *Scenario) *scriptedSource {
 	bs := s.Fleet.BlockSize
 	src := &scriptedSource{}
 	for _, r := range s.Workload.Requests {
-		labels := ExpandBlockLabels(r.Blocks)
-		keys := make([]uint64, len(labels))
-		prev := uint64(keyRoot)
-		for j, l := range labels {
-			prev = chainKey(prev, labelHash(l))
-			keys[j] = prev
-		}
+		keys := scriptedKeys(r.Blocks)
 		route := -1
 		if r.RouteTo != nil {
 			route = *r.RouteTo
 		}
 		src.reqs = append(src.reqs, &arrival{
 			id: r.ID, atNS: msToNS(r.AtMS), keys: keys,
-			promptTokens: len(labels)*bs + r.TailTokens, outputTokens: r.OutputTokens,
+			promptTokens: len(keys)*bs + r.TailTokens, outputTokens: r.OutputTokens,
 			routeTo: route, session: -1, order: int64(len(src.reqs)),
 		})
 	}

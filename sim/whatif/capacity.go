@@ -6,6 +6,7 @@ import (
 	"math"
 	"reflect"
 	"slices"
+	"strconv"
 
 	"github.com/scalein-planner/scalein/sim"
 )
@@ -306,7 +307,7 @@ func capacityScenario(base *sim.Scenario, g CapacityGoal, rate float64) *sim.Sce
 		reqs := make([]sim.ScriptedRequest, n)
 		for k := range reqs {
 			r := mix[k%len(mix)]
-			r.ID = fmt.Sprintf("c%d", k)
+			r.ID = "c" + strconv.Itoa(k)
 			r.AtMS = float64(k) * gapMS
 			r.RouteTo = nil
 			reqs[k] = r

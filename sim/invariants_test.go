@@ -708,3 +708,29 @@ func policyLimit(changes []scaleChange, t int64, current int, r podautoscaler.Ru
 	}
 	return min(pick, current)
 }
+
+// The routing walk's memo (routeScratch.memo) starts walks past a shared system prompt while its
+// holders stay the same: on the one-hour day, whose 16-block system prompts are evicted and
+// taken back by workers all along, every routing decision still matches the oracle that probes
+// each worker's caches, the memo is used, and it is found changed and walked again too.
+func TestWalkMemoMatchesOracle(t *testing.T) {
+	p, ok := PresetByKey("autoscaler-hour")
+	require.True(t, ok)
+	s, err := Parse(p.JSON, ParseEnv{})
+	require.NoError(t, err)
+	s.Workload.Sessions.Count = 4000
+	e, err := newEngine(s, RunOptions{MaxEvents: DefaultMaxEvents, MaxVirtualMS: DefaultMaxVirtualMS})
+	require.NoError(t, err)
+	routes, hits, stale, x := 0, 0, 0, &e.scratch
+	lastHits, lastStale := 0, 0
+	e.onRoute = func(r *request, target *worker, hint int32) {
+		routes++
+		hits, stale = hits+x.memoHits-lastHits, stale+x.memoStale-lastStale // the router's walk
+		checkRouting(t, e, r, target, hint)                                 // walks again
+		lastHits, lastStale = x.memoHits, x.memoStale
+	}
+	require.NoError(t, e.loop(context.Background()))
+	t.Logf("%d routes, %d walked from the memo, %d found it changed", routes, hits, stale)
+	require.Greater(t, hits, routes/2)
+	require.Greater(t, stale, 0)
+}

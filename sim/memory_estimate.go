@@ -117,8 +117,8 @@ const (
 	sloTrackerBytes = 3 * maxBuckets * 16
 	// The engine, its event heaps' first arrays, the report's summary, KVCR counts and
 	// scale-in rows (a run of the e2 preset allocates 14 kB outside its series, buckets and
-	// JSON).
-	engineFixedBytes = 32 << 10
+	// JSON), and the block index's watch filter of 8 KiB (the routing walk's memo).
+	engineFixedBytes = 40 << 10
 )
 
 // estimator adds up the drivers of a MemoryEstimate.

@@ -26,6 +26,36 @@ type routeScratch struct {
 	// walked: the last routing decision walked the prompt (kv_aware), so overlapOf holds every
 	// candidate's runs as Prefix would find them at that instant
 	walked bool
+	// memo remembers, by a prompt's first key, how far the last walk from it kept every G1
+	// holder of that key (overlaps' levels of the unlisted group): while none of those keys
+	// changes holders (Holders.Watch), a prompt with the same key at that level keeps them all
+	// as far, and its walk starts there. A system prompt of 16 blocks
+	// shared by the fleet was 16 lookups of every routing decision of the day preset.
+	memo     [kvcache.Watchers]walkMemo
+	memoNext int
+	// walks that started from the memo, and walks that found theirs changed (for tests)
+	memoHits, memoStale int
+}
+
+// memoSlot returns the place of key0's walk in memo, or, if none, the place it takes (the
+// places are taken in turn).
+func (x *routeScratch) memoSlot(key0 uint64) int {
+	for i := range x.memo {
+		if x.memo[i].key0 == key0 {
+			return i
+		}
+	}
+	i := x.memoNext
+	x.memoNext = (i + 1) % len(x.memo)
+	return i
+}
+
+// walkMemo is one remembered walk (routeScratch.memo): from first key key0, with nS G1 holders
+// of fingerprint fp, every level up to ref (whose key is keyRef) had the same holders, as the
+// index stood at shared generation gen.
+type walkMemo struct {
+	key0, keyRef, fp, gen uint64
+	ref, n                int
 }
 
 func (x *routeScratch) begin(n int) {
@@ -99,7 +129,21 @@ func (e *engine) overlaps(keys []uint64, limit int, group bool) {
 			}
 		}
 	}
-	for j := 1; j < limit && (len(S)+len(T) > 0 || implicit && nS > 0); j++ {
+	start, memo, slot, n0, fp0 := 1, (*walkMemo)(nil), 0, nS, fpS
+	if implicit && len(T) == 0 && nS >= 2 {
+		slot = x.memoSlot(keys[0])
+		m := &x.memo[slot]
+		if m.key0 == keys[0] && m.gen == e.g1x.WatchGen(slot) && m.n == nS && m.fp == fpS && m.ref < limit && keys[m.ref] == m.keyRef {
+			ref, start = m.ref, m.ref+1
+			x.memoHits++
+		} else {
+			memo = m
+			if m.key0 == keys[0] && m.gen != e.g1x.WatchGen(slot) {
+				x.memoStale++
+			}
+		}
+	}
+	for j := start; j < limit && (len(S)+len(T) > 0 || implicit && nS > 0); j++ {
 		k := keys[j]
 		if len(T) > 0 {
 			T = e.keepG2(T, k, j)
@@ -147,6 +191,10 @@ func (e *engine) overlaps(keys []uint64, limit int, group bool) {
 			}
 		}
 		S = kept
+	}
+	if memo != nil {
+		// Every level of the group had its nS ≥ 2 holders: watched, they tell when it changes.
+		*memo = walkMemo{key0: keys[0], keyRef: keys[ref], fp: fp0, gen: e.g1x.Watch(slot, keys[:ref+1]), ref: ref, n: n0}
 	}
 	if implicit && nS > 0 {
 		x.groupKey, x.groupRun = keys[ref], int32(limit) // every level kept them all

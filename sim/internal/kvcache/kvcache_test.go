@@ -281,3 +281,61 @@ func TestHolderListSearch(t *testing.T) {
 		}
 	}
 }
+
+// A watcher's generation changes whenever a key it watches (held by two workers or more when
+// watched) gains or loses a holder in either tier: while the generation stays, the sets it saw
+// are the sets.
+func TestWatchSeesHolderChanges(t *testing.T) {
+	x := NewIndex(16)
+	tiers := []*Holders{x.Holders(G1), x.Holders(G2)}
+	sets := func(k uint64) [2][]int32 { return [2][]int32{tiers[G1].Append(nil, k), tiers[G2].Append(nil, k)} }
+	type watch struct {
+		gen  uint64
+		seen [2][]int32
+	}
+	watched := map[uint64]watch{}
+	rng := rand.New(rand.NewPCG(7, 8))
+	changes, kept := 0, 0
+	for range iterations(100000) {
+		k := uint64(rng.IntN(40)) * 0x9e3779b97f4a7c15
+		s := int32(rng.IntN(100))
+		if rng.IntN(3) == 0 {
+			s = -1
+		}
+		tier := rng.IntN(2)
+		x.set(k, int32(rng.IntN(6)), tier, s, tier == G2 && rng.IntN(2) == 0, false)
+		watcher := int(k>>60) % Watchers
+		for wk, w := range watched {
+			if int(wk>>60)%Watchers != watcher {
+				continue
+			}
+			if tiers[G1].WatchGen(watcher) == w.gen {
+				require.Equal(t, w.seen, sets(wk), "key %x changed holders under an unchanged generation", wk)
+				kept++
+			} else {
+				delete(watched, wk)
+				changes++
+			}
+		}
+		if n1, _ := tiers[G1].Count(k); n1 >= 2 {
+			// Every watched key of this watcher is re-watched with it, as the router does.
+			keys := []uint64{k}
+			for wk := range watched {
+				if int(wk>>60)%Watchers != watcher || wk == k {
+					continue
+				}
+				if n, _ := tiers[G1].Count(wk); n < 2 {
+					delete(watched, wk) // Watch takes keys of two holders or more
+					continue
+				}
+				keys = append(keys, wk)
+			}
+			gen := tiers[G1].Watch(watcher, keys)
+			for _, wk := range keys {
+				watched[wk] = watch{gen: gen, seen: sets(wk)}
+			}
+		}
+	}
+	require.Greater(t, changes, 100)
+	require.Greater(t, kept, 100)
+}

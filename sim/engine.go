@@ -352,17 +352,32 @@ func (e *engine) loop(ctx context.Context) error {
 // changes.
 func (e *engine) instant() {
 	e.instChanged = false
+	// A step with nothing due changes nothing: the cheap tests before the calls skip them (an
+	// instant runs every step at least twice, the second time mostly for nothing).
 	for {
-		c := e.stepTransfers()
-		c = e.stepPasses() || c
+		c := false
+		if e.pd != nil || len(e.transfers) > 0 && e.transfers[0].t <= e.now {
+			c = e.stepTransfers()
+		}
+		if len(e.passes) > 0 && e.passes[0].t <= e.now {
+			c = e.stepPasses() || c
+		}
 		if e.as != nil {
-			c = e.stepActivations() || c
+			if len(e.as.starting) > 0 {
+				c = e.stepActivations() || c
+			}
 		} else if e.pd != nil && len(e.pd.scalers) > 0 {
 			c = e.stepActivationsPD() || c
 		}
 		c = e.stepArrivals() || c
-		c = e.stepPassStarts() || c
-		c = e.stepRemovals() || c
+		if len(e.dirty) > 0 {
+			c = e.stepPassStarts() || c
+		} else {
+			e.startsAt = e.now
+		}
+		if len(e.draining) > 0 {
+			c = e.stepRemovals() || c
+		}
 		c = e.stepScaleIn() || c
 		if !c {
 			break

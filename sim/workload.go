@@ -235,6 +235,10 @@ type sessionSource struct {
 	sysKeys [][]uint64 // by group: its system prompt's keys (systemKeys)
 	// feed, when set, draws the starts and makes the keys on another goroutine (sessionfeed.go)
 	feed *sessionFeed
+	// filled: fill has run since the last pop, so no session start not yet drawn is due before
+	// the earliest pending arrival (a push from ended only makes that one earlier); peek, at
+	// every instant, then costs a load
+	filled bool
 }
 
 func newSessionSource(s *Scenario) *sessionSource {
@@ -375,7 +379,10 @@ func (s *sessionSource) push(a arrival) {
 }
 
 func (s *sessionSource) peek() (int64, bool) {
-	s.fill()
+	if !s.filled {
+		s.fill()
+		s.filled = true
+	}
 	if len(s.pending) == 0 {
 		return 0, false
 	}
@@ -383,7 +390,10 @@ func (s *sessionSource) peek() (int64, bool) {
 }
 
 func (s *sessionSource) pop() arrival {
-	s.fill()
+	if !s.filled {
+		s.fill()
+	}
+	s.filled = false
 	i := s.pending.pop().i
 	a := s.held[i]
 	s.held[i] = arrival{} // its keys are the request's now

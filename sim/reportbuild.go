@@ -40,17 +40,20 @@ func summarise(vals []int64, rank func([]int64, ...int) []int64) Distribution {
 // the time series, and the digest over them.
 func (e *engine) report() *Report {
 	duration := e.lastChange
-	// The E2E percentiles read only e.e2e: with a spare core they are selected beside the rest.
-	var e2e Distribution
-	e2eDone := make(chan struct{})
+	// The percentiles read only e.e2e and (copied, as the time series reads it too) e.ttft: with
+	// a spare core they are selected beside the rest.
+	var e2e, ttft Distribution
+	pctDone := make(chan struct{})
 	if e.opt.SpareCore {
 		go func() {
-			defer close(e2eDone)
+			defer close(pctDone)
 			e2e = distributionInPlace(e.e2e)
+			ttft = distribution(e.ttft)
 		}()
 	} else {
 		e2e = distributionInPlace(e.e2e)
-		close(e2eDone)
+		ttft = distribution(e.ttft)
+		close(pctDone)
 	}
 	id := e.opt.ScenarioID
 	if id == "" {
@@ -67,8 +70,7 @@ func (e *engine) report() *Report {
 		Workers:    make([]WorkerRow, 0, len(e.ws)+len(e.gen.gone)),
 		Timeseries: e.ts.build(duration, e.ttftAt, e.ttft),
 	}
-	ttft := distribution(e.ttft)
-	<-e2eDone
+	<-pctDone
 	r.Summary = Summary{
 		Requests:    RequestCounts{Total: e.total, Completed: e.completedN, Killed: e.killedN, Migrated: e.migratedN},
 		TTFTMS:      ttft,

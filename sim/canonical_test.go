@@ -3,6 +3,8 @@ package sim
 import (
 	"crypto/sha256"
 	"encoding/json"
+	"fmt"
+	"math/rand/v2"
 	"regexp"
 	"strconv"
 	"testing"
@@ -180,4 +182,54 @@ func BenchmarkCanonicalJSON(b *testing.B) {
 			_, _ = json.Marshal(s)
 		}
 	})
+}
+
+// CanonicalJSON writes many scripted requests itself (canonicalScripted) with the bytes of
+// encoding/json: random requests with plain and awkward ids and labels (escapes, HTML
+// characters, non-ASCII, invalid UTF-8), times from 0 to beyond 1e21 ms, with and without
+// route_to; the hand path is taken for the plain ones and declines the others.
+func TestCanonicalScriptedIsMarshal(t *testing.T) {
+	base, err := Parse([]byte(fullScenario), ParseEnv{})
+	require.NoError(t, err)
+	rng := rand.New(rand.NewPCG(3, 4))
+	awkward := []string{`a"b`, `back\slash`, "<tag>", "a&b", "tab\there", "é", "\xff\xfe", "line\u2028sep", "ctl\x01"}
+	label := func(plain bool) string {
+		if !plain && rng.IntN(4) == 0 {
+			return awkward[rng.IntN(len(awkward))]
+		}
+		return fmt.Sprintf("L%d*%d", rng.IntN(50), 1+rng.IntN(16))
+	}
+	times := []float64{0, 1e-7, 1e-6, 0.5, 1.25, 1234.5678, 1e20, 1e21, 3e22, 86400000.000001}
+	hand := 0
+	for round := range 60 {
+		plain := round%2 == 0
+		s := *base
+		reqs := make([]ScriptedRequest, scriptedByHand+rng.IntN(300))
+		for k := range reqs {
+			r := ScriptedRequest{ID: "c" + strconv.Itoa(k), AtMS: float64(k) * rng.Float64() * 37.3,
+				TailTokens: rng.IntN(64), OutputTokens: 1 + rng.IntN(500)}
+			if t := times[rng.IntN(len(times))]; rng.IntN(10) == 0 && (!plain || t == 0 || t >= 1e-6 && t < 1e21) {
+				r.AtMS = t
+			}
+			if !plain && rng.IntN(50) == 0 {
+				r.ID = awkward[rng.IntN(len(awkward))]
+			}
+			for range 1 + rng.IntN(4) {
+				r.Blocks = append(r.Blocks, label(plain))
+			}
+			if rng.IntN(3) == 0 {
+				w := rng.IntN(8)
+				r.RouteTo = &w
+			}
+			reqs[k] = r
+		}
+		s.Workload = Workload{Type: WorkloadRequests, Requests: reqs}
+		want, err := json.Marshal(&s)
+		require.NoError(t, err)
+		require.Equal(t, string(want), string(s.CanonicalJSON()), "round %d", round)
+		if _, ok := s.canonicalScripted(); ok {
+			hand++
+		}
+	}
+	require.Greater(t, hand, 10, "the hand path was not taken")
 }

@@ -519,30 +519,6 @@ func (x *Index) setSmall(en *holderEntry, w int32, tier int, s int32, resident, 
 	return old
 }
 
-// noteShared counts a change of a watched shared key's holder sets (Watch): w's record going
-// from old to nr changes them if w joins or leaves either tier's set.
-func (x *Index) noteShared(k uint64, old, nr holderRec) {
-	if x.watch == nil {
-		return
-	}
-	if m := x.watch[k>>(64-watchShift)]; m != 0 && (old.member(G1) != nr.member(G1) || old.member(G2) != nr.member(G2)) {
-		for i := range x.watchGen {
-			if m&(1<<i) != 0 {
-				x.watchGen[i]++
-			}
-		}
-	}
-}
-
-// The watch filter has watchSize places (8 KiB); past watchMax places set it is cleared, which
-// changes every watcher's generation.
-const (
-	Watchers   = 8
-	watchShift = 13
-	watchSize  = 1 << watchShift
-	watchMax   = watchSize / 32
-)
-
 // newSmall returns the id of an empty small list.
 func (x *Index) newSmall() int32 {
 	if n := len(x.freeSmall); n > 0 {
@@ -598,33 +574,6 @@ type Holders struct {
 
 // Holders returns the view of tier (G1 or G2).
 func (x *Index) Holders(tier int) *Holders { return &Holders{x: x, tier: tier} }
-
-// Watch has watcher (0 to Watchers−1) watch keys, each held by two workers or more now, and
-// returns its generation: until it changes (WatchGen), no worker joined or left either tier's holder set of any of
-// them, so a caller may reuse what it saw of their sets. The generation also changes now and
-// then when an unwatched key's does (the filter is indexed by the keys' top bits), and the
-// keys a watcher watched before stay watched until the filter fills and is cleared.
-func (v *Holders) Watch(watcher int, keys []uint64) uint64 {
-	x := v.x
-	if x.watch == nil || x.watchN+len(keys) > watchMax {
-		x.watch = new([watchSize]uint8)
-		x.watchN = 0
-		for i := range x.watchGen {
-			x.watchGen[i]++
-		}
-	}
-	for _, k := range keys {
-		p := &x.watch[k>>(64-watchShift)]
-		if *p == 0 {
-			x.watchN++
-		}
-		*p |= 1 << watcher
-	}
-	return x.watchGen[watcher]
-}
-
-// WatchGen is watcher's generation (Watch).
-func (v *Holders) WatchGen(watcher int) uint64 { return v.x.watchGen[watcher] }
 
 // Count returns the number of holders of k and a fingerprint of the set (equal sets have equal
 // fingerprints; unequal sets almost never do).

@@ -84,9 +84,7 @@ func (s *Scenario) canonicalScripted() ([]byte, bool) {
 
 // appendScripted appends r as encoding/json writes a ScriptedRequest, or reports false.
 func appendScripted(out []byte, r *ScriptedRequest) ([]byte, bool) {
-	ok := true
-	out = append(out, `{"id":`...)
-	out, ok = appendPlainString(out, r.ID)
+	out, ok := appendPlainString(append(out, `{"id":`...), r.ID)
 	if !ok || math.IsNaN(r.AtMS) || math.IsInf(r.AtMS, 0) {
 		return out, false
 	}

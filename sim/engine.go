@@ -352,8 +352,9 @@ func (e *engine) loop(ctx context.Context) error {
 // changes.
 func (e *engine) instant() {
 	e.instChanged = false
-	// A step with nothing due changes nothing: the cheap tests before the calls skip them (an
-	// instant runs every step at least twice, the second time mostly for nothing).
+	// A step with nothing due changes nothing: testing the transfer and pass queues and the
+	// draining list here saves those steps' calls (an instant runs every step at least twice,
+	// the second time mostly for nothing).
 	for {
 		c := false
 		if e.pd != nil || len(e.transfers) > 0 && e.transfers[0].t <= e.now {
@@ -363,18 +364,12 @@ func (e *engine) instant() {
 			c = e.stepPasses() || c
 		}
 		if e.as != nil {
-			if len(e.as.starting) > 0 {
-				c = e.stepActivations() || c
-			}
+			c = e.stepActivations() || c
 		} else if e.pd != nil && len(e.pd.scalers) > 0 {
 			c = e.stepActivationsPD() || c
 		}
 		c = e.stepArrivals() || c
-		if len(e.dirty) > 0 {
-			c = e.stepPassStarts() || c
-		} else {
-			e.startsAt = e.now
-		}
+		c = e.stepPassStarts() || c
 		if len(e.draining) > 0 {
 			c = e.stepRemovals() || c
 		}

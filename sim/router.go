@@ -29,8 +29,8 @@ type routeScratch struct {
 	// memo remembers, by a prompt's first key, how far the last walk from it kept every G1
 	// holder of that key (overlaps' levels of the unlisted group): while none of those keys
 	// changes holders (Holders.Watch), a prompt with the same key at that level keeps them all
-	// as far, and its walk starts there. A system prompt of 16 blocks
-	// shared by the fleet was 16 lookups of every routing decision of the day preset.
+	// as far, and its walk starts there. A system prompt of 16 blocks shared by the fleet was
+	// 16 lookups of every routing decision of the day preset.
 	memo     [kvcache.Watchers]walkMemo
 	memoNext int
 	// walks that started from the memo, and walks that found theirs changed (for tests)

@@ -223,7 +223,8 @@ func (e *estimator) hostCaches() int64 {
 // blockIndex counts the fleet-wide block index: an entry per distinct key (4 table slots at the
 // lowest load, with the old table while growing); for keys two or more workers hold, a list
 // header (with the lists' slack) and each record's room in its list: twice its size sorted, or
-// the whole fleet's once dense. A key one worker holds keeps its record in its entry.
+// the whole fleet's once dense. A key one worker holds keeps its record in its entry. A large
+// table takes up to 2 MB more, to start on a 2 MB boundary (kvcache.HugePadBytes).
 func (e *estimator) blockIndex(slots int64) {
 	f, w := e.s.cacheFleet(), e.w
 	records := min(e.workers*int64(f.GPUBlocks+f.HostBlocks), w.records, slots)
@@ -231,6 +232,9 @@ func (e *estimator) blockIndex(slots int64) {
 	multi := min(w.multiRecords, records)
 	lists := min(w.multiKeys, multi/2)
 	bytes := distinct*4*indexEntryBytes + lists*holderListBytes*9/4 + multi*2*holderRecBytes*3/2
+	if distinct*4*indexEntryBytes >= kvcache.HugeTableBytes {
+		bytes += 2 * kvcache.HugePadBytes // the table and the old one, each on a 2 MB boundary
+	}
 	if d := denseAt(e.workers); d > 0 {
 		bytes += min(w.denseKeys, multi/d) * e.workers * holderRecBytes
 	}

@@ -339,3 +339,35 @@ func TestWatchSeesHolderChanges(t *testing.T) {
 	require.Greater(t, changes, 100)
 	require.Greater(t, kept, 100)
 }
+
+// A large table starts on a 2 MB boundary where the system grants 2 MB pages, and every table
+// is empty and exactly as long as asked.
+func TestNewEntries(t *testing.T) {
+	for _, n := range []int{16, 1 << 10, HugeTableBytes / IndexEntryBytes, 2 * HugeTableBytes / IndexEntryBytes} {
+		e := newEntries(n)
+		require.Len(t, e, n)
+		require.Equal(t, n, cap(e))
+		for i := range e {
+			require.Zero(t, e[i].rec, "entry %d of %d", i, n)
+		}
+		if hugePages && n*IndexEntryBytes >= HugeTableBytes {
+			require.Zero(t, uintptr(unsafe.Pointer(&e[0]))%HugePadBytes, "a table of %d entries", n)
+		}
+	}
+}
+
+// touch on a table large enough to prefetch (and to lie on 2 MB pages) reads nothing wrong and
+// changes nothing: every key set is found with its record after the table grew through it.
+func TestTouchLargeTable(t *testing.T) {
+	x := NewIndex(2)
+	n := HugeTableBytes / IndexEntryBytes // keys enough to pass the size at 3/4 load
+	for k := range n {
+		x.set(mix64(uint64(k)), int32(k%2), G1, int32(k%1000), false, false)
+	}
+	require.GreaterOrEqual(t, len(x.e)*IndexEntryBytes, HugeTableBytes)
+	for k := range n {
+		x.touch(mix64(uint64(k)))
+		r := x.get(mix64(uint64(k)), int32(k%2))
+		require.Equal(t, int32(k%1000), r.slot(G1), "key %d", k)
+	}
+}

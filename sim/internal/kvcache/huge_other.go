@@ -1,0 +1,7 @@
+//go:build !linux
+
+package kvcache
+
+const hugePages = false
+
+func adviseHuge([]byte) {}

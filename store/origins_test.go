@@ -32,3 +32,32 @@ func TestOrigins(t *testing.T) {
 	_, err = s.PutOrigin(ctx, nil, time.Unix(1, 0))
 	assert.True(t, errors.Is(err, store.ErrInvalid))
 }
+
+// An origin is kept OriginTTL after its last import: importing it again renews it, and each
+// import deletes the ones older than that.
+func TestOriginsExpire(t *testing.T) {
+	s := mustOpen(t)
+	ctx := context.Background()
+	day := func(d int) time.Time { return time.Unix(1_800_000_000, 0).Add(time.Duration(d) * 24 * time.Hour) }
+	renewed, err := s.PutOrigin(ctx, []byte(`{"kind":"HorizontalPodAutoscaler"}`), day(0))
+	require.NoError(t, err)
+	stale, err := s.PutOrigin(ctx, []byte(`{"kind":"ScaledObject"}`), day(0))
+	require.NoError(t, err)
+	_, err = s.PutOrigin(ctx, []byte(`{"kind":"HorizontalPodAutoscaler"}`), day(20))
+	require.NoError(t, err)
+
+	// Within OriginTTL of day 0 nothing goes.
+	_, err = s.PutOrigin(ctx, []byte(`{"kind":"other"}`), day(0).Add(store.OriginTTL))
+	require.NoError(t, err)
+	_, err = s.GetOrigin(ctx, stale)
+	require.NoError(t, err, "an origin exactly OriginTTL old is kept")
+
+	fresh, err := s.PutOrigin(ctx, []byte(`{"kind":"new"}`), day(31))
+	require.NoError(t, err)
+	_, err = s.GetOrigin(ctx, stale)
+	assert.True(t, errors.Is(err, store.ErrNotFound), "the origin last imported on day 0 is gone on day 31: %v", err)
+	for _, key := range []string{renewed, fresh} {
+		_, err = s.GetOrigin(ctx, key)
+		assert.NoError(t, err, "origin %s", key)
+	}
+}

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"encoding/json"
 	"net/http"
 	"testing"
 
@@ -35,6 +36,18 @@ func TestAPICapacityPlan(t *testing.T) {
 	assert.Len(t, c.Curve, p.Runs)
 	assert.Equal(t, c.Answer, p.Reason)
 	assert.Contains(t, p.Name, "capacity")
+
+	// The API's answer has the capacity and its curve (its shape checked against the OpenAPI
+	// document by get).
+	api := get(t, s, "/api/v1/plans/"+id)
+	require.Equal(t, http.StatusOK, api.Code)
+	var raw struct {
+		Capacity struct {
+			Curve []map[string]any `json:"curve"`
+		} `json:"capacity"`
+	}
+	require.NoError(t, json.Unmarshal(api.Body.Bytes(), &raw))
+	assert.Len(t, raw.Capacity.Curve, p.Runs)
 
 	// The plan page shows the answer.
 	page := get(t, s, "/plans/"+id)

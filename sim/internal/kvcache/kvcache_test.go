@@ -365,8 +365,10 @@ func TestTouchLargeTable(t *testing.T) {
 		x.set(mix64(uint64(k)), int32(k%2), G1, int32(k%1000), false, false)
 	}
 	require.GreaterOrEqual(t, len(x.e)*IndexEntryBytes, HugeTableBytes)
+	require.Equal(t, hasPrefetch, x.prefetch, "a table this large is prefetched into where the processor can")
+	kt := keyTable{w: 0, tier: G1, x: x}
 	for k := range n {
-		x.touch(mix64(uint64(k)))
+		kt.touch(mix64(uint64(k)))
 		r := x.get(mix64(uint64(k)), int32(k%2))
 		require.Equal(t, int32(k%1000), r.slot(G1), "key %d", k)
 	}

@@ -211,6 +211,10 @@ func (v *keyTable) del(k uint64) {
 // touch loads the lines a lookup of k will probe (see Index.touch).
 func (v *keyTable) touch(k uint64) {
 	if v.x != nil {
+		if v.x.prefetch {
+			v.x.prefetchKey(k)
+			return
+		}
 		v.x.sink ^= v.x.touch(k)
 	} else if v.t != nil {
 		v.t.sink ^= v.t.touch(k)

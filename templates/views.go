@@ -247,7 +247,8 @@ type RunPage struct {
 	// Cost is the run's GPU-hours at the page's price.
 	Cost CostView
 	// Glance and FleetChart lead an autoscaler run's page (GPU-hours and money, p99s, workers,
-	// scale events, killed); the drain cards follow them.
+	// scale events, killed); the drain cards follow them. With autoscaled pools the cards are
+	// per pool and FleetChart is the pools chart (taken out of Pools).
 	Glance     []Card
 	FleetChart []Chart
 	// Ideal is the diagnose plan whose ideal fleet the fleet chart draws, and that fleet's run

@@ -334,6 +334,10 @@ type ComparePage struct {
 	// Pools has the pool columns (worker-seconds and handoffs of each pool) when either run
 	// has prefill and decode pools; no rows otherwise.
 	Pools DataTable
+	// PoolVerdicts say in words what differs per pool when both runs have pools, after
+	// PoolVerdictsLead, which names the sides.
+	PoolVerdictsLead string
+	PoolVerdicts     []string
 	// Cost is both runs' GPU-hours at the page's price.
 	Cost CostView
 }

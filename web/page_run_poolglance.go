@@ -92,20 +92,27 @@ func poolSummary(ds []sim.Decision) *sim.AutoscalerSummary {
 func poolName(role string) string { return format.Capitalize(role) }
 
 // poolGlanceCards are what a run whose prefill and decode pools have autoscalers leads with,
-// as glanceCards are for one autoscaler: GPU-hours and money of both pools, the p99s, then for
-// each pool its workers against its bounds, its GPU-hours and its scale events, and the
-// requests killed or failed. pools are the scenario's autoscalers, d its pools.
+// as glanceCards are for one autoscaler: GPU-hours and money of both pools, the p99s and the
+// requests killed or failed, then for each pool its workers against its bounds, its GPU-hours
+// and its scale events. pools are the scenario's autoscalers, d its pools.
 func poolGlanceCards(rep *sim.Report, pools *sim.PoolAutoscalers, d *sim.Disaggregation, price float64, currency string) []templates.Card {
 	s := rep.Summary
 	cost := func(gpuh float64) string {
 		return "cost " + format.Cost(gpuh*price, currency) + " at " + format.Cost(price, currency) + " per GPU-hour"
+	}
+	killed := templates.Card{Key: "glance_killed", Label: "Requests killed",
+		Value: format.Count(s.Requests.Killed, "requests"), Note: format.Count(s.Requests.Migrated, "moves") + " migrated"}
+	if f := s.Requests.Failed; f != nil {
+		killed.Note += "; " + format.Count(*f, "requests") + " failed on a handoff"
 	}
 	cards := []templates.Card{
 		{Key: "glance_gpu_hours", Label: "GPU-hours, both pools", Value: format.GPUHours(s.GPUHours), Exact: format.Number(s.GPUHours) + " GPU-h",
 			Note: cost(s.GPUHours)},
 		{Key: "glance_p99", Label: "TTFT p99", Value: format.DurationOpt(s.TTFTMS.P99), Exact: format.WithUnit(s.TTFTMS.P99, "ms"),
 			Note: "end-to-end p99 " + format.DurationOpt(s.E2EMS.P99)},
+		killed,
 	}
+	// Then each pool's cards together (a row each on a wide screen).
 	for _, role := range poolRoles {
 		name := poolName(role)
 		a := pools.Of(role)
@@ -134,12 +141,7 @@ func poolGlanceCards(rep *sim.Report, pools *sim.PoolAutoscalers, d *sim.Disaggr
 			Value: fmt.Sprintf("%d up, %d down", ps.ScaleUps, ps.ScaleDowns),
 			Note:  "in " + format.Count(ps.Decisions, "decisions") + " " + shapingRule(ps, a)})
 	}
-	killed := templates.Card{Key: "glance_killed", Label: "Requests killed",
-		Value: format.Count(s.Requests.Killed, "requests"), Note: format.Count(s.Requests.Migrated, "moves") + " migrated"}
-	if f := s.Requests.Failed; f != nil {
-		killed.Note += "; " + format.Count(*f, "requests") + " failed on a handoff"
-	}
-	return append(cards, killed)
+	return cards
 }
 
 // poolAutoscalerVerdicts says in words what each pool's autoscaler did and the rules that

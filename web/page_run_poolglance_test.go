@@ -62,8 +62,8 @@ func TestPoolGlanceCards(t *testing.T) {
 		cards[c.Key] = c.Label + " | " + c.Value + " | " + c.Note
 		keys = append(keys, c.Key)
 	}
-	assert.Equal(t, []string{"glance_gpu_hours", "glance_p99", "glance_prefill_workers", "glance_prefill_gpu_hours",
-		"glance_decode_workers", "glance_decode_gpu_hours", "glance_decode_scale_events", "glance_killed"}, keys)
+	assert.Equal(t, []string{"glance_gpu_hours", "glance_p99", "glance_killed", "glance_prefill_workers", "glance_prefill_gpu_hours",
+		"glance_decode_workers", "glance_decode_gpu_hours", "glance_decode_scale_events"}, keys)
 	assert.Equal(t, "GPU-hours, both pools | 7.00 GPU-h | cost $21.00 at $3.00 per GPU-hour", cards["glance_gpu_hours"])
 	assert.Equal(t, "Prefill workers | peak 2 workers | started with 2, final 2; a fixed pool (no autoscaler)", cards["glance_prefill_workers"])
 	// 7,200 worker-seconds are 2 worker-hours; at 2 GPUs per worker, 4 GPU-hours.

@@ -247,7 +247,8 @@ type RunPage struct {
 	// Cost is the run's GPU-hours at the page's price.
 	Cost CostView
 	// Glance and FleetChart lead an autoscaler run's page (GPU-hours and money, p99s, workers,
-	// scale events, killed); the drain cards follow them.
+	// scale events, killed); the drain cards follow them. With autoscaled pools the cards are
+	// per pool and FleetChart is the pools chart (taken out of Pools).
 	Glance     []Card
 	FleetChart []Chart
 	// Ideal is the diagnose plan whose ideal fleet the fleet chart draws, and that fleet's run
@@ -333,6 +334,10 @@ type ComparePage struct {
 	// Pools has the pool columns (worker-seconds and handoffs of each pool) when either run
 	// has prefill and decode pools; no rows otherwise.
 	Pools DataTable
+	// PoolVerdicts say in words what differs per pool when both runs have pools, after
+	// PoolVerdictsLead, which names the sides.
+	PoolVerdictsLead string
+	PoolVerdicts     []string
 	// Cost is both runs' GPU-hours at the page's price.
 	Cost CostView
 }

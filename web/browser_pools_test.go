@@ -3,6 +3,8 @@
 package web
 
 import (
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -10,6 +12,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
 
+	"github.com/scalein-planner/scalein/sim"
 	"github.com/scalein-planner/scalein/web/format"
 )
 
@@ -78,4 +81,64 @@ func TestBrowserPoolsRun(t *testing.T) {
 	b.chartShot(t, "pool-fleet", "pools-run-chart-1280")
 
 	checkPhoneAndA11y(t, b, runURL, "pools-run")
+}
+
+// TestBrowserPoolsLead: a run whose pools have autoscalers (pd-llmd-keda, one KEDA ScaledObject
+// per pool) leads as an autoscaler run does: the pools at a glance, each pool's autoscaler in
+// words, both pools over time drawn at full width, then the decisions and the drains; at 1,280
+// and 390 px nothing sticks out sideways. Its autoscaler pair's compare page says per pool what
+// differs.
+func TestBrowserPoolsLead(t *testing.T) {
+	b := newBrowser(t)
+	ts := startApp(t)
+	id := submitScenario(t, ts.URL, presetWith(t, "pd-llmd-keda", nil))
+	waitDone(t, ts.URL, id, 120*time.Second)
+	rep := fetchReport(t, ts.URL, id)
+	runURL := ts.URL + "/runs/" + id
+	flat := func(s string) string { return strings.Join(strings.Fields(s), " ") }
+	for _, width := range []int64{1280, 390} {
+		b.viewport(t, width, 844)
+		b.openPage(t, runURL)
+		order := browserEval[[]int](t, b, `['glance', 'autoscaler-words', 'fleet-chart-lead', 'autoscaler-section', 'drain-cards', 'pools-section'].map(function (id) {
+			var el = document.querySelector('[data-testid="' + id + '"]'); return el ? Math.round(el.getBoundingClientRect().top + window.scrollY) : -1; })`)
+		require.True(t, slices.IsSorted(order) && order[0] >= 0, "glance, words, pools chart, decisions, drains, pools from the top at %d px: %v", width, order)
+		require.True(t, browserEval[bool](t, b, `!!document.querySelector('[data-testid="fleet-chart-lead"] #pool-fleet[data-chart-ready="true"]')`),
+			"the pools chart is drawn in the lead at %d px", width)
+		require.Equal(t, 1, browserEval[int](t, b, `document.querySelectorAll('#pool-fleet').length`), "the pools chart once")
+		// The lead's cards and the chart fit their room: none is wider than the window.
+		wide := browserEval[[]string](t, b, `Array.from(document.querySelectorAll('[data-testid="glance"] .kcard, [data-testid="fleet-chart-lead"] #pool-fleet, [data-testid="autoscaler-words"] li')).filter(function (el) {
+			var r = el.getBoundingClientRect(); return r.left < -1 || r.right > window.innerWidth + 1 || el.scrollWidth > el.clientWidth + 1;
+		}).map(function (el) { return (el.getAttribute('data-testid') || el.id || el.tagName) + ' ' + Math.round(el.getBoundingClientRect().width) + ' px'; })`)
+		require.Empty(t, wide, "the lead at %d px", width)
+		require.Empty(t, browserEval[[]string](t, b, sidewaysTables), "the page at %d px", width)
+		b.elementShot(t, `[data-testid="glance"]`, fmt.Sprintf("pools-lead-cards-%d", width))
+		b.elementShot(t, `#pool-fleet`, fmt.Sprintf("pools-lead-chart-%d", width))
+	}
+	b.viewport(t, 1280, 900)
+	b.openPage(t, runURL)
+	card := func(key string) string {
+		return flat(browserEval[string](t, b, `document.querySelector('[data-testid="glance"] [data-testid="card-`+key+`"]').textContent`))
+	}
+	for _, role := range []string{sim.RolePrefill, sim.RoleDecode} {
+		c := poolWorkerCounts(rep, role)
+		require.Contains(t, card("glance_"+role+"_workers"), flat(fmt.Sprintf("peak %s", format.Count(int64(c.Peak), "workers"))))
+		require.Contains(t, card("glance_"+role+"_gpu_hours"), "per GPU-hour")
+		require.Contains(t, card("glance_"+role+"_scale_events"), " up, ")
+	}
+	words := flat(browserEval[string](t, b, `document.querySelector('[data-testid="autoscaler-words"]').textContent`))
+	require.Contains(t, words, "Prefill: in ")
+	require.Contains(t, words, "Decode: in ")
+	require.Empty(t, b.problems(t), "console errors or CSP violations on the run page")
+	checkPhoneAndA11y(t, b, runURL, "pools-lead")
+
+	b.do(t, "press Run autoscalers vs fixed pools", chromedp.Click(chromedp.CSS(`[data-testid="counterpart-autoscaler"]`)))
+	b.waitFor(t, "the pair's compare page with both runs done", `location.pathname === '/compare' &&
+		!document.querySelector('[data-testid="compare-waiting"]') && !!document.querySelector('[data-testid="compare-pool-verdicts"]') && `+chartsReady, 120*time.Second)
+	poolWords := flat(browserEval[string](t, b, `document.querySelector('[data-testid="compare-pool-verdicts"]').textContent`))
+	require.Contains(t, poolWords, "Prefill: peak ")
+	require.Contains(t, poolWords, "Decode: peak ")
+	require.Contains(t, poolWords, "against a fixed pool")
+	compareURL := browserEval[string](t, b, `location.href`)
+	require.Empty(t, b.problems(t), "console errors or CSP violations on the compare page")
+	checkPhoneAndA11y(t, b, compareURL, "pools-compare")
 }

@@ -74,6 +74,7 @@ func (s *Server) buildComparePage(ctx context.Context, u *url.URL, idA, idB stri
 		return builtPage{}, err
 	}
 	fillComparison(&p, sim.Compare(scA, scB, &sumA.Report, &sumB.Report), sumA, sumB)
+	p.PoolVerdictsLead, p.PoolVerdicts = comparePoolVerdicts(&sumA.Report, &sumB.Report, scA, scB, p.A.Label, p.B.Label)
 	// Two runs of the same night (one start time) share its clock on their time axes.
 	if startA, okA := scA.StartTime(); okA {
 		if startB, okB := scB.StartTime(); okB && startA.Equal(startB) {

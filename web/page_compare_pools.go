@@ -1,6 +1,7 @@
 package web
 
 import (
+	"fmt"
 	"math"
 
 	"github.com/scalein-planner/scalein/sim"
@@ -48,4 +49,53 @@ func comparePools(ra, rb *sim.Report, labelA, labelB string) templates.DataTable
 		t.Rows = append(t.Rows, []string{r.label, cell(da, r.value), cell(db, r.value), delta})
 	}
 	return t
+}
+
+// comparePoolVerdicts says in words what differs per pool between two runs that both have
+// prefill and decode pools: each pool's peak and final workers, its GPU-hours (weighed by the
+// pool's GPUs per worker) and its scale events, A against B; then the handoffs. lead names the
+// sides. None unless both runs have pools.
+func comparePoolVerdicts(ra, rb *sim.Report, scA, scB *sim.Scenario, labelA, labelB string) (lead string, out []string) {
+	da, db := ra.Summary.Disaggregation, rb.Summary.Disaggregation
+	if da == nil || db == nil || scA.Disaggregation == nil || scB.Disaggregation == nil {
+		return "", nil
+	}
+	lead = "Each pool, A against B:"
+	if labelA != "A" || labelB != "B" {
+		lead = fmt.Sprintf("Each pool, A (%s) against B (%s):", labelA, labelB)
+	}
+	side := func(r *sim.Report, sc *sim.Scenario, role string) (c poolCounts, gpuh float64, a *sim.Autoscaler, ps *sim.AutoscalerSummary) {
+		c = poolWorkerCounts(r, role)
+		ws, gpus := r.Summary.Disaggregation.WorkerSeconds.Prefill, sc.Disaggregation.Prefill.GPUsPerWorker
+		if role == sim.RoleDecode {
+			ws, gpus = r.Summary.Disaggregation.WorkerSeconds.Decode, sc.Disaggregation.Decode.GPUsPerWorker
+		}
+		gpuh = ws * float64(max(gpus, 1)) / 3600
+		if a = sc.PoolAutoscalers.Of(role); a != nil {
+			ps = poolSummary(poolDecisions(r, role))
+		}
+		return c, gpuh, a, ps
+	}
+	events := func(ps *sim.AutoscalerSummary) string {
+		if ps == nil {
+			return "a fixed pool"
+		}
+		return fmt.Sprintf("%d up, %d down in %s", ps.ScaleUps, ps.ScaleDowns, format.Count(ps.Decisions, "decisions"))
+	}
+	for _, role := range poolRoles {
+		ca, ga, aa, pa := side(ra, scA, role)
+		cb, gb, ab, pb := side(rb, scB, role)
+		s := fmt.Sprintf("%s: peak %s against %d, final %d against %d; %s against %s (B − A: %s)",
+			poolName(role), format.Count(int64(ca.Peak), "workers"), cb.Peak, ca.Final, cb.Final,
+			format.GPUHours(ga), format.GPUHours(gb), format.Signed(math.Round((gb-ga)*100)/100, "GPU-h"))
+		if aa != nil || ab != nil {
+			s += "; scale events " + events(pa) + " against " + events(pb)
+		}
+		out = append(out, s+".")
+	}
+	out = append(out, fmt.Sprintf("Handoffs: %s landed against %s; %s failed against %s; %s recomputed against %s.",
+		format.Number(float64(da.Landed)), format.Number(float64(db.Landed)),
+		format.Number(float64(failedHandoffs(da.Failed))), format.Number(float64(failedHandoffs(db.Failed))),
+		format.Count(da.Recomputed, "prompts"), format.Number(float64(db.Recomputed))))
+	return lead, out
 }

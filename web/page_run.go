@@ -116,6 +116,19 @@ func (s *Server) buildRunPage(ctx context.Context, u *url.URL, id string) (built
 					p.AttainmentChart = charts.BoundTables([]templates.Chart{att})
 					hasAtt = false
 				}
+			} else if sc.PoolAutoscalers != nil && sc.Disaggregation != nil && rep.Summary.Disaggregation != nil {
+				// Autoscaled pools lead the same way: each pool at a glance, both pools over time
+				// (the pools chart, moved up from the pools section), their verdicts and attainment.
+				if pc, ok := charts.PoolFleet(rep); ok {
+					price, _, _ := s.pagePrice(&http.Request{URL: u})
+					p.Glance = append(poolGlanceCards(rep, sc.PoolAutoscalers, sc.Disaggregation, price, s.cfg.Currency), sloCards(rep)...)
+					p.Cards = p.Cards[len(sloCards(rep)):]
+					p.FleetChart = charts.BoundTables([]templates.Chart{pc})
+					if hasAtt {
+						p.AttainmentChart = charts.BoundTables([]templates.Chart{att})
+						hasAtt = false
+					}
+				}
 			}
 		}
 		if hasAtt {
@@ -151,6 +164,9 @@ func (s *Server) buildRunPage(ctx context.Context, u *url.URL, id string) (built
 				}
 			}
 			p.Pools = poolsView(rep, full, d, clock)
+			if p.Pools != nil && len(p.Glance) > 0 {
+				p.Pools.Chart = nil // it leads the page
+			}
 			// The drain verdicts speak of peers pulling from a drained worker (KVCR); with pools
 			// the pool verdicts say what a drain waited for.
 			p.Cards = poolDrainCards(p.Cards)

@@ -36,6 +36,9 @@ func autoscalerView(rep *sim.Report, a *sim.Autoscaler, pools *sim.PoolAutoscale
 			Note: format.Count(s.Requests.Killed, "requests") + " killed"},
 	}
 	v.Verdicts = autoscalerVerdicts(rep, a)
+	if pools != nil && rep.Summary.Disaggregation != nil {
+		v.Verdicts = poolAutoscalerVerdicts(rep, pools)
+	}
 	t := templates.DataTable{
 		Caption: "Autoscaler decisions: the pods the HPA controller saw, the metric per worker against the target, the chain recommendation → stabilised → limit → desired, and why",
 		Columns: []templates.Column{{Label: clock.Column("At"), Num: true}, {Label: "Pods: ready · starting (pending, missing)"},
@@ -153,9 +156,9 @@ func autoscalerVerdicts(rep *sim.Report, a *sim.Autoscaler) (out []string) {
 	n := len(rep.Autoscaler.Decisions)
 	if drained+started+reactivated+cancelled == 0 {
 		return append([]string{fmt.Sprintf("The autoscaler made %s and changed nothing: the fleet stayed at %s.",
-			format.Count(int64(n), "decisions"), format.Count(int64(rep.Summary.Workers.Initial), "workers"))}, ruleVerdicts(rep)...)
+			format.Count(int64(n), "decisions"), format.Count(int64(rep.Summary.Workers.Initial), "workers"))}, ruleVerdicts(rep.Autoscaler.Decisions)...)
 	}
-	defer func() { out = append(out, ruleVerdicts(rep)...) }()
+	defer func() { out = append(out, ruleVerdicts(rep.Autoscaler.Decisions)...) }()
 	s := fmt.Sprintf("In %s the autoscaler drained %s in %s", format.Count(int64(n), "decisions"),
 		format.Count(int64(drained), "workers"), format.Count(int64(downs), "decisions"))
 	if cancelled > 0 {
@@ -284,17 +287,17 @@ func reasonSentence(d sim.Decision) string {
 // ruleVerdicts names the controller's rules that shaped the run, from the decisions alone:
 // the legacy path scaling up towards an old spike, starting workers holding a scale-down, the
 // windows, the policies and the bounds.
-func ruleVerdicts(rep *sim.Report) []string {
+func ruleVerdicts(decisions []sim.Decision) []string {
 	var out []string
 	var pushed, held, stabilized, limited, atMax int
 	var first *sim.Decision
-	for i, d := range rep.Autoscaler.Decisions {
+	for i, d := range decisions {
 		switch {
 		case d.Reason == sim.ReasonScaleUp && d.Rec != nil && d.Up == nil && *d.Rec < d.Desired:
 			// The legacy path: the window's maximum, not this sample, asked for the growth.
 			pushed++
 			if first == nil {
-				first = &rep.Autoscaler.Decisions[i]
+				first = &decisions[i]
 			}
 		case d.Reason == sim.ReasonHeldByStarting:
 			held++

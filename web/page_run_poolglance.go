@@ -1,0 +1,209 @@
+package web
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/scalein-planner/scalein/sim"
+	"github.com/scalein-planner/scalein/templates"
+	"github.com/scalein-planner/scalein/web/format"
+)
+
+// poolRoles are the two pools of a run with disaggregation, in the report's order.
+var poolRoles = []string{sim.RolePrefill, sim.RoleDecode}
+
+// poolCounts is one pool's workers over a run, read from its worker rows: the workers it
+// started with, the most it held at once (starting and draining workers included, as
+// summary.workers.peak counts them) and those it held at the end.
+type poolCounts struct {
+	Initial, Peak, Final int
+}
+
+// poolWorkerCounts reads a pool's workers from the report's worker rows. A worker holds its
+// GPU from started_at_ms (0 for the initial fleet) to removed_at_ms (the end when not removed);
+// a removal at the instant of a start is counted first.
+func poolWorkerCounts(rep *sim.Report, role string) poolCounts {
+	type step struct {
+		t     float64
+		delta int
+	}
+	var c poolCounts
+	var steps []step
+	for _, w := range rep.Workers {
+		if w.Role != role {
+			continue
+		}
+		at := 0.0
+		if w.StartedAtMS == nil {
+			c.Initial++
+		} else {
+			at = *w.StartedAtMS
+		}
+		steps = append(steps, step{at, 1})
+		if w.RemovedAtMS == nil {
+			c.Final++
+		} else {
+			steps = append(steps, step{*w.RemovedAtMS, -1})
+		}
+	}
+	slices.SortFunc(steps, func(a, b step) int {
+		return cmp.Or(cmp.Compare(a.t, b.t), cmp.Compare(a.delta, b.delta))
+	})
+	n := 0
+	for _, s := range steps {
+		n += s.delta
+		c.Peak = max(c.Peak, n)
+	}
+	return c
+}
+
+// poolDecisions are the autoscaler decisions that scaled the pool named role.
+func poolDecisions(rep *sim.Report, role string) []sim.Decision {
+	if rep.Autoscaler == nil {
+		return nil
+	}
+	var out []sim.Decision
+	for _, d := range rep.Autoscaler.Decisions {
+		if d.Role == role {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// poolSummary counts a pool's decisions as summary.autoscaler counts the fleet's.
+func poolSummary(ds []sim.Decision) *sim.AutoscalerSummary {
+	s := &sim.AutoscalerSummary{Decisions: int64(len(ds)), Reasons: sim.ReasonCounts{}}
+	for _, d := range ds {
+		switch {
+		case d.Desired > d.Current:
+			s.ScaleUps++
+		case d.Desired < d.Current:
+			s.ScaleDowns++
+		}
+		s.Reasons[d.Reason]++
+	}
+	return s
+}
+
+// poolName is the pool's name for the start of a label ("Prefill").
+func poolName(role string) string { return format.Capitalize(role) }
+
+// poolGlanceCards are what a run whose prefill and decode pools have autoscalers leads with,
+// as glanceCards are for one autoscaler: GPU-hours and money of both pools, the p99s and the
+// requests killed or failed, then for each pool its workers against its bounds, its GPU-hours
+// and its scale events. pools are the scenario's autoscalers, d its pools.
+func poolGlanceCards(rep *sim.Report, pools *sim.PoolAutoscalers, d *sim.Disaggregation, price float64, currency string) []templates.Card {
+	s := rep.Summary
+	cost := func(gpuh float64) string {
+		return "cost " + format.Cost(gpuh*price, currency) + " at " + format.Cost(price, currency) + " per GPU-hour"
+	}
+	killed := templates.Card{Key: "glance_killed", Label: "Requests killed",
+		Value: format.Count(s.Requests.Killed, "requests"), Note: format.Count(s.Requests.Migrated, "moves") + " migrated"}
+	if f := s.Requests.Failed; f != nil {
+		killed.Note += "; " + format.Count(*f, "requests") + " failed on a handoff"
+	}
+	cards := []templates.Card{
+		{Key: "glance_gpu_hours", Label: "GPU-hours, both pools", Value: format.GPUHours(s.GPUHours), Exact: format.Number(s.GPUHours) + " GPU-h",
+			Note: cost(s.GPUHours)},
+		{Key: "glance_p99", Label: "TTFT p99", Value: format.DurationOpt(s.TTFTMS.P99), Exact: format.WithUnit(s.TTFTMS.P99, "ms"),
+			Note: "end-to-end p99 " + format.DurationOpt(s.E2EMS.P99)},
+		killed,
+	}
+	// Then each pool's cards together (a row each on a wide screen).
+	for _, role := range poolRoles {
+		name := poolName(role)
+		a := pools.Of(role)
+		c := poolWorkerCounts(rep, role)
+		bounds := "a fixed pool (no autoscaler)"
+		if a != nil {
+			bounds = fmt.Sprintf("bounds %d–%d", a.MinWorkers, a.MaxWorkers)
+		}
+		cards = append(cards, templates.Card{Key: "glance_" + role + "_workers", Label: name + " workers",
+			Value: fmt.Sprintf("peak %s", format.Count(int64(c.Peak), "workers")),
+			Note:  fmt.Sprintf("started with %d, final %d; %s", c.Initial, c.Final, bounds)})
+		ws := s.Disaggregation.WorkerSeconds.Prefill
+		gpus := d.Prefill.GPUsPerWorker
+		if role == sim.RoleDecode {
+			ws, gpus = s.Disaggregation.WorkerSeconds.Decode, d.Decode.GPUsPerWorker
+		}
+		gpuh := ws * float64(max(gpus, 1)) / 3600
+		cards = append(cards, templates.Card{Key: "glance_" + role + "_gpu_hours", Label: name + " GPU-hours",
+			Value: format.GPUHours(gpuh), Exact: format.Number(gpuh) + " GPU-h",
+			Note: fmt.Sprintf("%s worker-hours × %s per worker; %s", format.Sig3(ws/3600), format.Count(int64(max(gpus, 1)), "GPUs"), cost(gpuh))})
+		if a == nil {
+			continue
+		}
+		ps := poolSummary(poolDecisions(rep, role))
+		cards = append(cards, templates.Card{Key: "glance_" + role + "_scale_events", Label: name + " scale events",
+			Value: fmt.Sprintf("%d up, %d down", ps.ScaleUps, ps.ScaleDowns),
+			Note:  "in " + format.Count(ps.Decisions, "decisions") + " " + shapingRule(ps, a)})
+	}
+	return cards
+}
+
+// poolAutoscalerVerdicts says in words what each pool's autoscaler did and the rules that
+// shaped it, each sentence naming its pool; then the forced drains of both pools.
+func poolAutoscalerVerdicts(rep *sim.Report, pools *sim.PoolAutoscalers) []string {
+	var out []string
+	for _, role := range poolRoles {
+		a := pools.Of(role)
+		if a == nil {
+			continue
+		}
+		name := poolName(role)
+		ds := poolDecisions(rep, role)
+		c := poolWorkerCounts(rep, role)
+		var drained, started, reactivated, cancelled, downs, ups int
+		for _, d := range ds {
+			drained += len(d.Drained)
+			started += len(d.Started)
+			reactivated += len(d.Reactivated)
+			cancelled += len(d.Cancelled)
+			if len(d.Drained)+len(d.Cancelled) > 0 {
+				downs++
+			}
+			if len(d.Started)+len(d.Reactivated) > 0 {
+				ups++
+			}
+		}
+		if drained+started+reactivated+cancelled == 0 {
+			out = append(out, fmt.Sprintf("%s: its autoscaler made %s and changed nothing: the pool stayed at %s.",
+				name, format.Count(int64(len(ds)), "decisions"), format.Count(int64(c.Initial), "workers")))
+		} else {
+			s := fmt.Sprintf("%s: in %s its autoscaler drained %s in %s", name, format.Count(int64(len(ds)), "decisions"),
+				format.Count(int64(drained), "workers"), format.Count(int64(downs), "decisions"))
+			if cancelled > 0 {
+				s += fmt.Sprintf(" (and cancelled %s still starting)", format.Count(int64(cancelled), "workers"))
+			}
+			if started+reactivated > 0 {
+				s += fmt.Sprintf(" and added %s in %s", format.Count(int64(started+reactivated), "workers"), format.Count(int64(ups), "decisions"))
+				if reactivated > 0 {
+					s += fmt.Sprintf(", %d of them draining workers made active again", reactivated)
+				}
+			}
+			out = append(out, s+fmt.Sprintf("; the pool went from %d to %d workers, %d at most.", c.Initial, c.Final, c.Peak))
+		}
+		ws := rep.Summary.Disaggregation.WorkerSeconds.Prefill
+		if role == sim.RoleDecode {
+			ws = rep.Summary.Disaggregation.WorkerSeconds.Decode
+		}
+		if fixed := float64(a.MaxWorkers) * rep.Summary.DurationMS / 1000; fixed > 0 {
+			saved := 1 - ws/fixed
+			out = append(out, fmt.Sprintf("%s: against %d %s workers (its max_workers) held for the whole run, the pool used %s of their worker-seconds (%s saved).",
+				name, a.MaxWorkers, role, format.Share(1-saved), format.Share(saved)))
+		}
+		for _, v := range ruleVerdicts(ds) {
+			out = append(out, name+": "+strings.ToLower(v[:1])+v[1:])
+		}
+	}
+	// The forced drains and the migrations are the fleet's (either pool's workers).
+	for _, v := range autoscalerVerdicts(rep, nil) {
+		if strings.Contains(v, "outlasted the grace") {
+			out = append(out, v)
+		}
+	}
+	return out
+}

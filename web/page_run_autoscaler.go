@@ -136,42 +136,68 @@ func decisionWorkers(d sim.Decision) string {
 	return strings.Join(parts, "; ")
 }
 
+// decisionTally counts what a list of decisions did: workers drained, started, reactivated and
+// cancelled, and the decisions that took workers away (downs) or added some (ups).
+type decisionTally struct{ drained, started, reactivated, cancelled, downs, ups int }
+
+func tallyDecisions(ds []sim.Decision) (t decisionTally) {
+	for _, d := range ds {
+		t.drained += len(d.Drained)
+		t.started += len(d.Started)
+		t.reactivated += len(d.Reactivated)
+		t.cancelled += len(d.Cancelled)
+		if len(d.Drained)+len(d.Cancelled) > 0 {
+			t.downs++
+		}
+		if len(d.Started)+len(d.Reactivated) > 0 {
+			t.ups++
+		}
+	}
+	return t
+}
+
+func (t decisionTally) changed() bool { return t.drained+t.started+t.reactivated+t.cancelled > 0 }
+
+// decisionsInWords says in a sentence what an autoscaler's decisions did to its fleet or pool
+// (what): "In 12 decisions the autoscaler drained 5 workers in 4 decisions and added 3 workers
+// in 2 decisions; the fleet went from 8 to 6 workers, 9 at most." A prefix ("Prefill: ") goes
+// before it, the sentence then going on in lower case; who names the autoscaler.
+func decisionsInWords(prefix, who, what string, ds []sim.Decision, initial, final, peak int) string {
+	t := tallyDecisions(ds)
+	var s string
+	if !t.changed() {
+		s = fmt.Sprintf("%s made %s and changed nothing: the %s stayed at %s.", who,
+			format.Count(int64(len(ds)), "decisions"), what, format.Count(int64(initial), "workers"))
+	} else {
+		s = fmt.Sprintf("in %s %s drained %s in %s", format.Count(int64(len(ds)), "decisions"), who,
+			format.Count(int64(t.drained), "workers"), format.Count(int64(t.downs), "decisions"))
+		if t.cancelled > 0 {
+			s += fmt.Sprintf(" (and cancelled %s still starting)", format.Count(int64(t.cancelled), "workers"))
+		}
+		if t.started+t.reactivated > 0 {
+			s += fmt.Sprintf(" and added %s in %s", format.Count(int64(t.started+t.reactivated), "workers"), format.Count(int64(t.ups), "decisions"))
+			if t.reactivated > 0 {
+				s += fmt.Sprintf(", %d of them draining workers made active again", t.reactivated)
+			}
+		}
+		s += fmt.Sprintf("; the %s went from %d to %d workers, %d at most.", what, initial, final, peak)
+	}
+	if prefix == "" {
+		return strings.ToUpper(s[:1]) + s[1:]
+	}
+	return prefix + s
+}
+
 // autoscalerVerdicts says in words what the autoscaler did and what it cost ("the autoscaler
 // drained 11 workers in 6 decisions; 3 drains waited 9.5 s on peers pulling from them; a 30 s
 // grace killed 4 requests, migration moved 7").
 func autoscalerVerdicts(rep *sim.Report, a *sim.Autoscaler) (out []string) {
-	var drained, started, reactivated, cancelled, downs, ups int
-	for _, d := range rep.Autoscaler.Decisions {
-		drained += len(d.Drained)
-		started += len(d.Started)
-		reactivated += len(d.Reactivated)
-		cancelled += len(d.Cancelled)
-		if len(d.Drained)+len(d.Cancelled) > 0 {
-			downs++
-		}
-		if len(d.Started)+len(d.Reactivated) > 0 {
-			ups++
-		}
-	}
-	n := len(rep.Autoscaler.Decisions)
-	if drained+started+reactivated+cancelled == 0 {
-		return append([]string{fmt.Sprintf("The autoscaler made %s and changed nothing: the fleet stayed at %s.",
-			format.Count(int64(n), "decisions"), format.Count(int64(rep.Summary.Workers.Initial), "workers"))}, ruleVerdicts(rep.Autoscaler.Decisions)...)
+	w := rep.Summary.Workers
+	out = []string{decisionsInWords("", "the autoscaler", "fleet", rep.Autoscaler.Decisions, w.Initial, w.Final, w.Peak)}
+	if !tallyDecisions(rep.Autoscaler.Decisions).changed() {
+		return append(out, ruleVerdicts(rep.Autoscaler.Decisions)...)
 	}
 	defer func() { out = append(out, ruleVerdicts(rep.Autoscaler.Decisions)...) }()
-	s := fmt.Sprintf("In %s the autoscaler drained %s in %s", format.Count(int64(n), "decisions"),
-		format.Count(int64(drained), "workers"), format.Count(int64(downs), "decisions"))
-	if cancelled > 0 {
-		s += fmt.Sprintf(" (and cancelled %s still starting)", format.Count(int64(cancelled), "workers"))
-	}
-	if started+reactivated > 0 {
-		s += fmt.Sprintf(" and added %s in %s", format.Count(int64(started+reactivated), "workers"), format.Count(int64(ups), "decisions"))
-		if reactivated > 0 {
-			s += fmt.Sprintf(", %d of them draining workers made active again", reactivated)
-		}
-	}
-	out = append(out, s+fmt.Sprintf("; the fleet went from %d to %d workers, %d at most.",
-		rep.Summary.Workers.Initial, rep.Summary.Workers.Final, rep.Summary.Workers.Peak))
 	waits, waited, forced := 0, 0.0, 0
 	var killed int64
 	for _, w := range rep.Workers {

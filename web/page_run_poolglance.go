@@ -156,36 +156,7 @@ func poolAutoscalerVerdicts(rep *sim.Report, pools *sim.PoolAutoscalers) []strin
 		name := poolName(role)
 		ds := poolDecisions(rep, role)
 		c := poolWorkerCounts(rep, role)
-		var drained, started, reactivated, cancelled, downs, ups int
-		for _, d := range ds {
-			drained += len(d.Drained)
-			started += len(d.Started)
-			reactivated += len(d.Reactivated)
-			cancelled += len(d.Cancelled)
-			if len(d.Drained)+len(d.Cancelled) > 0 {
-				downs++
-			}
-			if len(d.Started)+len(d.Reactivated) > 0 {
-				ups++
-			}
-		}
-		if drained+started+reactivated+cancelled == 0 {
-			out = append(out, fmt.Sprintf("%s: its autoscaler made %s and changed nothing: the pool stayed at %s.",
-				name, format.Count(int64(len(ds)), "decisions"), format.Count(int64(c.Initial), "workers")))
-		} else {
-			s := fmt.Sprintf("%s: in %s its autoscaler drained %s in %s", name, format.Count(int64(len(ds)), "decisions"),
-				format.Count(int64(drained), "workers"), format.Count(int64(downs), "decisions"))
-			if cancelled > 0 {
-				s += fmt.Sprintf(" (and cancelled %s still starting)", format.Count(int64(cancelled), "workers"))
-			}
-			if started+reactivated > 0 {
-				s += fmt.Sprintf(" and added %s in %s", format.Count(int64(started+reactivated), "workers"), format.Count(int64(ups), "decisions"))
-				if reactivated > 0 {
-					s += fmt.Sprintf(", %d of them draining workers made active again", reactivated)
-				}
-			}
-			out = append(out, s+fmt.Sprintf("; the pool went from %d to %d workers, %d at most.", c.Initial, c.Final, c.Peak))
-		}
+		out = append(out, decisionsInWords(name+": ", "its autoscaler", "pool", ds, c.Initial, c.Final, c.Peak))
 		ws := rep.Summary.Disaggregation.WorkerSeconds.Prefill
 		if role == sim.RoleDecode {
 			ws = rep.Summary.Disaggregation.WorkerSeconds.Decode

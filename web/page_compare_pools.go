@@ -66,11 +66,7 @@ func comparePoolVerdicts(ra, rb *sim.Report, scA, scB *sim.Scenario, labelA, lab
 	}
 	side := func(r *sim.Report, sc *sim.Scenario, role string) (c poolCounts, gpuh float64, a *sim.Autoscaler, ps *sim.AutoscalerSummary) {
 		c = poolWorkerCounts(r, role)
-		ws, gpus := r.Summary.Disaggregation.WorkerSeconds.Prefill, sc.Disaggregation.Prefill.GPUsPerWorker
-		if role == sim.RoleDecode {
-			ws, gpus = r.Summary.Disaggregation.WorkerSeconds.Decode, sc.Disaggregation.Decode.GPUsPerWorker
-		}
-		gpuh = ws * float64(max(gpus, 1)) / 3600
+		gpuh, _ = poolGPUHours(r, sc.Disaggregation, role)
 		if a = sc.PoolAutoscalers.Of(role); a != nil {
 			ps = poolSummary(poolDecisions(r, role))
 		}

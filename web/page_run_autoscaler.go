@@ -198,31 +198,19 @@ func autoscalerVerdicts(rep *sim.Report, a *sim.Autoscaler) (out []string) {
 		return append(out, ruleVerdicts(rep.Autoscaler.Decisions)...)
 	}
 	defer func() { out = append(out, ruleVerdicts(rep.Autoscaler.Decisions)...) }()
-	waits, waited, forced := 0, 0.0, 0
-	var killed int64
+	waits, waited := 0, 0.0
 	for _, w := range rep.Workers {
 		if w.PinWaitMS != nil && *w.PinWaitMS > 0 {
 			waits++
 			waited += *w.PinWaitMS
-		}
-		if w.Forced {
-			forced++
-			killed += w.RequestsKilled
 		}
 	}
 	if waits > 0 {
 		out = append(out, fmt.Sprintf("%s waited %s in all on peers pulling from them.",
 			format.Count(int64(waits), "drains"), format.ShortMS(waited)))
 	}
-	if forced > 0 || rep.Summary.Requests.Migrated > 0 {
-		s := fmt.Sprintf("%s outlasted the grace and were removed by force", format.Count(int64(forced), "drains"))
-		if killed > 0 {
-			s += fmt.Sprintf(", killing %s", format.Count(killed, "requests"))
-		}
-		if m := rep.Summary.Requests.Migrated; m > 0 {
-			s += fmt.Sprintf("; migration moved %s instead of killing them", format.Count(m, "requests"))
-		}
-		out = append(out, s+".")
+	if v, ok := forcedVerdict(rep); ok {
+		out = append(out, v)
 	}
 	if a == nil {
 		return out
@@ -235,6 +223,33 @@ func autoscalerVerdicts(rep *sim.Report, a *sim.Autoscaler) (out []string) {
 			sim.BaselinePhrase(&sim.Scenario{Autoscaler: a}, 0), format.Share(1-saved), format.Share(saved)))
 	}
 	return out
+}
+
+// forcedVerdict says how many drains outlasted their grace and what that cost, with what
+// migration saved ("2 drains outlasted the grace and were removed by force, killing 5 requests;
+// migration moved 3 requests instead of killing them."); false when none was forced and nothing
+// migrated.
+func forcedVerdict(rep *sim.Report) (string, bool) {
+	forced := 0
+	var killed int64
+	for _, w := range rep.Workers {
+		if w.Forced {
+			forced++
+			killed += w.RequestsKilled
+		}
+	}
+	m := rep.Summary.Requests.Migrated
+	if forced == 0 && m == 0 {
+		return "", false
+	}
+	s := fmt.Sprintf("%s outlasted the grace and were removed by force", format.Count(int64(forced), "drains"))
+	if killed > 0 {
+		s += fmt.Sprintf(", killing %s", format.Count(killed, "requests"))
+	}
+	if m > 0 {
+		s += fmt.Sprintf("; migration moved %s instead of killing them", format.Count(m, "requests"))
+	}
+	return s + ".", true
 }
 
 // decisionPods says which pods the controller saw ("4 · 2 (0, 2)").

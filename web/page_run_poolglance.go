@@ -88,6 +88,25 @@ func poolSummary(ds []sim.Decision) *sim.AutoscalerSummary {
 	return s
 }
 
+// poolWorkerSeconds is the worker-seconds of the pool named role in the report.
+func poolWorkerSeconds(rep *sim.Report, role string) float64 {
+	if role == sim.RoleDecode {
+		return rep.Summary.Disaggregation.WorkerSeconds.Decode
+	}
+	return rep.Summary.Disaggregation.WorkerSeconds.Prefill
+}
+
+// poolGPUHours is the pool's GPU-hours: its worker-seconds × its GPUs per worker (at least 1),
+// which it also returns.
+func poolGPUHours(rep *sim.Report, d *sim.Disaggregation, role string) (gpuh float64, gpus int) {
+	gpus = d.Prefill.GPUsPerWorker
+	if role == sim.RoleDecode {
+		gpus = d.Decode.GPUsPerWorker
+	}
+	gpus = max(gpus, 1)
+	return poolWorkerSeconds(rep, role) * float64(gpus) / 3600, gpus
+}
+
 // poolName is the pool's name for the start of a label ("Prefill").
 func poolName(role string) string { return format.Capitalize(role) }
 
@@ -124,15 +143,10 @@ func poolGlanceCards(rep *sim.Report, pools *sim.PoolAutoscalers, d *sim.Disaggr
 		cards = append(cards, templates.Card{Key: "glance_" + role + "_workers", Label: name + " workers",
 			Value: fmt.Sprintf("peak %s", format.Count(int64(c.Peak), "workers")),
 			Note:  fmt.Sprintf("started with %d, final %d; %s", c.Initial, c.Final, bounds)})
-		ws := s.Disaggregation.WorkerSeconds.Prefill
-		gpus := d.Prefill.GPUsPerWorker
-		if role == sim.RoleDecode {
-			ws, gpus = s.Disaggregation.WorkerSeconds.Decode, d.Decode.GPUsPerWorker
-		}
-		gpuh := ws * float64(max(gpus, 1)) / 3600
+		gpuh, gpus := poolGPUHours(rep, d, role)
 		cards = append(cards, templates.Card{Key: "glance_" + role + "_gpu_hours", Label: name + " GPU-hours",
 			Value: format.GPUHours(gpuh), Exact: format.Number(gpuh) + " GPU-h",
-			Note: fmt.Sprintf("%s worker-hours × %s per worker; %s", format.Sig3(ws/3600), format.Count(int64(max(gpus, 1)), "GPUs"), cost(gpuh))})
+			Note: fmt.Sprintf("%s worker-hours × %s per worker; %s", format.Sig3(poolWorkerSeconds(rep, role)/3600), format.Count(int64(gpus), "GPUs"), cost(gpuh))})
 		if a == nil {
 			continue
 		}
@@ -157,10 +171,7 @@ func poolAutoscalerVerdicts(rep *sim.Report, pools *sim.PoolAutoscalers) []strin
 		ds := poolDecisions(rep, role)
 		c := poolWorkerCounts(rep, role)
 		out = append(out, decisionsInWords(name+": ", "its autoscaler", "pool", ds, c.Initial, c.Final, c.Peak))
-		ws := rep.Summary.Disaggregation.WorkerSeconds.Prefill
-		if role == sim.RoleDecode {
-			ws = rep.Summary.Disaggregation.WorkerSeconds.Decode
-		}
+		ws := poolWorkerSeconds(rep, role)
 		if fixed := float64(a.MaxWorkers) * rep.Summary.DurationMS / 1000; fixed > 0 {
 			saved := 1 - ws/fixed
 			out = append(out, fmt.Sprintf("%s: against %d %s workers (its max_workers) held for the whole run, the pool used %s of their worker-seconds (%s saved).",
@@ -170,9 +181,10 @@ func poolAutoscalerVerdicts(rep *sim.Report, pools *sim.PoolAutoscalers) []strin
 			out = append(out, name+": "+strings.ToLower(v[:1])+v[1:])
 		}
 	}
-	// The forced drains and the migrations are the fleet's (either pool's workers).
-	for _, v := range autoscalerVerdicts(rep, nil) {
-		if strings.Contains(v, "outlasted the grace") {
+	// The forced drains and the migrations are the fleet's (either pool's workers), said as the
+	// fleet's verdicts say them: after decisions that changed something.
+	if tallyDecisions(rep.Autoscaler.Decisions).changed() {
+		if v, ok := forcedVerdict(rep); ok {
 			out = append(out, v)
 		}
 	}

@@ -39,16 +39,26 @@ func comparePools(ra, rb *sim.Report, labelA, labelB string) templates.DataTable
 		if d == nil {
 			return "no pools"
 		}
-		return format.Number(value(d))
+		return format.Table(value(d))
 	}
 	for _, r := range rows {
 		delta := format.Dash
 		if da != nil && db != nil {
-			delta = format.Signed(math.Round((r.value(db)-r.value(da))*1e9)/1e9, "")
+			delta = signedTable(r.value(db) - r.value(da))
 		}
 		t.Rows = append(t.Rows, []string{r.label, cell(da, r.value), cell(db, r.value), delta})
 	}
 	return t
+}
+
+// signedTable is format.Table with a sign, for a table's difference column: "+1,205", "-0.37",
+// "0" (a difference of rounding noise below a nanosecond's worth reads 0).
+func signedTable(d float64) string {
+	d = math.Round(d*1e9) / 1e9
+	if d > 0 {
+		return "+" + format.Table(d)
+	}
+	return format.Table(d)
 }
 
 // comparePoolVerdicts says in words what differs per pool between two runs that both have

@@ -153,10 +153,10 @@ func fillComparison(p *templates.ComparePage, cmp sim.Comparison, sumA, sumB *ru
 		// what the autoscaler did; the removal-deadline verdicts of a schedule pair do not apply.
 		p.Cards = cardsFor(cmp, append([]string{sim.HeadlineSLOAttainment}, autoscalerCardKeys...), true)
 		p.Verdicts = autoscalerPairVerdicts(&sumA.Report, &sumB.Report, p.B.Label)
-		for _, v := range autoscalerVerdicts(&sumA.Report, nil) {
-			if strings.HasPrefix(v, "In ") || strings.Contains(v, "waited") {
-				p.Verdicts = append(p.Verdicts, v)
-			}
+		w := sumA.Report.Summary.Workers
+		p.Verdicts = append(p.Verdicts, decisionsInWords("", "the autoscaler", "fleet", sumA.Report.Autoscaler.Decisions, w.Initial, w.Final, w.Peak))
+		if v, ok := pinWaitVerdict(&sumA.Report); ok {
+			p.Verdicts = append(p.Verdicts, v)
 		}
 	} else if sumA.Report.Autoscaler != nil && sumB.Report.Autoscaler != nil {
 		// Two autoscaler runs (a plan's "Compare with your settings"): what the settings decide,

@@ -198,16 +198,8 @@ func autoscalerVerdicts(rep *sim.Report, a *sim.Autoscaler) (out []string) {
 		return append(out, ruleVerdicts(rep.Autoscaler.Decisions)...)
 	}
 	defer func() { out = append(out, ruleVerdicts(rep.Autoscaler.Decisions)...) }()
-	waits, waited := 0, 0.0
-	for _, w := range rep.Workers {
-		if w.PinWaitMS != nil && *w.PinWaitMS > 0 {
-			waits++
-			waited += *w.PinWaitMS
-		}
-	}
-	if waits > 0 {
-		out = append(out, fmt.Sprintf("%s waited %s in all on peers pulling from them.",
-			format.Count(int64(waits), "drains"), format.ShortMS(waited)))
+	if v, ok := pinWaitVerdict(rep); ok {
+		out = append(out, v)
 	}
 	if v, ok := forcedVerdict(rep); ok {
 		out = append(out, v)
@@ -223,6 +215,23 @@ func autoscalerVerdicts(rep *sim.Report, a *sim.Autoscaler) (out []string) {
 			sim.BaselinePhrase(&sim.Scenario{Autoscaler: a}, 0), format.Share(1-saved), format.Share(saved)))
 	}
 	return out
+}
+
+// pinWaitVerdict says how many drains waited on peers pulling from them, and how long in all
+// ("3 drains waited 9.5 s in all on peers pulling from them."); false when none waited.
+func pinWaitVerdict(rep *sim.Report) (string, bool) {
+	waits, waited := 0, 0.0
+	for _, w := range rep.Workers {
+		if w.PinWaitMS != nil && *w.PinWaitMS > 0 {
+			waits++
+			waited += *w.PinWaitMS
+		}
+	}
+	if waits == 0 {
+		return "", false
+	}
+	return fmt.Sprintf("%s waited %s in all on peers pulling from them.",
+		format.Count(int64(waits), "drains"), format.ShortMS(waited)), true
 }
 
 // forcedVerdict says how many drains outlasted their grace and what that cost, with what

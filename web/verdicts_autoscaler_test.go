@@ -6,7 +6,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/scalein-planner/scalein/runs"
 	"github.com/scalein-planner/scalein/sim"
+	"github.com/scalein-planner/scalein/templates"
 )
 
 // The autoscaler pair's verdicts: GPU-hours saved (absolute and as a share of the fixed fleet's),
@@ -41,4 +43,31 @@ func TestSettingsPairVerdicts(t *testing.T) {
 	got := settingsPairVerdicts(a, b, "the recommended settings")
 	assert.Equal(t, "With the recommended settings the fleet uses 3.00 GPU-h, 1.00 GPU-h less than A's 4.00 GPU-h (25 % saved).", got[0])
 	assert.Equal(t, "TTFT p99 100 ms in A, 1.5 s in B; end-to-end p99 is not known on both sides.", got[1])
+}
+
+// The autoscaler pair's compare page adds what the autoscaler did to the pair's verdicts, even
+// when it changed nothing, and how long its drains waited on peers; the run page's other
+// sentences (the rules, the fixed-fleet share) are not repeated there.
+func TestComparePairAddsWhatTheAutoscalerDid(t *testing.T) {
+	mk := func() *runs.StoredSummary {
+		s := &runs.StoredSummary{}
+		s.Summary.Workers.Initial, s.Summary.Workers.Final, s.Summary.Workers.Peak = 4, 4, 4
+		s.Summary.GPUHours = 2
+		return s
+	}
+	a, b := mk(), mk()
+	a.Report.Autoscaler = &sim.AutoscalerReport{Decisions: []sim.Decision{{TMS: 15000, Current: 4, Desired: 4, Reason: sim.ReasonStabilized}}}
+	p := &templates.ComparePage{}
+	fillComparison(p, sim.Comparison{Kind: sim.CounterpartAutoscaler}, a, b)
+	require.NotEmpty(t, p.Verdicts)
+	assert.Contains(t, p.Verdicts, "The autoscaler made 1 decision and changed nothing: the fleet stayed at 4 workers.")
+	for _, v := range p.Verdicts {
+		assert.NotContains(t, v, "stabilisation window", "the rules' sentences stay on the run page")
+	}
+
+	wait := 2500.0
+	a.Report.Workers = []sim.WorkerRow{{PinWaitMS: &wait}}
+	p = &templates.ComparePage{}
+	fillComparison(p, sim.Comparison{Kind: sim.CounterpartAutoscaler}, a, b)
+	assert.Contains(t, p.Verdicts, "1 drain waited 2.5 s in all on peers pulling from them.")
 }

@@ -146,21 +146,18 @@ func (s *Server) buildRunPage(ctx context.Context, u *url.URL, id string) (built
 		p.Summary = summaryTable(rep)
 		var a *sim.Autoscaler
 		var pools *sim.PoolAutoscalers
+		var d *sim.Disaggregation
 		if scErr == nil {
-			a, pools = sc.Autoscaler, sc.PoolAutoscalers
+			a, pools, d = sc.Autoscaler, sc.PoolAutoscalers, sc.Disaggregation
 		}
-		p.Autoscaler = autoscalerView(rep, a, pools, q, "/runs/"+run.ID, clock)
+		p.Autoscaler = autoscalerView(rep, a, pools, d, q, "/runs/"+run.ID, clock)
 		p.PoolAutoscaled = scErr == nil && sc.PoolAutoscalers != nil
 		if rep.Summary.Disaggregation != nil {
-			var d *sim.Disaggregation
 			var full *sim.Report
-			if scErr == nil {
-				d = sc.Disaggregation
-				if sc.Report.PerRequest {
-					// The stored summary drops the request rows the TTFT split reads.
-					if full, err = s.runs.LoadReport(ctx, run.ID); err != nil {
-						return builtPage{}, err
-					}
+			if scErr == nil && sc.Report.PerRequest {
+				// The stored summary drops the request rows the TTFT split reads.
+				if full, err = s.runs.LoadReport(ctx, run.ID); err != nil {
+					return builtPage{}, err
 				}
 			}
 			p.Pools = poolsView(rep, full, d, clock)

@@ -19,21 +19,22 @@ const decisionsPerPage = 25
 // words and the decisions, paginated (?dpage=) and filterable to the decisions that changed the
 // fleet (?decisions=changes). nil for a run without an autoscaler.
 //
-// With prefill and decode pools (pools non-nil) each decision scales one pool: the table says
-// which, and weighs its load against that pool's autoscaler.
-func autoscalerView(rep *sim.Report, a *sim.Autoscaler, pools *sim.PoolAutoscalers, q url.Values, path string, clock format.Clock) *templates.AutoscalerView {
+// With prefill and decode pools (pools non-nil, d the scenario's pools) each decision scales one
+// pool: the table says which, and weighs its load against that pool's autoscaler; the cards are
+// each pool's (poolScaleCards), since the fleet's peak is neither autoscaler's.
+func autoscalerView(rep *sim.Report, a *sim.Autoscaler, pools *sim.PoolAutoscalers, d *sim.Disaggregation, q url.Values, path string, clock format.Clock) *templates.AutoscalerView {
 	if rep.Autoscaler == nil {
 		return nil
 	}
 	v := &templates.AutoscalerView{ChangesOnly: q.Get("decisions") == "changes", Total: len(rep.Autoscaler.Decisions)}
 	s := rep.Summary
-	gpuh := s.GPUHours
-	v.Cards = []templates.Card{
-		{Key: "gpu_hours", Label: "GPU-hours", Value: format.GPUHours(gpuh), Exact: format.WithUnit(&gpuh, "GPU-h"), Note: "worker-seconds × GPUs per worker ÷ 3600"},
-		{Key: "workers_peak", Label: "Peak workers", Value: format.Count(int64(s.Workers.Peak), "workers"),
-			Note: fmt.Sprintf("started with %d, ended with %d", s.Workers.Initial, s.Workers.Final)},
-		{Key: "requests_migrated", Label: "Requests migrated", Value: format.Count(s.Requests.Migrated, "moves"),
-			Note: format.Count(s.Requests.Killed, "requests") + " killed"},
+	migrated := templates.Card{Key: "requests_migrated", Label: "Requests migrated", Value: format.Count(s.Requests.Migrated, "moves"),
+		Note: format.Count(s.Requests.Killed, "requests") + " killed"}
+	if pools != nil && d != nil && s.Disaggregation != nil {
+		v.Cards = append(poolScaleCards(rep, pools, d), migrated)
+	} else {
+		v.Cards = append(scaleCards("", "", s.GPUHours, "worker-seconds × GPUs per worker ÷ 3600",
+			poolCounts{Initial: s.Workers.Initial, Peak: s.Workers.Peak, Final: s.Workers.Final}), migrated)
 	}
 	v.Verdicts = autoscalerVerdicts(rep, a)
 	if pools != nil && rep.Summary.Disaggregation != nil {
@@ -100,6 +101,44 @@ func autoscalerView(rep *sim.Report, a *sim.Autoscaler, pools *sim.PoolAutoscale
 	changes.Set("decisions", "changes")
 	v.AllURL, v.ChangesURL = withQuery(path, all)+"#decisions", withQuery(path, changes)+"#decisions"
 	return v
+}
+
+// scaleCards are the autoscaler section's figures of the fleet or of one pool: its GPU-hours
+// (gpuNote says how they were counted) and its peak workers, with those it started and ended
+// with. key ("prefill_") and name ("Prefill") name the pool; both are empty for the fleet.
+func scaleCards(key, name string, gpuh float64, gpuNote string, c poolCounts) []templates.Card {
+	label := func(s string) string {
+		if name == "" {
+			return format.Capitalize(s)
+		}
+		return name + " " + s
+	}
+	return []templates.Card{
+		{Key: key + "gpu_hours", Label: label("GPU-hours"), Value: format.GPUHours(gpuh), Exact: format.WithUnit(&gpuh, "GPU-h"), Note: gpuNote},
+		{Key: key + "workers_peak", Label: label("peak workers"), Value: format.Count(int64(c.Peak), "workers"),
+			Note: fmt.Sprintf("started with %d, ended with %d", c.Initial, c.Final)},
+	}
+}
+
+// poolScaleCards are the autoscaler section's cards on a run with prefill and decode pools: for
+// each pool with an autoscaler its GPU-hours (weighed by its GPUs per worker), its peak workers
+// and its scale events, a row each on a wide screen; then one card for a pool without one, which
+// says it was fixed, so that the section does not leave the reader wondering where it went.
+func poolScaleCards(rep *sim.Report, pools *sim.PoolAutoscalers, d *sim.Disaggregation) []templates.Card {
+	var cards, fixed []templates.Card
+	for _, role := range poolRoles {
+		gpuh, gpus := poolGPUHours(rep, d, role)
+		c := poolWorkerCounts(rep, role)
+		a := pools.Of(role)
+		if a == nil {
+			fixed = append(fixed, templates.Card{Key: role + "_fixed", Label: poolName(role) + " pool", Value: "fixed",
+				Note: fmt.Sprintf("no autoscaler; peak %s, %s", format.Count(int64(c.Peak), "workers"), format.GPUHours(gpuh))})
+			continue
+		}
+		cards = append(cards, scaleCards(role+"_", poolName(role), gpuh, poolGPUNote(rep, role, gpus), c)...)
+		cards = append(cards, poolScaleEventsCard("", rep, role, a))
+	}
+	return append(cards, fixed...)
 }
 
 func withQuery(path string, v url.Values) string {

@@ -146,16 +146,29 @@ func poolGlanceCards(rep *sim.Report, pools *sim.PoolAutoscalers, d *sim.Disaggr
 		gpuh, gpus := poolGPUHours(rep, d, role)
 		cards = append(cards, templates.Card{Key: "glance_" + role + "_gpu_hours", Label: name + " GPU-hours",
 			Value: format.GPUHours(gpuh), Exact: format.Number(gpuh) + " GPU-h",
-			Note: fmt.Sprintf("%s worker-hours × %s per worker; %s", format.Sig3(poolWorkerSeconds(rep, role)/3600), format.Count(int64(gpus), "GPUs"), cost(gpuh))})
+			Note: poolGPUNote(rep, role, gpus) + "; " + cost(gpuh)})
 		if a == nil {
 			continue
 		}
-		ps := poolSummary(poolDecisions(rep, role))
-		cards = append(cards, templates.Card{Key: "glance_" + role + "_scale_events", Label: name + " scale events",
-			Value: fmt.Sprintf("%d up, %d down", ps.ScaleUps, ps.ScaleDowns),
-			Note:  "in " + format.Count(ps.Decisions, "decisions") + " " + shapingRule(ps, a)})
+		cards = append(cards, poolScaleEventsCard("glance_", rep, role, a))
 	}
 	return cards
+}
+
+// poolGPUNote says how a pool's GPU-hours were counted ("2 worker-hours × 2 GPUs per worker");
+// gpus is what poolGPUHours returns with them.
+func poolGPUNote(rep *sim.Report, role string, gpus int) string {
+	return fmt.Sprintf("%s worker-hours × %s per worker", format.Sig3(poolWorkerSeconds(rep, role)/3600), format.Count(int64(gpus), "GPUs"))
+}
+
+// poolScaleEventsCard counts the scale-ups and scale-downs of the pool named role, which a
+// scaled (its autoscaler), and the rule that held most of its decisions. The card's key is
+// prefix + role + "_scale_events".
+func poolScaleEventsCard(prefix string, rep *sim.Report, role string, a *sim.Autoscaler) templates.Card {
+	ps := poolSummary(poolDecisions(rep, role))
+	return templates.Card{Key: prefix + role + "_scale_events", Label: poolName(role) + " scale events",
+		Value: fmt.Sprintf("%d up, %d down", ps.ScaleUps, ps.ScaleDowns),
+		Note:  "in " + format.Count(ps.Decisions, "decisions") + " " + shapingRule(ps, a)}
 }
 
 // poolAutoscalerVerdicts says in words what each pool's autoscaler did and the rules that

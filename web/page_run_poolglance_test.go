@@ -2,6 +2,7 @@ package web
 
 import (
 	"fmt"
+	"net/url"
 	"slices"
 	"strings"
 	"testing"
@@ -13,6 +14,7 @@ import (
 	"github.com/scalein-planner/scalein/runs"
 	"github.com/scalein-planner/scalein/sim"
 	"github.com/scalein-planner/scalein/store"
+	"github.com/scalein-planner/scalein/templates"
 	"github.com/scalein-planner/scalein/web/format"
 )
 
@@ -166,4 +168,89 @@ func TestRunPageLeadsWithThePools(t *testing.T) {
 	byTestID(doc, "glance").Find(".kcard-value").Each(func(_ int, v *goquery.Selection) {
 		assert.Regexp(t, `[a-zA-Z%]`, v.Text(), "every number has its unit")
 	})
+}
+
+// sectionCards are the autoscaler section's cards as "label | value | note", by key, and their keys in order.
+func sectionCards(v *templates.AutoscalerView) (map[string]string, []string) {
+	cards := map[string]string{}
+	var keys []string
+	for _, c := range v.Cards {
+		cards[c.Key] = c.Label + " | " + c.Value + " | " + c.Note
+		keys = append(keys, c.Key)
+	}
+	return cards, keys
+}
+
+// The autoscaler section of a run with pools speaks per pool: each autoscaled pool's GPU-hours
+// (weighed by its GPUs per worker), its peak workers with those it started and ended with, and its
+// scale events; the requests migrated once, for the fleet. A pool without an autoscaler gets one
+// card saying it was fixed. An aggregated run keeps the fleet's three cards.
+func TestAutoscalerSectionCardsPerPool(t *testing.T) {
+	rep := &sim.Report{
+		Workers: []sim.WorkerRow{
+			{ID: 0, Role: sim.RolePrefill}, {ID: 1, Role: sim.RolePrefill, RemovedAtMS: msPtr(2000)},
+			{ID: 2, Role: sim.RolePrefill, StartedAtMS: msPtr(500), RemovedAtMS: msPtr(1500)}, // 3 prefill at once
+			{ID: 3, Role: sim.RoleDecode}, {ID: 4, Role: sim.RoleDecode, StartedAtMS: msPtr(1000)},
+		},
+		Autoscaler: &sim.AutoscalerReport{Decisions: []sim.Decision{
+			{Role: sim.RolePrefill, Current: 2, Desired: 3, Reason: sim.ReasonScaleUp, Started: []int{2}},
+			{Role: sim.RolePrefill, Current: 3, Desired: 2, Reason: sim.ReasonScaleDown, Drained: []int{2}},
+			{Role: sim.RolePrefill, Current: 2, Desired: 1, Reason: sim.ReasonScaleDown, Drained: []int{1}},
+			{Role: sim.RoleDecode, Current: 1, Desired: 2, Reason: sim.ReasonScaleUp, Started: []int{4}},
+			{Role: sim.RoleDecode, Current: 2, Desired: 2, Reason: sim.ReasonStabilized},
+		}},
+	}
+	rep.Summary.DurationMS = 3600_000
+	rep.Summary.GPUHours = 99 // the fleet's, which no pool card may show
+	rep.Summary.Workers = sim.WorkerCounts{Initial: 3, Peak: 5, Final: 3}
+	rep.Summary.Requests.Migrated = 4
+	rep.Summary.Requests.Killed = 1
+	rep.Summary.Disaggregation = &sim.DisaggregationSummary{WorkerSeconds: sim.PoolWorkerSeconds{Prefill: 5400, Decode: 9000}}
+	d := &sim.Disaggregation{Prefill: sim.Pool{GPUsPerWorker: 2}, Decode: sim.Pool{GPUsPerWorker: 1}}
+	pools := &sim.PoolAutoscalers{
+		Prefill: &sim.Autoscaler{MinWorkers: 1, MaxWorkers: 3},
+		Decode:  &sim.Autoscaler{MinWorkers: 1, MaxWorkers: 4, Behavior: &sim.Behavior{}},
+	}
+	v := autoscalerView(rep, nil, pools, d, url.Values{}, "/runs/x", format.Clock{})
+	require.NotNil(t, v)
+	cards, keys := sectionCards(v)
+	assert.Equal(t, []string{"prefill_gpu_hours", "prefill_workers_peak", "prefill_scale_events",
+		"decode_gpu_hours", "decode_workers_peak", "decode_scale_events", "requests_migrated"}, keys)
+	// 5,400 worker-seconds are 1.5 worker-hours; at 2 GPUs per worker, 3 GPU-hours.
+	assert.Equal(t, "Prefill GPU-hours | 3.00 GPU-h | 1.5 worker-hours × 2 GPUs per worker", cards["prefill_gpu_hours"])
+	assert.Equal(t, "Prefill peak workers | 3 workers | started with 2, ended with 1", cards["prefill_workers_peak"])
+	assert.Equal(t, "Prefill scale events | 1 up, 2 down | in 3 decisions under the legacy rules (no behavior)", cards["prefill_scale_events"])
+	// 9,000 worker-seconds at 1 GPU per worker: 2.5 GPU-hours.
+	assert.Equal(t, "Decode GPU-hours | 2.50 GPU-h | 2.5 worker-hours × 1 GPU per worker", cards["decode_gpu_hours"])
+	assert.Equal(t, "Decode peak workers | 2 workers | started with 1, ended with 2", cards["decode_workers_peak"])
+	assert.Equal(t, "Decode scale events | 1 up, 0 down | in 2 decisions under a behavior; most held: stabilized (1 decision)", cards["decode_scale_events"])
+	assert.Equal(t, "Requests migrated | 4 moves | 1 request killed", cards["requests_migrated"])
+	for _, c := range v.Cards {
+		assert.NotContains(t, c.Value, "99", "the fleet's GPU-hours are no pool's")
+		assert.NotContains(t, c.Value, "5 workers", "the fleet's peak is no pool's")
+	}
+
+	// A pool without an autoscaler: one card saying so, after the autoscaled pool's.
+	v = autoscalerView(rep, nil, &sim.PoolAutoscalers{Decode: pools.Decode}, d, url.Values{}, "/runs/x", format.Clock{})
+	cards, keys = sectionCards(v)
+	assert.Equal(t, []string{"decode_gpu_hours", "decode_workers_peak", "decode_scale_events", "prefill_fixed", "requests_migrated"}, keys)
+	assert.Equal(t, "Prefill pool | fixed | no autoscaler; peak 3 workers, 3.00 GPU-h", cards["prefill_fixed"])
+
+	// Aggregated (no pools, or pools without their summary): the fleet's cards, as before.
+	for _, agg := range []struct {
+		pools *sim.PoolAutoscalers
+		d     *sim.Disaggregation
+	}{{nil, nil}, {nil, d}, {pools, nil}} {
+		v = autoscalerView(rep, &sim.Autoscaler{MinWorkers: 1, MaxWorkers: 5}, agg.pools, agg.d, url.Values{}, "/runs/x", format.Clock{})
+		cards, keys = sectionCards(v)
+		assert.Equal(t, []string{"gpu_hours", "workers_peak", "requests_migrated"}, keys)
+		assert.Equal(t, "GPU-hours | 99.00 GPU-h | worker-seconds × GPUs per worker ÷ 3600", cards["gpu_hours"])
+		assert.Equal(t, "Peak workers | 5 workers | started with 3, ended with 3", cards["workers_peak"])
+		assert.Equal(t, "Requests migrated | 4 moves | 1 request killed", cards["requests_migrated"])
+		assert.Equal(t, "99 GPU-h", v.Cards[0].Exact)
+	}
+	rep.Summary.Disaggregation = nil
+	v = autoscalerView(rep, nil, pools, d, url.Values{}, "/runs/x", format.Clock{})
+	_, keys = sectionCards(v)
+	assert.Equal(t, []string{"gpu_hours", "workers_peak", "requests_migrated"}, keys, "a report without the pools' summary")
 }

@@ -105,14 +105,15 @@ func TestBrowserPoolsLead(t *testing.T) {
 		require.True(t, browserEval[bool](t, b, `!!document.querySelector('[data-testid="fleet-chart-lead"] #pool-fleet[data-chart-ready="true"]')`),
 			"the pools chart is drawn in the lead at %d px", width)
 		require.Equal(t, 1, browserEval[int](t, b, `document.querySelectorAll('#pool-fleet').length`), "the pools chart once")
-		// The lead's cards and the chart fit their room: none is wider than the window.
-		wide := browserEval[[]string](t, b, `Array.from(document.querySelectorAll('[data-testid="glance"] .kcard, [data-testid="fleet-chart-lead"] #pool-fleet, [data-testid="autoscaler-words"] li')).filter(function (el) {
+		// The lead's cards, the chart and the autoscaler section's cards fit their room: none is wider than the window.
+		wide := browserEval[[]string](t, b, `Array.from(document.querySelectorAll('[data-testid="glance"] .kcard, [data-testid="autoscaler-section"] .kcard, [data-testid="fleet-chart-lead"] #pool-fleet, [data-testid="autoscaler-words"] li')).filter(function (el) {
 			var r = el.getBoundingClientRect(); return r.left < -1 || r.right > window.innerWidth + 1 || el.scrollWidth > el.clientWidth + 1;
 		}).map(function (el) { return (el.getAttribute('data-testid') || el.id || el.tagName) + ' ' + Math.round(el.getBoundingClientRect().width) + ' px'; })`)
 		require.Empty(t, wide, "the lead at %d px", width)
 		require.Empty(t, browserEval[[]string](t, b, sidewaysTables), "the page at %d px", width)
 		b.elementShot(t, `[data-testid="glance"]`, fmt.Sprintf("pools-lead-cards-%d", width))
 		b.elementShot(t, `#pool-fleet`, fmt.Sprintf("pools-lead-chart-%d", width))
+		b.elementShot(t, `[data-testid="autoscaler-section"] [data-testid="cards"]`, fmt.Sprintf("pools-autoscaler-cards-%d", width))
 	}
 	b.viewport(t, 1280, 900)
 	b.openPage(t, runURL)
@@ -125,6 +126,25 @@ func TestBrowserPoolsLead(t *testing.T) {
 		require.Contains(t, card("glance_"+role+"_gpu_hours"), "per GPU-hour")
 		require.Contains(t, card("glance_"+role+"_scale_events"), " up, ")
 	}
+	// The autoscaler section's cards are each pool's: label, value and note as the report says.
+	sectionCard := func(key string) string {
+		return flat(browserEval[string](t, b, `(function () {
+		  var c = document.querySelector('[data-testid="autoscaler-section"] [data-testid="card-`+key+`"]');
+		  return c ? Array.from(c.querySelectorAll('.kcard-label, .kcard-value, .kcard-note')).map(function (e) { return e.textContent.trim(); }).join(' | ') : '';
+		})()`))
+	}
+	for _, role := range []string{sim.RolePrefill, sim.RoleDecode} {
+		name := format.Capitalize(role)
+		c := poolWorkerCounts(rep, role)
+		require.Equal(t, flat(fmt.Sprintf("%s peak workers | %s | started with %d, ended with %d", name, format.Count(int64(c.Peak), "workers"), c.Initial, c.Final)),
+			sectionCard(role+"_workers_peak"))
+		gpuh := sectionCard(role + "_gpu_hours")
+		require.Regexp(t, `^`+name+` GPU-hours \| [0-9][0-9 ,]*\.[0-9]{2} GPU-h \| [0-9][0-9 ,.]* worker-hours × 1 GPU per worker$`, gpuh, "one GPU per worker in the preset")
+		require.Contains(t, sectionCard(role+"_scale_events"), name+" scale events | ")
+		require.Contains(t, sectionCard(role+"_scale_events"), " up, ")
+	}
+	require.Empty(t, sectionCard("workers_peak"), "no fleet-wide peak with pools")
+	require.Contains(t, sectionCard("requests_migrated"), "Requests migrated | ")
 	words := flat(browserEval[string](t, b, `document.querySelector('[data-testid="autoscaler-words"]').textContent`))
 	require.Contains(t, words, "Prefill: in ")
 	require.Contains(t, words, "Decode: in ")

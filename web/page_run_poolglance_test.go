@@ -115,12 +115,13 @@ func TestRunPageLeadsWithThePools(t *testing.T) {
 	assert.Equal(t, "Drains", strings.TrimSpace(doc.Find("h2#drains").Text()), "no KV pull is made with pools")
 
 	flat := func(s string) string { return strings.Join(strings.Fields(s), " ") }
-	card := func(key string) string {
-		c := byTestID(doc, "glance").Find(`[data-testid="card-` + key + `"]`)
+	// A card of the part of the page named section: label | value | note.
+	cardIn := func(section, key string) string {
+		c := byTestID(doc, section).Find(`[data-testid="card-` + key + `"]`)
 		require.Equal(t, 1, c.Length(), key)
-		// Label | value | note.
 		return strings.Join(c.Find(".kcard-label, .kcard-value, .kcard-note").Map(func(_ int, e *goquery.Selection) string { return flat(e.Text()) }), " | ")
 	}
+	card := func(key string) string { return cardIn("glance", key) }
 	assert.Contains(t, card("glance_gpu_hours"), flat(format.GPUHours(rep.Summary.GPUHours)))
 	assert.Contains(t, card("glance_p99"), flat(format.DurationOpt(rep.Summary.TTFTMS.P99)))
 	assert.Contains(t, card(sim.HeadlineSLOAttainment), "of requests met", "the SLO leads with the pools")
@@ -160,6 +161,17 @@ func TestRunPageLeadsWithThePools(t *testing.T) {
 		assert.Contains(t, words, flat(fmt.Sprintf("%s: in %s its autoscaler", name, format.Count(int64(n), "decisions"))))
 		assert.Contains(t, words, fmt.Sprintf("%s: against %d %s workers (its max_workers)", name, a.MaxWorkers, role))
 	}
+	// The autoscaler section's cards are each pool's too, and the fleet's peak is not among them.
+	for _, role := range poolRoles {
+		c := poolWorkerCounts(rep, role)
+		assert.Equal(t, flat(fmt.Sprintf("%s peak workers | %s | started with %d, ended with %d", poolName(role), format.Count(int64(c.Peak), "workers"), c.Initial, c.Final)),
+			cardIn("autoscaler-section", role+"_workers_peak"))
+		assert.Contains(t, cardIn("autoscaler-section", role+"_gpu_hours"), " worker-hours × 1 GPU per worker")
+		assert.Equal(t, card("glance_"+role+"_scale_events"), cardIn("autoscaler-section", role+"_scale_events"), "the same events as at a glance")
+	}
+	sec := byTestID(doc, "autoscaler-section")
+	assert.Equal(t, 0, sec.Find(`[data-testid="card-workers_peak"], [data-testid="card-gpu_hours"]`).Length(), "no fleet-wide peak or GPU-hours with pools")
+	assert.Contains(t, cardIn("autoscaler-section", "requests_migrated"), "Requests migrated | ")
 	// The rows agree with the fleet's counts.
 	assert.Equal(t, rep.Summary.Workers.Final, finals)
 	assert.Equal(t, rep.Summary.Workers.Initial, initials)

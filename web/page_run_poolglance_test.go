@@ -58,12 +58,7 @@ func TestPoolGlanceCards(t *testing.T) {
 	rep.Summary.Disaggregation = &sim.DisaggregationSummary{WorkerSeconds: sim.PoolWorkerSeconds{Prefill: 7200, Decode: 1800}}
 	d := &sim.Disaggregation{Prefill: sim.Pool{GPUsPerWorker: 2}, Decode: sim.Pool{GPUsPerWorker: 4}}
 	pools := &sim.PoolAutoscalers{Decode: &sim.Autoscaler{MinWorkers: 1, MaxWorkers: 4}}
-	cards := map[string]string{}
-	var keys []string
-	for _, c := range poolGlanceCards(rep, pools, d, 3, "$") {
-		cards[c.Key] = c.Label + " | " + c.Value + " | " + c.Note
-		keys = append(keys, c.Key)
-	}
+	cards, keys := cardsByKey(poolGlanceCards(rep, pools, d, 3, "$"))
 	assert.Equal(t, []string{"glance_gpu_hours", "glance_p99", "glance_killed", "glance_prefill_workers", "glance_prefill_gpu_hours",
 		"glance_decode_workers", "glance_decode_gpu_hours", "glance_decode_scale_events"}, keys)
 	assert.Equal(t, "GPU-hours, both pools | 7.00 GPU-h | cost $21.00 at $3.00 per GPU-hour", cards["glance_gpu_hours"])
@@ -182,11 +177,11 @@ func TestRunPageLeadsWithThePools(t *testing.T) {
 	})
 }
 
-// sectionCards are the autoscaler section's cards as "label | value | note", by key, and their keys in order.
-func sectionCards(v *templates.AutoscalerView) (map[string]string, []string) {
+// cardsByKey are cards as "label | value | note", by key, and their keys in order.
+func cardsByKey(cs []templates.Card) (map[string]string, []string) {
 	cards := map[string]string{}
 	var keys []string
-	for _, c := range v.Cards {
+	for _, c := range cs {
 		cards[c.Key] = c.Label + " | " + c.Value + " | " + c.Note
 		keys = append(keys, c.Key)
 	}
@@ -225,18 +220,20 @@ func TestAutoscalerSectionCardsPerPool(t *testing.T) {
 	}
 	v := autoscalerView(rep, nil, pools, d, url.Values{}, "/runs/x", format.Clock{})
 	require.NotNil(t, v)
-	cards, keys := sectionCards(v)
+	cards, keys := cardsByKey(v.Cards)
 	assert.Equal(t, []string{"prefill_gpu_hours", "prefill_workers_peak", "prefill_scale_events",
 		"decode_gpu_hours", "decode_workers_peak", "decode_scale_events", "requests_migrated"}, keys)
-	// 5,400 worker-seconds are 1.5 worker-hours; at 2 GPUs per worker, 3 GPU-hours.
-	assert.Equal(t, "Prefill GPU-hours | 3.00 GPU-h | 1.5 worker-hours × 2 GPUs per worker", cards["prefill_gpu_hours"])
-	assert.Equal(t, "Prefill peak workers | 3 workers | started with 2, ended with 1", cards["prefill_workers_peak"])
-	assert.Equal(t, "Prefill scale events | 1 up, 2 down | in 3 decisions under the legacy rules (no behavior)", cards["prefill_scale_events"])
-	// 9,000 worker-seconds at 1 GPU per worker: 2.5 GPU-hours.
-	assert.Equal(t, "Decode GPU-hours | 2.50 GPU-h | 2.5 worker-hours × 1 GPU per worker", cards["decode_gpu_hours"])
-	assert.Equal(t, "Decode peak workers | 2 workers | started with 1, ended with 2", cards["decode_workers_peak"])
-	assert.Equal(t, "Decode scale events | 1 up, 0 down | in 2 decisions under a behavior; most held: stabilized (1 decision)", cards["decode_scale_events"])
-	assert.Equal(t, "Requests migrated | 4 moves | 1 request killed", cards["requests_migrated"])
+	assert.Equal(t, map[string]string{
+		// 5,400 worker-seconds are 1.5 worker-hours; at 2 GPUs per worker, 3 GPU-hours.
+		"prefill_gpu_hours":    "Prefill GPU-hours | 3.00 GPU-h | 1.5 worker-hours × 2 GPUs per worker",
+		"prefill_workers_peak": "Prefill peak workers | 3 workers | started with 2, ended with 1",
+		"prefill_scale_events": "Prefill scale events | 1 up, 2 down | in 3 decisions under the legacy rules (no behavior)",
+		// 9,000 worker-seconds at 1 GPU per worker: 2.5 GPU-hours.
+		"decode_gpu_hours":    "Decode GPU-hours | 2.50 GPU-h | 2.5 worker-hours × 1 GPU per worker",
+		"decode_workers_peak": "Decode peak workers | 2 workers | started with 1, ended with 2",
+		"decode_scale_events": "Decode scale events | 1 up, 0 down | in 2 decisions under a behavior; most held: stabilized (1 decision)",
+		"requests_migrated":   "Requests migrated | 4 moves | 1 request killed",
+	}, cards)
 	for _, c := range v.Cards {
 		assert.NotContains(t, c.Value, "99", "the fleet's GPU-hours are no pool's")
 		assert.NotContains(t, c.Value, "5 workers", "the fleet's peak is no pool's")
@@ -244,7 +241,7 @@ func TestAutoscalerSectionCardsPerPool(t *testing.T) {
 
 	// A pool without an autoscaler: one card saying so, after the autoscaled pool's.
 	v = autoscalerView(rep, nil, &sim.PoolAutoscalers{Decode: pools.Decode}, d, url.Values{}, "/runs/x", format.Clock{})
-	cards, keys = sectionCards(v)
+	cards, keys = cardsByKey(v.Cards)
 	assert.Equal(t, []string{"decode_gpu_hours", "decode_workers_peak", "decode_scale_events", "prefill_fixed", "requests_migrated"}, keys)
 	assert.Equal(t, "Prefill pool | fixed | no autoscaler; peak 3 workers, 3.00 GPU-h", cards["prefill_fixed"])
 
@@ -254,15 +251,17 @@ func TestAutoscalerSectionCardsPerPool(t *testing.T) {
 		d     *sim.Disaggregation
 	}{{nil, nil}, {nil, d}, {pools, nil}} {
 		v = autoscalerView(rep, &sim.Autoscaler{MinWorkers: 1, MaxWorkers: 5}, agg.pools, agg.d, url.Values{}, "/runs/x", format.Clock{})
-		cards, keys = sectionCards(v)
+		cards, keys = cardsByKey(v.Cards)
 		assert.Equal(t, []string{"gpu_hours", "workers_peak", "requests_migrated"}, keys)
-		assert.Equal(t, "GPU-hours | 99.00 GPU-h | worker-seconds × GPUs per worker ÷ 3600", cards["gpu_hours"])
-		assert.Equal(t, "Peak workers | 5 workers | started with 3, ended with 3", cards["workers_peak"])
-		assert.Equal(t, "Requests migrated | 4 moves | 1 request killed", cards["requests_migrated"])
+		assert.Equal(t, map[string]string{
+			"gpu_hours":         "GPU-hours | 99.00 GPU-h | worker-seconds × GPUs per worker ÷ 3600",
+			"workers_peak":      "Peak workers | 5 workers | started with 3, ended with 3",
+			"requests_migrated": "Requests migrated | 4 moves | 1 request killed",
+		}, cards)
 		assert.Equal(t, "99 GPU-h", v.Cards[0].Exact)
 	}
 	rep.Summary.Disaggregation = nil
 	v = autoscalerView(rep, nil, pools, d, url.Values{}, "/runs/x", format.Clock{})
-	_, keys = sectionCards(v)
+	_, keys = cardsByKey(v.Cards)
 	assert.Equal(t, []string{"gpu_hours", "workers_peak", "requests_migrated"}, keys, "a report without the pools' summary")
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -483,4 +484,122 @@ func TestScenarioSchemaRefusesInvalidExamples(t *testing.T) {
 	for name := range schemaBlindExamples {
 		assert.True(t, seen[name], "schemaBlindExamples names %s, which is not an invalid example", name)
 	}
+}
+
+// mutationsFor are the values TestScenarioSchemaNeverStricterThanServer puts in a member that
+// holds v: the other JSON types, and for a number the edges of the bounds the parser checks,
+// for a string every word of the scenario's enums.
+func mutationsFor(v any) []any {
+	others := []any{nil, true, "x", 1.0, []any{}, map[string]any{}}
+	switch v.(type) {
+	case float64:
+		return append(others, -1.0, 0.0, 0.5, 1.5, 2.0, 1e-7, 1e-6, 1e-3, 0.7, 4.0, 70.0,
+			16383.0, 16384.0, 16385.0, 1048576.0, 1048577.0, 1800000.0, 1800001.0, 2e6, 2e6+1,
+			3600000.0, 3600001.0, 5e6, 5e6+1, 1e7, 1e7+1, 1e8, 1e8+1, 1e9, 1e9+1,
+			2147483647.0, 2147483648.0, 1e10, 1e10+1, 17179869184.0, 17179869185.0)
+	case string:
+		return append(others, "", "pods", "percent", "external", "sum", "avg", "max", "min", "disabled",
+			"kv_usage", "offered_rate", "handoffs_held", "requests_waiting", "highest_id", "least_loaded",
+			"least_cached", "kv_aware", "round_robin", "prefill", "decode", "fixed", "heartbeat", "wait",
+			"skip", "recompute", "fail", "sessions", "requests", "trace", "P*8", "P*0", " ",
+			"2026-12-03T00:00:00Z", "mooncake-conversation")
+	case bool:
+		return append(others, false)
+	}
+	return others
+}
+
+// withMember returns a copy of the decoded document v with the member at path set to value
+// (remove: deleted).
+func withMember(v any, path []any, value any, remove bool) any {
+	if len(path) == 0 {
+		return value
+	}
+	switch c := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(c))
+		for k, x := range c {
+			out[k] = x
+		}
+		k := path[0].(string)
+		if len(path) == 1 && remove {
+			delete(out, k)
+		} else {
+			out[k] = withMember(c[k], path[1:], value, remove)
+		}
+		return out
+	case []any:
+		out := slices.Clone(c)
+		i := path[0].(int)
+		out[i] = withMember(c[i], path[1:], value, remove)
+		return out
+	}
+	return v
+}
+
+// memberPaths lists the path of every member and list item of v.
+func memberPaths(v any, prefix []any) [][]any {
+	var out [][]any
+	switch c := v.(type) {
+	case map[string]any:
+		for _, k := range slices.Sorted(maps.Keys(c)) {
+			p := append(slices.Clone(prefix), k)
+			out = append(out, p)
+			out = append(out, memberPaths(c[k], p)...)
+		}
+	case []any:
+		for i, x := range c {
+			if i > 1 {
+				break // the first two items of a list stand for the rest
+			}
+			p := append(slices.Clone(prefix), i)
+			out = append(out, p)
+			out = append(out, memberPaths(x, p)...)
+		}
+	}
+	return out
+}
+
+// TestScenarioSchemaNeverStricterThanServer: the schema states no bound, type or required member
+// the server does not enforce. Each member of a few stored scenarios (every default filled, so
+// every field is present) is set to each of mutations, and deleted; whatever sim.Parse accepts,
+// the schema must accept.
+func TestScenarioSchemaNeverStricterThanServer(t *testing.T) {
+	schema := scenarioSchema(t)
+	bases := []string{
+		"sim/presets/autoscaler-day.json", "sim/presets/autoscaler-keda.json", "sim/presets/pd-vllm-lease.json",
+		"sim/presets/e2.json",
+		"sim/testdata/examples/hpa_legacy_spike_behavior.json", "sim/testdata/examples/eviction_deepest_first.json",
+		"sim/testdata/examples/pd_drain_fixed.json",
+	}
+	accepted := 0
+	for _, name := range bases {
+		data, err := os.ReadFile("../" + name)
+		require.NoError(t, err)
+		s, err := sim.Parse(data, sim.ParseEnv{})
+		require.NoError(t, err, name)
+		stored, err := json.Marshal(s)
+		require.NoError(t, err)
+		doc := decodeJSON(t, stored)
+		{
+			for _, path := range memberPaths(doc, nil) {
+				try := func(v any, what string) {
+					b, err := json.Marshal(v)
+					require.NoError(t, err)
+					if _, err := sim.Parse(b, sim.ParseEnv{}); err != nil {
+						return
+					}
+					accepted++
+					if err := schema.VisitJSON(v); err != nil {
+						t.Errorf("%s with %v %s: sim.Parse accepts it, the Scenario schema refuses it: %v", name, path, what, err)
+					}
+				}
+				try(withMember(doc, path, nil, true), "left out")
+				for _, m := range mutationsFor(jsonAt(doc, path...)) {
+					try(withMember(doc, path, m, false), fmt.Sprintf("= %#v", m))
+				}
+			}
+		}
+	}
+	assert.Greater(t, accepted, 1000, "the server accepted many of the changed scenarios")
 }

@@ -347,6 +347,9 @@ func TestScenarioSchemaRefusesWhatServerRefuses(t *testing.T) {
 		return s
 	}
 	check("the minimal scenario", map[string]any{"workload": map[string]any{"type": "sessions"}}, true)
+	example, ok := schema.Example.(map[string]any)
+	require.True(t, ok, "the Scenario schema has an example")
+	check("the schema's example", example, true)
 	check("a pool autoscaler with disaggregation", m(func(s map[string]any) {
 		delete(at(s, "fleet"), "workers")
 		s["disaggregation"] = map[string]any{"prefill": map[string]any{"workers": 2}, "decode": map[string]any{"workers": 2, "timing": map[string]any{"decode_ms": 4}}}

@@ -432,7 +432,6 @@ func TestScenarioSchemaRefusesWhatServerRefuses(t *testing.T) {
 // of OpenAPI 3.0 does not state: the schema accepts them, the server refuses them. Every other
 // invalid example must be refused by the schema too.
 var schemaBlindExamples = map[string]string{
-	"autoscaler-and-scale-in.json":                    "autoscaler against scale_in (an autoscaler of pools left null is none)",
 	"autoscaler-metric-delay-not-below-interval.json": "metric_delay_ms against interval_ms",
 	"autoscaler-min-above-max.json":                   "min_workers against max_workers",
 	"autoscaler-pending-above-startup.json":           "pending_ms against startup_ms",
@@ -441,10 +440,7 @@ var schemaBlindExamples = map[string]string{
 	"duplicate-request-id.json":                       "unique ids across list items",
 	"empty-prompt.json":                               "blocks against tail_tokens",
 	"kvcr-enabled-without-host-cache.json":            "kvcr.enabled against fleet.host_blocks",
-	"pd-autoscaler-not-per-role.json":                 "the autoscaler's form against disaggregation",
 	"pd-count-without-role.json":                      "role against disaggregation",
-	"pd-fleet-workers.json":                           "fleet.workers against disaggregation",
-	"pd-kvcr-enabled.json":                            "kvcr.enabled against disaggregation",
 	"pd-request-too-large-for-decode.json":            "a request's tokens against a pool's blocks",
 	"pd-role-batched-below-seqs.json":                 "a pool's max_batched_tokens against its max_num_seqs",
 	"pd-route-to-decode-worker.json":                  "route_to against the prefill pool's size",

@@ -67,13 +67,7 @@ func TestScenarioSchemaAcceptsShippedScenarios(t *testing.T) {
 	schema := scenarioSchema(t)
 	files := shippedScenarios(t)
 	accepted, presets := 0, 0
-	for _, name := range slices.Sorted(func(yield func(string) bool) {
-		for k := range files {
-			if !yield(k) {
-				return
-			}
-		}
-	}) {
+	for _, name := range slices.Sorted(maps.Keys(files)) {
 		data := files[name]
 		s, err := sim.Parse(data, sim.ParseEnv{})
 		if strings.HasPrefix(name, "sim/presets/") {
@@ -351,10 +345,39 @@ func TestScenarioSchemaRefusesWhatServerRefuses(t *testing.T) {
 	example, ok := schema.Example.(map[string]any)
 	require.True(t, ok, "the Scenario schema has an example")
 	check("the schema's example", example, true)
-	check("a pool autoscaler with disaggregation", m(func(s map[string]any) {
+	// pd gives s prefill and decode pools (and no autoscaler), with d's members besides.
+	pd := func(s map[string]any, d map[string]any) {
 		delete(at(s, "fleet"), "workers")
-		s["disaggregation"] = map[string]any{"prefill": map[string]any{"workers": 2}, "decode": map[string]any{"workers": 2, "timing": map[string]any{"decode_ms": 4}}}
+		delete(s, "autoscaler")
+		s["disaggregation"] = map[string]any{"prefill": map[string]any{"workers": 1}, "decode": map[string]any{"workers": 1}}
+		maps.Copy(at(s, "disaggregation"), d)
+	}
+	// requests gives s a scripted workload of one request with these members besides.
+	requests := func(s map[string]any, r map[string]any) {
+		req := map[string]any{"id": "r1", "at_ms": 0, "blocks": []any{"P*2"}, "output_tokens": 4}
+		maps.Copy(req, r)
+		for k, v := range r {
+			if v == nil {
+				delete(req, k)
+			}
+		}
+		s["workload"] = map[string]any{"type": "requests", "requests": []any{req}}
+	}
+	// The changes the bad scenarios below build on are accepted alone.
+	check("a pool autoscaler with disaggregation", m(func(s map[string]any) {
+		pd(s, map[string]any{"decode": map[string]any{"workers": 2, "timing": map[string]any{"decode_ms": 4}}})
 		s["autoscaler"] = map[string]any{"prefill": map[string]any{"metric": "handoffs_held", "target": 2}, "decode": nil}
+	}), true)
+	check("a fixed lease with its ttl", m(func(s map[string]any) {
+		pd(s, map[string]any{"lease": map[string]any{"mode": "fixed", "ttl_ms": 1000}})
+	}), true)
+	check("a scale-in schedule", m(func(s map[string]any) {
+		delete(s, "autoscaler")
+		s["scale_in"] = []any{map[string]any{"at_ms": 0, "workers": []any{3}}, map[string]any{"at_ms": 0, "count": 1, "select": "least_loaded"}}
+	}), true)
+	check("a scripted request", m(func(s map[string]any) { requests(s, nil) }), true)
+	check("a built-in trace", m(func(s map[string]any) {
+		s["workload"] = map[string]any{"type": "trace", "trace": map[string]any{"name": "mooncake-conversation", "limit": 10}}
 	}), true)
 	for what, bad := range map[string]map[string]any{
 		"fleet.workers as a string":    m(func(s map[string]any) { at(s, "fleet")["workers"] = "4" }),
@@ -396,32 +419,21 @@ func TestScenarioSchemaRefusesWhatServerRefuses(t *testing.T) {
 		"an slo of 0 ms":                        m(func(s map[string]any) { s["slo"] = map[string]any{"tpot_ms": 0} }),
 		"scale_in null":                         m(func(s map[string]any) { s["scale_in"] = nil }),
 		"a kvcr bandwidth below the least rate": m(func(s map[string]any) { s["kvcr"] = map[string]any{"bandwidth_gbps": 1e-9} }),
-		"a lease ttl with the heartbeat mode": m(func(s map[string]any) {
-			delete(at(s, "fleet"), "workers")
-			delete(s, "autoscaler")
-			s["disaggregation"] = map[string]any{"prefill": map[string]any{"workers": 1}, "decode": map[string]any{"workers": 1}, "lease": map[string]any{"ttl_ms": 1000}}
-		}),
-		"a pool without its workers": m(func(s map[string]any) {
-			delete(at(s, "fleet"), "workers")
-			delete(s, "autoscaler")
-			s["disaggregation"] = map[string]any{"prefill": map[string]any{"workers": 1}, "decode": map[string]any{}}
-		}),
+		"a lease ttl with the heartbeat mode":   m(func(s map[string]any) { pd(s, map[string]any{"lease": map[string]any{"ttl_ms": 1000}}) }),
+		"a pool without its workers":            m(func(s map[string]any) { pd(s, map[string]any{"decode": map[string]any{}}) }),
 		"a pool's block_size": m(func(s map[string]any) {
-			delete(at(s, "fleet"), "workers")
-			delete(s, "autoscaler")
-			s["disaggregation"] = map[string]any{"prefill": map[string]any{"workers": 1, "block_size": 16}, "decode": map[string]any{"workers": 1}}
+			pd(s, map[string]any{"decode": map[string]any{"workers": 1, "block_size": 16}})
 		}),
 		"a pool autoscaler's unknown member": m(func(s map[string]any) {
-			delete(at(s, "fleet"), "workers")
-			s["disaggregation"] = map[string]any{"prefill": map[string]any{"workers": 1}, "decode": map[string]any{"workers": 1}}
+			pd(s, nil)
 			s["autoscaler"] = map[string]any{"prefill": map[string]any{"metric": "handoffs_held", "targett": 2}}
 		}),
-		"a scripted request without output_tokens": m(func(s map[string]any) {
-			s["workload"] = map[string]any{"type": "requests", "requests": []any{map[string]any{"id": "r1", "at_ms": 0, "blocks": []any{"P*2"}}}}
-		}),
-		"a block label with a bad repeat": m(func(s map[string]any) {
-			s["workload"] = map[string]any{"type": "requests", "requests": []any{map[string]any{"id": "r1", "at_ms": 0, "blocks": []any{"P*x"}, "output_tokens": 4}}}
-		}),
+		"fleet.workers with pools":                 m(func(s map[string]any) { pd(s, nil); at(s, "fleet")["workers"] = 2 }),
+		"one autoscaler with pools":                m(func(s map[string]any) { pd(s, nil); s["autoscaler"] = map[string]any{"target": 2} }),
+		"handoffs_held for one fleet":              m(func(s map[string]any) { at(s, "autoscaler")["metric"] = "handoffs_held" }),
+		"a scripted request without output_tokens": m(func(s map[string]any) { requests(s, map[string]any{"output_tokens": nil}) }),
+		"a block label with a bad repeat":          m(func(s map[string]any) { requests(s, map[string]any{"blocks": []any{"P*x"}}) }),
+		"a request id of 201 characters":           m(func(s map[string]any) { requests(s, map[string]any{"id": strings.Repeat("é", 201)}) }),
 	} {
 		check(what, bad, false)
 	}

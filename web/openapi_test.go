@@ -31,18 +31,26 @@ import (
 // request the server accepted (a test's deliberately bad requests are refused by the server and
 // need not match).
 
-// openAPI is the document loaded and validated once, with its router.
-var openAPI = sync.OnceValues(func() (routers.Router, error) {
+// openAPIDoc is the document loaded and validated once.
+var openAPIDoc = sync.OnceValues(func() (*openapi3.T, error) {
 	data, err := openAPIJSON()
 	if err != nil {
 		return nil, err
 	}
-	loader := openapi3.NewLoader()
-	doc, err := loader.LoadFromData(data)
+	doc, err := openapi3.NewLoader().LoadFromData(data)
 	if err != nil {
 		return nil, err
 	}
 	if err := doc.Validate(context.Background()); err != nil {
+		return nil, err
+	}
+	return doc, nil
+})
+
+// openAPI is the document's router.
+var openAPI = sync.OnceValues(func() (routers.Router, error) {
+	doc, err := openAPIDoc()
+	if err != nil {
 		return nil, err
 	}
 	return legacy.NewRouter(doc)
@@ -194,9 +202,12 @@ func jsonAt(v any, path ...any) any {
 // left out is refused, while a member the document does not know is allowed (answers are open).
 func TestOpenAPINestedShapes(t *testing.T) {
 	grace := 30000.0
-	auto := &sim.Autoscaler{IntervalMS: 15000, Metric: sim.MetricRequestsPerWorker, Source: sim.SourcePods, Target: 4, MaxWorkers: 4,
-		Behavior:         &sim.Behavior{ScaleDown: &sim.ScalingRules{Policies: []sim.ScalingPolicy{{Type: sim.PolicyTypePods, Value: 1, PeriodMS: 15000}}}},
-		MaxRemovePerTick: sim.PerTickNone(), GraceMS: &grace}
+	auto := &sim.Autoscaler{IntervalMS: 15000, Metric: sim.MetricRequestsPerWorker, Source: sim.SourcePods, Target: 4, MinWorkers: 1, MaxWorkers: 4,
+		Select: sim.SelectHighestID, GraceMS: &grace,
+		Behavior: &sim.Behavior{ScaleDown: &sim.ScalingRules{Policies: []sim.ScalingPolicy{{Type: sim.PolicyTypePods, Value: 1, PeriodMS: 15000}}}}}
+	// The model-3 shorthand instead of a behavior (the two are never together), its per-tick limit null.
+	shorthand := *auto
+	shorthand.Behavior, shorthand.ScaleDownWindowMS, shorthand.MaxRemovePerTick = nil, &grace, sim.PerTickNone()
 	figures := []sim.Figure{{Key: sim.HeadlineRequestsKilled, Label: "Requests killed", Unit: "requests"}}
 	candidate := whatif.Candidate{Label: "a", Selection: sim.SelectHighestID, Waves: 1, Stage: whatif.StageExplore, Status: whatif.StatusDone,
 		ScaleIn: []sim.ScaleInAction{{AtMS: 100, Count: 2, Select: sim.SelectHighestID}}, Feasible: true, Rank: 1, Violations: []string{}, Headline: figures}
@@ -205,7 +216,7 @@ func TestOpenAPINestedShapes(t *testing.T) {
 	plan := runs.PlanView{ID: "x", Name: "n", Status: "done", URL: "/plans/x",
 		Goal: whatif.Goal{Remove: 2}, Search: whatif.Search{MaxRemovePerTick: []*int{nil}, ScaleDownPolicies: [][]sim.ScalingPolicy{nil}},
 		Candidates: []whatif.Candidate{candidate}, Baseline: &candidate, Baselines: []whatif.Candidate{tuned},
-		Recommended: &whatif.Recommendation{Label: "a", Autoscaler: auto},
+		Recommended: &whatif.Recommendation{Label: "a", Autoscaler: &shorthand},
 		Capacity:    &whatif.CapacityResult{Curve: []whatif.CapacityPoint{{RatePerWorker: 4}}},
 		Diagnose: &whatif.DiagnoseResult{Fleets: []whatif.FleetOutcome{{Kind: whatif.FleetIdeal}}, Subsets: []whatif.LagSubset{{Removed: []string{whatif.LagSignal}}},
 			Lags: []whatif.LagShare{{Lag: whatif.LagSignal}}, Bound: &whatif.IdealBound{Stages: []whatif.BoundStage{{Workers: 2}}}},
@@ -267,10 +278,10 @@ func TestOpenAPINestedShapes(t *testing.T) {
 	require.NoError(t, err)
 	opts := &openapi3filter.Options{AuthenticationFunc: openapi3filter.NoopAuthenticationFunc}
 	for body, ok := range map[string]bool{
-		`{"scenario": {}, "goal": {"tune": "autoscaler"}, "search": {"targets": [6, 12], "max_remove_per_tick": [1, null], "grace_ms": [null, 30000]}}`: true,
-		`{"scenario": {}, "goal": {"remove": 2}, "search": {"wave": [1]}}`:                                                                              false,
-		`{"scenario": {}, "goal": {"remove": 2}, "search": {"waves": ["1"]}}`:                                                                           false,
-		`{"scenario": {}, "goal": {"capacity": {"workers": 1, "duration": 1000}}}`:                                                                      false,
+		`{"scenario": {"workload": {"type": "sessions"}}, "goal": {"tune": "autoscaler"}, "search": {"targets": [6, 12], "max_remove_per_tick": [1, null], "grace_ms": [null, 30000]}}`: true,
+		`{"scenario": {"workload": {"type": "sessions"}}, "goal": {"remove": 2}, "search": {"wave": [1]}}`:                                                                              false,
+		`{"scenario": {"workload": {"type": "sessions"}}, "goal": {"remove": 2}, "search": {"waves": ["1"]}}`:                                                                           false,
+		`{"scenario": {"workload": {"type": "sessions"}}, "goal": {"capacity": {"workers": 1, "duration": 1000}}}`:                                                                      false,
 	} {
 		post := httptest.NewRequest(http.MethodPost, "/api/v1/plans", strings.NewReader(body))
 		post.Header.Set("Content-Type", "application/json")

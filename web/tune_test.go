@@ -261,6 +261,13 @@ func TestPlanFormImportsHPA(t *testing.T) {
 	rec = postJSON(t, s, "/api/v1/hpa/import", `{"manifest": ""}`)
 	assert.Equal(t, http.StatusBadRequest, rec.Code)
 	assert.Contains(t, rec.Body.String(), "manifest: required")
+	// The scenario is optional, as the OpenAPI document says: left out, the default scenario.
+	apiBody, err = json.Marshal(map[string]any{"manifest": cpuHPA})
+	require.NoError(t, err)
+	rec = postJSON(t, s, "/api/v1/hpa/import", string(apiBody))
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &out))
+	assert.Equal(t, 8.0, out.Autoscaler.Target)
 }
 
 // The plan form offers the tune goal for a scenario with an autoscaler and starts a tune plan.

@@ -147,9 +147,7 @@ func (s *Server) apiImportHPA(w http.ResponseWriter, r *http.Request) error {
 		return badRequest("manifest: required: the HPA manifest as YAML text")
 	}
 	if len(req.Scenario) == 0 {
-		// The default scenario (a scenario needs a workload; POST /api/v1/load/prometheus
-		// starts from the same one).
-		req.Scenario = json.RawMessage(`{"workload": {"type": "sessions", "sessions": {}}}`)
+		req.Scenario = defaultScenarioBody
 	}
 	var out []byte
 	var im *hpa.Imported

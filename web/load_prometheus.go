@@ -120,7 +120,7 @@ func (s *Server) apiLoadPrometheus(w http.ResponseWriter, r *http.Request) error
 		return badRequest("answer: required: the JSON that GET /api/v1/query_range answers")
 	}
 	if len(req.Scenario) == 0 {
-		req.Scenario = json.RawMessage(`{"workload": {"type": "sessions", "sessions": {}}}`)
+		req.Scenario = defaultScenarioBody
 	}
 	env := sim.ParseEnv{Traces: s.store}
 	var out []byte
@@ -159,3 +159,8 @@ func (s *Server) apiLoadPrometheus(w http.ResponseWriter, r *http.Request) error
 	writeJSON(w, http.StatusOK, map[string]any{"scenario": json.RawMessage(out), "load": c})
 	return nil
 }
+
+// defaultScenarioBody is the scenario the transform routes (POST /api/v1/load/prometheus,
+// /api/v1/hpa/import) start from when the request has none: the default scenario, whose
+// workload must still be named.
+var defaultScenarioBody = json.RawMessage(`{"workload": {"type": "sessions", "sessions": {}}}`)

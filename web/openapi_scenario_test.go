@@ -24,12 +24,15 @@ import (
 // type or value the schema refuses too.
 
 // scenarioSchema is components.schemas.Scenario of the loaded document.
-func scenarioSchema(t *testing.T) *openapi3.Schema {
+func scenarioSchema(t *testing.T) *openapi3.Schema { return componentSchema(t, "Scenario") }
+
+// componentSchema is components.schemas[name] of the loaded document.
+func componentSchema(t *testing.T, name string) *openapi3.Schema {
 	t.Helper()
 	doc, err := openAPIDoc()
 	require.NoError(t, err, "the OpenAPI document is valid OpenAPI 3")
-	ref := doc.Components.Schemas["Scenario"]
-	require.NotNil(t, ref, "components.schemas.Scenario is in openapi.yaml")
+	ref := doc.Components.Schemas[name]
+	require.NotNil(t, ref, "components.schemas.%s is in openapi.yaml", name)
 	require.NotNil(t, ref.Value)
 	return ref.Value
 }
@@ -107,10 +110,11 @@ var scenarioCustomJSON = map[reflect.Type]string{
 	reflect.TypeFor[sim.PerTick]():  "integer",
 }
 
-// goJSONType is the JSON Schema type of a Go type's encoding/json form.
-func goJSONType(t reflect.Type) string {
-	if custom, ok := scenarioCustomJSON[t]; ok {
-		return custom
+// goJSONType is the JSON Schema type of a Go type's encoding/json form (custom: the types with
+// their own MarshalJSON and the JSON type they write).
+func goJSONType(t reflect.Type, custom map[reflect.Type]string) string {
+	if c, ok := custom[t]; ok {
+		return c
 	}
 	switch t.Kind() {
 	case reflect.Struct, reflect.Map:
@@ -130,10 +134,12 @@ func goJSONType(t reflect.Type) string {
 	return t.Kind().String()
 }
 
-// jsonField is one member a struct writes.
+// jsonField is one member a struct writes; optional when encoding/json may leave it out
+// (omitempty, or a field of an embedded struct pointer).
 type jsonField struct {
-	name string
-	typ  reflect.Type
+	name     string
+	typ      reflect.Type
+	optional bool
 }
 
 // jsonFields are the members encoding/json writes for a struct: exported fields by their
@@ -145,13 +151,16 @@ func jsonFields(t reflect.Type) []jsonField {
 		if tag == "-" {
 			continue
 		}
-		name, _, _ := strings.Cut(tag, ",")
+		name, opts, _ := strings.Cut(tag, ",")
 		ft := f.Type
 		for ft.Kind() == reflect.Pointer {
 			ft = ft.Elem()
 		}
 		if f.Anonymous && name == "" && ft.Kind() == reflect.Struct {
-			out = append(out, jsonFields(ft)...)
+			for _, inner := range jsonFields(ft) {
+				inner.optional = inner.optional || f.Type.Kind() == reflect.Pointer
+				out = append(out, inner)
+			}
 			continue
 		}
 		if !f.IsExported() {
@@ -160,7 +169,7 @@ func jsonFields(t reflect.Type) []jsonField {
 		if name == "" {
 			name = f.Name
 		}
-		out = append(out, jsonField{name, f.Type})
+		out = append(out, jsonField{name, f.Type, slices.Contains(strings.Split(opts, ","), "omitempty")})
 	}
 	return out
 }
@@ -169,6 +178,25 @@ func jsonFields(t reflect.Type) []jsonField {
 type schemaWalk struct {
 	problems []string
 	visited  int // properties compared, so a walk that compared nothing fails
+	root     string
+	// custom are the types with their own MarshalJSON and the JSON type they write;
+	// alternatives the paths whose JSON is one of several Go types (anyOf branches in order).
+	custom       map[reflect.Type]string
+	alternatives map[string][]reflect.Type
+	// objects checks each object's additionalProperties, required and nullable members against
+	// its Go struct (path, Go type, struct's schema, its JSON fields).
+	objects func(w *schemaWalk, path string, t reflect.Type, s *openapi3.Schema, fields []jsonField)
+}
+
+// newScenarioWalk walks sim.Scenario's types, whose objects are all closed: sim.Parse refuses
+// an unknown member of every object of a scenario (objectView.finish).
+func newScenarioWalk() *schemaWalk {
+	return &schemaWalk{root: "the scenario", custom: scenarioCustomJSON, alternatives: scenarioJSONAlternatives,
+		objects: func(w *schemaWalk, path string, _ reflect.Type, s *openapi3.Schema, _ []jsonField) {
+			if s.AdditionalProperties.Has == nil || *s.AdditionalProperties.Has {
+				w.addf("%s: sim.Parse refuses unknown fields here; openapi.yaml should say additionalProperties: false", w.where(path))
+			}
+		}}
 }
 
 func (w *schemaWalk) addf(format string, args ...any) {
@@ -185,10 +213,10 @@ func unwrap(s *openapi3.Schema) *openapi3.Schema {
 	return s
 }
 
-// where names a path in messages ("the scenario" for the root).
-func where(path string) string {
+// where names a path in messages (w.root for the root).
+func (w *schemaWalk) where(path string) string {
 	if path == "" {
-		return "the scenario"
+		return w.root
 	}
 	return path
 }
@@ -198,10 +226,10 @@ func (w *schemaWalk) compare(path string, t reflect.Type, s *openapi3.Schema) {
 		t = t.Elem()
 	}
 	s = unwrap(s)
-	if alts, ok := scenarioJSONAlternatives[path]; ok {
+	if alts, ok := w.alternatives[path]; ok {
 		branches := s.AnyOf
 		if len(branches) != len(alts) {
-			w.addf("%s: Go writes it as one of %v; openapi.yaml should have an anyOf of %d schemas (has %d)", where(path), alts, len(alts), len(branches))
+			w.addf("%s: Go writes it as one of %v; openapi.yaml should have an anyOf of %d schemas (has %d)", w.where(path), alts, len(alts), len(branches))
 			return
 		}
 		for i, alt := range alts {
@@ -214,27 +242,30 @@ func (w *schemaWalk) compare(path string, t reflect.Type, s *openapi3.Schema) {
 
 // compareType compares a Go type and a schema of one JSON type.
 func (w *schemaWalk) compareType(path string, t reflect.Type, s *openapi3.Schema) {
-	want := goJSONType(t)
+	want := goJSONType(t, w.custom)
 	if !s.Type.Is(want) {
-		w.addf("%s: Go's %s is written as JSON %s; openapi.yaml says type %s", where(path), t, want, strings.Join(s.Type.Slice(), ", "))
+		w.addf("%s: Go's %s is written as JSON %s; openapi.yaml says type %s", w.where(path), t, want, strings.Join(s.Type.Slice(), ", "))
 		return
 	}
-	_, custom := scenarioCustomJSON[t]
+	_, custom := w.custom[t]
 	if !custom && (reflect.PointerTo(t).Implements(reflect.TypeFor[json.Marshaler]()) || t.Implements(reflect.TypeFor[json.Marshaler]())) {
-		w.addf("%s: Go's %s has its own MarshalJSON; say what it writes in scenarioCustomJSON", where(path), t)
+		w.addf("%s: Go's %s has its own MarshalJSON; say what it writes in the walk's custom table", w.where(path), t)
 		return
 	}
 	switch want {
 	case "array":
 		if s.Items == nil || s.Items.Value == nil {
-			w.addf("%s: openapi.yaml gives the list no items schema", where(path))
+			w.addf("%s: openapi.yaml gives the list no items schema", w.where(path))
 			return
 		}
 		w.compare(path+"[]", t.Elem(), s.Items.Value)
 	case "object":
 		if t.Kind() == reflect.Map {
+			if custom {
+				return // its members are its MarshalJSON's: a table of the test that uses it checks them
+			}
 			if s.AdditionalProperties.Schema == nil || s.AdditionalProperties.Schema.Value == nil {
-				w.addf("%s: Go's map needs additionalProperties with a schema in openapi.yaml", where(path))
+				w.addf("%s: Go's map needs additionalProperties with a schema in openapi.yaml", w.where(path))
 				return
 			}
 			w.compare(path+".*", t.Elem(), s.AdditionalProperties.Schema.Value)
@@ -245,11 +276,8 @@ func (w *schemaWalk) compareType(path string, t reflect.Type, s *openapi3.Schema
 }
 
 func (w *schemaWalk) compareStruct(path string, t reflect.Type, s *openapi3.Schema) {
-	// Parse refuses an unknown member of every object of a scenario (objectView.finish).
-	if s.AdditionalProperties.Has == nil || *s.AdditionalProperties.Has {
-		w.addf("%s: sim.Parse refuses unknown fields here; openapi.yaml should say additionalProperties: false", where(path))
-	}
 	fields := jsonFields(t)
+	w.objects(w, path, t, s, fields)
 	for _, f := range fields {
 		p := strings.TrimPrefix(path+"."+f.name, ".")
 		prop, ok := s.Properties[f.name]
@@ -267,17 +295,31 @@ func (w *schemaWalk) compareStruct(path string, t reflect.Type, s *openapi3.Sche
 	}
 }
 
-// TestScenarioSchemaMatchesGoType walks sim.Scenario and the Scenario schema side by side:
-// every JSON field of the Go types is a property of the schema, of the same JSON type, and
-// every property of the schema is a Go field.
-func TestScenarioSchemaMatchesGoType(t *testing.T) {
-	w := &schemaWalk{}
-	w.compare("", reflect.TypeFor[sim.Scenario](), scenarioSchema(t))
+// check walks the root type against its schema, failing t with each difference in path order,
+// and that the walk compared more than minVisited properties (it reached the nested fields).
+func (w *schemaWalk) check(t *testing.T, root reflect.Type, s *openapi3.Schema, minVisited int) {
+	t.Helper()
+	w.compare("", root, s)
 	slices.Sort(w.problems)
 	for _, p := range w.problems {
 		t.Error(p)
 	}
-	assert.Greater(t, w.visited, 100, "the walk reached the nested fields")
+	assert.Greater(t, w.visited, minVisited, "the walk reached the nested fields")
+}
+
+// problemsOf walks a Go type against components.schemas[name] at path and returns the
+// differences (for a test that the walk finds them).
+func (w *schemaWalk) problemsOf(t *testing.T, path string, typ reflect.Type, name string) []string {
+	t.Helper()
+	w.compare(path, typ, componentSchema(t, name))
+	return w.problems
+}
+
+// TestScenarioSchemaMatchesGoType walks sim.Scenario and the Scenario schema side by side:
+// every JSON field of the Go types is a property of the schema, of the same JSON type, and
+// every property of the schema is a Go field.
+func TestScenarioSchemaMatchesGoType(t *testing.T) {
+	newScenarioWalk().check(t, reflect.TypeFor[sim.Scenario](), scenarioSchema(t), 100)
 
 	// The walk has teeth: a Go type with a field the schema lacks, one the schema has more of,
 	// and a field of the wrong JSON type are each reported by path.
@@ -290,15 +332,11 @@ func TestScenarioSchemaMatchesGoType(t *testing.T) {
 		Tolerance  *float64 `json:"tolerance"`
 	}
 	_ = rules{}.unexported
-	doc, err := openAPIDoc()
-	require.NoError(t, err)
-	w = &schemaWalk{}
-	w.compare("autoscaler.behavior.scale_down", reflect.TypeFor[rules](), doc.Components.Schemas["ScalingRules"].Value)
 	assert.ElementsMatch(t, []string{
 		"autoscaler.behavior.scale_down.select_policy missing from openapi.yaml (Go: web.rules.select_policy)",
 		"autoscaler.behavior.scale_down.window_ms: Go's string is written as JSON string; openapi.yaml says type integer",
 		"autoscaler.behavior.scale_down.policies is in openapi.yaml but not a JSON field of Go's web.rules",
-	}, w.problems)
+	}, newScenarioWalk().problemsOf(t, "autoscaler.behavior.scale_down", reflect.TypeFor[rules](), "ScalingRules"))
 }
 
 // validScenario is a scenario both the server and the schema accept, as maps to change.

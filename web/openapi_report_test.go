@@ -4,6 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"maps"
+	"net/http"
+	"os"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
@@ -293,4 +296,27 @@ func TestReportSchemaRefusesChangedReports(t *testing.T) {
 	}
 	assert.NoError(t, schema.VisitJSON(withMember(base, []any{"summary", "new_member"}, 1, false)), "a member the schema does not know yet")
 	assert.NoError(t, schema.VisitJSON(withMember(base, []any{"workers", 0, "new_member"}, "x", false)), "a member the schema does not know yet")
+}
+
+// TestReportSchemaEarlierModels: a run stored by an earlier model answers its report as that
+// model wrote it (a model-2 report lacks members added since), which the Report schema refuses
+// and the run answer accepts as an EarlierReport; relabelled as the current model's, it is
+// refused, so a current report cannot pass as an earlier one.
+func TestReportSchemaEarlierModels(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("testdata", "model2", "incident-report.json"))
+	require.NoError(t, err)
+	old := decodeJSON(t, data).(map[string]any)
+	require.Equal(t, "scalein-model/2", old["model_version"])
+	assert.Error(t, componentSchema(t, "Report").VisitJSON(old), "a model-2 report lacks members of the current model")
+	assert.NoError(t, componentSchema(t, "EarlierReport").VisitJSON(old))
+
+	const runPath = "/api/v1/runs/aaaaaaaaaaaaaaaa"
+	run := map[string]any{"id": "aaaaaaaaaaaaaaaa", "name": "n", "status": "done", "progress": 1, "url": "/runs/aaaaaaaaaaaaaaaa", "attempts": 1}
+	run["report"] = old
+	assert.NoError(t, validateAnswer(t, http.MethodGet, runPath, run), "a run stored by model 2")
+	run["report"] = withMember(old, []any{"model_version"}, sim.ModelVersion, false)
+	assert.Error(t, validateAnswer(t, http.MethodGet, runPath, run), "a model-2 report labelled with the current model version")
+	_, rep := runPreset(t, "e2", nil)
+	run["report"] = asJSONMap(t, rep)
+	assert.NoError(t, validateAnswer(t, http.MethodGet, runPath, run), "a run of the current model")
 }

@@ -112,7 +112,7 @@ func (e *engine) reportPoolAutoscalers(r *Report) {
 	if len(e.pd.scalers) == 0 {
 		return
 	}
-	var rows []Decision
+	rows := []Decision{} // a list, never null, when the run ended before the first decision
 	counts := AutoscalerSummary{Reasons: ReasonCounts{}}
 	for _, c := range e.pd.scalers {
 		rows = append(rows, c.rows...)

@@ -58,7 +58,12 @@ func TestReportListsNeverNull(t *testing.T) {
 	repeated := `{"name": "two scale-in actions", "fleet": {"workers": 3},
 		"scale_in": [{"at_ms": 0, "workers": [2]}, {"at_ms": 1, "count": 1, "select": "highest_id"}],
 		"workload": {"type": "requests", "requests": [{"id": "a", "at_ms": 5, "blocks": ["A*2"], "output_tokens": 2}]}}`
-	cases := map[string]string{"no scale-in": noScaleIn, "two scale-in actions": repeated}
+	// Pool autoscalers over a run that ends before their first decision (interval 15 s).
+	noDecision := `{"name": "pool autoscalers, no decision",
+		"disaggregation": {"prefill": {"workers": 1}, "decode": {"workers": 1}},
+		"autoscaler": {"prefill": {"metric": "handoffs_held", "target": 2}, "decode": {"target": 2}},
+		"workload": {"type": "requests", "requests": [{"id": "a", "at_ms": 0, "blocks": ["A*2"], "output_tokens": 2}]}}`
+	cases := map[string]string{"no scale-in": noScaleIn, "two scale-in actions": repeated, "pool autoscalers, no decision": noDecision}
 	for _, p := range Presets() {
 		if p.Long && !slowTests() {
 			continue // 10–15 s of CPU each (large-fleet, the real-time days): SCALEIN_SLOW=1 runs them

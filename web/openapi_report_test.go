@@ -195,6 +195,13 @@ func realReports(t *testing.T) map[string][]byte {
 		_, rep := runPreset(t, key, withSLO)
 		add("preset "+key, rep)
 	}
+	// Pool autoscalers over a run that ends before their first decision: no decision at all.
+	_, rep := runPreset(t, "pd-llmd-keda", func(sc *sim.Scenario) {
+		sc.Workload.Sessions.Count, sc.Workload.Sessions.Turns, sc.Workload.Sessions.RateStages = 1, 1, nil
+	})
+	require.NotNil(t, rep.Autoscaler)
+	require.Empty(t, rep.Autoscaler.Decisions, "the run ended before the first decision")
+	add("preset pd-llmd-keda, one request", rep)
 	files := shippedScenarios(t)
 	for _, name := range slices.Sorted(maps.Keys(files)) {
 		if !strings.HasPrefix(name, "sim/testdata/examples/") {

@@ -246,22 +246,20 @@ func decodeRules(errs *fieldErrors, path string, n *jsonNode) *ScalingRules {
 	return r
 }
 
-// strictInteger reads an integer in [lo, hi] with one message for every way it can be wrong.
+// strictInteger reads an integer in [lo, hi] with one message for every way it can be wrong;
+// with a bound as large as an int32's the message names only the lower one, unless the value
+// is above it.
 func strictInteger(errs *fieldErrors, path string, n *jsonNode, lo, hi int64) (int64, bool) {
-	msg := func() { errs.add(path, "must be an integer in [%d, %d]%s", lo, hi, gotSuffix(n)) }
-	if hi >= math.MaxInt32 {
-		msg = func() { errs.add(path, "must be an integer >= %d%s", lo, gotSuffix(n)) }
-	}
-	if n.kind != kindNumber {
-		msg()
-		return 0, false
-	}
 	f, err := strconv.ParseFloat(n.text, 64)
-	if err != nil || f != math.Trunc(f) || f < float64(lo) || f > float64(hi) {
-		msg()
-		return 0, false
+	switch {
+	case n.kind == kindNumber && err == nil && f == math.Trunc(f) && f >= float64(lo) && f <= float64(hi):
+		return int64(f), true
+	case hi >= math.MaxInt32 && !(n.kind == kindNumber && f > float64(hi)): // 1e400 reads as +Inf
+		errs.add(path, "must be an integer >= %d%s", lo, gotSuffix(n))
+	default:
+		errs.add(path, "must be an integer in [%d, %d]%s", lo, hi, gotSuffix(n))
 	}
-	return int64(f), true
+	return 0, false
 }
 
 func optionalIntPtr(p *int64) *int {

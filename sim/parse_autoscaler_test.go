@@ -2,6 +2,7 @@ package sim
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -61,4 +62,22 @@ func mustJSON(t *testing.T, v any) []byte {
 	b, err := json.Marshal(v)
 	require.NoError(t, err)
 	return b
+}
+
+// TestPolicyValueAboveItsBound: a policy's value above an int32's range is refused with the
+// bound it broke, where the message used to name only the lower one ("must be an integer >= 1
+// (got 3000000000)"); a value below 1 keeps the message of the conformance example.
+func TestPolicyValueAboveItsBound(t *testing.T) {
+	for _, c := range []struct{ value, want string }{
+		{"3000000000", "must be an integer in [1, 2147483647] (got 3000000000)"},
+		{"1e400", "must be an integer in [1, 2147483647]"},
+		{"0", "must be an integer >= 1 (got 0)"},
+		{`"5"`, "must be an integer >= 1"},
+	} {
+		sc := `{"workload": {"type": "sessions", "sessions": {}}, "autoscaler": {"max_workers": 4, "behavior": {"scale_down": {"policies": [{"type": "pods", "value": ` + c.value + `, "period_ms": 60000}]}}}}`
+		_, err := Parse([]byte(sc), ParseEnv{})
+		if err == nil || !strings.Contains(err.Error(), "autoscaler.behavior.scale_down.policies[0].value: "+c.want) {
+			t.Errorf("value %s: got %v, want %q", c.value, err, c.want)
+		}
+	}
 }

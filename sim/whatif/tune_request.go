@@ -121,8 +121,8 @@ func normalizeTune(base *sim.Scenario, req Request) (Request, error) {
 			if pol.Type != sim.PolicyTypePods && pol.Type != sim.PolicyTypePercent {
 				add(pp+".type", `must be "pods" or "percent" (got %q)`, pol.Type)
 			}
-			if pol.Value < 1 {
-				add(pp+".value", "must be an integer >= 1 (got %d)", pol.Value)
+			if pol.Value < 1 || pol.Value > math.MaxInt32 { // the scenario's bound (sim.Parse)
+				add(pp+".value", "must be an integer in [1, %d] (got %d)", math.MaxInt32, pol.Value)
 			}
 			if pol.PeriodMS < 1 || pol.PeriodMS > sim.MaxPolicyPeriodMS {
 				add(pp+".period_ms", "must be an integer in [1, %d] (got %d)", sim.MaxPolicyPeriodMS, pol.PeriodMS)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"sync"
@@ -347,6 +348,11 @@ func TestTuneSearchesScaleDownPolicies(t *testing.T) {
 	bad.Search.ScaleDownPolicies = [][]sim.ScalingPolicy{{{Type: "pods", Value: 0, PeriodMS: 0}}}
 	_, err = whatif.Normalize(base, bad)
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), "search.scale_down_policies[0][0].value: must be an integer >= 1")
+	assert.Contains(t, err.Error(), "search.scale_down_policies[0][0].value: must be an integer in [1, 2147483647] (got 0)")
 	assert.Contains(t, err.Error(), "search.scale_down_policies[0][0].period_ms")
+	// A value the scenario itself would refuse is refused here too, not carried into candidates.
+	bad.Search.ScaleDownPolicies = [][]sim.ScalingPolicy{{{Type: "pods", Value: math.MaxInt32 + 1, PeriodMS: 60000}}}
+	_, err = whatif.Normalize(base, bad)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "search.scale_down_policies[0][0].value: must be an integer in [1, 2147483647] (got 2147483648)")
 }

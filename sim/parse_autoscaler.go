@@ -250,13 +250,19 @@ func decodeRules(errs *fieldErrors, path string, n *jsonNode) *ScalingRules {
 // with a bound as large as an int32's the message names only the lower one, unless the value
 // is above it.
 func strictInteger(errs *fieldErrors, path string, n *jsonNode, lo, hi int64) (int64, bool) {
-	f, err := strconv.ParseFloat(n.text, 64)
-	switch {
-	case n.kind == kindNumber && err == nil && f == math.Trunc(f) && f >= float64(lo) && f <= float64(hi):
-		return int64(f), true
-	case hi >= math.MaxInt32 && !(n.kind == kindNumber && f > float64(hi)): // 1e400 reads as +Inf
+	if n.kind == kindNumber {
+		f, err := strconv.ParseFloat(n.text, 64) // 1e400 reads as +Inf, with an error
+		if err == nil && f == math.Trunc(f) && f >= float64(lo) && f <= float64(hi) {
+			return int64(f), true
+		}
+		if f > float64(hi) {
+			errs.add(path, "must be an integer in [%d, %d]%s", lo, hi, gotSuffix(n))
+			return 0, false
+		}
+	}
+	if hi >= math.MaxInt32 {
 		errs.add(path, "must be an integer >= %d%s", lo, gotSuffix(n))
-	default:
+	} else {
 		errs.add(path, "must be an integer in [%d, %d]%s", lo, hi, gotSuffix(n))
 	}
 	return 0, false

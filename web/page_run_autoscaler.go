@@ -30,15 +30,17 @@ func autoscalerView(rep *sim.Report, a *sim.Autoscaler, pools *sim.PoolAutoscale
 	s := rep.Summary
 	migrated := templates.Card{Key: "requests_migrated", Label: "Requests migrated", Value: format.Count(s.Requests.Migrated, "moves"),
 		Note: format.Count(s.Requests.Killed, "requests") + " killed"}
-	if pools != nil && d != nil && s.Disaggregation != nil {
+	poolRun := pools != nil && s.Disaggregation != nil
+	if poolRun && d != nil {
 		v.Cards = append(poolScaleCards(rep, pools, d), migrated)
 	} else {
 		v.Cards = append(scaleCards("", "", s.GPUHours, "worker-seconds × GPUs per worker ÷ 3600",
 			poolCounts{Initial: s.Workers.Initial, Peak: s.Workers.Peak, Final: s.Workers.Final}), migrated)
 	}
-	v.Verdicts = autoscalerVerdicts(rep, a)
-	if pools != nil && rep.Summary.Disaggregation != nil {
+	if poolRun {
 		v.Verdicts = poolAutoscalerVerdicts(rep, pools)
+	} else {
+		v.Verdicts = autoscalerVerdicts(rep, a)
 	}
 	t := templates.DataTable{
 		Caption: "Autoscaler decisions: the pods the HPA controller saw, the metric per worker against the target, the chain recommendation → stabilised → limit → desired, and why",

@@ -276,8 +276,9 @@ func compareVerdicts(cmp sim.Comparison, a, b *sim.Report, labelB string) []stri
 		out = append(out, fmt.Sprintf("Pulls staged from a draining source: %d in A, %d in B.", ka.StagedFromDraining, kb.StagedFromDraining))
 	}
 	if ka.Staged != kb.Staged || ka.Partial != kb.Partial || ka.Success != kb.Success {
-		out = append(out, fmt.Sprintf("Pulls staged: %s in A (%d succeeded, %d partial), %s in B (%d succeeded, %d partial).",
-			format.Number(float64(ka.Staged)), ka.Success, ka.Partial, format.Number(float64(kb.Staged)), kb.Success, kb.Partial))
+		n := func(v int64) string { return format.Number(float64(v)) }
+		out = append(out, fmt.Sprintf("Pulls staged: %s in A (%s succeeded, %s partial), %s in B (%s succeeded, %s partial).",
+			n(ka.Staged), n(ka.Success), n(ka.Partial), n(kb.Staged), n(kb.Success), n(kb.Partial)))
 	}
 
 	// C4: TTFT p99 (changes under 1 % are called unchanged).

@@ -152,3 +152,13 @@ func TestLatestRemovalCardReadsClockTime(t *testing.T) {
 	assert.Equal(t, "03:00:00 UTC", cards[0].Value)
 	assert.Equal(t, "77 ms", cards[0].Exact)
 }
+
+// The pulls sentence groups every count's thousands alike, not only the staged ones.
+func TestVerdictsPullCountsGrouped(t *testing.T) {
+	a, b := &sim.Report{}, &sim.Report{}
+	a.KVCR.Staged, a.KVCR.Partial, a.KVCR.Success = 67188, 67000, 188
+	got := compareVerdicts(sim.Comparison{}, a, b, "no hints")
+	want := "Pulls staged: " + format.Number(67188) + " in A (" + format.Number(188) + " succeeded, " + format.Number(67000) + " partial), 0 in B (0 succeeded, 0 partial)."
+	assert.Contains(t, got, want)
+	assert.NotContains(t, strings.Join(got, " "), "67000", "no count without its thousands grouped")
+}
